@@ -1,0 +1,56 @@
+"""gradiente: automatic differentiation over NumPy with PyTorch's API, name for name.
+
+    import gradiente as torch
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    (x ** 2).sum().backward()
+    x.grad                       # tensor([2., 4., 6.])
+
+Heavier parts (``nn``, ``optim``, ``utils``, ``viz``, ``autograd.functional``) load on first use, so
+``import gradiente`` costs little beyond importing NumPy.
+"""
+import importlib as _importlib
+
+from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16,
+                     float32, float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
+                     promote_types, set_default_dtype, short, uint8)
+from ._dtype import result_type as _result_type
+from ._size import Size
+from ._tensor import Tensor, device, is_tensor
+from . import ops as _ops
+from .ops.elementwise import *  # noqa: F401,F403
+from .ops.unary import *  # noqa: F401,F403
+from .ops.reductions import mean, sum  # noqa: F401
+from .ops.linalg import dot, matmul, mm, mv, t  # noqa: F401
+from ._creation import *  # noqa: F401,F403
+from ._creation import __all__ as _creation_all
+from ._printing import set_printoptions  # noqa: F401
+from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,  # noqa: F401
+                      multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                      set_rng_state)
+from . import autograd
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa
+                                 no_grad, set_grad_enabled)
+
+__version__ = "0.1.0"
+
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "linalg", "testing", "distributions", "special", "fft")
+
+
+def result_type(tensor1, tensor2):
+    return _result_type(tensor1, tensor2)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def numel(input):
+    return input.numel()
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        module = _importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'gradiente' has no attribute '{name}'")

@@ -1,0 +1,164 @@
+"""dtypes: PyTorch's scalar types as objects, their NumPy storage, and PyTorch's type promotion.
+
+A ``dtype`` prints as ``gradiente.float32`` and compares by identity, like ``torch.float32``.
+Promotion follows PyTorch, not NumPy: a Python float meeting an integer tensor gives the default
+float dtype, and a 0-d tensor never widens a dimensioned tensor of the same category
+(float32 tensor + float64 0-d tensor -> float32).
+"""
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "half", "float32", "float", "float64", "double", "bfloat16",
+    "uint8", "int8", "int16", "short", "int32", "int", "int64", "long", "bool",
+    "complex64", "cfloat", "complex128", "cdouble",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
+]
+
+_BOOL, _INT, _FLOAT, _COMPLEX = range(4)
+
+
+class dtype:
+    """A scalar type. ``is_floating_point``, ``is_complex``, ``is_signed`` and ``itemsize`` as in PyTorch."""
+
+    __slots__ = ("_name", "_np", "_category", "_rank", "_legacy", "is_signed")
+
+    def __init__(self, name, np_dtype, category, rank, legacy, is_signed):
+        self._name = name
+        self._np = np.dtype(np_dtype) if np_dtype is not None else None
+        self._category = category
+        self._rank = rank
+        self._legacy = legacy          # the legacy tensor type name, e.g. "FloatTensor"
+        self.is_signed = is_signed
+
+    is_floating_point = property(lambda self: self._category == _FLOAT)
+    is_complex = property(lambda self: self._category == _COMPLEX)
+    itemsize = property(lambda self: self._np.itemsize if self._np is not None else 2)
+
+    def __repr__(self):
+        return "gradiente." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+    def to_real(self):
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self):
+        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+
+
+bool = dtype("bool", np.bool_, _BOOL, 0, "BoolTensor", False)
+uint8 = dtype("uint8", np.uint8, _INT, 1, "ByteTensor", False)
+int8 = dtype("int8", np.int8, _INT, 1, "CharTensor", True)
+int16 = short = dtype("int16", np.int16, _INT, 2, "ShortTensor", True)
+int32 = int = dtype("int32", np.int32, _INT, 3, "IntTensor", True)
+int64 = long = dtype("int64", np.int64, _INT, 4, "LongTensor", True)
+float16 = half = dtype("float16", np.float16, _FLOAT, 5, "HalfTensor", True)
+# NumPy has no bfloat16: the dtype exists so that code naming it imports, but tensors cannot use it.
+bfloat16 = dtype("bfloat16", None, _FLOAT, 5, "BFloat16Tensor", True)
+float32 = float = dtype("float32", np.float32, _FLOAT, 6, "FloatTensor", True)
+float64 = double = dtype("float64", np.float64, _FLOAT, 7, "DoubleTensor", True)
+complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 8, "ComplexFloatTensor", True)
+complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX, 9, "ComplexDoubleTensor", True)
+
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+FROM_NUMPY = {d._np: d for d in ALL_DTYPES if d._np is not None}
+BY_NAME = {d._name: d for d in ALL_DTYPES}
+
+
+def from_numpy_dtype(np_dtype):
+    """The gradiente dtype stored as ``np_dtype``; TypeError for types PyTorch does not have."""
+    try:
+        return FROM_NUMPY[np_dtype]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported types are: "
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+# --- default dtype -------------------------------------------------------------------------------------
+
+_default = [float32]
+
+
+def get_default_dtype():
+    """The dtype of floating tensors created from Python floats (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if not isinstance(d, dtype) or d not in (float32, float64, float16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+# --- promotion -----------------------------------------------------------------------------------------
+
+def promote_types(a, b):
+    """The smallest dtype both ``a`` and ``b`` convert to without losing their category (PyTorch's table)."""
+    if a is b:
+        return a
+    if a._category == b._category == _INT and {a, b} == {uint8, int8}:
+        return int16
+    if a._category == b._category == _INT and not a.is_signed and b.is_signed:
+        return b if b._rank > a._rank else a if a._rank > b._rank else b
+    if {a, b} == {float16, bfloat16}:
+        return float32
+    if a._category == _COMPLEX or b._category == _COMPLEX:
+        real = promote_types(a.to_real(), b.to_real())
+        return complex128 if real is float64 else complex64
+    return a if a._rank >= b._rank else b
+
+
+def _combine_categories(higher, lower):
+    # PyTorch's combine_categories: a lower-priority group only wins when it is of a higher category.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._category == _COMPLEX:
+        return higher
+    if lower._category == _COMPLEX:
+        return higher.to_complex() if higher._category == _FLOAT else lower
+    if higher._category == _FLOAT:
+        return higher
+    if higher is bool or lower._category == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(value):
+    """The dtype a Python number takes when it meets a tensor (a 'wrapped number')."""
+    if isinstance(value, _py_bool):
+        return bool
+    if isinstance(value, _py_int):
+        return int64
+    if isinstance(value, _py_complex):
+        return complex64 if _default[0] is float32 else complex128
+    return _default[0]
+
+
+_py_bool, _py_int, _py_float, _py_complex = type(True), type(1), type(1.0), type(1j)
+
+
+def result_type(*operands):
+    """PyTorch's result type for tensors and Python scalars: dimensioned tensors, then 0-d tensors, then
+    scalars, each group consulted only if it is of a higher category than the groups before it."""
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if isinstance(d, dtype):
+            if x.dim() > 0:
+                dim = d if dim is None else promote_types(dim, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        else:
+            d = scalar_dtype(x)
+            wrapped = d if wrapped is None else promote_types(wrapped, d)
+    return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+def can_cast(from_, to):
+    """Whether an in-place op may write a ``from_`` result into a ``to`` tensor (no category narrowing)."""
+    return from_._category <= to._category

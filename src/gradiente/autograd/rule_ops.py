@@ -1,0 +1,247 @@
+"""The two array namespaces a derivative rule computes with: the seam between rules and array math.
+
+``numpy_ops`` is used for an ordinary backward pass: rules see NumPy arrays and nothing is recorded, which
+keeps the per-node cost low. ``tensor_ops`` is used under ``create_graph=True``: rules see gradiente
+Tensors, every step of the backward pass is itself recorded, and higher-order derivatives follow. Both
+offer the same names, so each rule is written once. Arithmetic operators (``+ - * / **``) and
+``.T``/``.shape`` work on both directly; everything else is called through ``ops``.
+
+A future GPU path adds a third namespace here (CuPy arrays) without touching the rules.
+"""
+import numpy as np
+
+from .._dtype import FROM_NUMPY
+
+
+def sum_to(array, shape):
+    """Sum ``array`` down to ``shape``: the reverse of broadcasting ``shape`` up to ``array.shape``."""
+    if array.shape == shape:
+        return array
+    lead = array.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
+    out = array.sum(axis=axes, keepdims=True) if axes else array
+    return out.reshape(shape) if lead else out
+
+
+class NumpyOps:
+    """Rules on raw NumPy arrays (first-order backward)."""
+
+    recording = False
+    exp, log, sin, cos, tanh, sqrt, abs, sign = np.exp, np.log, np.sin, np.cos, np.tanh, np.sqrt, np.abs, np.sign
+    cosh, sinh, log1p, expm1, square = np.cosh, np.sinh, np.log1p, np.expm1, np.square
+    maximum, minimum, where, matmul, logical_not = np.maximum, np.minimum, np.where, np.matmul, np.logical_not
+    sum_to = staticmethod(sum_to)
+
+    @staticmethod
+    def unpack_input(tensor):
+        return tensor._data
+
+    @staticmethod
+    def unpack_output(saved, node):
+        return saved.array
+
+    @staticmethod
+    def sum(x, dim=None, keepdim=False):
+        return np.asarray(x.sum(axis=dim, keepdims=keepdim))
+
+    @staticmethod
+    def expand(x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def reshape(x, shape):
+        return x.reshape(shape)
+
+    @staticmethod
+    def unsqueeze(x, dim):
+        return np.expand_dims(x, dim)
+
+    @staticmethod
+    def transpose(x, a, b):
+        return np.swapaxes(x, a, b)
+
+    @staticmethod
+    def permute(x, dims):
+        return np.transpose(x, dims)
+
+    @staticmethod
+    def zeros_like(x):
+        return np.zeros_like(x)
+
+    @staticmethod
+    def zeros(shape, like):
+        return np.zeros(shape, dtype=like.dtype)
+
+    @staticmethod
+    def ones_like(x):
+        return np.ones_like(x)
+
+    @staticmethod
+    def cast(x, np_dtype):
+        return x.astype(np_dtype, copy=False)
+
+    @staticmethod
+    def mask(condition, x):
+        """``x`` where ``condition`` (a non-differentiable boolean array) holds, 0 elsewhere."""
+        return np.where(condition, x, np.zeros((), x.dtype))
+
+    @staticmethod
+    def constant(value, like):
+        return np.asarray(value, dtype=like.dtype)
+
+    @staticmethod
+    def raw(x):
+        return x
+
+    @staticmethod
+    def fix_meta(grad, shape, np_dtype):
+        if grad.shape != shape:
+            grad = sum_to(grad, shape) if grad.ndim >= len(shape) else np.broadcast_to(grad, shape)
+        if grad.dtype != np_dtype:
+            grad = grad.astype(np_dtype)
+        return grad
+
+    @staticmethod
+    def wrap(array):
+        from .._tensor import Tensor
+        return Tensor._make(array)
+
+    @staticmethod
+    def unwrap(tensor):
+        return tensor._data
+
+    @staticmethod
+    def add_into(total, grad):
+        return total + grad
+
+    @staticmethod
+    def accumulate(variable, grad):
+        from .._tensor import Tensor
+        current = variable._grad
+        if current is None:
+            # The array may be shared with another consumer of the same gradient: the leaf gets its own.
+            variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True))
+        elif current._requires_grad:
+            variable._grad = Tensor._make(current._data + grad)
+        else:
+            current._data += grad
+
+
+class TensorOps:
+    """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
+
+    recording = True
+
+    def __getattr__(self, name):
+        # exp, log, sin, where, matmul, maximum, ...: the gradiente function of the same name.
+        import gradiente
+        fn = getattr(gradiente, name)
+        setattr(self, name, fn)
+        return fn
+
+    @staticmethod
+    def unpack_input(tensor):
+        return tensor
+
+    @staticmethod
+    def unpack_output(saved, node):
+        from .._tensor import Tensor
+        t = Tensor._make(saved.array, saved.requires_grad)
+        if saved.requires_grad:
+            t.grad_fn, t._output_nr = node, saved.output_nr
+        return t
+
+    @staticmethod
+    def sum_to(x, shape):
+        return x.sum_to_size(shape) if tuple(x.shape) != tuple(shape) else x
+
+    @staticmethod
+    def sum(x, dim=None, keepdim=False):
+        return x.sum() if dim is None and not keepdim else x.sum(dim if dim is not None else tuple(range(x.dim())),
+                                                                  keepdim=keepdim)
+
+    @staticmethod
+    def expand(x, shape):
+        return x.expand(shape)
+
+    @staticmethod
+    def reshape(x, shape):
+        return x.reshape(shape)
+
+    @staticmethod
+    def unsqueeze(x, dim):
+        return x.unsqueeze(dim)
+
+    @staticmethod
+    def transpose(x, a, b):
+        return x.transpose(a, b)
+
+    @staticmethod
+    def permute(x, dims):
+        return x.permute(dims)
+
+    @staticmethod
+    def zeros_like(x):
+        import gradiente
+        return gradiente.zeros_like(x)
+
+    @staticmethod
+    def zeros(shape, like):
+        import gradiente
+        return gradiente.zeros(shape, dtype=like.dtype)
+
+    @staticmethod
+    def ones_like(x):
+        import gradiente
+        return gradiente.ones_like(x)
+
+    @staticmethod
+    def cast(x, np_dtype):
+        return x.to(FROM_NUMPY[np.dtype(np_dtype)])
+
+    @staticmethod
+    def mask(condition, x):
+        import gradiente
+        cond = condition._data if hasattr(condition, "_data") else condition
+        return gradiente.where(gradiente.from_numpy(np.asarray(cond)), x, gradiente.zeros((), dtype=x.dtype))
+
+    @staticmethod
+    def constant(value, like):
+        import gradiente
+        return gradiente.tensor(value, dtype=like.dtype)
+
+    @staticmethod
+    def raw(x):
+        return x._data
+
+    @staticmethod
+    def fix_meta(grad, shape, np_dtype):
+        if tuple(grad.shape) != tuple(shape):
+            grad = grad.sum_to_size(shape) if grad.dim() >= len(shape) else grad.expand(shape)
+        if grad._data.dtype != np_dtype:
+            grad = grad.to(FROM_NUMPY[np.dtype(np_dtype)])
+        return grad
+
+    @staticmethod
+    def wrap(tensor):
+        return tensor
+
+    @staticmethod
+    def unwrap(tensor):
+        return tensor
+
+    @staticmethod
+    def add_into(total, grad):
+        return total + grad
+
+    @staticmethod
+    def accumulate(variable, grad):
+        current = variable._grad
+        if current is None:
+            variable._grad = grad if grad._requires_grad else grad.clone()
+        else:
+            variable._grad = current + grad
+
+
+numpy_ops = NumpyOps()
+tensor_ops = TensorOps()

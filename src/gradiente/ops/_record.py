@@ -1,0 +1,122 @@
+"""How an operation enters the graph: one function, ``record``, used by every built-in op.
+
+An op computes its result on arrays, wraps it, and (only if grad mode is on and some input requires
+grad) calls ``record`` to attach a new backward node to the result. Nothing else about autograd
+appears in op code.
+"""
+import numpy as np
+
+from .. import _dtype as dt
+from .._tensor import Tensor
+from ..autograd import grad_mode
+
+__all__ = ["record", "wants_grad", "as_array", "promote_operands", "tensor_method", "wrap"]
+
+_state = grad_mode.state
+wrap = Tensor._make
+
+
+def wants_grad(*inputs):
+    """Whether an op on ``inputs`` must be recorded."""
+    if not _state.enabled:
+        return False
+    for t in inputs:
+        if type(t) is not float and type(t) is not int and t is not None and getattr(t, "_requires_grad", False):
+            return True
+    return False
+
+
+def record(node_cls, inputs, outputs, saved=(), **attrs):
+    """Create a ``node_cls`` whose edges lead to ``inputs`` and make it the ``grad_fn`` of ``outputs``.
+
+    ``saved`` are the values the rule will read (see ``Node.save``); ``attrs`` become attributes of the
+    node (shapes, dims, scalar arguments). Returns the node.
+    """
+    edges, meta = [], []
+    for t in inputs:
+        if isinstance(t, Tensor) and t._requires_grad:
+            edges.append(t._grad_edge())
+            meta.append((t._data.shape, t._data.dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node = node_cls(tuple(edges), tuple(meta))
+    if attrs:
+        node.__dict__.update(attrs)
+    if isinstance(outputs, Tensor):
+        outputs.grad_fn = node
+        outputs._requires_grad = True
+    else:
+        differentiable = [o for o in outputs if o is not None]
+        for nr, out in enumerate(outputs):
+            if out is not None:
+                out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
+        if len(differentiable) > 1 or len(outputs) > 1:
+            node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else None for o in outputs)
+    if saved:
+        node.save(*saved)
+    return node
+
+
+def as_array(value):
+    """The array of a tensor, or a Python number as it is (NumPy treats those as weakly typed, like PyTorch)."""
+    return value._data if isinstance(value, Tensor) else value
+
+
+def promote_operands(x, y, floating=False):
+    """The arrays of two operands, cast to PyTorch's result dtype. ``floating``: integer results become the
+    default float dtype (true division)."""
+    xa = x._data if isinstance(x, Tensor) else x
+    ya = y._data if isinstance(y, Tensor) else y
+    tx, ty = type(xa), type(ya)
+    # Fast path: two arrays of one dtype, or an array and a Python number of no higher category.
+    if tx is np.ndarray and ty is np.ndarray and xa.dtype is ya.dtype:
+        target = xa.dtype
+    elif tx is np.ndarray and (ty is float and xa.dtype.kind in "fc" or ty is int and xa.dtype.kind in "fciu"):
+        target = xa.dtype
+    elif ty is np.ndarray and (tx is float and ya.dtype.kind in "fc" or tx is int and ya.dtype.kind in "fciu"):
+        target = ya.dtype
+    else:
+        x, y = _tensorish(x), _tensorish(y)
+        target = dt.result_type(x, y)._np
+        if tx is np.ndarray and xa.dtype != target:
+            xa = xa.astype(target)
+        if ty is np.ndarray and ya.dtype != target:
+            ya = ya.astype(target)
+        if tx is not np.ndarray and not isinstance(xa, (int, float, complex)):
+            xa = np.asarray(xa, dtype=target)
+        if ty is not np.ndarray and not isinstance(ya, (int, float, complex)):
+            ya = np.asarray(ya, dtype=target)
+    if floating and target.kind not in "fc":
+        target = dt.get_default_dtype()._np
+        xa = xa.astype(target) if type(xa) is np.ndarray else xa
+        ya = ya.astype(target) if type(ya) is np.ndarray else ya
+    return xa, ya, target
+
+
+def _tensorish(v):
+    if isinstance(v, (Tensor, bool, int, float, complex)):
+        return v
+    if isinstance(v, np.ndarray):
+        return Tensor._make(v)
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"unsupported operand type: '{type(v).__name__}'")
+
+
+def tensor_method(*names):
+    """Attach the decorated function to Tensor under ``names`` (the first is also the function's name)."""
+    def attach(fn):
+        for name in names or (fn.__name__,):
+            setattr(Tensor, name, fn)
+        return fn
+    return attach
+
+
+def as_result(array, dtype_np=None):
+    """Wrap a NumPy result, which may be a NumPy scalar for 0-d inputs, as a tensor of ``dtype_np``."""
+    if type(array) is not np.ndarray:
+        array = np.asarray(array, dtype=dtype_np)
+    elif dtype_np is not None and array.dtype != dtype_np:
+        array = array.astype(dtype_np)
+    return Tensor._make(array)

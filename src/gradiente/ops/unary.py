@@ -1,0 +1,158 @@
+"""The unary math table: one row per elementwise function, its PyTorch node name, what its rule reads
+(the input ``x``, the output ``out``, or both), the rule, and the derivative as a learner writes it.
+
+Integer inputs to a floating function (``exp`` of an int tensor) compute in the default float dtype, as
+in PyTorch. Each row becomes a function ``gradiente.<name>``, a method ``Tensor.<name>``, and a node
+class named as PyTorch names it.
+"""
+import math
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._tensor import Tensor
+from ..autograd.graph import Node
+from ._record import as_result, record, wants_grad
+from ._table import install
+
+
+class UnaryNode(Node):
+    """A node of the unary table: reads ``x`` and/or ``out`` and applies the row's rule."""
+    __slots__ = ()
+    rule = None
+    reads = ""
+
+    def backward(self, ops, grad):
+        saved = self.saved(ops)
+        x = saved[0] if "x" in self.reads else None
+        out = saved[-1] if "out" in self.reads else None
+        return (type(self).rule(ops, grad, x, out),)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _sigmoid(a):
+    # Written so that neither branch overflows: exp of a non-positive number only.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+
+
+def _relu(a):
+    return np.maximum(a, np.zeros((), a.dtype))
+
+
+def _rsqrt(a):
+    return 1 / np.sqrt(a)
+
+
+def _zero(ops, grad, x, out):
+    return grad * 0
+
+
+#: name, forward, node name, reads, rule(ops, grad, x, out), formula, integer inputs become float
+TABLE = [
+    ("exp", np.exp, "ExpBackward0", "out", lambda ops, g, x, out: g * out, "d/dx eˣ = eˣ", True),
+    ("exp2", np.exp2, "Exp2Backward0", "out", lambda ops, g, x, out: g * (out * _LN2), "d/dx 2ˣ = 2ˣ·ln 2", True),
+    ("expm1", np.expm1, "Expm1Backward0", "out", lambda ops, g, x, out: g * (out + 1), "d/dx (eˣ - 1) = eˣ", True),
+    ("log", np.log, "LogBackward0", "x", lambda ops, g, x, out: g / x, "d/dx ln x = 1/x", True),
+    ("log2", np.log2, "Log2Backward0", "x", lambda ops, g, x, out: g / (x * _LN2), "d/dx log₂ x = 1/(x·ln 2)", True),
+    ("log10", np.log10, "Log10Backward0", "x", lambda ops, g, x, out: g / (x * _LN10),
+     "d/dx log₁₀ x = 1/(x·ln 10)", True),
+    ("log1p", np.log1p, "Log1PBackward0", "x", lambda ops, g, x, out: g / (x + 1), "d/dx ln(1 + x) = 1/(1 + x)", True),
+    ("sqrt", np.sqrt, "SqrtBackward0", "out", lambda ops, g, x, out: g / (2 * out), "d/dx √x = 1/(2√x)", True),
+    ("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, g, x, out: -0.5 * g * out ** 3,
+     "d/dx x^(-1/2) = -1/(2·x^(3/2))", True),
+    ("sin", np.sin, "SinBackward0", "x", lambda ops, g, x, out: g * ops.cos(x), "d/dx sin x = cos x", True),
+    ("cos", np.cos, "CosBackward0", "x", lambda ops, g, x, out: g * -ops.sin(x), "d/dx cos x = -sin x", True),
+    ("tan", np.tan, "TanBackward0", "out", lambda ops, g, x, out: g * (1 + out * out), "d/dx tan x = 1 + tan² x", True),
+    ("asin", np.arcsin, "AsinBackward0", "x", lambda ops, g, x, out: g / ops.sqrt(1 - x * x),
+     "d/dx asin x = 1/√(1 - x²)", True),
+    ("acos", np.arccos, "AcosBackward0", "x", lambda ops, g, x, out: -g / ops.sqrt(1 - x * x),
+     "d/dx acos x = -1/√(1 - x²)", True),
+    ("atan", np.arctan, "AtanBackward0", "x", lambda ops, g, x, out: g / (x * x + 1), "d/dx atan x = 1/(1 + x²)", True),
+    ("sinh", np.sinh, "SinhBackward0", "x", lambda ops, g, x, out: g * ops.cosh(x), "d/dx sinh x = cosh x", True),
+    ("cosh", np.cosh, "CoshBackward0", "x", lambda ops, g, x, out: g * ops.sinh(x), "d/dx cosh x = sinh x", True),
+    ("tanh", np.tanh, "TanhBackward0", "out", lambda ops, g, x, out: g * (1 - out * out),
+     "d/dx tanh x = 1 - tanh² x", True),
+    ("asinh", np.arcsinh, "AsinhBackward0", "x", lambda ops, g, x, out: g / ops.sqrt(x * x + 1),
+     "d/dx asinh x = 1/√(x² + 1)", True),
+    ("acosh", np.arccosh, "AcoshBackward0", "x", lambda ops, g, x, out: g / ops.sqrt(x * x - 1),
+     "d/dx acosh x = 1/√(x² - 1)", True),
+    ("atanh", np.arctanh, "AtanhBackward0", "x", lambda ops, g, x, out: g / (1 - x * x),
+     "d/dx atanh x = 1/(1 - x²)", True),
+    ("sigmoid", _sigmoid, "SigmoidBackward0", "out", lambda ops, g, x, out: g * (out * (1 - out)),
+     "d/dx σ(x) = σ(x)·(1 - σ(x))", True),
+    ("relu", _relu, "ReluBackward0", "out", lambda ops, g, x, out: ops.mask(ops.raw(out) > 0, g),
+     "d/dx max(0, x) = 1 if x > 0 else 0", False),
+    ("abs", np.abs, "AbsBackward0", "x", lambda ops, g, x, out: g * ops.sign(x), "d/dx |x| = sign(x)", False),
+    ("sign", np.sign, "SignBackward0", "", _zero, "d/dx sign(x) = 0", False),
+    ("sgn", np.sign, "SgnBackward0", "", _zero, "d/dx sign(x) = 0", False),
+    ("floor", np.floor, "FloorBackward0", "", _zero, "d/dx ⌊x⌋ = 0", False),
+    ("ceil", np.ceil, "CeilBackward0", "", _zero, "d/dx ⌈x⌉ = 0", False),
+    ("trunc", np.trunc, "TruncBackward0", "", _zero, "d/dx trunc(x) = 0", False),
+    ("frac", lambda a: a - np.trunc(a), "FracBackward0", "", lambda ops, g, x, out: g, "d/dx frac(x) = 1", False),
+    ("erf", None, "ErfBackward0", "x", lambda ops, g, x, out: g * (2 / math.sqrt(math.pi)) * ops.exp(-(x * x)),
+     "d/dx erf x = 2/√π·e^(-x²)", True),
+]
+
+
+def _erf(a):
+    from math import erf
+    return np.vectorize(erf, otypes=[a.dtype])(a) if a.size else a.copy()
+
+
+def _make_forward(name, np_fn, node_cls, reads, to_float):
+    def forward(input, *, out=None):
+        xa = input._data
+        if xa.dtype.kind not in "fc":
+            if to_float:
+                xa = xa.astype(dt.get_default_dtype()._np)
+            elif xa.dtype == np.bool_ and name in ("abs", "relu"):
+                raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'')
+        result = as_result(np_fn(xa), xa.dtype)
+        if wants_grad(input):
+            record(node_cls, (input,), result, (input,) * ("x" in reads) + (result,) * ("out" in reads))
+        if out is not None:
+            from .elementwise import _write_out
+            return _write_out(result, out)
+        return result
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = f"Elementwise {name}. Backward: {node_cls.formula}"
+    return forward
+
+
+FUNCTIONS = {}
+for _name, _fn, _node, _reads, _rule, _formula, _to_float in TABLE:
+    if _fn is None:
+        _fn = _erf
+    _cls = type(_node, (UnaryNode,), {"__slots__": (), "rule": staticmethod(_rule), "reads": _reads,
+                                       "formula": _formula, "__doc__": _formula})
+    FUNCTIONS[_name] = _make_forward(_name, _fn, _cls, _reads, _to_float)
+
+install(FUNCTIONS, method_aliases={"abs": ("absolute", "__abs__"), "asin": ("arcsin",), "acos": ("arccos",),
+                                   "atan": ("arctan",), "asinh": ("arcsinh",), "acosh": ("arccosh",),
+                                   "atanh": ("arctanh",)})
+globals().update(FUNCTIONS)
+__all__ = list(FUNCTIONS)
+
+
+def _round(input, *, decimals=0):
+    """Round half to even (as PyTorch does); gradient zero."""
+    out = as_result(np.round(input._data, decimals), input._data.dtype)
+    if wants_grad(input):
+        record(_round_node(decimals), (input,), out)
+    return out
+
+
+def _round_node(decimals):
+    return RoundBackward0 if decimals == 0 else RoundBackward1
+
+
+RoundBackward0 = type("RoundBackward0", (UnaryNode,), {"__slots__": (), "rule": staticmethod(_zero), "reads": "",
+                                                       "formula": "d/dx round(x) = 0"})
+RoundBackward1 = type("RoundBackward1", (RoundBackward0,), {"__slots__": ()})
+round = _round
+Tensor.round = _round
+__all__.append("round")
