@@ -256,7 +256,7 @@ def remainder(input, other):
     xa, ya, target = promote_operands(input, other)
     out = as_result(np.remainder(xa, ya), target)
     if wants_grad(input, other):
-        record(RemainderBackward0 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
+        record(RemainderBackward1 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
                (input, other))
     return out
 
@@ -286,6 +286,10 @@ class RemainderBackward0(Node):
         if self.next_functions[1][0] is not None:
             dy = -grad * ops.constant(np.floor(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
         return grad, dy
+
+
+class RemainderBackward1(RemainderBackward0):
+    """out = x - floor(x / y) * y with a tensor y (PyTorch's name for the tensor-tensor overload)"""
 
 
 class FmodBackward0(Node):

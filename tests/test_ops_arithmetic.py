@@ -1,0 +1,48 @@
+"""Arithmetic ops from the op table: gradcheck in float64 and differential tests against PyTorch."""
+import pytest
+
+from harness import OpSpec, cases, check_against_torch, check_gradcheck
+
+BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 1, 3), (2, 1))]
+POSITIVE = (0.5, 2.0)
+
+SPECS = [
+    OpSpec("add", lambda lib, x, y: x + y, BCAST),
+    OpSpec("add_alpha", lambda lib, x, y: lib.add(x, y, alpha=2.5), BCAST),
+    OpSpec("add_scalar", lambda lib, x: x + 1.5, [((3,),), ((2, 3),)]),
+    OpSpec("sub", lambda lib, x, y: x - y, BCAST),
+    OpSpec("rsub_scalar", lambda lib, x: 2 - x, [((3,),)]),
+    OpSpec("mul", lambda lib, x, y: x * y, BCAST),
+    OpSpec("mul_scalar", lambda lib, x: x * 3.0, [((3,),)]),
+    OpSpec("div", lambda lib, x, y: x / y, BCAST, domain=POSITIVE),
+    OpSpec("rdiv_scalar", lambda lib, x: 2 / x, [((3,),)], domain=POSITIVE),
+    OpSpec("neg", lambda lib, x: -x, [((3,),), ((2, 3),)]),
+    OpSpec("pow_scalar", lambda lib, x: x ** 3, [((3,),), ((2, 3),)]),
+    OpSpec("pow_half", lambda lib, x: x ** 0.5, [((3,),)], domain=POSITIVE),
+    OpSpec("pow_tensor", lambda lib, x, y: x ** y, BCAST, domain=POSITIVE),
+    OpSpec("rpow", lambda lib, x: 2.0 ** x, [((3,),)]),
+    OpSpec("reciprocal", lambda lib, x: x.reciprocal(), [((3,),)], domain=POSITIVE),
+    OpSpec("remainder", lambda lib, x, y: x % y, [((3,), (3,))], domain=POSITIVE, gradcheck=False),
+    OpSpec("sum", lambda lib, x: x.sum(), [((3,),), ((2, 3),), ((),)]),
+    OpSpec("sum_dim", lambda lib, x: x.sum(1), [((2, 3),), ((2, 3, 4),)]),
+    OpSpec("sum_dims_keepdim", lambda lib, x: x.sum((0, 2), keepdim=True), [((2, 3, 4),)]),
+    OpSpec("mean", lambda lib, x: x.mean(), [((3,),), ((2, 3),)]),
+    OpSpec("mean_dim", lambda lib, x: x.mean(-1, keepdim=True), [((2, 3),)]),
+    OpSpec("mm", lambda lib, x, y: x.mm(y), [((2, 3), (3, 4))]),
+    OpSpec("matmul_vec", lambda lib, x, y: lib.matmul(x, y), [((3,), (3,)), ((2, 3), (3,)), ((4, 2, 3), (3, 5))]),
+    OpSpec("t", lambda lib, x: x.t(), [((2, 3),)]),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_gradcheck(spec, shapes):
+    if spec.gradcheck:
+        check_gradcheck(spec, shapes)
+        check_gradcheck(spec, shapes, contiguous=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_against_torch(spec, shapes, dtype):
+    pytest.importorskip("torch")
+    check_against_torch(spec, shapes, dtype)
