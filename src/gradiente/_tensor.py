@@ -69,8 +69,14 @@ def is_tensor(obj):
 class Tensor:
     """An n-dimensional array that records the operations applied to it when it requires grad."""
 
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_version_box", "_base",
-                 "_accumulator", "_hooks", "_retains_grad", "_post_acc_hooks", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_version_box", "__weakref__", "__dict__")
+
+    # Set on few tensors, so class defaults rather than per-tensor slots (a tensor is made per op).
+    _grad = None                # the accumulated gradient (leaves, and non-leaves that retain_grad)
+    _base = None                # the tensor this one is a view of
+    _accumulator = None         # weak reference to the leaf's AccumulateGrad node
+    _hooks = None               # hooks of a leaf (a non-leaf's live on its grad_fn)
+    _retains_grad = False
 
     # ``torch.Tensor`` outranks NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor).
     __array_priority__ = 1000
@@ -93,12 +99,7 @@ class Tensor:
         t._requires_grad = requires_grad
         t.grad_fn = None
         t._output_nr = 0
-        t._grad = None
         t._version_box = [0]
-        t._base = None
-        t._accumulator = None
-        t._hooks = None
-        t._retains_grad = False
         return t
 
     # --- shape and type --------------------------------------------------------------------------------
@@ -375,6 +376,7 @@ class Tensor:
         if node._retain_hooks is None:
             node._retain_hooks = {}
         node._retain_hooks[self._output_nr] = weakref.ref(self)
+        node._hooked = True
         self._retains_grad = True
 
     def register_hook(self, hook):
@@ -387,6 +389,7 @@ class Tensor:
             hooks = self._hooks
         else:
             node = self.grad_fn
+            node._hooked = True
             if node._tensor_pre_hooks is None:
                 node._tensor_pre_hooks = {}
             hooks = node._tensor_pre_hooks.get(self._output_nr)

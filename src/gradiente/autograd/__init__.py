@@ -51,8 +51,6 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
         if not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
         if g._data.shape != out._data.shape:
-            if g._data.size == out._data.size == 1 or np.broadcast_shapes(g._data.shape, out._data.shape) != out._data.shape:
-                pass
             from .._size import Size
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
                                f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("gradiente.", "torch."))

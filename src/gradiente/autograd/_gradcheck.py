@@ -100,6 +100,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """gradcheck of the gradients themselves: second derivatives against finite differences."""
     from .. import autograd
     from .._tensor import Tensor
+    from .grad_mode import enable_grad
     inputs, diff_idx = _tensors(inputs)
     if grad_outputs is None:
         rng = np.random.RandomState(0)
@@ -110,9 +111,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_derivatives(*args):
         ins, gouts = args[:n], args[n:]
-        outs = [o for o in _outputs(func, ins) if o.requires_grad]
-        diff = [ins[i] for i in diff_idx]
-        return autograd.grad(outs, diff, gouts, create_graph=True, allow_unused=True)
+        with enable_grad():     # the numerical pass calls this under no_grad; the gradient must still be built
+            outs = [o for o in _outputs(func, ins) if o.requires_grad]
+            diff = [ins[i] for i in diff_idx]
+            return autograd.grad(outs, diff, gouts, create_graph=True, allow_unused=True)
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

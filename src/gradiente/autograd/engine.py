@@ -4,35 +4,19 @@ Decision (STYLE.md asks for it here): derivative rules compute on raw NumPy arra
 backward pass, and on gradiente Tensors, recorded, under ``create_graph=True``. Each rule is written
 once against an ``ops`` namespace (``rule_ops``) that provides both.
 
-The walk: count, for every node reachable from the roots, how many edges lead into it; then run nodes
-from a ready queue ordered like PyTorch's (the most recently created node first, leaves' AccumulateGrad
-as soon as they are ready), so gradients are summed in the same order as in PyTorch and agree to the
-last bit. No recursion anywhere: a 100,000-node chain needs no deeper Python stack than a 3-node one.
+The walk needs no recursion and no separate dependency count. Every edge of the graph leads from a node
+to an *older* one (an op's inputs exist before its output; a leaf's AccumulateGrad is made when the leaf
+is first used, before its consumers). So if we always run, among the nodes that have received some
+gradient, the newest one, every node that can still send it a gradient has already run: its gradient is
+complete. That is exactly PyTorch's ready-queue order, so gradients are summed in the same order and agree
+to the last bit. A 100,000-node chain needs no deeper Python stack than a 3-node one.
 """
 import heapq
 
 from . import grad_mode
-from .graph import AccumulateGrad
 from .rule_ops import numpy_ops, tensor_ops
 
 __all__ = ["run_backward"]
-
-
-def _dependencies(roots):
-    """Number of incoming edges of every node reachable from ``roots``."""
-    deps = {}
-    stack = [r for r in roots if r is not None]
-    seen = set(stack)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return deps, seen
 
 
 def _nodes_to_run(roots, targets):
@@ -80,62 +64,62 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
 
 
 def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
-    root_nodes = [node for node, _ in roots]
-    deps, _ = _dependencies(root_nodes)
-    needed = _nodes_to_run(root_nodes, {n for n, _ in capture}) if capture and not accumulate else None
+    run_only = _nodes_to_run([n for n, _ in roots], {n for n, _ in capture}) if capture and not accumulate else None
     captured = [None] * (len(capture) if capture else 0)
+    raw = not ops.recording
+    add = ops.add_into
+    push, pop = heapq.heappush, heapq.heappop
 
-    buffers = {}                        # node -> list of summed gradients, one per output
+    buffers = {}                        # node -> gradients summed so far, one per output
+    heap = []                           # (-sequence number, node) of the nodes in `buffers`
     for (node, nr), grad in zip(roots, root_grads):
         if node is None:
             continue
-        buf = buffers.setdefault(node, [None] * _num_outputs(node, nr))
-        buf[nr] = grad if buf[nr] is None else ops.add_into(buf[nr], grad)
-
-    heap = []
-    for node in dict.fromkeys(n for n in root_nodes if n is not None):
-        if deps.get(node, 0) == 0:
-            heap.append((-node._seq, node))
-    heapq.heapify(heap)
-    push, pop = heapq.heappush, heapq.heappop
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _num_outputs(node, nr)
+            push(heap, (-node._seq, node))
+        buf[nr] = grad if buf[nr] is None else add(buf[nr], grad)
 
     while heap:
-        _, node = pop(heap)
-        grads = buffers.pop(node, None)
-        if grads is not None:
+        node = pop(heap)[1]
+        grads = buffers.pop(node)
+        if node._hooked or capture:
             grads = _pre_hooks(node, grads, ops, capture, captured)
-            if needed is None or node in needed:
-                results = _apply(node, grads, ops)
-                if not retain_graph:
-                    node._release()
-                for (nxt, nr), g in zip(node.next_functions, results):
-                    if nxt is None or g is None:
-                        continue
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * _num_outputs(nxt, nr)
-                    elif len(buf) <= nr:
-                        buf.extend([None] * (nr + 1 - len(buf)))
-                    buf[nr] = g if buf[nr] is None else ops.add_into(buf[nr], g)
-        elif not retain_graph and grads is not None:
-            node._release()
-        for nxt, _ in node.next_functions:
+        if run_only is not None and node not in run_only:
+            continue
+        results = _apply(node, grads, ops)
+        if not retain_graph and node._saved:
+            node._saved = None
+        meta = node._input_meta
+        for i, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None:
                 continue
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
+            g = results[i]
+            if g is None:
+                continue
+            if meta is not None:
+                m = meta[i]
+                if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
+                    g = ops.fix_meta(g, m[0], m[1])
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * _num_outputs(nxt, nr)
                 push(heap, (-nxt._seq, nxt))
+            elif len(buf) <= nr:
+                buf.extend([None] * (nr + 1 - len(buf)))
+            buf[nr] = g if buf[nr] is None else add(buf[nr], g)
     return captured
 
 
 def _num_outputs(node, nr):
     meta = node._output_meta
-    return max(len(meta) if meta is not None else 1, nr + 1)
+    return nr + 1 if meta is None else max(len(meta), nr + 1)
 
 
 def _pre_hooks(node, grads, ops, capture, captured):
     """Tensor hooks of this node's outputs, then retain_grad, then captures, then the node's pre-hooks."""
+    from .graph import AccumulateGrad
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
             if nr < len(grads) and grads[nr] is not None and hooks:
@@ -175,8 +159,8 @@ def _retain(tensor, grad, ops):
 
 
 def _apply(node, grads, ops):
-    """Run one node's rule and bring each gradient to its input's shape and dtype (the one central
-    un-broadcast: rules never think about broadcasting)."""
+    """Run one node's rule (and its post-hooks). The engine then brings each gradient to its input's shape
+    and dtype: the one central un-broadcast, so rules never think about broadcasting."""
     if len(grads) == 1:
         results = node.backward(ops, grads[0])
     else:
@@ -185,22 +169,17 @@ def _apply(node, grads, ops):
         results = node.backward(ops, *grads)
     if type(results) is not tuple:
         results = (results,)
-    meta = node._input_meta
-    if meta is not None:
-        fixed = []
-        for g, m in zip(results, meta):
-            if g is not None and m is not None and (g.shape != m[0] or ops.raw(g).dtype != m[1]):
-                g = ops.fix_meta(g, m[0], m[1])
-            fixed.append(g)
-        results = fixed
     if node._hooks:
-        wrapped_in = tuple(ops.wrap(g) if g is not None else None for g in results)
+        meta = node._input_meta
+        fixed = tuple(ops.fix_meta(g, m[0], m[1]) if g is not None and m is not None else g
+                      for g, m in zip(results, meta or (None,) * len(results)))
+        wrapped_in = tuple(ops.wrap(g) if g is not None else None for g in fixed)
         wrapped_out = tuple(ops.wrap(g) if g is not None else None for g in grads)
         for hook in list(node._hooks.values()):
             replaced = hook(wrapped_in, wrapped_out)
             if replaced is not None:
                 wrapped_in = tuple(replaced)
-        results = [ops.unwrap(g) if g is not None else None for g in wrapped_in]
+        results = tuple(ops.unwrap(g) if g is not None else None for g in wrapped_in)
     return results
 
 

@@ -69,20 +69,20 @@ class Node:
     """A backward function of the graph. ``next_functions`` is ``((node, input_nr), ...)``, one entry per
     differentiable input (``(None, 0)`` for an input that requires no grad)."""
 
-    __slots__ = ("next_functions", "_seq", "_saved", "_saved_versions", "_input_meta", "_pre_hooks", "_hooks",
-                 "_tensor_pre_hooks", "_retain_hooks", "_output_meta", "__dict__", "__weakref__")
+    __slots__ = ("next_functions", "_seq", "_saved", "_saved_versions", "_input_meta", "__dict__", "__weakref__")
 
     #: one line, the derivative as a learner reads it; shown by the graph drawing and explanations
     formula = ""
+    # Rarely set, so kept out of the hot path: class defaults, overridden per node when used.
+    _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
+    _hooked = False             # True once any hook or retain_grad involves this node
+    _pre_hooks = _hooks = _tensor_pre_hooks = _retain_hooks = None
 
     def __init__(self, next_functions=(), input_meta=None):
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self._saved = ()
-        self._saved_versions = ()
         self._input_meta = input_meta
-        self._pre_hooks = self._hooks = self._tensor_pre_hooks = self._retain_hooks = None
-        self._output_meta = None
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -104,38 +104,41 @@ class Node:
     def save(self, *values):
         """Keep ``values`` for the rule. Tensors are kept with their version; an output of this node is kept
         as its array only (see ``_SavedOutput``); anything else (numbers, None) as it is."""
-        items, versions = [], []
-        for v in values:
+        checks = []                                 # (position, version) of the tensors among them
+        items = values
+        for i, v in enumerate(values):
+            if v.__class__ is float or v.__class__ is int or v is None:
+                continue
             grad_fn = getattr(v, "grad_fn", _MISSING)
             if grad_fn is _MISSING:
-                items.append(v)
-                versions.append(None)
-            elif grad_fn is self:
-                items.append(_SavedOutput(v, v._output_nr))
-                versions.append(None)
+                continue
+            if grad_fn is self:
+                if items is values:
+                    items = list(values)
+                items[i] = _SavedOutput(v, v._output_nr)
+                checks.append((i, None))
             else:
-                items.append(v)
-                versions.append(v._version_box[0])
-        self._saved = tuple(items)
-        self._saved_versions = tuple(versions)
+                checks.append((i, v._version_box[0]))
+        self._saved = values if items is values else tuple(items)
+        self._saved_versions = checks
 
     def saved(self, ops):
         """The saved values as the rule's ``ops`` wants them: arrays, or tensors under create_graph."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
-        out = []
-        for item, version in zip(saved, self._saved_versions):
+        out = list(saved)
+        raw = not ops.recording
+        for i, version in self._saved_versions:
+            item = saved[i]
             if version is not None:
                 if item._version_box[0] != version:
                     raise RuntimeError(_modified_message(item, version))
-                out.append(ops.unpack_input(item))
-            elif type(item) is _SavedOutput:
+                out[i] = item._data if raw else item
+            else:
                 if item.version_box[0] != item.version:
                     raise RuntimeError(_modified_message(None, item.version, item, self))
-                out.append(ops.unpack_output(item, self))
-            else:
-                out.append(item)
+                out[i] = item.array if raw else ops.unpack_output(item, self)
         return out
 
     def _release(self):
@@ -163,6 +166,7 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after the rule; may return replacement grad_inputs."""
         if self._hooks is None:
             self._hooks = _HookDict()
+        self._hooked = True
         handle = RemovableHandle(self._hooks)
         self._hooks[handle.id] = fn
         return handle
@@ -171,6 +175,7 @@ class Node:
         """``fn(grad_outputs)`` before the rule; may return replacement grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
+        self._hooked = True
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -202,13 +207,19 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
     formula = "leaf.grad += grad"
+    _hooked = True              # a leaf's own hooks live on its tensor: always look
 
     def __init__(self, variable):
+        # Created when the leaf is first used by a recorded op, so before every node that feeds it: the
+        # engine's newest-first order therefore runs it after all its gradients have been summed.
         Node.__init__(self)
-        # Leaves run as soon as they are ready, like PyTorch's (sequence number UINT64_MAX).
-        self._seq = (1 << 62) + self._seq
         self.variable = variable
 
     def backward(self, ops, grad):
-        ops.accumulate(self.variable, grad)
+        variable = self.variable
+        ops.accumulate(variable, grad)
+        post_hooks = variable.__dict__.get("_post_hooks")
+        if post_hooks:
+            for hook in list(post_hooks.values()):
+                hook(variable)
         return ()

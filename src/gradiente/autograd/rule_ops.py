@@ -126,6 +126,38 @@ class NumpyOps:
         else:
             current._data += grad
 
+    # --- selection and scans (elementwise-selection and reduction rules) -------------------------------
+    @staticmethod
+    def select(condition, x, y):
+        """``x`` where ``condition`` (a non-differentiable boolean array) holds, ``y`` elsewhere."""
+        return np.where(condition, x, y)
+
+    @staticmethod
+    def mean(x, dim, keepdim=False):
+        return np.asarray(x.mean(axis=dim, keepdims=keepdim))
+
+    @staticmethod
+    def cumsum(x, dim):
+        return np.cumsum(x, axis=dim)
+
+    @staticmethod
+    def cumprod(x, dim):
+        return np.cumprod(x, axis=dim)
+
+    @staticmethod
+    def flip(x, dims):
+        return np.flip(x, dims)
+
+    @staticmethod
+    def cat(arrays, dim):
+        return np.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def narrow(x, dim, start, length):
+        index = [slice(None)] * x.ndim
+        index[dim] = slice(start, start + length)
+        return x[tuple(index)]
+
 
 class TensorOps:
     """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
@@ -241,6 +273,38 @@ class TensorOps:
             variable._grad = grad if grad._requires_grad else grad.clone()
         else:
             variable._grad = current + grad
+
+    # --- selection and scans (elementwise-selection and reduction rules) -------------------------------
+    @staticmethod
+    def select(condition, x, y):
+        import gradiente
+        cond = condition._data if hasattr(condition, "_data") else np.asarray(condition)
+        return gradiente.where(gradiente.from_numpy(cond), x, y)
+
+    @staticmethod
+    def mean(x, dim, keepdim=False):
+        return x.mean(dim, keepdim=keepdim)
+
+    @staticmethod
+    def cumsum(x, dim):
+        return x.cumsum(dim)
+
+    @staticmethod
+    def cumprod(x, dim):
+        return x.cumprod(dim)
+
+    @staticmethod
+    def flip(x, dims):
+        return x.flip(dims)
+
+    @staticmethod
+    def cat(tensors, dim):
+        import gradiente
+        return gradiente.cat(tensors, dim)
+
+    @staticmethod
+    def narrow(x, dim, start, length):
+        return x.narrow(dim, start, length)
 
 
 numpy_ops = NumpyOps()

@@ -21,9 +21,23 @@ def wants_grad(*inputs):
     if not _state.enabled:
         return False
     for t in inputs:
-        if type(t) is not float and type(t) is not int and t is not None and getattr(t, "_requires_grad", False):
+        if isinstance(t, Tensor) and t._requires_grad:
             return True
     return False
+
+
+_NUMBERS = {float, int, bool, complex}
+
+
+def _edge_and_meta(t):
+    if not (isinstance(t, Tensor) and t._requires_grad):
+        return _NO_EDGE, None
+    data = t._data
+    grad_fn = t.grad_fn
+    return (grad_fn, t._output_nr) if grad_fn is not None else t._grad_edge(), (data.shape, data.dtype)
+
+
+_NO_EDGE = (None, 0)
 
 
 def record(node_cls, inputs, outputs, saved=(), **attrs):
@@ -32,26 +46,26 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     ``saved`` are the values the rule will read (see ``Node.save``); ``attrs`` become attributes of the
     node (shapes, dims, scalar arguments). Returns the node.
     """
-    edges, meta = [], []
-    for t in inputs:
-        if isinstance(t, Tensor) and t._requires_grad:
-            edges.append(t._grad_edge())
-            meta.append((t._data.shape, t._data.dtype))
-        else:
-            edges.append((None, 0))
-            meta.append(None)
-    node = node_cls(tuple(edges), tuple(meta))
+    if len(inputs) == 1:
+        edge, meta = _edge_and_meta(inputs[0])
+        node = node_cls((edge,), (meta,))
+    elif len(inputs) == 2:
+        edge0, meta0 = _edge_and_meta(inputs[0])
+        edge1, meta1 = _edge_and_meta(inputs[1])
+        node = node_cls((edge0, edge1), (meta0, meta1))
+    else:
+        pairs = [_edge_and_meta(t) for t in inputs]
+        node = node_cls(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
     if attrs:
         node.__dict__.update(attrs)
-    if isinstance(outputs, Tensor):
+    if outputs.__class__ is Tensor or isinstance(outputs, Tensor):
         outputs.grad_fn = node
         outputs._requires_grad = True
     else:
-        differentiable = [o for o in outputs if o is not None]
         for nr, out in enumerate(outputs):
             if out is not None:
                 out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
-        if len(differentiable) > 1 or len(outputs) > 1:
+        if len(outputs) > 1:
             node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else None for o in outputs)
     if saved:
         node.save(*saved)

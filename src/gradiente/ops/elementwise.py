@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from ..autograd.grad_mode import state as _grad_state
 from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
 
 _FLOAT_DEFAULT = dt.get_default_dtype
@@ -126,13 +127,16 @@ class NegBackward0(Node):
         return (-grad,)
 
 
-def _binary(x, y, fn, node_cls, floating=False, save=True, **attrs):
+def _binary(x, y, fn, node_cls, floating=False, save=True):
+    """The shared body of binary ops: promote, compute, wrap, record."""
     xa, ya, target = promote_operands(x, y, floating)
     out = fn(xa, ya)
-    out = wrap(out) if type(out) is np.ndarray and out.dtype == target else as_result(out, target)
-    if wants_grad(x, y):
-        _check_differentiable(out)
-        record(node_cls, (x, y), out, (x, y) if save else (), **attrs)
+    out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
+    if _grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
+                                (isinstance(y, Tensor) and y._requires_grad)):
+        if out._data.dtype.kind not in "fc":
+            raise RuntimeError("derivative for this operation is not implemented for integer results")
+        record(node_cls, (x, y), out, (x, y) if save else ())
     return out
 
 
@@ -153,7 +157,7 @@ def add(input, other, *, alpha=1, out=None):
     if alpha != 1:
         other = _scale(other, alpha)
     result = _binary(input, other, np.add, AddBackward0, save=False)
-    return _write_out(result, out)
+    return result if out is None else _write_out(result, out)
 
 
 @tensor_method("sub", "subtract", "__sub__")
@@ -188,7 +192,8 @@ def rsub(input, other, alpha=1):
 @tensor_method("mul", "multiply", "__mul__", "__rmul__")
 def mul(input, other, *, out=None):
     """input * other, broadcasting."""
-    return _write_out(_binary(input, other, np.multiply, MulBackward0), out)
+    result = _binary(input, other, np.multiply, MulBackward0)
+    return result if out is None else _write_out(result, out)
 
 
 multiply = mul

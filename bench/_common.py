@@ -1,0 +1,38 @@
+"""Shared helpers for the benchmarks: single-threaded math, median timings, side-by-side ratios."""
+import os
+
+# One thread for both libraries, set before NumPy or PyTorch load their BLAS.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+
+def median_time(fn, rounds=7, warmup=2):
+    """Median wall time of ``fn()`` over ``rounds`` runs, after ``warmup`` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def report(rows, title):
+    """Print a table: benchmark, gradiente time, torch time, ratio, target."""
+    print(f"\n{title}")
+    print(f"{'benchmark':<44}{'gradiente':>12}{'torch':>12}{'ratio':>8}{'target':>9}")
+    for name, ours, theirs, target, unit in rows:
+        ratio = ours / theirs if theirs else float("nan")
+        flag = "" if target is None or ratio <= target else "  (over target)"
+        tgt = f"<= {target}" if target is not None else ""
+        print(f"{name:<44}{_fmt(ours, unit):>12}{_fmt(theirs, unit):>12}{ratio:>8.2f}{tgt:>9}{flag}")
+
+
+def _fmt(value, unit):
+    if unit == "s":
+        return f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.2f} s"
+    return f"{value:.1f} {unit}"
