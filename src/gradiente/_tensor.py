@@ -231,7 +231,7 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ._printing import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __str__(self):
         return self.__repr__()

@@ -67,7 +67,6 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
     run_only = _nodes_to_run([n for n, _ in roots], {n for n, _ in capture}) if capture and not accumulate else None
     captured = [None] * (len(capture) if capture else 0)
     raw = not ops.recording
-    add = ops.add_into
     push, pop = heapq.heappush, heapq.heappop
 
     buffers = {}                        # node -> gradients summed so far, one per output
@@ -79,7 +78,7 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
         if buf is None:
             buf = buffers[node] = [None] * _num_outputs(node, nr)
             push(heap, (-node._seq, node))
-        buf[nr] = grad if buf[nr] is None else add(buf[nr], grad)
+        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
 
     while heap:
         node = pop(heap)[1]
@@ -88,28 +87,32 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
             grads = _pre_hooks(node, grads, ops, capture, captured)
         if run_only is not None and node not in run_only:
             continue
-        results = _apply(node, grads, ops)
+        if len(grads) == 1 and not node._hooks:
+            results = node.backward(ops, grads[0])          # the common case, without _apply's generality
+            if results.__class__ is not tuple:
+                results = (results,)
+        else:
+            results = _apply(node, grads, ops)
         if not retain_graph and node._saved:
             node._saved = None
-        meta = node._input_meta
-        for i, (nxt, nr) in enumerate(node.next_functions):
-            if nxt is None:
+        meta = node._input_meta or _NO_META
+        for (nxt, nr), g, m in zip(node.next_functions, results, meta):
+            if nxt is None or g is None:
                 continue
-            g = results[i]
-            if g is None:
-                continue
-            if meta is not None:
-                m = meta[i]
-                if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
-                    g = ops.fix_meta(g, m[0], m[1])
+            if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
+                g = ops.fix_meta(g, m[0], m[1])
             buf = buffers.get(nxt)
             if buf is None:
-                buf = buffers[nxt] = [None] * _num_outputs(nxt, nr)
+                buf = buffers[nxt] = [None] if nxt._output_meta is None and nr == 0 else [None] * _num_outputs(nxt, nr)
                 push(heap, (-nxt._seq, nxt))
             elif len(buf) <= nr:
                 buf.extend([None] * (nr + 1 - len(buf)))
-            buf[nr] = g if buf[nr] is None else add(buf[nr], g)
+            previous = buf[nr]
+            buf[nr] = g if previous is None else previous + g
     return captured
+
+
+_NO_META = (None,) * 64
 
 
 def _num_outputs(node, nr):
