@@ -122,3 +122,14 @@ def cases(specs):
     import pytest
     return [pytest.param(s, sh, id=f"{s.name}-{'x'.join(str(d) for d in sh[0]) or 'scalar'}-{k}")
             for s in specs for k, sh in enumerate(s.shapes)]
+
+
+def check_same_error(fn):
+    """``fn(lib)`` raises in PyTorch; gradiente must raise the same exception type with the same message."""
+    import pytest
+    assert torch is not None
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    with pytest.raises(type(expected.value)) as got:
+        fn(gradiente)
+    assert str(got.value) == str(expected.value)

@@ -19,8 +19,13 @@ from ._tensor import Tensor, device, is_tensor
 from . import ops as _ops
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.unary import *  # noqa: F401,F403
-from .ops.reductions import mean, sum  # noqa: F401
-from .ops.linalg import dot, matmul, mm, mv, t  # noqa: F401
+from .ops.comparison import *  # noqa: F401,F403
+from . import return_types  # noqa: F401
+from .ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,  # noqa: F401
+                             logsumexp, max, mean, median, min, norm, prod, std, sum, var)
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
+from .ops.indexing import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._creation import __all__ as _creation_all
 from ._printing import set_printoptions  # noqa: F401
@@ -28,6 +33,7 @@ from ._random import (Generator, bernoulli, default_generator, get_rng_state, in
                       multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                       set_rng_state)
 from . import autograd
+from .serialization import load, save  # noqa: F401
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa
                                  no_grad, set_grad_enabled)
 

@@ -138,10 +138,15 @@ class NumpyOps:
 
     @staticmethod
     def cumsum(x, dim):
+        # PyTorch's CPU scans accumulate float32 and float16 in double and round each partial result.
+        if x.dtype == np.float32 or x.dtype == np.float16:
+            return np.cumsum(x, axis=dim, dtype=np.float64).astype(x.dtype)
         return np.cumsum(x, axis=dim)
 
     @staticmethod
     def cumprod(x, dim):
+        if x.dtype == np.float32 or x.dtype == np.float16:
+            return np.cumprod(x, axis=dim, dtype=np.float64).astype(x.dtype)
         return np.cumprod(x, axis=dim)
 
     @staticmethod
@@ -158,6 +163,69 @@ class NumpyOps:
         index[dim] = slice(start, start + length)
         return x[tuple(index)]
 
+    @staticmethod
+    def xlogy(x, y):
+        """x * log(y), 0 where x == 0 unless y is nan (PyTorch's convention)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(x == 0, 0, x * np.log(y))
+        return np.where(np.isnan(y), np.nan, out)
+
+    # --- activations and padding (nn.functional rules) ---------------------------------------------------
+    @staticmethod
+    def sigmoid(x):
+        from ..ops.unary import _sigmoid
+        return _sigmoid(x)
+
+    @staticmethod
+    def erf(x):
+        from ..ops._special import erf
+        return erf(x)
+
+    @staticmethod
+    def constant_pad(x, pad):
+        """``x`` padded with zeros (negative entries crop), ``pad`` as in ``nn.functional.pad``."""
+        from ..nn._functional.padding import constant_pad_array
+        return constant_pad_array(x, pad, 0)
+
+
+    # --- shape, indexing and linear algebra (shape, indexing and linalg rules) ----------------------------
+    @staticmethod
+    def getitem(x, index):
+        """``x[index]`` for a NumPy-style index with no integer next to an array (NumPy and PyTorch agree)."""
+        return x[index]
+
+    @staticmethod
+    def embed(values, shape, index):
+        """Zeros of ``shape`` with ``values`` added at ``index`` (repeated positions add up): the adjoint of
+        ``x[index]``."""
+        out = np.zeros(shape, dtype=values.dtype)
+        if any(type(i) is np.ndarray and i.dtype != np.bool_ for i in index):
+            np.add.at(out, index, values)
+        else:
+            out[index] = values
+        return out
+
+    @staticmethod
+    def stack(arrays, dim):
+        return np.stack(arrays, axis=dim)
+
+    @staticmethod
+    def roll(x, shifts, dims):
+        if dims is None:
+            return np.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
+        return np.roll(x, shifts, dims)
+
+    @staticmethod
+    def tril(x, k):
+        return np.tril(x, k)
+
+    @staticmethod
+    def triu(x, k):
+        return np.triu(x, k)
+
+    @staticmethod
+    def einsum(equation, *operands):
+        return np.einsum(equation, *operands, optimize=len(operands) > 1)
 
 class TensorOps:
     """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
@@ -306,6 +374,44 @@ class TensorOps:
     def narrow(x, dim, start, length):
         return x.narrow(dim, start, length)
 
+    # --- activations and padding (nn.functional rules); sigmoid and erf come from __getattr__ -------------
+    @staticmethod
+    def constant_pad(x, pad):
+        from ..nn.functional import pad as pad_fn
+        return pad_fn(x, pad)
+
+
+    # --- shape, indexing and linear algebra (shape, indexing and linalg rules) ----------------------------
+    @staticmethod
+    def getitem(x, index):
+        return x[index]
+
+    @staticmethod
+    def embed(values, shape, index):
+        from ..ops.indexing import embed
+        return embed(values, shape, index)
+
+    @staticmethod
+    def stack(tensors, dim):
+        import gradiente
+        return gradiente.stack(tensors, dim)
+
+    @staticmethod
+    def roll(x, shifts, dims):
+        return x.roll(shifts, dims)
+
+    @staticmethod
+    def tril(x, k):
+        return x.tril(k)
+
+    @staticmethod
+    def triu(x, k):
+        return x.triu(k)
+
+    @staticmethod
+    def einsum(equation, *operands):
+        import gradiente
+        return gradiente.einsum(equation, *operands)
 
 numpy_ops = NumpyOps()
 tensor_ops = TensorOps()

@@ -5,3 +5,5 @@ Importing this package attaches every op to ``Tensor`` as a method. The families
 ``linalg``, and ``inplace`` (the one in-place mechanism).
 """
 from . import elementwise, inplace, linalg, reductions, unary  # noqa: F401
+from . import shape, indexing  # noqa: F401
+from . import comparison  # noqa: F401

@@ -1,15 +1,18 @@
-"""Elementwise operations: arithmetic, the unary math table, comparisons, casts.
+"""Elementwise operations: arithmetic; selection (``clamp``, ``where``, ``maximum`` ...); binary math
+(``atan2``, ``lerp``, ``hypot``, ``xlogy``); filling and copying in place (``zero_``, ``fill_``, ``copy_``);
+casts. The unary math table lives in ``unary``, comparisons and logical ops in ``comparison``.
 
-Each binary op is a forward function next to its node class; each node's docstring is its math. The
-gradients of broadcast inputs are reduced by the engine, never here.
+Each op is a forward function next to its node class; each node's docstring is its math. The gradients
+of broadcast inputs are reduced by the engine, never here.
 """
 import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from ..autograd.rule_ops import numpy_ops
 from ..autograd.grad_mode import state as _grad_state
-from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ._record import as_array, as_result, promote_operands, record, tensor_method, wants_grad, wrap
 
 _FLOAT_DEFAULT = dt.get_default_dtype
 
@@ -130,7 +133,10 @@ class NegBackward0(Node):
 def _binary(x, y, fn, node_cls, floating=False, save=True):
     """The shared body of binary ops: promote, compute, wrap, record."""
     xa, ya, target = promote_operands(x, y, floating)
-    out = fn(xa, ya)
+    try:
+        out = fn(xa, ya)
+    except ValueError:
+        raise broadcast_error(np.shape(xa), np.shape(ya)) from None
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
     if _grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
                                 (isinstance(y, Tensor) and y._requires_grad)):
@@ -469,3 +475,612 @@ def cast(input, dtype):
     if wants_grad(input) and dtype.is_floating_point:
         record(ToCopyBackward0, (input,), out)
     return out
+
+
+# --- broadcasting errors -------------------------------------------------------------------------------
+
+def broadcast_error(*shapes):
+    """PyTorch's error for shapes that do not broadcast, naming the first pair and dimension that clash."""
+    common = tuple(shapes[0])
+    for shape in shapes[1:]:
+        shape = tuple(shape)
+        n = max(len(common), len(shape))
+        a, b = (1,) * (n - len(common)) + common, (1,) * (n - len(shape)) + shape
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                return RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                                    f"non-singleton dimension {i}")
+        common = np.broadcast_shapes(common, shape)
+    return RuntimeError(f"shapes {' and '.join(str(list(s)) for s in shapes)} cannot be broadcast together")
+
+
+def broadcast_shape(*shapes):
+    """The shape ``shapes`` broadcast to, or PyTorch's error."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error(*shapes) from None
+
+
+def _require_tensor(name, value, position=2, arg="other"):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+# C++ type names, as PyTorch's dtype-mismatch messages print them ("expected dtype float ... got dtype double").
+_CPP_NAMES = {np.dtype(k): v for k, v in [("float32", "float"), ("float64", "double"), ("float16", "c10::Half"),
+                                          ("int64", "long int"), ("int32", "int"), ("int16", "short int"),
+                                          ("int8", "signed char"), ("uint8", "unsigned char"), ("bool", "bool"),
+                                          ("complex64", "c10::complex<float>"),
+                                          ("complex128", "c10::complex<double>")]}
+
+
+def _type_name(np_dtype):
+    """PyTorch's scalar type name of a NumPy dtype: Float, Long, Bool ..."""
+    return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
+
+
+# --- clamp ---------------------------------------------------------------------------------------------
+
+def _within(xa, lo, hi):
+    """Where lo <= x <= hi (either bound may be absent): where clamp passes x through."""
+    if lo is None:
+        return xa <= hi
+    if hi is None:
+        return xa >= lo
+    return (xa >= lo) & (xa <= hi)
+
+
+class ClampBackward1(Node):
+    """out = min(max(x, lo), hi) with number bounds;  dx = grad where lo <= x <= hi, else 0"""
+    formula = "d/dx clamp(x, lo, hi) = 1 if lo ≤ x ≤ hi else 0"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        return (ops.mask(_within(ops.raw(x), self.min, self.max), grad),)
+
+
+class ClampBackward0(Node):
+    """out = min(max(x, lo), hi) with tensor bounds;  dx = grad where lo <= x <= hi;
+    dlo = grad where x < lo (and lo < hi);  dhi = grad where x > hi (or hi < lo)"""
+    formula = "∂clamp/∂x = 1 inside [lo, hi];  ∂clamp/∂lo = 1 below lo;  ∂clamp/∂hi = 1 above hi"
+
+    def backward(self, ops, grad):
+        x, lo, hi = self.saved(ops)
+        xa = ops.raw(x)
+        la = ops.raw(lo) if lo is not None else None
+        ha = ops.raw(hi) if hi is not None else None
+        edges = self.next_functions
+        dx = ops.mask(_within(xa, la, ha), grad) if edges[0][0] is not None else None
+        dlo = dhi = None
+        if la is not None and edges[1][0] is not None:
+            dlo = ops.mask((xa < la) & (la < ha) if ha is not None else xa < la, grad)
+        if ha is not None and edges[2][0] is not None:
+            dhi = ops.mask((xa > ha) | (ha < la) if la is not None else xa > ha, grad)
+        return dx, dlo, dhi
+
+
+class ClampMinBackward0(Node):
+    """out = max(x, lo) with a number lo;  dx = grad where x >= lo, else 0"""
+    formula = "d/dx max(x, lo) = 1 if x ≥ lo else 0"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        return (ops.mask(ops.raw(x) >= self.min, grad),)
+
+
+class ClampMaxBackward0(Node):
+    """out = min(x, hi) with a number hi;  dx = grad where x <= hi, else 0"""
+    formula = "d/dx min(x, hi) = 1 if x ≤ hi else 0"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        return (ops.mask(ops.raw(x) <= self.max, grad),)
+
+
+class ClampMinBackward1(Node):
+    """out = max(x, lo) with a tensor lo;  dx = grad where x >= lo;  dlo = grad where x < lo"""
+    formula = "∂max(x, lo)/∂x = 1 if x ≥ lo,  ∂max(x, lo)/∂lo = 1 if x < lo"
+
+    def backward(self, ops, grad):
+        x, lo = self.saved(ops)
+        keep = ops.raw(x) >= ops.raw(lo)
+        return ops.mask(keep, grad), ops.mask(~keep, grad)
+
+
+class ClampMaxBackward1(Node):
+    """out = min(x, hi) with a tensor hi;  dx = grad where x <= hi;  dhi = grad where x > hi"""
+    formula = "∂min(x, hi)/∂x = 1 if x ≤ hi,  ∂min(x, hi)/∂hi = 1 if x > hi"
+
+    def backward(self, ops, grad):
+        x, hi = self.saved(ops)
+        keep = ops.raw(x) <= ops.raw(hi)
+        return ops.mask(keep, grad), ops.mask(~keep, grad)
+
+
+def _clamp_arrays(input, lo, hi):
+    """The forward of every clamp: promote x and the bounds together, then max with lo, min with hi."""
+    target = dt.result_type(*(v for v in (input, lo, hi) if v is not None))._np
+    if target == np.bool_ and not isinstance(lo, Tensor) and not isinstance(hi, Tensor):
+        kernel = "clamp_scalar_cpu" if lo is not None and hi is not None else \
+            "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    xa = input._data if input._data.dtype == target else input._data.astype(target)
+    out = xa
+    try:
+        if lo is not None:
+            out = np.maximum(out, lo._data.astype(target, copy=False) if isinstance(lo, Tensor) else lo)
+        if hi is not None:
+            out = np.minimum(out, hi._data.astype(target, copy=False) if isinstance(hi, Tensor) else hi)
+    except ValueError:
+        raise broadcast_error(*(np.shape(as_array(v)) for v in (input, lo, hi) if v is not None)) from None
+    return as_result(out, target)
+
+
+@tensor_method("clamp", "clip")
+def clamp(input, min=None, max=None, *, out=None):
+    """Each element limited to [min, max] (either may be None; numbers or broadcastable tensors). Where
+    min > max the result is max, as in PyTorch."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo, hi = (_as_tensor_like(b, input) if b is not None and not isinstance(b, Tensor) else b for b in (min, max))
+        result = _clamp_arrays(input, lo, hi)
+        if wants_grad(input, lo, hi):
+            record(ClampBackward0, (input, lo, hi), result, (input, lo, hi))
+    else:
+        result = _clamp_arrays(input, min, max)
+        if wants_grad(input):
+            record(ClampBackward1, (input,), result, (input,), min=min, max=max)
+    return result if out is None else _write_out(result, out)
+
+
+clip = clamp
+
+
+@tensor_method("clamp_min")
+def clamp_min(input, min):
+    """max(input, min), elementwise."""
+    result = _clamp_arrays(input, min, None)
+    if wants_grad(input, min):
+        if isinstance(min, Tensor):
+            record(ClampMinBackward1, (input, min), result, (input, min))
+        else:
+            record(ClampMinBackward0, (input,), result, (input,), min=min)
+    return result
+
+
+@tensor_method("clamp_max")
+def clamp_max(input, max):
+    """min(input, max), elementwise."""
+    result = _clamp_arrays(input, None, max)
+    if wants_grad(input, max):
+        if isinstance(max, Tensor):
+            record(ClampMaxBackward1, (input, max), result, (input, max))
+        else:
+            record(ClampMaxBackward0, (input,), result, (input,), max=max)
+    return result
+
+
+# --- where ---------------------------------------------------------------------------------------------
+
+class WhereBackward0(Node):
+    """out = x where cond else y;  dx = grad where cond, else 0;  dy = grad where not cond, else 0"""
+    formula = "∂where(c, x, y)/∂x = c,  ∂where(c, x, y)/∂y = 1 - c"
+
+    def backward(self, ops, grad):
+        cond = ops.raw(self.saved(ops)[0])
+        edges = self.next_functions
+        return (ops.mask(cond, grad) if edges[0][0] is not None else None,
+                ops.mask(~cond, grad) if edges[1][0] is not None else None)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` holds, ``other`` elsewhere (broadcasting; numbers allowed on either side).
+    With only ``condition``: the indices of its non-zero elements, one tensor per dimension."""
+    if input is None and other is None:
+        return tuple(wrap(idx.astype(np.int64)) for idx in np.nonzero(condition._data))
+    if not isinstance(condition, Tensor):
+        condition = wrap(np.asarray(condition))
+    cond = condition._data
+    if cond.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_type_name(cond.dtype)}")
+    xa, ya, target = promote_operands(input, other)
+    try:
+        result = as_result(np.where(cond, xa, ya), target)
+    except ValueError:
+        raise broadcast_error(cond.shape, np.shape(xa), np.shape(ya)) from None
+    if wants_grad(input, other):
+        record(WhereBackward0, (input, other), result, (condition,))
+    return result if out is None else _write_out(result, out)
+
+
+def _where_method(self, condition, y):
+    """``x.where(condition, y)`` is ``where(condition, x, y)``."""
+    return where(condition, self, y)
+
+
+Tensor.where = _where_method
+
+
+# --- maximum, minimum, fmax, fmin ----------------------------------------------------------------------
+
+def _split_ties(ops, grad, x, y, x_loses):
+    """The gradient of max/min of two tensors: each side gets it where it wins, both get half at ties."""
+    xa, ya = ops.raw(x), ops.raw(y)
+    shared = ops.select(xa == ya, grad / 2, grad)
+    return ops.mask(~x_loses(xa, ya), shared), ops.mask(~x_loses(ya, xa), shared)
+
+
+class MaximumBackward0(Node):
+    """out = max(x, y);  dx = grad where x > y;  dy = grad where y > x;  grad / 2 each at ties"""
+    formula = "∂max(x, y)/∂x = 1 if x > y (½ if x = y)"
+
+    def backward(self, ops, grad):
+        return _split_ties(ops, grad, *self.saved(ops), np.less)
+
+
+class MinimumBackward0(Node):
+    """out = min(x, y);  dx = grad where x < y;  dy = grad where y < x;  grad / 2 each at ties"""
+    formula = "∂min(x, y)/∂x = 1 if x < y (½ if x = y)"
+
+    def backward(self, ops, grad):
+        return _split_ties(ops, grad, *self.saved(ops), np.greater)
+
+
+class FmaxBackward0(Node):
+    """out = fmax(x, y) (nan ignored);  dx = grad where x >= y or y is nan;  dy = grad elsewhere"""
+    formula = "∂fmax(x, y)/∂x = 1 if x ≥ y or y is nan"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        xa, ya = ops.raw(x), ops.raw(y)
+        to_x = (xa >= ya) | np.isnan(ya)
+        return ops.mask(to_x, grad), ops.mask(~to_x, grad)
+
+
+class FminBackward0(Node):
+    """out = fmin(x, y) (nan ignored);  dx = grad where x <= y or y is nan;  dy = grad elsewhere"""
+    formula = "∂fmin(x, y)/∂x = 1 if x ≤ y or y is nan"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        xa, ya = ops.raw(x), ops.raw(y)
+        to_x = (xa <= ya) | np.isnan(ya)
+        return ops.mask(to_x, grad), ops.mask(~to_x, grad)
+
+
+@tensor_method("maximum")
+def maximum(input, other, *, out=None):
+    """Elementwise maximum of two tensors (broadcasting); nan wins, as in PyTorch."""
+    _require_tensor("maximum", other)
+    result = _binary(input, other, np.maximum, MaximumBackward0)
+    return result if out is None else _write_out(result, out)
+
+
+@tensor_method("minimum")
+def minimum(input, other, *, out=None):
+    """Elementwise minimum of two tensors (broadcasting); nan wins, as in PyTorch."""
+    _require_tensor("minimum", other)
+    result = _binary(input, other, np.minimum, MinimumBackward0)
+    return result if out is None else _write_out(result, out)
+
+
+@tensor_method("fmax")
+def fmax(input, other, *, out=None):
+    """Elementwise maximum that ignores nan (nan only where both are nan)."""
+    _require_tensor("fmax", other)
+    result = _binary(input, other, np.fmax, FmaxBackward0)
+    return result if out is None else _write_out(result, out)
+
+
+@tensor_method("fmin")
+def fmin(input, other, *, out=None):
+    """Elementwise minimum that ignores nan (nan only where both are nan)."""
+    _require_tensor("fmin", other)
+    result = _binary(input, other, np.fmin, FminBackward0)
+    return result if out is None else _write_out(result, out)
+
+
+# --- atan2, hypot, lerp, xlogy -------------------------------------------------------------------------
+
+class Atan2Backward0(Node):
+    """out = atan2(x, y);  dx = grad * y / (x² + y²);  dy = -grad * x / (x² + y²)"""
+    formula = "∂atan2(x, y)/∂x = y/(x² + y²),  ∂atan2(x, y)/∂y = -x/(x² + y²)"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        recip = 1 / (x * x + y * y)
+        edges = self.next_functions
+        return (grad * y * recip if edges[0][0] is not None else None,
+                grad * -x * recip if edges[1][0] is not None else None)
+
+
+def _via_double(np_fn):
+    """``np_fn`` computed in double for float32 and float16 and rounded once: NumPy's single-precision atan2 is
+    off by an ulp where PyTorch's is not."""
+    def fn(xa, ya):
+        dtype = np.result_type(xa, ya)
+        if dtype == np.float32 or dtype == np.float16:
+            return np_fn(np.asarray(xa, np.float64), np.asarray(ya, np.float64)).astype(dtype)
+        return np_fn(xa, ya)
+    return fn
+
+
+_atan2_arrays, _hypot_arrays = _via_double(np.arctan2), _via_double(np.hypot)
+
+
+@tensor_method("atan2", "arctan2")
+def atan2(input, other, *, out=None):
+    """The angle of the point (other, input): atan(input / other) in the right quadrant."""
+    _require_tensor("atan2", other)
+    result = _binary(input, other, _atan2_arrays, Atan2Backward0, floating=True)
+    return result if out is None else _write_out(result, out)
+
+
+arctan2 = atan2
+
+
+class HypotBackward0(Node):
+    """out = √(x² + y²);  dx = grad * x / out;  dy = grad * y / out"""
+    formula = "∂hypot(x, y)/∂x = x/hypot(x, y)"
+
+    def backward(self, ops, grad):
+        x, y, out = self.saved(ops)
+        edges = self.next_functions
+        return (grad * x / out if edges[0][0] is not None else None,
+                grad * y / out if edges[1][0] is not None else None)
+
+
+@tensor_method("hypot")
+def hypot(input, other, *, out=None):
+    """√(input² + other²) without overflow; floating tensors only."""
+    _require_tensor("hypot", other)
+    xa, ya, target = promote_operands(input, other)
+    if target.kind != "f":
+        raise NotImplementedError(f'"hypot_cpu" not implemented for \'{_type_name(target)}\'')
+    try:
+        result = as_result(_hypot_arrays(xa, ya), target)
+    except ValueError:
+        raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    if wants_grad(input, other):
+        record(HypotBackward0, (input, other), result, (input, other, result))
+    return result if out is None else _write_out(result, out)
+
+
+class LerpBackward0(Node):
+    """out = x + w * (end - x) with a number w;  dx = grad * (1 - w);  dend = grad * w"""
+    formula = "∂lerp/∂x = 1 - w,  ∂lerp/∂end = w"
+
+    def backward(self, ops, grad):
+        w = self.weight
+        edges = self.next_functions
+        return (grad * (1 - w) if edges[0][0] is not None else None,
+                grad * w if edges[1][0] is not None else None)
+
+
+class LerpBackward1(Node):
+    """out = x + w * (end - x) with a tensor w;  dx = grad * (1 - w);  dend = grad * w;
+    dw = grad * (end - x)"""
+    formula = "∂lerp/∂x = 1 - w,  ∂lerp/∂end = w,  ∂lerp/∂w = end - x"
+
+    def backward(self, ops, grad):
+        x, end, w = self.saved(ops)
+        edges = self.next_functions
+        return (grad * (1 - w) if edges[0][0] is not None else None,
+                grad * w if edges[1][0] is not None else None,
+                grad * (end - x) if edges[2][0] is not None else None)
+
+
+def _check_lerp_dtypes(input, end, weight):
+    a = input._data.dtype
+    if a.kind not in "fc":
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(a)}\'')
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other._data.dtype != a:
+            raise RuntimeError(f"expected dtype {_CPP_NAMES[a]} for `{name}` but got dtype "
+                               f"{_CPP_NAMES[other._data.dtype]}")
+
+
+def _lerp_arrays(xa, ea, wa):
+    """PyTorch's two-sided formula: from x for small weights, from end for large, for accuracy at both ends.
+    float32 is computed in float64 and rounded once, as PyTorch's fused multiply-add rounds once."""
+    work = np.float64 if xa.dtype == np.float32 else xa.dtype
+    x, e, w = xa.astype(work, copy=False), ea.astype(work, copy=False), np.asarray(wa).astype(work, copy=False)
+    diff = e - x if work == xa.dtype else (ea - xa).astype(work)
+    small = np.abs(w) < 0.5
+    if small.ndim == 0:
+        out = x + w * diff if small else e + (w - 1) * diff
+    else:
+        out = np.where(small, x + w * diff, e + (w - 1) * diff)
+    return out.astype(xa.dtype, copy=False)
+
+
+@tensor_method("lerp")
+def lerp(input, end, weight, *, out=None):
+    """input + weight * (end - input): linear interpolation (weight a number or a broadcastable tensor)."""
+    _check_lerp_dtypes(input, end, weight)
+    xa, ea = input._data, end._data
+    if isinstance(weight, Tensor):
+        wa = weight._data
+    else:
+        wa = np.asarray(weight, dtype=xa.dtype)
+    try:
+        result = wrap(_lerp_arrays(xa, ea, wa))
+    except ValueError:
+        raise broadcast_error(xa.shape, ea.shape, np.shape(wa)) from None
+    if isinstance(weight, Tensor):
+        if wants_grad(input, end, weight):
+            record(LerpBackward1, (input, end, weight), result, (input, end, weight))
+    elif wants_grad(input, end):
+        record(LerpBackward0, (input, end), result, weight=weight)
+    return result if out is None else _write_out(result, out)
+
+
+class XlogyBackward0(Node):
+    """out = x * log(y) (0 where x = 0);  dx = grad * log(y) (0 where x = 0 and y <= 0);  dy = grad * x / y"""
+    formula = "∂(x·ln y)/∂x = ln y,  ∂(x·ln y)/∂y = x/y"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        edges = self.next_functions
+        dx = None
+        if edges[0][0] is not None:
+            dx = ops.mask(~((ops.raw(x) == 0) & (ops.raw(y) <= 0)), ops.xlogy(grad, y))
+        return dx, (grad * x / y if edges[1][0] is not None else None)
+
+
+class XlogyBackward1(Node):
+    """out = c * log(y) with a number c;  dy = grad * c / y"""
+    formula = "∂(c·ln y)/∂y = c/y"
+
+    def backward(self, ops, grad):
+        (y,) = self.saved(ops)
+        return (grad * self.x / y,)
+
+
+class XlogyBackward2(Node):
+    """out = x * log(c) with a number c;  dx = grad * log(c) (0 where x = 0 if c <= 0)"""
+    formula = "∂(x·ln c)/∂x = ln c"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        dx = ops.xlogy(grad, self.y)
+        return (dx if self.y > 0 else ops.mask(ops.raw(x) != 0, dx),)
+
+
+@tensor_method("xlogy")
+def xlogy(input, other, *, out=None):
+    """input * log(other), with 0 where input is 0 (unless other is nan); one side may be a number."""
+    xa, ya, target = promote_operands(input, other, floating=True)
+    try:
+        result = as_result(numpy_ops.xlogy(xa, ya), target)
+    except ValueError:
+        raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    if wants_grad(input, other):
+        if not isinstance(input, Tensor):
+            record(XlogyBackward1, (other,), result, (other,), x=input)
+        elif not isinstance(other, Tensor):
+            record(XlogyBackward2, (input,), result, (input,), y=other)
+        else:
+            record(XlogyBackward0, (input, other), result, (input, other))
+    return result if out is None else _write_out(result, out)
+
+
+# --- filling and copying in place ----------------------------------------------------------------------
+
+class ZeroBackward0(Node):
+    """out = 0 (x overwritten);  dx = 0"""
+    formula = "d/dx 0 = 0"
+
+    def backward(self, ops, grad):
+        return (ops.zeros_like(grad),)
+
+
+class FillBackward0(Node):
+    """out = c everywhere (c a number);  dx = 0"""
+    formula = "d/dx c = 0"
+
+    def backward(self, ops, grad):
+        return (ops.zeros_like(grad),)
+
+
+class FillBackward1(Node):
+    """out = v everywhere (v a 0-d tensor);  dx = 0;  dv = Σ grad"""
+    formula = "∂fill(x, v)/∂x = 0,  ∂fill(x, v)/∂v = Σ grad"
+
+    def backward(self, ops, grad):
+        edges = self.next_functions
+        return (ops.zeros_like(grad) if edges[0][0] is not None else None,
+                ops.sum(grad) if edges[1][0] is not None else None)
+
+
+class FillBackward2(FillBackward0):
+    """out = c everywhere (``x.fill_(c)``, c a number);  dx = 0"""
+
+
+class FillBackward3(FillBackward1):
+    """out = v everywhere (``x.fill_(v)``, v a 0-d tensor);  dx = 0;  dv = Σ grad"""
+
+
+class CopyBackwards(Node):
+    """out = src broadcast to x's shape and dtype (``x.copy_(src)``);  dx = 0;  dsrc = grad"""
+    formula = "∂copy/∂x = 0,  ∂copy/∂src = 1"
+
+    def backward(self, ops, grad):
+        edges = self.next_functions
+        return (ops.zeros_like(grad) if edges[0][0] is not None else None,
+                grad if edges[1][0] is not None else None)
+
+
+def _filled(input, value, by_number, by_tensor):
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        result = wrap(np.full(input._data.shape, value._data, dtype=input._data.dtype))
+        if wants_grad(input, value):
+            record(by_tensor, (input, value), result)
+        return result
+    result = wrap(np.full(input._data.shape, value, dtype=input._data.dtype))
+    if wants_grad(input):
+        record(by_number, (input,), result)
+    return result
+
+
+def fill(input, value):
+    """A tensor shaped and typed like ``input``, filled with ``value`` (a number or a 0-d tensor)."""
+    return _filled(input, value, FillBackward0, FillBackward1)
+
+
+@tensor_method("fill_")
+def fill_(input, value):
+    """Fill ``input`` with ``value`` (a number or a 0-d tensor) in place."""
+    return _apply_inplace(input, lambda old: _filled(old, value, FillBackward2, FillBackward3))
+
+
+def _zeros(input):
+    result = wrap(np.zeros(input._data.shape, dtype=input._data.dtype))
+    if wants_grad(input):
+        record(ZeroBackward0, (input,), result)
+    return result
+
+
+@tensor_method("zero_")
+def zero_(input):
+    """Fill ``input`` with zeros in place (``p.grad.zero_()``)."""
+    return _apply_inplace(input, _zeros)
+
+
+def _copied(input, src):
+    shape = broadcast_shape(input._data.shape, src._data.shape)
+    result = wrap(np.array(np.broadcast_to(src._data, shape), dtype=input._data.dtype))
+    if wants_grad(input, src):
+        record(CopyBackwards, (input, src), result)
+    return result
+
+
+@tensor_method("copy_")
+def copy_(input, src, non_blocking=False):
+    """Copy the values of ``src`` (broadcast to ``input``'s shape, converted to its dtype) into ``input``.
+    The gradient flows to ``src``."""
+    return _apply_inplace(input, lambda old: _copied(old, src))
+
+
+def _apply_inplace(tensor, compute):
+    # Imported on use: the inplace module reads this module's ops when it is imported.
+    from .inplace import apply_inplace
+    return apply_inplace(tensor, compute)
+
+
+def _install_inplace():
+    from .inplace import make_inplace
+    for fn in (clamp, clamp_min, clamp_max, atan2, hypot, lerp, xlogy):
+        setattr(Tensor, fn.__name__ + "_", make_inplace(fn, fn.__name__ + "_"))
+    Tensor.clip_ = Tensor.clamp_
+    Tensor.arctan2_ = Tensor.atan2_
+
+
+_install_inplace()

@@ -1,24 +1,42 @@
-"""Reductions: sum, mean, and (added by the op-family modules) the rest, each with ``dim``/``keepdim``."""
+"""Reductions, each with ``dim``/``keepdim``: sum, mean, prod, max/min (full, and along a dim with indices),
+amax/amin, argmax/argmin, median, var/std, norm, logsumexp, all/any, count_nonzero; and the scans cumsum
+and cumprod.
+
+Numerics follow PyTorch's CPU kernels where NumPy allows: var, std and the scans accumulate float32 in
+double; ties in max/amax/median share the gradient as PyTorch shares it.
+"""
+import math
+import warnings
+
 import numpy as np
 
 from .. import _dtype as dt
+from .. import return_types
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
-from ._record import as_result, record, tensor_method, wants_grad
+from ..autograd.rule_ops import numpy_ops
+from ._record import as_result, record, tensor_method, wants_grad, wrap
 
-__all__ = ["sum", "mean", "normalize_dims", "expand_reduced"]
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "median", "var", "std", "norm",
+           "vector_norm", "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero", "normalize_dims",
+           "expand_reduced", "unsqueeze_reduced"]
 
 
 def normalize_dims(dim, ndim):
-    """``dim`` (None, an int, or a sequence) as a sorted tuple of non-negative axes; None means all."""
+    """``dim`` (None, an int, or a sequence) as a sorted tuple of non-negative axes; None and () mean all.
+    A 0-d tensor accepts dim 0 and -1 (as PyTorch does) and has no axes to reduce: ()."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
-        return (_wrap_dim(int(dim), ndim),)
-    dims = tuple(sorted(_wrap_dim(int(d), ndim) for d in dim))
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    return dims or tuple(range(ndim))
+        d = _wrap_dim(int(dim), ndim)
+        return (d,) if ndim else ()
+    dims = [_wrap_dim(int(d), ndim) for d in dim]
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if not dims or not ndim:
+        return tuple(range(ndim))
+    return tuple(sorted(dims))
 
 
 def expand_reduced(ops, grad, axes, keepdim, shape):
@@ -98,7 +116,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None and not keepdim:
         out = as_result(a.mean(), a.dtype)
         if wants_grad(input):
-            record(MeanBackward0, (input,), out, shape=a.shape, count=max(a.size, 1) if a.size else 0)
+            record(MeanBackward0, (input,), out, shape=a.shape, count=a.size)
         return out
     axes = normalize_dims(dim, a.ndim)
     out = as_result(a.mean(axis=axes, keepdims=keepdim), a.dtype)
@@ -120,3 +138,605 @@ def _sum_to_size(x, shape):
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
     out = sum(x, axes, keepdim=True) if axes else x
     return out.reshape(shape) if lead else out
+
+
+# --- shared pieces -------------------------------------------------------------------------------------
+
+def unsqueeze_reduced(ops, t, axes, keepdim, ndim):
+    """A reduced result given back its reduced dims (as size 1), so that it broadcasts against the input."""
+    if keepdim or ndim == 0:
+        return t
+    for a in axes:
+        t = ops.unsqueeze(t, a)
+    return t
+
+
+def _type_name(np_dtype):
+    return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
+
+
+def _as_count(ops, count, like):
+    """An integer count as an array or tensor of ``like``'s dtype (float32 / int64 would widen in NumPy)."""
+    return ops.constant(count, like)
+
+
+def _no_dim_error(name):
+    return RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                        "reduction dim with the 'dim' argument.")
+
+
+def _check_nonempty_dims(name, a, axes, error=IndexError):
+    for d in axes:
+        if a.ndim and a.shape[d] == 0:
+            raise error(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _at_least_1d(a):
+    """0-d arrays as 1-element vectors: PyTorch lets dim 0 (and -1) address a 0-d tensor."""
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _evenly_distribute(ops, grad, xa, value):
+    """The gradient of a reduction to one value (max, min, median of all elements): shared equally by every
+    element equal to it (nan matches nan)."""
+    mask = np.isnan(xa) if np.isnan(value) else xa == value
+    return ops.mask(mask, grad / int(np.count_nonzero(mask)))
+
+
+def _value_selecting_backward(ops, grad, indices, dim, keepdim, shape):
+    """The gradient of a reduction that picks one element per slice along ``dim`` (max, min, median with a
+    dim): each slice's gradient goes to the picked index."""
+    if len(shape) == 0:
+        return grad
+    if not keepdim:
+        indices = np.expand_dims(indices, dim)
+        grad = ops.unsqueeze(grad, dim)
+    positions = np.arange(shape[dim]).reshape([-1 if i == dim else 1 for i in range(len(shape))])
+    return ops.mask(positions == indices, grad)
+
+
+# --- prod ----------------------------------------------------------------------------------------------
+
+def _product_of_others(ops, grad, x, dim):
+    """``grad`` times, for each element, the product of the other elements along ``dim``: the product of the
+    elements before it times the product of those after it (exact when some are zero, and differentiable)."""
+    n = x.shape[dim]
+    if n == 0:
+        return ops.expand(grad, x.shape)
+    ones = ops.ones_like(ops.narrow(x, dim, 0, 1))
+    before = ops.cumprod(ops.cat([ones, ops.narrow(x, dim, 0, n - 1)], dim), dim)
+    reversed_after = ops.cat([ones, ops.flip(ops.narrow(x, dim, 1, n - 1), (dim,))], dim)
+    after = ops.flip(ops.cumprod(reversed_after, dim), (dim,))
+    return grad * (before * after)
+
+
+class ProdBackward0(Node):
+    """out = Π x;  dx = grad * out / x (with zeros in x: grad * the product of the other elements)"""
+    formula = "∂(Πᵢ xᵢ)/∂xⱼ = Πᵢ≠ⱼ xᵢ"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        xa = ops.raw(x)
+        if xa.ndim == 0:
+            return (grad,)
+        zeros = int(np.count_nonzero(xa == 0))
+        if zeros == 0:
+            return (grad * (out / x),)
+        if zeros > 1 and not ops.recording:
+            return (ops.zeros_like(x),)
+        return (ops.reshape(_product_of_others(ops, grad, ops.reshape(x, (-1,)), 0), xa.shape),)
+
+
+class ProdBackward1(Node):
+    """out = Π along dim;  dx = grad * out / x (with zeros in x: grad * the product of the others)"""
+    formula = "∂(Πᵢ xᵢ)/∂xⱼ = Πᵢ≠ⱼ xᵢ"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        xa, dim = ops.raw(x), self.dim
+        if xa.ndim == 0:
+            return (grad,)
+        if not self.keepdim:
+            grad, out = ops.unsqueeze(grad, dim), ops.unsqueeze(out, dim)
+        if not (xa == 0).any():
+            return (grad * (out / x),)
+        return (_product_of_others(ops, grad, x, dim),)
+
+
+@tensor_method("prod")
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or along ``dim`` (one int). Integers multiply as int64, as in PyTorch."""
+    a = input._data
+    target = _sum_dtype(a, dtype)
+    a = a.astype(target, copy=False)
+    if dim is None:
+        result = as_result(_product(a.reshape(-1), 0), target)
+        if wants_grad(input):
+            record(ProdBackward0, (input,), result, (input, result))
+        return result
+    d = _wrap_dim(dim, a.ndim)
+    result = as_result(_product(_at_least_1d(a), d).reshape(_reduced_shape(a, (d,), keepdim)), target)
+    if wants_grad(input):
+        record(ProdBackward1, (input,), result, (input, result), dim=d, keepdim=keepdim)
+    return result
+
+
+def _product(a, axis):
+    if a.dtype == np.float16 and a.shape[axis] > 1:
+        # PyTorch multiplies half precision one element after another, rounding each partial product.
+        return np.take(np.cumprod(a, axis=axis, dtype=np.float16), -1, axis=axis)
+    return np.asarray(a.prod(axis=axis))
+
+
+def _reduced_shape(a, axes, keepdim):
+    return tuple(1 if i in axes else s for i, s in enumerate(a.shape)) if keepdim else \
+        tuple(s for i, s in enumerate(a.shape) if i not in axes)
+
+
+# --- max, min, amax, amin, argmax, argmin, median ------------------------------------------------------
+
+class MaxBackward1(Node):
+    """out = max of all x;  dx = grad / k at the k elements equal to the max, 0 elsewhere"""
+    formula = "∂max(x)/∂xⱼ = 1/k where xⱼ is one of k maxima"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        return (_evenly_distribute(ops, grad, ops.raw(x), ops.raw(out)),)
+
+
+class MinBackward1(MaxBackward1):
+    """out = min of all x;  dx = grad / k at the k elements equal to the min, 0 elsewhere"""
+    formula = "∂min(x)/∂xⱼ = 1/k where xⱼ is one of k minima"
+
+
+class MaxBackward0(Node):
+    """out = max along dim (with indices);  dx = grad at each maximum's index, 0 elsewhere"""
+    formula = "∂max(x, dim)/∂xⱼ = 1 at the index returned, else 0"
+
+    def backward(self, ops, grad):
+        return (_value_selecting_backward(ops, grad, self.indices, self.dim, self.keepdim, self.shape),)
+
+
+class MinBackward0(MaxBackward0):
+    """out = min along dim (with indices);  dx = grad at each minimum's index, 0 elsewhere"""
+    formula = "∂min(x, dim)/∂xⱼ = 1 at the index returned, else 0"
+
+
+def _extreme(input, dim, keepdim, name, np_arg, full_node, dim_node):
+    """max / min of all elements, or along ``dim`` as (values, indices)."""
+    a = input._data
+    if dim is None:
+        if a.size == 0:
+            raise _no_dim_error(name)
+        result = as_result(a.max() if name == "max" else a.min(), a.dtype)
+        if wants_grad(input):
+            record(full_node, (input,), result, (input, result))
+        return result
+    d = _wrap_dim(dim, a.ndim)
+    _check_nonempty_dims(name, a, (d,))
+    work = _at_least_1d(a)
+    indices = np.expand_dims(np_arg(work, axis=d), d)
+    values = np.take_along_axis(work, indices, d)
+    shape = _reduced_shape(a, (d,), keepdim)
+    values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
+    if wants_grad(input):
+        record(dim_node, (input,), values, indices=indices._data, dim=d, keepdim=keepdim, shape=a.shape)
+    return getattr(return_types, name)(values, indices)
+
+
+@tensor_method("max")
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
+    """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
+    if isinstance(dim, Tensor) or other is not None:
+        from .elementwise import maximum
+        return maximum(input, other if other is not None else dim)
+    return _extreme(input, dim, keepdim, "max", np.argmax, MaxBackward1, MaxBackward0)
+
+
+@tensor_method("min")
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``minimum``."""
+    if isinstance(dim, Tensor) or other is not None:
+        from .elementwise import minimum
+        return minimum(input, other if other is not None else dim)
+    return _extreme(input, dim, keepdim, "min", np.argmin, MinBackward1, MinBackward0)
+
+
+class AmaxBackward0(Node):
+    """out = max over dims;  dx = grad / k at the k elements equal to their slice's max, 0 elsewhere"""
+    formula = "∂amax(x)/∂xⱼ = 1/k where xⱼ is one of k maxima"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        xa = ops.raw(x)
+        axes = self.axes
+        value = ops.raw(out) if self.keepdim else np.expand_dims(ops.raw(out), axes)
+        grad = unsqueeze_reduced(ops, grad, axes, self.keepdim, xa.ndim)
+        mask = xa == value
+        count = mask.sum(axis=axes, keepdims=True)
+        return (ops.mask(mask, grad / _as_count(ops, count, grad)),)
+
+
+class AminBackward0(AmaxBackward0):
+    """out = min over dims;  dx = grad / k at the k elements equal to their slice's min, 0 elsewhere"""
+    formula = "∂amin(x)/∂xⱼ = 1/k where xⱼ is one of k minima"
+
+
+def _amax_amin(input, dim, keepdim, name, np_fn, node_cls):
+    a = input._data
+    axes = normalize_dims(dim, a.ndim)
+    if a.size == 0:
+        if len(axes) == a.ndim and not isinstance(dim, int) and not dim:
+            raise _no_dim_error(name)
+        _check_nonempty_dims(name, a, axes)
+    result = as_result(np_fn(a, axis=axes, keepdims=keepdim), a.dtype)
+    if wants_grad(input):
+        record(node_cls, (input,), result, (input, result), axes=axes, keepdim=keepdim)
+    return result
+
+
+@tensor_method("amax")
+def amax(input, dim=(), keepdim=False):
+    """The largest element over ``dim`` (all dims by default); ties share the gradient equally."""
+    return _amax_amin(input, dim, keepdim, "amax", np.amax, AmaxBackward0)
+
+
+@tensor_method("amin")
+def amin(input, dim=(), keepdim=False):
+    """The smallest element over ``dim`` (all dims by default); ties share the gradient equally."""
+    return _amax_amin(input, dim, keepdim, "amin", np.amin, AminBackward0)
+
+
+def _arg_extreme(input, dim, keepdim, name, np_arg):
+    a = input._data
+    if a.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if a.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        index = np.asarray(np_arg(a), dtype=np.int64)
+        return wrap(index.reshape((1,) * a.ndim) if keepdim else index)
+    d = _wrap_dim(dim, a.ndim)
+    _check_nonempty_dims(name, a, (d,))
+    index = np_arg(_at_least_1d(a), axis=d, keepdims=keepdim)
+    return as_result(index.reshape(_reduced_shape(a, (d,), keepdim)), np.int64)
+
+
+@tensor_method("argmax")
+def argmax(input, dim=None, keepdim=False):
+    """The index of the largest element (of the flattened tensor, or along ``dim``); the first among ties."""
+    return _arg_extreme(input, dim, keepdim, "argmax", np.argmax)
+
+
+@tensor_method("argmin")
+def argmin(input, dim=None, keepdim=False):
+    """The index of the smallest element (of the flattened tensor, or along ``dim``); the first among ties."""
+    return _arg_extreme(input, dim, keepdim, "argmin", np.argmin)
+
+
+class MedianBackward0(MaxBackward1):
+    """out = median of all x;  dx = grad / k at the k elements equal to the median, 0 elsewhere"""
+    formula = "∂median(x)/∂xⱼ = 1/k where xⱼ is one of k elements equal to the median"
+
+
+class MedianBackward1(MaxBackward0):
+    """out = median along dim (with indices);  dx = grad at each median's index, 0 elsewhere"""
+    formula = "∂median(x, dim)/∂xⱼ = 1 at the index returned, else 0"
+
+
+@tensor_method("median")
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all elements, or along ``dim`` as ``(values, indices)``); nan if a nan is present.
+    Among equal elements the index returned may differ from PyTorch's, which does not specify it."""
+    a = input._data
+    if a.dtype == np.bool_:
+        raise NotImplementedError(f'"{"median_cpu" if dim is None else "median_out"}" not implemented for \'Bool\'')
+    if dim is None:
+        flat = a.reshape(-1)
+        if flat.size == 0 or (a.dtype.kind in "fc" and np.isnan(flat).any()):
+            value = np.asarray(np.nan, dtype=a.dtype)
+        else:
+            value = np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2]
+        result = as_result(value, a.dtype)
+        if wants_grad(input):
+            record(MedianBackward0, (input,), result, (input, result))
+        return result
+    d = _wrap_dim(dim, a.ndim)
+    _check_nonempty_dims("median", a, (d,))
+    work = _at_least_1d(a)
+    order = np.argsort(work, axis=d, kind="stable")
+    indices = np.take(order, [(work.shape[d] - 1) // 2], axis=d)
+    if a.dtype.kind in "fc":
+        nans = np.isnan(work)
+        indices = np.where(nans.any(axis=d, keepdims=True), np.argmax(nans, axis=d, keepdims=True), indices)
+    values = np.take_along_axis(work, indices, d)
+    shape = _reduced_shape(a, (d,), keepdim)
+    values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
+    if wants_grad(input):
+        record(MedianBackward1, (input,), values, indices=indices._data, dim=d, keepdim=keepdim, shape=a.shape)
+    return return_types.median(values, indices)
+
+
+# --- var, std ------------------------------------------------------------------------------------------
+
+def _var_backward(ops, grad, x, axes, keepdim, dof):
+    """d var / dx = 2 (x - mean) / dof, with the reduced gradient broadcast back."""
+    grad = unsqueeze_reduced(ops, grad, axes, keepdim, ops.raw(x).ndim)
+    scale = 2.0 / dof if dof != 0 else math.inf
+    return (scale * grad) * (x - ops.mean(x, axes, keepdim=True))
+
+
+class VarBackward0(Node):
+    """out = Σ (x - mean)² / (n - correction);  dx = grad * 2 (x - mean) / (n - correction)"""
+    formula = "∂var(x)/∂xⱼ = 2(xⱼ - x̄)/(n - c)"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        return (_var_backward(ops, grad, x, self.axes, self.keepdim, self.dof),)
+
+
+class StdBackward0(Node):
+    """out = √var(x);  dx = grad / (2 out) * d var/dx (0 where out = 0)"""
+    formula = "∂std(x)/∂xⱼ = (xⱼ - x̄)/((n - c)·std(x))"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_var = ops.mask(ops.raw(out) != 0, grad / (out * 2))
+        return (_var_backward(ops, grad_var, x, self.axes, self.keepdim, self.dof),)
+
+
+def _var_std(input, dim, unbiased, keepdim, correction, name):
+    """The shared forward of var and std: PyTorch's argument forms and checks, computed in double for
+    float32 and float16 (as PyTorch's CPU kernels accumulate)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    a = input._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    axes = normalize_dims(dim, a.ndim)
+    n = int(np.prod([a.shape[i] for i in axes])) if a.ndim else 1
+    dof = n - correction
+    work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+    if dof > 0:
+        value = work.var(axis=axes, ddof=correction, keepdims=keepdim)
+    else:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # NumPy's version of the warning just given
+            value = work.var(axis=axes, ddof=correction, keepdims=keepdim)
+    if name == "std":
+        value = np.sqrt(value)
+    result = as_result(value, np.finfo(a.dtype).dtype)
+    if wants_grad(input):
+        if name == "std":
+            record(StdBackward0, (input,), result, (input, result), axes=axes, keepdim=keepdim, dof=dof)
+        else:
+            record(VarBackward0, (input,), result, (input,), axes=axes, keepdim=keepdim, dof=dof)
+    return result
+
+
+@tensor_method("var")
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` (all by default), dividing by n - correction (correction 1 unless
+    ``unbiased=False`` or ``correction=`` says otherwise)."""
+    return _var_std(input, dim, unbiased, keepdim, correction, "var")
+
+
+@tensor_method("std")
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over ``dim``: the square root of ``var`` with the same arguments."""
+    return _var_std(input, dim, unbiased, keepdim, correction, "std")
+
+
+# --- norm ----------------------------------------------------------------------------------------------
+
+class LinalgVectorNormBackward0(Node):
+    """out = (Σ |x|ᵖ)^(1/p);  dx = grad * sign(x) |x|ᵖ⁻¹ / outᵖ⁻¹ (p = 2: grad * x / out; p = ∞: shared
+    equally by the largest |x|; p = 0: no gradient)"""
+    formula = "∂‖x‖ₚ/∂xⱼ = sign(xⱼ)·|xⱼ|ᵖ⁻¹ / ‖x‖ₚᵖ⁻¹"
+
+    def backward(self, ops, grad):
+        x, norm = self.saved(ops)
+        p, axes = self.ord, self.axes
+        ndim = ops.raw(x).ndim
+        if p == 0:
+            return (None,)
+        grad = unsqueeze_reduced(ops, grad, axes, self.keepdim, ndim)
+        norm = unsqueeze_reduced(ops, norm, axes, self.keepdim, ndim)
+        xa, na = ops.raw(x), ops.raw(norm)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if p == 1:
+                return (ops.sign(x) * grad,)
+            if p == 2:
+                return (grad * ops.mask(na != 0, x / norm),)
+            if math.isinf(p):
+                mask = (np.abs(xa) == na) | np.isnan(xa)
+                count = mask.sum(axis=axes, keepdims=True)
+                return (ops.sign(x) * ops.mask(mask, grad / _as_count(ops, count, grad)),)
+            if p < 1:
+                scaled = ops.sign(x) * ops.mask(xa != 0, ops.abs(x) ** (p - 1))
+                return (scaled * grad * norm ** (1 - p),)
+            scaled = ops.sign(x) * ops.abs(x) ** (p - 1) if p < 2 else x * ops.abs(x) ** (p - 2)
+            return (scaled * ops.mask(na != 0, grad / norm ** (p - 1)),)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The p-norm (Σ |x|ᵖ)^(1/p) over ``dim`` (all elements by default); ord may be inf, -inf or 0."""
+    a = x._data
+    if dtype is not None:
+        a = a.astype(dtype._np)
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_name(a.dtype)}")
+    axes = normalize_dims(dim, a.ndim)
+    p = float(ord)
+    absolute = np.abs(a)
+    if math.isinf(p):
+        if a.size == 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+                               "operation does not have an identity")
+        value = (absolute.max if p > 0 else absolute.min)(axis=axes, keepdims=keepdim)
+    elif p == 0:
+        value = (a != 0).sum(axis=axes, keepdims=keepdim)
+    elif p == 1:
+        value = absolute.sum(axis=axes, keepdims=keepdim)
+    elif p == 2:
+        value = np.sqrt((absolute * absolute).sum(axis=axes, keepdims=keepdim))
+    else:
+        value = (absolute ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
+    result = as_result(value, absolute.dtype)
+    if wants_grad(x):
+        record(LinalgVectorNormBackward0, (x,), result, (x, result), ord=p, axes=axes, keepdim=keepdim)
+    return result
+
+
+@tensor_method("norm")
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The vector p-norm over ``dim`` (all elements by default); 'fro' is the 2-norm. The nuclear norm
+    ('nuc') needs a singular value decomposition, which gradiente does not provide: it raises."""
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            p = 2
+        elif p == "nuc":
+            raise NotImplementedError("gradiente does not implement the nuclear norm ('nuc'): it needs a singular "
+                                      "value decomposition.")
+        else:
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+# --- logsumexp -----------------------------------------------------------------------------------------
+
+class LogsumexpBackward0(Node):
+    """out = log Σ exp(x);  dx = grad * exp(x - out) (the softmax of x)"""
+    formula = "∂ log Σᵢ exp(xᵢ)/∂xⱼ = exp(xⱼ) / Σᵢ exp(xᵢ)"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        ndim = ops.raw(x).ndim
+        grad = unsqueeze_reduced(ops, grad, self.axes, self.keepdim, ndim)
+        out = unsqueeze_reduced(ops, out, self.axes, self.keepdim, ndim)
+        return (grad * ops.exp(x - out),)
+
+
+@tensor_method("logsumexp")
+def logsumexp(input, dim, keepdim=False):
+    """log(Σ exp(input)) over ``dim``, computed stably (the largest element is taken out first)."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        a = a.astype(dt.get_default_dtype()._np)
+    axes = normalize_dims(dim, a.ndim)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if a.size:
+            top = np.amax(a, axis=axes, keepdims=True)
+            top = np.where(np.abs(top) == np.inf, np.zeros((), a.dtype), top)
+            value = np.log(np.exp(a - top).sum(axis=axes, keepdims=keepdim))
+            value = value + (top if keepdim else top.reshape(value.shape))
+        else:
+            value = np.log(np.exp(a).sum(axis=axes, keepdims=keepdim))
+    result = as_result(value, a.dtype)
+    if wants_grad(input):
+        record(LogsumexpBackward0, (input,), result, (input, result), axes=axes, keepdim=keepdim)
+    return result
+
+
+# --- cumsum, cumprod -----------------------------------------------------------------------------------
+
+def _reversed_cumsum(ops, t, dim):
+    """Σ over j >= i of t_j: the cumulative sum taken from the end."""
+    return ops.flip(ops.cumsum(ops.flip(t, (dim,)), dim), (dim,))
+
+
+class CumsumBackward0(Node):
+    """out_i = Σ_{j<=i} x_j along dim;  dx_j = Σ_{i>=j} grad_i"""
+    formula = "∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = 1 for i ≥ k"
+
+    def backward(self, ops, grad):
+        dim = self.dim
+        if ops.raw(grad).size <= 1 or grad.shape[dim] == 1:
+            return (grad,)
+        return (_reversed_cumsum(ops, grad, dim),)
+
+
+class CumprodBackward0(Node):
+    """out_i = Π_{j<=i} x_j along dim;  dx_j = Σ_{i>=j} grad_i * out_i / x_j (zeros in x handled apart)"""
+    formula = "∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for i ≥ k"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        xa, dim = ops.raw(x), self.dim
+        if xa.size <= 1 or xa.shape[dim] == 1:
+            return (grad,)
+        w = out * grad
+        zero = xa == 0
+        if not zero.any():
+            return (_reversed_cumsum(ops, w, dim) / x,)
+        # With zeros, in each slice: before its first zero the formula above holds (later terms vanish);
+        # the first zero gets Σ_{i>=k} grad_i * Π_{j<=i, j!=k} x_j; after it every gradient is 0. (The
+        # constant 0 after the first zero makes second derivatives there incomplete.)
+        zeros_so_far = np.cumsum(zero, axis=dim)
+        before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
+        dx_before = ops.mask(before, _reversed_cumsum(ops, w, dim) / ops.select(before, x, ops.ones_like(x)))
+        skipping_first = ops.cumprod(ops.select(first, ops.ones_like(x), x), dim)
+        at_first = ops.sum(ops.mask(~before, grad * skipping_first), dim, keepdim=True)
+        return (dx_before + ops.mask(first, at_first),)
+
+
+def _scan(input, dim, dtype, node_cls, scan):
+    a = input._data
+    d = _wrap_dim(dim, a.ndim)
+    target = _sum_dtype(a, dtype)
+    a = a.astype(target, copy=False)
+    result = wrap(scan(_at_least_1d(a), d).reshape(a.shape))
+    if wants_grad(input):
+        record(node_cls, (input,), result, (input, result) if node_cls is CumprodBackward0 else (), dim=d)
+    return result
+
+
+@tensor_method("cumsum")
+def cumsum(input, dim, *, dtype=None):
+    """Running sum along ``dim``; integers and bools accumulate as int64."""
+    return _scan(input, dim, dtype, CumsumBackward0, numpy_ops.cumsum)
+
+
+@tensor_method("cumprod")
+def cumprod(input, dim, *, dtype=None):
+    """Running product along ``dim``; integers and bools accumulate as int64."""
+    return _scan(input, dim, dtype, CumprodBackward0, numpy_ops.cumprod)
+
+
+# --- all, any, count_nonzero ---------------------------------------------------------------------------
+
+def _test_all(input, dim, keepdim, np_fn):
+    a = input._data
+    if dim is None:
+        axes = None
+    elif isinstance(dim, (tuple, list)) and len(dim) == 0:
+        axes = ()
+    else:
+        axes = normalize_dims(dim, a.ndim)
+    return as_result(np_fn(a, axis=axes, keepdims=keepdim), np.uint8 if a.dtype == np.uint8 else np.bool_)
+
+
+@tensor_method("all")
+def all(input, dim=None, keepdim=False):
+    """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input), not recorded."""
+    return _test_all(input, dim, keepdim, np.all)
+
+
+@tensor_method("any")
+def any(input, dim=None, keepdim=False):
+    """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input), not recorded."""
+    return _test_all(input, dim, keepdim, np.any)
+
+
+@tensor_method("count_nonzero")
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements (over ``dim``), as int64."""
+    a = input._data
+    axes = None if dim is None else normalize_dims(dim, a.ndim)
+    return as_result(np.count_nonzero(a, axis=axes), np.int64)

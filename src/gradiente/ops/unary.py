@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from ._record import as_result, record, wants_grad
 from ._table import install
+from .inplace import make_inplace
 
 
 class UnaryNode(Node):
@@ -23,6 +24,8 @@ class UnaryNode(Node):
     reads = ""
 
     def backward(self, ops, grad):
+        if not self.reads:
+            return (type(self).rule(ops, grad, None, None),)
         saved = self.saved(ops)
         x = saved[0] if "x" in self.reads else None
         out = saved[-1] if "out" in self.reads else None
@@ -34,9 +37,20 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
 def _sigmoid(a):
-    # Written so that neither branch overflows: exp of a non-positive number only.
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+    # PyTorch's formula, so that results agree to the last bit; exp(-a) may overflow to inf, giving 0.
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+
+
+def _sign(a):
+    # PyTorch's sign is (0 < x) - (x < 0): 0 for nan, where NumPy gives nan.
+    s = np.sign(a)
+    return np.where(np.isnan(a), np.zeros((), s.dtype), s) if a.dtype.kind == "f" else s
+
+
+def _frac(a):
+    with np.errstate(invalid="ignore"):     # frac(±inf) is nan, quietly, as in PyTorch
+        return a - np.trunc(a)
 
 
 def _relu(a):
@@ -87,12 +101,12 @@ TABLE = [
     ("relu", _relu, "ReluBackward0", "out", lambda ops, g, x, out: ops.mask(ops.raw(out) > 0, g),
      "d/dx max(0, x) = 1 if x > 0 else 0", False),
     ("abs", np.abs, "AbsBackward0", "x", lambda ops, g, x, out: g * ops.sign(x), "d/dx |x| = sign(x)", False),
-    ("sign", np.sign, "SignBackward0", "", _zero, "d/dx sign(x) = 0", False),
-    ("sgn", np.sign, "SgnBackward0", "", _zero, "d/dx sign(x) = 0", False),
+    ("sign", _sign, "SignBackward0", "", _zero, "d/dx sign(x) = 0", False),
+    ("sgn", _sign, "SgnBackward0", "", _zero, "d/dx sign(x) = 0", False),
     ("floor", np.floor, "FloorBackward0", "", _zero, "d/dx ⌊x⌋ = 0", False),
     ("ceil", np.ceil, "CeilBackward0", "", _zero, "d/dx ⌈x⌉ = 0", False),
     ("trunc", np.trunc, "TruncBackward0", "", _zero, "d/dx trunc(x) = 0", False),
-    ("frac", lambda a: a - np.trunc(a), "FracBackward0", "", lambda ops, g, x, out: g, "d/dx frac(x) = 1", False),
+    ("frac", _frac, "FracBackward0", "", lambda ops, g, x, out: g, "d/dx frac(x) = 1", False),
     ("erf", None, "ErfBackward0", "x", lambda ops, g, x, out: g * (2 / math.sqrt(math.pi)) * ops.exp(-(x * x)),
      "d/dx erf x = 2/√π·e^(-x²)", True),
 ]
@@ -103,15 +117,35 @@ def _erf(a):
     return np.vectorize(erf, otypes=[a.dtype])(a) if a.size else a.copy()
 
 
+#: the functions PyTorch has no kernel for on some non-float dtypes: name -> (dtype kinds, kernel name)
+_NO_KERNEL = {"floor": ("b", "floor_vml_cpu"), "ceil": ("b", "ceil_vml_cpu"), "trunc": ("b", "trunc_vml_cpu"),
+              "round": ("b", "round_vml_cpu"), "frac": ("biu", "frac_cpu"), "abs": ("b", "abs_cpu")}
+
+
+def _check_kernel(name, a):
+    """PyTorch's errors for dtypes a function has no kernel for (``floor`` of a bool tensor ...)."""
+    kinds, kernel = _NO_KERNEL.get(name, ("", ""))
+    if a.dtype.kind in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.FROM_NUMPY[a.dtype]._legacy[:-6]}\'')
+    if name == "relu" and a.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
 def _make_forward(name, np_fn, node_cls, reads, to_float):
     def forward(input, *, out=None):
         xa = input._data
         if xa.dtype.kind not in "fc":
             if to_float:
                 xa = xa.astype(dt.get_default_dtype()._np)
-            elif xa.dtype == np.bool_ and name in ("abs", "relu"):
-                raise RuntimeError(f'"{name}_cpu" not implemented for \'Bool\'')
-        result = as_result(np_fn(xa), xa.dtype)
+            else:
+                _check_kernel(name, xa)
+                if xa.dtype == np.bool_ and name in ("sign", "sgn"):
+                    xa = xa.astype(np.int8)
+        if xa.dtype == np.float16:
+            # PyTorch computes half-precision math in float32 and rounds the result once.
+            result = as_result(np_fn(xa.astype(np.float32)), np.float16)
+        else:
+            result = as_result(np_fn(xa), np.bool_ if xa.dtype == np.int8 and input._data.dtype == np.bool_ else xa.dtype)
         if wants_grad(input):
             record(node_cls, (input,), result, (input,) * ("x" in reads) + (result,) * ("out" in reads))
         if out is not None:
@@ -138,12 +172,21 @@ globals().update(FUNCTIONS)
 __all__ = list(FUNCTIONS)
 
 
-def _round(input, *, decimals=0):
-    """Round half to even (as PyTorch does); gradient zero."""
-    out = as_result(np.round(input._data, decimals), input._data.dtype)
+def _round(input, *, decimals=0, out=None):
+    """Round half to even (as PyTorch does), to ``decimals`` places; gradient zero."""
+    a = input._data
+    if a.dtype.kind in "biu":
+        _check_kernel("round", a)
+        if decimals != 0:
+            raise NotImplementedError(f'"round_cpu" not implemented for \'{dt.FROM_NUMPY[a.dtype]._legacy[:-6]}\'')
+    work = a.astype(np.float32) if a.dtype == np.float16 else a
+    result = as_result(np.round(work, decimals), a.dtype)
     if wants_grad(input):
-        record(_round_node(decimals), (input,), out)
-    return out
+        record(_round_node(decimals), (input,), result)
+    if out is not None:
+        from .elementwise import _write_out
+        return _write_out(result, out)
+    return result
 
 
 def _round_node(decimals):
@@ -155,4 +198,41 @@ RoundBackward0 = type("RoundBackward0", (UnaryNode,), {"__slots__": (), "rule": 
 RoundBackward1 = type("RoundBackward1", (RoundBackward0,), {"__slots__": ()})
 round = _round
 Tensor.round = _round
+Tensor.round_ = make_inplace(_round, "round_")
 __all__.append("round")
+
+
+class LogitBackward0(Node):
+    """out = log(x / (1 - x));  dx = grad / (x * (1 - x)), 0 outside [eps, 1 - eps] when eps is given
+    (nan outside [0, 1] without it)"""
+    formula = "d/dx logit(x) = 1/(x·(1 - x))"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        xa, eps = ops.raw(x), self.eps
+        d = grad / (x * (1 - x))
+        if eps is None:
+            return (ops.select((xa < 0) | (xa > 1), ops.constant(np.nan, grad), d),)
+        return (ops.mask(~((xa < eps) | (xa > 1 - eps)), d),)
+
+
+def logit(input, eps=None, *, out=None):
+    """log(p / (1 - p)), the inverse of sigmoid; with ``eps``, p is first clamped to [eps, 1 - eps]."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        a = a.astype(dt.get_default_dtype()._np)
+    work = a.astype(np.float32) if a.dtype == np.float16 else a
+    z = work if eps is None else np.clip(work, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = as_result(np.log(z / (1 - z)), a.dtype)
+    if wants_grad(input):
+        record(LogitBackward0, (input,), result, (input,), eps=eps)
+    if out is not None:
+        from .elementwise import _write_out
+        return _write_out(result, out)
+    return result
+
+
+Tensor.logit = logit
+Tensor.logit_ = make_inplace(logit, "logit_")
+__all__.append("logit")

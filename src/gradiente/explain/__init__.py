@@ -1,0 +1,143 @@
+"""``gradiente.explain(y)``: the backward pass of ``y`` told step by step with the chain rule.
+
+For each node, in the order the engine runs them: the operation, its local derivative as a formula,
+the gradient that arrives, and what is passed to each input (for elementwise ops: upstream × local
+derivative = gradient passed on); where gradients from several paths meet they are shown being summed;
+it ends with each leaf's ``.grad``. The numbers are the engine's own, recorded while it runs (see
+``record``), so they equal what ``backward()`` computes to the last bit.
+
+    >>> explain(y)                  # in a notebook: Markdown with LaTeX; print(...) for plain text
+    >>> explain(y, lang="es")       # en español
+
+This module is itself callable: ``gradiente.explain(y)`` and ``gradiente.explain.explain(y)`` are the same.
+"""
+import sys
+import types
+
+from ..viz.names import Names, caller_frame
+from .record import GraphFreedError, record_backward
+from .render import to_markdown, to_text
+from .steps import build_steps
+
+__all__ = ["Explanation", "explain", "record_backward"]
+
+
+def explain(output, gradient=None, *, params=None, lang="en", accumulate=None, retain_graph=None, max_steps=200,
+            max_elems=8):
+    """Run the backward pass of ``output`` and explain it step by step; returns an ``Explanation``
+    (plain text with ``print``/``str``, Markdown and LaTeX in a notebook or with ``.to_markdown()``).
+
+    ``gradient``: as in ``output.backward(gradient)`` (needed when ``output`` is not a scalar).
+    ``params``: names for leaves (a dict, a module, or ``named_parameters()`` pairs); leaves it does not
+    name are named after the caller's variables. ``lang``: ``"en"`` or ``"es"``.
+
+    ``accumulate``: True runs ``output.backward(gradient)`` itself, filling the leaves' ``.grad`` exactly
+    as that call would ("instead of backward()"); False repeats the pass without touching any ``.grad``
+    ("after backward()", which needs the graph kept with ``retain_graph=True``, unless no node saved
+    anything). None (default) picks False when some leaf of the graph already has a ``.grad``, else True.
+
+    ``max_steps``: longer passes show their first and last steps only; tensors of more than
+    ``max_elems`` elements are summarized (shape, mean, min, max).
+    """
+    return _explain(caller_frame(1), output, gradient, params=params, lang=lang, accumulate=accumulate,
+                    retain_graph=retain_graph, max_steps=max_steps, max_elems=max_elems)
+
+
+def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate=None, retain_graph=None,
+             max_steps=200, max_elems=8):
+    from .._tensor import Tensor
+    from .messages import words
+    words(lang)
+    if not isinstance(output, Tensor):
+        raise TypeError(f"explain() expects a Tensor, got {type(output).__name__}")
+    names = _WalkNames(params, frame, output)
+    leaves = _leaves(output)
+    if accumulate is None:
+        accumulate = not any(t.grad is not None for t in leaves)
+    if accumulate:
+        names.previous_grads = {id(t): t.grad._data.copy() for t in leaves if t.grad is not None}
+    try:
+        record = record_backward(output, gradient, accumulate=accumulate, retain_graph=retain_graph)
+    except GraphFreedError as error:
+        raise GraphFreedError(f"{error} {words(lang)['freed']}") from None
+    return Explanation(record, names, lang, max_steps, max_elems, gradient is not None)
+
+
+class Explanation:
+    """A recorded backward pass, ready to be read. ``steps``: one ``Step`` per node in the order run;
+    ``grads``: ``{leaf name: gradient array}``; ``record``: the raw ``BackwardRecord``."""
+
+    def __init__(self, record, names, lang, max_steps, max_elems, gradient_given):
+        self.record = record
+        self.names = names
+        self.lang = lang
+        self.max_steps = max_steps
+        self.max_elems = max_elems
+        self.gradient_given = gradient_given
+        self.output_name = names.output_name
+        self.steps = build_steps(record, names)
+        self.results = [(t, names.leaf(t), record.leaf[id(t)], names.previous_grads.get(id(t)))
+                        for t in record.leaves if id(t) in record.leaf]
+        self.grads = {name: grad for _, name, grad, _ in self.results}
+
+    def to_text(self, lang=None):
+        return to_text(self, lang or self.lang)
+
+    def to_markdown(self, lang=None):
+        return to_markdown(self, lang or self.lang)
+
+    def __str__(self):
+        return self.to_text()
+
+    def __repr__(self):
+        return self.to_text()
+
+    def _repr_markdown_(self):
+        return self.to_markdown()
+
+
+class _WalkNames:
+    """Names for the walkthrough: leaves (params, then the caller's variables, then "leaf 1"...), the
+    node outputs the caller holds in variables, and the output itself ("y" when unnamed)."""
+
+    def __init__(self, params, frame, output):
+        self._names = Names(params, frame, auto=True)
+        self._numbered = {}
+        self.output_name = self._names.of_tensor(output) or _find_name(frame, output) or "y"
+        self.previous_grads = {}
+
+    def leaf(self, tensor):
+        name = self._names.of_tensor(tensor)
+        if name:
+            return name
+        if id(tensor) not in self._numbered:
+            self._numbered[id(tensor)] = f"leaf{len(self._numbered) + 1}"
+        return self._numbered[id(tensor)]
+
+    def node(self, node):
+        return self._names.of_node(node)
+
+
+def _find_name(frame, tensor):
+    for scope in (frame.f_locals, frame.f_globals):
+        for name, value in scope.items():
+            if value is tensor and not name.startswith("_"):
+                return name
+    return None
+
+
+def _leaves(output):
+    from ..viz.walk import reachable
+    if output.grad_fn is None:
+        return [output] if output.requires_grad else []
+    return [n.variable for n in reachable([output.grad_fn]) if hasattr(n, "variable")]
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``gradiente.explain(y)`` call the function even where ``gradiente.explain`` is this module."""
+
+    def __call__(self, *args, **kwargs):
+        return _explain(caller_frame(1), *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,141 @@
+"""Run the real backward pass and write down every gradient that flows, node by node.
+
+Nothing is recomputed: a pre-hook on each node records the gradient the engine hands it (already
+summed over all the paths that reach it) and a hook records what its rule passes to each input (already
+reduced to the input's shape), so the numbers of a walkthrough are the engine's own. The pre-hook also
+evaluates the rule of an elementwise node once on a gradient of ones, which gives its local derivative
+(the rule is linear in the gradient), before the engine runs it and frees what it saved.
+"""
+import numpy as np
+
+from ..autograd.graph import _FREED, AccumulateGrad
+from ..viz.walk import reachable
+
+__all__ = ["BackwardRecord", "GraphFreedError", "is_elementwise", "record_backward"]
+
+_ELEMENTWISE = {"AddBackward0", "SubBackward0", "RsubBackward1", "MulBackward0", "DivBackward0",
+                "ReciprocalBackward0", "PowBackward0", "PowBackward1", "PowBackward2", "NegBackward0",
+                "ToCopyBackward0", "RemainderBackward0", "RemainderBackward1", "FmodBackward0", "FmodBackward1"}
+
+
+class GraphFreedError(RuntimeError):
+    """The graph's saved values were released by an earlier ``backward()``."""
+
+
+def is_elementwise(node):
+    """Whether ``node``'s rule multiplies the gradient elementwise by a local derivative."""
+    from ..ops.unary import UnaryNode
+    return isinstance(node, UnaryNode) or type(node).__name__ in _ELEMENTWISE or getattr(node, "elementwise", False)
+
+
+class BackwardRecord:
+    """What one backward pass did. Arrays are copies, indexed by node.
+
+    ``order``: the nodes in the order the engine ran them. ``incoming[node]``: the gradient it received
+    (for a node with several outputs, ``incoming_all[node]`` has one per output). ``contributions[node]``:
+    ``[(consumer, input_index, gradient), ...]``, one per edge along which a gradient reached it, in the
+    order they arrived. ``outgoing[node]``: per input, the gradient passed on (None where none).
+    ``local[node]``: per input, the elementwise local derivative in the output's shape, or None.
+    ``leaf[id(tensor)]``: the gradient that reached each leaf; ``leaves``: those tensors in order.
+    """
+
+    def __init__(self, output, root_grad, accumulated):
+        self.output = output
+        self.root_grad = root_grad
+        self.accumulated = accumulated
+        self.order = []
+        self.incoming = {}
+        self.incoming_all = {}
+        self.contributions = {}
+        self.outgoing = {}
+        self.local = {}
+        self.leaf = {}
+        self.leaves = []
+
+
+def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None, local_derivatives=True):
+    """Run ``output.backward(gradient)`` (``accumulate=True``) or ``autograd.grad`` of ``output`` with
+    respect to every leaf (``accumulate=False``: no ``.grad`` changes) and return a ``BackwardRecord``."""
+    from .. import autograd
+    from .._tensor import Tensor
+    if not isinstance(output, Tensor):
+        raise TypeError(f"expected a Tensor, got {type(output).__name__}")
+    if not output.requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    root = output.grad_fn if output.grad_fn is not None else output._grad_edge()[0]
+    nodes = reachable([root])
+    if any(node._saved is None for node in nodes):
+        raise GraphFreedError(_FREED)
+    root_grad = gradient._data if isinstance(gradient, Tensor) else gradient
+    if root_grad is None:
+        if output._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        root_grad = np.ones(output._data.shape, dtype=output._data.dtype)
+    record = BackwardRecord(output, np.array(root_grad, dtype=output._data.dtype), accumulate)
+    leaves = [node.variable for node in nodes if isinstance(node, AccumulateGrad)]
+    record.leaves = leaves
+    handles = []
+    try:
+        for node in nodes:
+            handles.append(node.register_prehook(_before(record, node, local_derivatives)))
+            if not isinstance(node, AccumulateGrad):
+                handles.append(node.register_hook(_after(record, node)))
+        if accumulate or not leaves:
+            autograd.backward(output, gradient, retain_graph=retain_graph)
+        else:
+            autograd.grad(output, leaves, gradient, retain_graph=retain_graph, allow_unused=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return record
+
+
+def _copy(grad):
+    return None if grad is None else np.array(grad._data, copy=True)
+
+
+def _before(record, node, local_derivatives):
+    def hook(grad_outputs):
+        grads = [_copy(g) for g in grad_outputs]
+        record.order.append(node)
+        record.incoming_all[node] = grads
+        record.incoming[node] = grads[0] if grads else None
+        if isinstance(node, AccumulateGrad):
+            if grads and grads[0] is not None:
+                record.leaf[id(node.variable)] = grads[0]
+        elif local_derivatives and len(grads) == 1 and grads[0] is not None and is_elementwise(node):
+            record.local[node] = _local_derivative(node, grads[0])
+    return hook
+
+
+def _after(record, node):
+    def hook(grad_inputs, grad_outputs):
+        passed = [_copy(g) for g in grad_inputs]
+        record.outgoing[node] = passed
+        for i, ((nxt, _), g) in enumerate(zip(node.next_functions, passed)):
+            if nxt is not None and g is not None:
+                record.contributions.setdefault(nxt, []).append((node, i, g))
+    return hook
+
+
+def _local_derivative(node, grad):
+    """The rule applied to a gradient of ones: the elementwise derivative of the output with respect to
+    each input, broadcast to the output's shape. None if the rule cannot be evaluated on its own."""
+    from ..autograd.rule_ops import numpy_ops
+    try:
+        results = node.backward(numpy_ops, np.ones_like(grad))
+    except Exception:  # noqa: BLE001 - the engine runs the rule next and reports any real error itself
+        return None
+    if type(results) is not tuple:
+        results = (results,)
+    local = []
+    for r in results:
+        if r is None:
+            local.append(None)
+            continue
+        r = np.asarray(r)
+        try:
+            local.append(np.array(np.broadcast_to(r, grad.shape), copy=True))
+        except ValueError:
+            local.append(None)
+    return local

@@ -1,0 +1,1 @@
+"""The implementation of ``gradiente.nn.functional``, one module per family (see ``functional``)."""

@@ -1,0 +1,59 @@
+"""Stateless neural-network functions, as ``torch.nn.functional``: activations, softmax, linear, dropout,
+losses, padding, one-hot and distances.
+
+Each function records the same backward nodes as PyTorch: a dedicated node where PyTorch has one
+(``GeluBackward0``, ``NllLossBackward0``, ``BinaryCrossEntropyWithLogitsBackward0``, ...), otherwise the
+composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsBackward0`` over
+``SubBackward0``). The implementations live in ``nn._functional``, one module per family:
+
+* ``activations``: relu, leaky_relu, gelu, elu, selu, celu, silu, mish, softplus, logsigmoid, hardtanh, ...
+* ``gradiente.ops.softmax``: softmax, log_softmax (also ``Tensor.softmax``); softmin composes them
+* ``linear``: linear, addmm, bilinear;  ``dropout``: dropout and its channel-wise and alpha variants
+* ``losses``: mse, l1, smooth_l1, huber, kl_div, binary_cross_entropy (with logits)
+* ``classification``: nll_loss, cross_entropy;  ``padding``: pad;  ``sparse``: one_hot
+* ``distance``: normalize, cosine_similarity, pairwise_distance
+"""
+import warnings
+
+from ..ops import softmax as _softmax_ops
+from ._functional.activations import (celu, celu_, elu, elu_, gelu, hardsigmoid, hardswish, hardtanh,  # noqa: F401
+                                      hardtanh_, leaky_relu, leaky_relu_, logsigmoid, mish, relu, relu6, relu_,
+                                      selu, selu_, sigmoid, silu, softplus, softsign, tanh, tanhshrink, threshold,
+                                      threshold_)
+from ._functional.classification import cross_entropy, nll_loss  # noqa: F401
+from ._functional.distance import cosine_similarity, normalize, pairwise_distance  # noqa: F401
+from ._functional.dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,  # noqa: F401
+                                  feature_alpha_dropout)
+from ._functional.linear import bilinear, linear  # noqa: F401
+from ._functional.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401
+                                 kl_div, l1_loss, mse_loss, smooth_l1_loss)
+from ._functional.padding import pad  # noqa: F401
+from ._functional.sparse import one_hot  # noqa: F401
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """e^x / Σ e^x along ``dim`` (``SoftmaxBackward0``); ``dtype`` casts the input first. Without ``dim``,
+    PyTorch's deprecated implicit choice (0 for 0-, 1- and 3-dimensional inputs, else 1), with its warning."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return _softmax_ops.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(x)) along ``dim``, computed stably (``LogSoftmaxBackward0``)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _softmax_ops.log_softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return _softmax_ops.softmax(-input, dim, dtype)

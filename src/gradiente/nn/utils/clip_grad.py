@@ -1,0 +1,69 @@
+"""Gradient clipping: scale all gradients so their joint norm is at most ``max_norm``, or clamp each value."""
+import types
+import warnings
+
+import numpy as np
+
+from ..._tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"]
+
+
+def _grads(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p._grad for p in parameters if p._grad is not None]
+
+
+def _vector_norm(array, norm_type):
+    a = np.abs(array.ravel())
+    if norm_type == float("inf"):
+        return a.max() if a.size else np.zeros((), array.dtype)
+    if norm_type == float("-inf"):
+        return a.min()
+    if norm_type == 0:
+        return np.asarray((a != 0).sum(), dtype=array.dtype)
+    if norm_type == 1:
+        return a.sum()
+    if norm_type == 2:
+        return np.sqrt(np.dot(a, a))
+    return (a ** norm_type).sum() ** (1.0 / norm_type)
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Scale the gradients of ``parameters`` in place so that the norm of all of them together (as one vector)
+    is at most ``max_norm``. Returns that total norm (before clipping) as a tensor."""
+    if not isinstance(parameters, Tensor):
+        is_generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)
+        if is_generator and not parameters:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
+    grads = _grads(parameters)
+    norm_type = float(norm_type)
+    if not grads:
+        return Tensor._make(np.zeros((), dtype=np.float32))
+    norms = np.stack([_vector_norm(g._data, norm_type) for g in grads])
+    total = _vector_norm(norms, norm_type).astype(grads[0]._data.dtype)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
+                           "anyway, set `error_if_nonfinite=False`")
+    coef = np.minimum(float(max_norm) / (total + total.dtype.type(1e-6)), 1.0).astype(total.dtype)
+    for g in grads:
+        g._data *= coef
+        g._bump_version()
+    return Tensor._make(np.asarray(total))
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient value of ``parameters`` into ``[-clip_value, clip_value]``, in place."""
+    clip_value = float(clip_value)
+    for g in _grads(parameters):
+        np.clip(g._data, -clip_value, clip_value, out=g._data)
+        g._bump_version()

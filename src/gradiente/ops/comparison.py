@@ -1,0 +1,193 @@
+"""Comparisons, logical and bitwise ops, and value tests (``isnan`` ...): results that carry no gradient.
+
+Every op here returns a tensor that is not recorded, even when its inputs require grad: a comparison is
+piecewise constant, and PyTorch gives its result no ``grad_fn``. Operands are promoted first (an int
+tensor compared with a float compares as float), as in PyTorch.
+"""
+import numpy as np
+
+from .. import _dtype as dt
+from .._tensor import Tensor
+from ._record import as_result, promote_operands, tensor_method, wrap
+from .elementwise import broadcast_error
+from .inplace import apply_inplace
+
+__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+           "equal", "allclose", "isclose", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit",
+           "logical_and", "logical_or", "logical_xor", "logical_not",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
+
+_OPERANDS = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
+
+
+def _promoted(input, other):
+    """``promote_operands``, with a Python int met by an integer dtype wrapped around into it first
+    (``uint8_tensor < -1`` compares with 255), as PyTorch converts it."""
+    xa, ya, target = promote_operands(input, other)
+    if target.kind in "iu":
+        if type(xa) is int:
+            xa = np.array(xa).astype(target)
+        if type(ya) is int:
+            ya = np.array(ya).astype(target)
+    return xa, ya, target
+
+
+def _comparison(name, np_fn, aliases=()):
+    def compare(input, other, *, out=None):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        xa, ya, _ = _promoted(input, other)
+        try:
+            return as_result(np_fn(xa, ya), np.bool_)
+        except ValueError:
+            raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"Elementwise ``input {np_fn.__name__} other`` as a bool tensor (broadcasting; not recorded)."
+    tensor_method(name, f"__{name}__", *aliases)(compare)
+    return compare
+
+
+eq = _comparison("eq", np.equal)
+ne = _comparison("ne", np.not_equal, ("not_equal",))
+lt = _comparison("lt", np.less, ("less",))
+le = _comparison("le", np.less_equal, ("less_equal",))
+gt = _comparison("gt", np.greater, ("greater",))
+ge = _comparison("ge", np.greater_equal, ("greater_equal",))
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+
+@tensor_method("equal")
+def equal(input, other):
+    """True if both tensors have the same shape and the same values (a Python bool)."""
+    if input._data.shape != other._data.shape:
+        return False
+    xa, ya, _ = promote_operands(input, other)
+    return bool(np.array_equal(xa, ya))
+
+
+def _check_same_dtype(input, other):
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{input.dtype._legacy[:-6]} did not match {other.dtype._legacy[:-6]}")
+
+
+@tensor_method("isclose")
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise; both tensors of one dtype, as in PyTorch."""
+    _check_same_dtype(input, other)
+    try:
+        return as_result(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), np.bool_)
+    except ValueError:
+        raise broadcast_error(input._data.shape, other._data.shape) from None
+
+
+@tensor_method("allclose")
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether ``isclose`` holds everywhere (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def _value_test(name, np_fn):
+    def test(input):
+        return as_result(np_fn(input._data), np.bool_)
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = f"``{np_fn.__name__}`` of each element as a bool tensor (integers are never nan or inf)."
+    return tensor_method(name)(test)
+
+
+isnan = _value_test("isnan", np.isnan)
+isinf = _value_test("isinf", np.isinf)
+isfinite = _value_test("isfinite", np.isfinite)
+isposinf = _value_test("isposinf", np.isposinf)
+isneginf = _value_test("isneginf", np.isneginf)
+signbit = _value_test("signbit", np.signbit)
+
+
+@tensor_method("isreal")
+def isreal(input):
+    a = input._data
+    return as_result(a.imag == 0 if a.dtype.kind == "c" else np.ones(a.shape, np.bool_), np.bool_)
+
+
+# --- logical: any dtype in, bool out -------------------------------------------------------------------
+
+def _logical(name, np_fn):
+    def logical(input, other, *, out=None):
+        xa, ya = input._data, other._data if isinstance(other, Tensor) else other
+        try:
+            return as_result(np_fn(xa, ya), np.bool_)
+        except ValueError:
+            raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    logical.__name__ = logical.__qualname__ = name
+    logical.__doc__ = f"Elementwise ``{name}`` of the truth values of both tensors, as a bool tensor."
+    tensor_method(name)(logical)
+    setattr(Tensor, name + "_", lambda self, other: apply_inplace(self, lambda old: logical(old, other)))
+    return logical
+
+
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
+
+
+@tensor_method("logical_not")
+def logical_not(input, *, out=None):
+    """Elementwise ``not`` of the truth value of each element, as a bool tensor."""
+    return as_result(np.logical_not(input._data), np.bool_)
+
+
+Tensor.logical_not_ = lambda self: apply_inplace(self, logical_not)
+
+
+# --- bitwise: bool and integer tensors -----------------------------------------------------------------
+
+def _check_bitwise(name, dtype_np):
+    if dtype_np.kind not in "biu":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.FROM_NUMPY[dtype_np]._legacy[:-6]}\'')
+
+
+def _bitwise(name, np_fn, dunder):
+    def bitwise(input, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        xa, ya, target = _promoted(input, other)
+        _check_bitwise(name, target)
+        try:
+            return as_result(np_fn(xa, ya), target)
+        except ValueError:
+            raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    bitwise.__name__ = bitwise.__qualname__ = name
+    bitwise.__doc__ = f"Elementwise ``{name}`` of bool or integer tensors (``x {dunder} y``)."
+
+    def reflected(self, other):
+        return bitwise(other, self) if isinstance(other, Tensor) else bitwise(self, other)
+
+    def augmented(self, other):
+        return apply_inplace(self, lambda old: bitwise(old, other))
+
+    tensor_method(name, f"__{dunder}__")(bitwise)
+    setattr(Tensor, f"__r{dunder}__", reflected)
+    setattr(Tensor, f"__i{dunder}__", augmented)
+    setattr(Tensor, name + "_", augmented)
+    return bitwise
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and, "and")
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or, "or")
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, "xor")
+
+
+@tensor_method("bitwise_not")
+def bitwise_not(input):
+    """``~x``: logical not of a bool tensor, two's-complement not of an integer tensor."""
+    _check_bitwise("bitwise_not", input._data.dtype)
+    return wrap(np.invert(input._data))
+
+
+def _invert(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
+Tensor.bitwise_not_ = lambda self: apply_inplace(self, bitwise_not)

@@ -1,0 +1,643 @@
+"""Indexing: ``x[index]``, ``x[index] = v``, gather/scatter, index_select, masked_fill/masked_select, nonzero.
+
+``x[index]`` follows PyTorch's reading of an index, step by step: integers select, slices slice (both
+views, SelectBackward0/SliceBackward0), None unsqueezes, and what remains, tensors, lists and boolean
+masks, is one advanced-indexing copy (IndexBackward0). The graph therefore has PyTorch's nodes, and an
+integer next to a list means what it means in PyTorch (it selects first), not what it means in NumPy.
+
+``x[index] = v`` goes through the one in-place mechanism (``apply_inplace``): the recorded op is "x with
+that region replaced by v" (CopySlices, or IndexPutBackward0 for advanced indices); its rule zeroes the
+region in x's gradient and hands the region's gradient to v.
+
+Every rule that moves a gradient back into a larger tensor uses ``ops.embed`` (zeros with values added at
+an index: the adjoint of ``x[index]``); ``embed`` below is that operation on tensors, for create_graph.
+"""
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd import grad_mode
+from ..autograd.graph import Node
+from ..autograd.rule_ops import numpy_ops
+from ._record import record, tensor_method, wants_grad, wrap
+from .inplace import apply_inplace, make_inplace
+from .shape import AliasBackward0, _fmt, _view, expand, expanded_shape, infer_size, select, slice_dim, unsqueeze, view
+
+__all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
+           "scatter_add", "take_along_dim"]
+
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+              "(got {})")
+_ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
+             "a 0-dim tensor to a number")
+_SEQUENCE_INDEX = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                   "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor "
+                   "index, x[torch.tensor(seq)], which will result either in an error or a different result")
+_VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.")
+
+
+# --- reading an index ------------------------------------------------------------------------------------
+
+def _is_int(obj):
+    return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+
+
+def _index_array(obj):
+    """A tensor, array or (nested) list used as an index, as an int64 or bool NumPy array."""
+    arr = obj._data if isinstance(obj, Tensor) else np.asarray(obj)
+    kind = arr.dtype.kind
+    if kind == "b":
+        return arr
+    if kind == "u" and arr.dtype.itemsize == 1:
+        return arr.astype(bool)                 # a byte mask, as in (older) PyTorch
+    if kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.size == 0 and not isinstance(obj, (Tensor, np.ndarray)):
+        return arr.astype(np.int64)             # ``x[[]]``: an empty list of positions
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _as_tuple(index):
+    """PyTorch's rule for a list index: read as a tuple of indices if it holds sequences, slices, None or
+    Ellipsis (``x[[0, 1], [1, 2]]`` and ``x[[[0, 1], [1, 2]]]`` mean the same), else as one tensor."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            isinstance(o, (Tensor, np.ndarray, list, tuple, slice)) or o is None or o is Ellipsis for o in index):
+        warnings.warn(_SEQUENCE_INDEX, UserWarning, stacklevel=3)
+        return tuple(index)
+    return (index,)
+
+
+class _Index:
+    """An index as PyTorch reads it, against a tensor of a given shape.
+
+    ``steps``: the basic part, in order, as ``(kind, dim, arg)`` with kind ``select``/``slice``/``unsqueeze``
+    (slices that keep a whole dim are dropped, as PyTorch drops them); ``basic``: the same as one NumPy
+    basic index; ``advanced``: what remains after the basic part, a NumPy index of slices and arrays (no
+    integers, so NumPy and PyTorch read it alike), or None."""
+
+    __slots__ = ("advanced", "basic", "steps")
+
+    def __init__(self, shape, index, keep_full_slices=False):
+        items, consumed = [], 0
+        for obj in _as_tuple(index):
+            if obj is None or obj is Ellipsis or isinstance(obj, (bool, np.bool_)):
+                pass
+            elif _is_int(obj) or isinstance(obj, slice):
+                consumed += 1
+            elif isinstance(obj, Tensor) and obj._data.ndim == 0 and obj._data.dtype.kind in "iu":
+                obj = int(obj._data)            # a 0-d integer tensor selects, like an int
+                consumed += 1
+            elif isinstance(obj, (Tensor, np.ndarray, list, tuple)):
+                obj = _index_array(obj)
+                if obj.ndim == 0:               # a 0-d boolean tensor acts like a Python bool
+                    obj = bool(obj)
+                else:
+                    consumed += obj.ndim if obj.dtype == np.bool_ else 1
+            else:
+                raise IndexError(_BAD_INDEX.format(type(obj).__name__))
+            items.append(obj)
+        ndim = len(shape)
+        if consumed > ndim:
+            if ndim == 0:
+                raise IndexError(_ZERO_DIM)
+            raise IndexError(f"too many indices for tensor of dimension {ndim}")
+        if sum(o is Ellipsis for o in items) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+
+        shape = list(shape)
+        steps, basic, arrays = [], [], []
+        dim = real_dim = 0
+        for obj in items:
+            if obj is None or isinstance(obj, bool):
+                steps.append(("unsqueeze", dim, None))
+                basic.append(None)
+                shape.insert(dim, 1)
+                if isinstance(obj, bool):       # True keeps the new dim's one entry, False none of it
+                    arrays.append((dim, np.array([obj])))
+                dim += 1
+            elif obj is Ellipsis:
+                basic.extend([slice(None)] * (ndim - consumed))
+                dim += ndim - consumed
+                real_dim += ndim - consumed
+            elif isinstance(obj, slice):
+                if obj.step is not None and obj.step <= 0:
+                    raise ValueError("step must be greater than zero" if obj.step < 0 else "slice step cannot be zero")
+                bounds = slice(*obj.indices(shape[dim]))
+                if keep_full_slices or bounds != slice(0, shape[dim], 1):
+                    steps.append(("slice", dim, bounds))
+                basic.append(bounds)
+                shape[dim] = len(range(bounds.start, bounds.stop, bounds.step))
+                dim += 1
+                real_dim += 1
+            elif isinstance(obj, np.ndarray):
+                arrays.append((dim, obj))
+                k = obj.ndim if obj.dtype == np.bool_ else 1
+                basic.extend([slice(None)] * k)
+                dim += k
+                real_dim += k
+            else:
+                i, n = int(obj), shape[dim]
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {n}")
+                steps.append(("select", dim, i + n if i < 0 else i))
+                basic.append(i + n if i < 0 else i)
+                shape.pop(dim)
+                real_dim += 1
+        self.steps = steps
+        self.basic = tuple(basic) + (Ellipsis,)     # the Ellipsis keeps a full selection a 0-d view
+        self.advanced = _advanced_index(arrays, shape) if arrays else None
+
+
+def _advanced_index(arrays, shape):
+    """The advanced part as one NumPy index over the tensor left by the basic steps, checked as PyTorch
+    checks it."""
+    index, pos, nth = [], 0, 0
+    for dim, arr in arrays:
+        index.extend([slice(None)] * (dim - pos))
+        if arr.dtype == np.bool_:
+            for j, s in enumerate(arr.shape):
+                if s != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {_fmt(arr.shape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {_fmt(shape)} at index {dim + j}")
+            pos, nth = dim + arr.ndim, nth + arr.ndim
+        else:
+            n = shape[dim]
+            bad = (arr >= n) | (arr < -n)
+            if bad.any():
+                raise IndexError(f"index {int(arr[bad].flat[0])} is out of bounds for dimension {nth} with size {n}")
+            pos, nth = dim + 1, nth + 1
+        index.append(arr)
+    return tuple(index)
+
+
+# --- x[index] --------------------------------------------------------------------------------------------
+
+class IndexBackward0(Node):
+    """out = x[index] (advanced indexing, a copy);  dx = zeros with grad added at index (repeats add up)"""
+    __slots__ = ()
+    formula = "∂ x[idx]/∂x: the gradient added back at idx, zeros elsewhere"
+
+    def backward(self, ops, grad):
+        return (ops.embed(grad, self._input_meta[0][0], self.index),)
+
+
+def _index(input, index):
+    out = wrap(input._data[index])
+    if wants_grad(input):
+        record(IndexBackward0, (input,), out, index=index)
+    return out
+
+
+@tensor_method("__getitem__")
+def getitem(self, index):
+    """``x[index]`` with PyTorch's meaning and graph (see the module docstring)."""
+    if type(index) is int:
+        a = self._data
+        if a.ndim == 0:
+            raise IndexError(_ZERO_DIM)
+        n = a.shape[0]
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
+        return select(self, 0, index)
+    parsed = _Index(self._data.shape, index, keep_full_slices=type(index) is slice)
+    result = self
+    for kind, dim, arg in parsed.steps:
+        if kind == "select":
+            result = select(result, dim, arg)
+        elif kind == "slice":
+            result = slice_dim(result, dim, arg.start, arg.stop, arg.step)
+        else:
+            result = unsqueeze(result, dim)
+    if parsed.advanced is not None:
+        return _index(result, parsed.advanced)
+    return _view(self, self._data.view(), AliasBackward0) if result is self else result
+
+
+# --- x[index] = v ----------------------------------------------------------------------------------------
+
+class CopySlices(Node):
+    """out = x with out[index] = v;  dx = grad with the region zeroed;  dv = grad[index]"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient outside the written region;  ∂/∂v: the gradient of the region"
+
+    def backward(self, ops, grad):
+        (x_node, _), (v_node, _) = self.next_functions
+        dx = dv = None
+        if x_node is not None:
+            keep = np.ones(tuple(grad.shape), dtype=bool)
+            _assign(keep[self.basic], self.advanced, False)
+            dx = ops.mask(keep, grad)
+        if v_node is not None:
+            dv = ops.getitem(grad, self.basic)
+            if self.advanced is not None:
+                dv = ops.getitem(dv, self.advanced)
+        return dx, dv
+
+
+class IndexPutBackward0(CopySlices):
+    """out = x with out[indices] = v (advanced indices);  dx = grad zeroed there;  dv = grad[indices]"""
+    __slots__ = ()
+
+
+class CopyBackwards(CopySlices):
+    """out = v copied over all of x;  dx = 0;  dv = grad"""
+    __slots__ = ()
+
+
+class FillBackward3(CopySlices):
+    """out = x with every element set to a number;  dx = 0"""
+    __slots__ = ()
+
+
+def _assign(region, advanced, values):
+    try:
+        if advanced is None:
+            region[...] = values
+        else:
+            region[advanced] = values
+    except ValueError:
+        if not region.flags.writeable:
+            raise RuntimeError(_OVERLAP) from None
+        shape = np.shape(values)
+        target = region[advanced].shape if advanced is not None else region.shape
+        raise RuntimeError(f"shape mismatch: value tensor of shape {_fmt(shape)} cannot be broadcast to indexing "
+                           f"result of shape {_fmt(target)}") from None
+
+
+def _strip_leading_ones(value, ndim):
+    """PyTorch drops a value's leading size-1 dims before writing it into a region of ``ndim`` dims."""
+    shape = value._data.shape
+    k = 0
+    while len(shape) - k > ndim and shape[k] == 1:
+        k += 1
+    return view(value, shape[k:]) if k else value
+
+
+def _setitem_result(old, parsed, value):
+    """``old`` with the region ``parsed`` selects replaced by ``value``, out of place and recorded."""
+    out = old._data.copy()
+    region = out[parsed.basic]
+    if isinstance(value, Tensor):
+        value = _strip_leading_ones(value, region.ndim)
+        if value._data.dtype != out.dtype:
+            value = value.to(old.dtype)
+        if parsed.advanced is None and value._data.shape != region.shape:
+            value = expand(value, region.shape)
+        _assign(region, parsed.advanced, value._data)
+        node = CopyBackwards
+    else:
+        _assign(region, parsed.advanced, value)
+        node = FillBackward3
+    if parsed.advanced is not None:
+        node = CopySlices if parsed.steps else IndexPutBackward0
+    elif parsed.steps:
+        node = CopySlices
+    result = wrap(out)
+    if wants_grad(old, value):
+        record(node, (old, value), result, basic=parsed.basic, advanced=parsed.advanced)
+    return result
+
+
+@tensor_method("__setitem__")
+def setitem(self, index, value):
+    """``x[index] = value`` (a number or a tensor broadcast to the region), in place."""
+    if isinstance(value, (list, tuple)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a torch.{self.dtype._legacy}")
+    if isinstance(value, np.ndarray):
+        value = wrap(value)
+    parsed = _Index(self._data.shape, index)
+    if not (grad_mode.state.enabled and (self._requires_grad or getattr(value, "_requires_grad", False))):
+        _write_region(self, parsed, value)
+        return
+    if self._requires_grad and self.grad_fn is None and parsed.steps:
+        raise RuntimeError(_VIEW_OF_LEAF)
+    apply_inplace(self, lambda old: _setitem_result(old, parsed, value))
+
+
+def _write_region(tensor, parsed, value):
+    """The unrecorded path: write straight into the tensor's memory."""
+    region = tensor._data[parsed.basic]
+    if isinstance(value, Tensor):
+        value = _strip_leading_ones(value, region.ndim)
+        if parsed.advanced is None and value._data.shape != region.shape:
+            expanded_shape(value, region.shape)  # PyTorch's error when the value does not broadcast
+        value = value._data
+    _assign(region, parsed.advanced, value)
+    tensor._version_box[0] += 1
+
+
+# --- embed: the adjoint of indexing, on tensors -----------------------------------------------------------
+
+class SliceBackwardBackward0(Node):
+    """out = zeros with out[index] = v;  dv = grad[index]"""
+    __slots__ = ()
+    formula = "∂ embed(v)/∂v: the gradient read back at the index"
+
+    def backward(self, ops, grad):
+        return (ops.getitem(grad, self.index),)
+
+
+class SelectBackwardBackward0(SliceBackwardBackward0):
+    """out = zeros with v placed at an integer position;  dv = grad at that position"""
+    __slots__ = ()
+
+
+class IndexPutImplBackward0(SliceBackwardBackward0):
+    """out = zeros with v added at advanced indices;  dv = grad at those indices"""
+    __slots__ = ()
+
+
+def embed(values, shape, index):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (a NumPy-style index with no integer next to an
+    array): the adjoint of ``x[index]``. Indexing rules call it through ``ops.embed`` under create_graph."""
+    out = wrap(numpy_ops.embed(values._data, tuple(shape), index))
+    if wants_grad(values):
+        if any(type(i) is np.ndarray for i in index):
+            node = IndexPutImplBackward0
+        elif any(_is_int(i) for i in index):
+            node = SelectBackwardBackward0
+        else:
+            node = SliceBackwardBackward0
+        record(node, (values,), out, index=index)
+    return out
+
+
+# --- gather, scatter, index_select -----------------------------------------------------------------------
+
+def _int_index(index, name):
+    a = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if a.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    return a.astype(np.int64, copy=False)
+
+
+def _along(index, dim, size):
+    """The NumPy index that reads ``x[i][j]...[index[i][j]...]...`` along ``dim`` (gather's pattern)."""
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"index {int(index[bad].flat[0])} is out of bounds for dimension {dim} with size {size}")
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _check_gather_shapes(a, idx, d, name):
+    if idx.ndim != a.ndim and not (idx.ndim <= 1 and a.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k in range(idx.ndim):
+        if k != d and idx.shape[k] > a.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {_fmt(idx.shape)} to be no "
+                               f"larger than self {_fmt(a.shape)} apart from dimension {d}")
+
+
+class GatherBackward0(Node):
+    """out[i][j] = x[i][index[i][j]] (dim 1);  dx = zeros with grad added back at those places"""
+    __slots__ = ()
+    formula = "∂ gather(x)/∂x: the gradient added back where each element came from"
+
+    def backward(self, ops, grad):
+        return (ops.embed(grad, self._input_meta[0][0], self.index),)
+
+
+@tensor_method("gather")
+def gather(input, dim, index, *, sparse_grad=False):
+    """Values of ``input`` along ``dim`` at the positions ``index`` holds (``out`` has ``index``'s shape)."""
+    a = input._data
+    idx = _int_index(index, "gather")
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return view(gather(view(input, 1), 0, wrap(idx.reshape(1))), ())
+    _check_gather_shapes(a, idx, d, "gather")
+    where = _along(idx, d, a.shape[d])
+    out = wrap(a[where])
+    if wants_grad(input):
+        record(GatherBackward0, (input,), out, index=where)
+    return out
+
+
+class ScatterBackward0(Node):
+    """out = x with out[i][index[i][j]] = src[i][j];  dx = grad zeroed there;  dsrc = grad gathered from there"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient outside the written places;  ∂/∂src: the gradient at them"
+
+    def backward(self, ops, grad):
+        (x_node, _), (src_node, _) = self.next_functions
+        dx = dsrc = None
+        if x_node is not None:
+            dx = grad if self.add else ops.mask(self.keep, grad)
+        if src_node is not None:
+            dsrc = ops.getitem(grad, self.index)
+            if tuple(dsrc.shape) != self._input_meta[1][0]:
+                dsrc = ops.embed(dsrc, self._input_meta[1][0], tuple(slice(0, s) for s in dsrc.shape))
+        return dx, dsrc
+
+
+class ScatterAddBackward0(ScatterBackward0):
+    """out = x with src[i][j] added at out[i][index[i][j]];  dx = grad;  dsrc = grad gathered from there"""
+    __slots__ = ()
+
+
+class ScatterBackward1(Node):
+    """out = x with a number written at out[i][index[i][j]];  dx = grad zeroed there"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient outside the written places"
+
+    def backward(self, ops, grad):
+        return (ops.mask(self.keep, grad),)
+
+
+def _scatter(input, dim, index, src, add):
+    a = input._data
+    idx = _int_index(index, "scatter")
+    d = _wrap_dim(dim, a.ndim)
+    _check_gather_shapes(a, idx, d, "scatter")
+    where = _along(idx, d, a.shape[d])
+    out = a.copy()
+    if isinstance(src, Tensor):
+        if src._data.dtype != a.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        values = src._data[tuple(slice(0, s) for s in idx.shape)]
+    else:
+        values = src
+    if add:
+        np.add.at(out, where, values)
+    else:
+        out[where] = values
+    result = wrap(out)
+    if wants_grad(input, src):
+        keep = None
+        if not add:
+            keep = np.ones(a.shape, dtype=bool)
+            keep[where] = False
+        if isinstance(src, Tensor):
+            record(ScatterAddBackward0 if add else ScatterBackward0, (input, src), result, index=where, keep=keep,
+                   add=add)
+        else:
+            record(ScatterBackward1, (input,), result, keep=keep)
+    return result
+
+
+@tensor_method("scatter")
+def scatter(input, dim, index, src=None, *, value=None):
+    """A copy of ``input`` with ``src`` (a tensor, or a number) written along ``dim`` at ``index``."""
+    return _scatter(input, dim, index, value if src is None else src, add=False)
+
+
+@tensor_method("scatter_add")
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``src`` added along ``dim`` at ``index`` (repeated positions add up)."""
+    return _scatter(input, dim, index, src, add=True)
+
+
+class IndexSelectBackward0(Node):
+    """out = x at positions ``index`` along dim;  dx = zeros with grad added back there"""
+    __slots__ = ()
+    formula = "∂ index_select(x)/∂x: the gradient added back at the chosen positions"
+
+    def backward(self, ops, grad):
+        return (ops.embed(grad, self._input_meta[0][0], self.index),)
+
+
+@tensor_method("index_select")
+def index_select(input, dim, index):
+    """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``."""
+    a = input._data
+    idx = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return view(index_select(view(input, 1), 0, idx), idx.shape)
+    n = a.shape[d]
+    idx = idx.reshape(-1).astype(np.int64, copy=False)
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
+    where = (slice(None),) * d + (idx,)
+    out = wrap(a[where])
+    if wants_grad(input):
+        record(IndexSelectBackward0, (input,), out, index=where)
+    return out
+
+
+def take_along_dim(input, indices, dim=None):
+    """``gather`` with ``indices`` broadcast against ``input`` (over the flattened input when dim is None)."""
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    a, idx = input._data, indices._data
+    d = _wrap_dim(dim, a.ndim)
+    shape_a, shape_i = list(a.shape), list(idx.shape)
+    shape_a[d] = shape_i[d] = 1
+    common = list(infer_size(shape_a, shape_i))
+    target_a, target_i = list(common), list(common)
+    target_a[d], target_i[d] = a.shape[d], idx.shape[d]
+    return gather(expand(input, tuple(target_a)), d, expand(indices, tuple(target_i)))
+
+
+Tensor.take_along_dim = take_along_dim
+
+
+# --- masks -----------------------------------------------------------------------------------------------
+
+class MaskedFillBackward0(Node):
+    """out = x with a number where mask;  dx = grad where not mask"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient where the mask is False"
+
+    def backward(self, ops, grad):
+        return (ops.mask(~self.mask, grad),)
+
+
+class MaskedFillBackward1(Node):
+    """out = x with the 0-d tensor v where mask;  dx = grad where not mask;  dv = Σ grad where mask"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient where the mask is False;  ∂/∂v: its sum where True"
+
+    def backward(self, ops, grad):
+        (x_node, _), (v_node, _) = self.next_functions
+        return (ops.mask(~self.mask, grad) if x_node is not None else None,
+                ops.sum(ops.mask(self.mask, grad)) if v_node is not None else None)
+
+
+def _bool_mask(mask, name):
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        kind = {"f": "float", "i": "long", "u": "unsigned char"}.get(m.dtype.kind, str(m.dtype))
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {kind}")
+    return m
+
+
+@tensor_method("masked_fill")
+def masked_fill(input, mask, value):
+    """A copy of ``input`` with ``value`` (a number or a 0-d tensor) where ``mask`` (broadcast) is True."""
+    a = input._data
+    m = _bool_mask(mask, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        fill = value._data.astype(a.dtype)
+    else:
+        fill = np.asarray(value).astype(a.dtype)
+    infer_size(m.shape, a.shape)
+    out = wrap(np.where(m, fill, a))
+    if wants_grad(input, value):
+        if isinstance(value, Tensor):
+            record(MaskedFillBackward1, (input, value), out, mask=m)
+        else:
+            record(MaskedFillBackward0, (input,), out, mask=m)
+    return out
+
+
+class MaskedSelectBackward0(Node):
+    """out = the elements of x where mask (a 1-D copy);  dx = zeros with grad put back at those places"""
+    __slots__ = ()
+    formula = "∂ masked_select(x)/∂x: the gradient put back where the mask is True"
+
+    def backward(self, ops, grad):
+        return (ops.embed(grad, self.mask.shape, (self.mask,)),)
+
+
+@tensor_method("masked_select")
+def masked_select(input, mask):
+    """The elements of ``input`` (broadcast with ``mask``) where ``mask`` is True, as a 1-D tensor."""
+    a = input._data
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = infer_size(a.shape, m.shape)
+    m = np.broadcast_to(m, shape)
+    out = wrap(np.broadcast_to(a, shape)[m])
+    if wants_grad(input):
+        record(MaskedSelectBackward0, (input,), out, mask=m)
+    return out
+
+
+@tensor_method("nonzero")
+def nonzero(input, *, as_tuple=False):
+    """Positions of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    a = input._data
+    if as_tuple:
+        return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(a.reshape(a.shape or (1,))))
+    return wrap(np.argwhere(a).astype(np.int64))
+
+
+@tensor_method("argwhere")
+def argwhere(input):
+    return nonzero(input)
+
+
+def _install_inplace():
+    for fn in (masked_fill, scatter, scatter_add):
+        name = fn.__name__ + "_"
+        setattr(Tensor, name, make_inplace(fn, name))
+
+
+_install_inplace()

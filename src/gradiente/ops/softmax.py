@@ -1,0 +1,74 @@
+"""softmax and log_softmax along one dimension, each a stable NumPy forward next to its node.
+
+Both subtract the maximum along ``dim`` first, so no exponential overflows. The rules read only the
+result: ``softmax``'s gradient is ``out·(grad - Σ grad·out)`` and ``log_softmax``'s is
+``grad - e^out·Σ grad``, the sums taken along ``dim``.
+"""
+import numpy as np
+
+from .. import _dtype as dt
+from .._tensor import _wrap_dim
+from ..autograd.graph import Node
+from ._record import record, tensor_method, wants_grad, wrap
+
+__all__ = ["softmax", "log_softmax"]
+
+
+class SoftmaxBackward0(Node):
+    """out = e^x / Σ e^x (along dim);  dx = out·(grad - Σ grad·out)"""
+    formula = "∂softmax(x)ᵢ/∂xⱼ = sᵢ(δᵢⱼ - sⱼ)"
+
+    def backward(self, ops, grad):
+        (out,) = self.saved(ops)
+        return (out * (grad - ops.sum(grad * out, self.dim, keepdim=True)),)
+
+
+class LogSoftmaxBackward0(Node):
+    """out = x - log Σ e^x (along dim);  dx = grad - e^out·Σ grad"""
+    formula = "∂log_softmax(x)ᵢ/∂xⱼ = δᵢⱼ - softmax(x)ⱼ"
+
+    def backward(self, ops, grad):
+        (out,) = self.saved(ops)
+        return (grad - ops.exp(out) * ops.sum(grad, self.dim, keepdim=True),)
+
+
+def _prepare(input, dim, dtype, kernel):
+    """The input (cast to ``dtype`` if given), its array, and the axis to reduce (None for a 0-d input)."""
+    if dtype is not None and dtype is not input.dtype:
+        input = input.to(dtype)
+    a = input._data
+    if a.dtype.kind != "f":
+        name = dt.FROM_NUMPY[a.dtype]._legacy[:-len("Tensor")]
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    axis = _wrap_dim(dim, max(a.ndim, 1))
+    return input, a, axis if a.ndim else None
+
+
+def _max(a, axis):
+    """The maximum along ``axis``, kept as a dimension (0 for an empty array, which has none)."""
+    return a.max(axis=axis, keepdims=True) if a.size else np.zeros((), a.dtype)
+
+
+@tensor_method("softmax")
+def softmax(input, dim, dtype=None):
+    """e^x / Σ e^x along ``dim``; ``dtype`` casts the input first (``SoftmaxBackward0``)."""
+    input, a, axis = _prepare(input, dim, dtype, "softmax_lastdim_kernel_impl")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(a - _max(a, axis))
+        out = wrap(np.asarray(e * (1 / e.sum(axis=axis, keepdims=True)), dtype=a.dtype))
+    if wants_grad(input):
+        record(SoftmaxBackward0, (input,), out, (out,), dim=axis)
+    return out
+
+
+@tensor_method("log_softmax")
+def log_softmax(input, dim, dtype=None):
+    """x - log Σ e^x along ``dim``, computed stably; ``dtype`` casts the input first (``LogSoftmaxBackward0``)."""
+    input, a, axis = _prepare(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = a - _max(a, axis)
+        # (x - max) - log Σ: PyTorch's order, which keeps large inputs with small differences exact.
+        out = wrap(np.asarray(shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True)), dtype=a.dtype))
+    if wants_grad(input):
+        record(LogSoftmaxBackward0, (input,), out, (out,), dim=axis)
+    return out

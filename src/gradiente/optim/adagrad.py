@@ -1,0 +1,63 @@
+"""Adagrad (Duchi et al., 2011): per-coordinate learning rates from the sum of squared gradients."""
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from . import _kernels as K
+from .optimizer import Optimizer, _changed, _increment, _step_counter
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """``s += g²``, ``p -= clr * g / (sqrt(s) + eps)`` with ``clr = lr / (1 + (t - 1) * lr_decay)``. Same
+    operations, order and rounding as PyTorch's single-tensor implementation, except float32 ``sqrt``."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p)
+
+    def _init_state(self, p):
+        state = self.state[p]
+        state["step"] = _step_counter()
+        state["sum"] = Tensor._make(np.full_like(p._data, self.defaults["initial_accumulator_value"]))
+        return state
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, lr_decay, weight_decay, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+            for p, grad in self._params_with_grad(group):
+                param = p._data
+                state = self.state[p] if len(self.state[p]) else self._init_state(p)
+                step = _increment(state["step"])
+                if weight_decay != 0:
+                    grad = K.add_scaled(grad, param, weight_decay)
+                clr = lr / (1 + (step - 1) * lr_decay)
+                state_sum = state["sum"]._data
+                K.addcmul_(state_sum, grad, grad, 1)
+                std = np.sqrt(state_sum)
+                std += K.scalar(eps, std)
+                K.addcdiv_(param, grad, std, -clr)
+                _changed(p, state["sum"])
+        return loss

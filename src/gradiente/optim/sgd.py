@@ -1,0 +1,56 @@
+"""Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay."""
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from . import _kernels as K
+from .optimizer import Optimizer, _changed
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """``p -= lr * g`` where ``g`` is the gradient (plus ``weight_decay * p``), or with ``momentum`` the buffer
+    ``b = momentum * b + (1 - dampening) * g`` (``g + momentum * b`` with ``nesterov``). Same operations, in
+    the same order and rounding, as PyTorch's single-tensor implementation."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
+                 foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+            weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+            for p, grad in self._params_with_grad(group):
+                param = p._data
+                if weight_decay != 0:
+                    grad = K.add_scaled(grad, param, weight_decay)
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = Tensor._make(np.array(grad, copy=True))
+                    else:
+                        buf._data *= K.scalar(momentum, buf._data)
+                        K.add_scaled(buf._data, grad, 1 - dampening, out=buf._data)
+                        _changed(buf)
+                    grad = K.add_scaled(grad, buf._data, momentum) if nesterov else buf._data
+                K.add_scaled(param, grad, -lr, out=param)
+                _changed(p)
+        return loss

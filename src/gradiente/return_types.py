@@ -1,0 +1,31 @@
+"""Named pairs returned by reductions with a ``dim``: ``max(x, dim)`` gives ``(values, indices)``.
+
+Like ``torch.return_types``: a tuple (unpacks, indexes) with named fields, printed as PyTorch prints them
+with this module's name: ``gradiente.return_types.max(\\nvalues=tensor(...),\\nindices=tensor(...))``.
+"""
+import collections
+
+__all__ = ["max", "min", "median", "sort", "topk", "kthvalue", "mode", "aminmax"]
+
+
+def _return_type(name, fields=("values", "indices")):
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"{__name__}.{name}(\n{body})"
+
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__, "__module__": __name__,
+                               "n_fields": len(fields), "n_sequence_fields": len(fields), "n_unnamed_fields": 0})
+    cls.__qualname__ = name
+    return cls
+
+
+max = _return_type("max")
+min = _return_type("min")
+median = _return_type("median")
+sort = _return_type("sort")
+topk = _return_type("topk")
+kthvalue = _return_type("kthvalue")
+mode = _return_type("mode")
+aminmax = _return_type("aminmax", ("min", "max"))

@@ -1,0 +1,190 @@
+"""``DataLoader``: batches of samples from a dataset, in order or shuffled, collated into tensors.
+
+Data loading runs in this process (``num_workers`` is accepted and ignored). Creating an iterator draws
+one 64-bit "base seed" from the generator, as PyTorch's does, so that the random numbers drawn after a
+loop over a DataLoader are PyTorch's too.
+"""
+import collections.abc
+import re
+
+import numpy as np
+
+from ..._tensor import Tensor
+from .dataset import IterableDataset, _is_tensor_dataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, _draw_seed
+
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+
+_NUMPY_STR = re.compile(r"[SaUO]")
+_COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+
+
+def get_worker_info():
+    """None: data is always loaded in the main process."""
+    return None
+
+
+def _stack(arrays):
+    return Tensor._make(np.stack(arrays))
+
+
+def default_collate(batch):
+    """Merge a list of samples into a batch: tensors and arrays are stacked along a new first dim, Python
+    floats become a float64 tensor, ints an int64 tensor; dicts, tuples and lists are collated field by field
+    (tuples give lists, as in PyTorch); strings stay a list."""
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return _stack([t._data for t in batch])
+    if isinstance(elem, np.ndarray) or isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
+        if _NUMPY_STR.search(np.asarray(elem).dtype.str) is not None:
+            raise TypeError(_COLLATE_ERROR.format(np.asarray(elem).dtype))
+        return _stack([np.asarray(b) for b in batch])
+    if isinstance(elem, bool):
+        return Tensor._make(np.array(batch, dtype=np.bool_))
+    if isinstance(elem, float):
+        return Tensor._make(np.array(batch, dtype=np.float64))
+    if isinstance(elem, int):
+        return Tensor._make(np.array(batch, dtype=np.int64))
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        collated = {key: default_collate([d[key] for d in batch]) for key in elem}
+        try:
+            return type(elem)(collated)
+        except TypeError:
+            return collated
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        size = len(elem)
+        if not all(len(e) == size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [default_collate(samples) for samples in transposed]
+        try:
+            return type(elem)([default_collate(samples) for samples in transposed])
+        except TypeError:
+            return [default_collate(samples) for samples in transposed]
+    raise TypeError(_COLLATE_ERROR.format(type(elem)))
+
+
+def default_convert(data):
+    """Without batching (``batch_size=None``): NumPy arrays become tensors, containers are converted inside."""
+    if isinstance(data, np.ndarray) and _NUMPY_STR.search(data.dtype.str) is None:
+        return Tensor._make(data)
+    if isinstance(data, collections.abc.Mapping):
+        return type(data)({k: default_convert(v) for k, v in data.items()})
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        return type(data)([default_convert(d) for d in data])
+    return data
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches of ``batch_size`` (``shuffle`` for a new random order each epoch,
+    ``drop_last`` to skip a final short batch); each batch is ``collate_fn(list_of_samples)``.
+
+    Differences from PyTorch: no worker processes (``num_workers``, ``pin_memory``, ``timeout``,
+    ``prefetch_factor`` are accepted and have no effect)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.generator = generator
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle not in {False, None}:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                                 f"shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                                 f"sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
+                                 f"got batch_sampler={batch_sampler}")
+        else:
+            shuffle = bool(shuffle)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                                 "drop_last")
+            batch_size = None
+            drop_last = False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        if collate_fn is None:
+            collate_fn = default_collate if batch_size is not None or batch_sampler is not None else default_convert
+        self.collate_fn = collate_fn
+
+    def __iter__(self):
+        if self._iterable:
+            return self._iterate_stream()
+        indices = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+        _draw_seed(self.generator)                  # PyTorch's per-iterator base seed
+        return self._iterate(indices)
+
+    def _iterate(self, indices):
+        dataset, collate = self.dataset, self.collate_fn
+        batched = self.batch_sampler is not None
+        fast = batched and collate is default_collate and _is_tensor_dataset(dataset)
+        getitems = getattr(dataset, "__getitems__", None)
+        for index in indices:
+            if fast:            # the same batch as stacking the samples, by one fancy index per tensor
+                rows = np.asarray(index, dtype=np.int64)
+                yield [Tensor._make(t._data[rows]) for t in dataset.tensors]
+            elif not batched:
+                yield collate(dataset[index])
+            else:
+                yield collate(getitems(index) if getitems else [dataset[i] for i in index])
+
+    def _iterate_stream(self):
+        _draw_seed(self.generator)
+        stream = iter(self.dataset)
+        if self.batch_size is None:
+            for item in stream:
+                yield self.collate_fn(item)
+            return
+        while True:
+            batch = []
+            for item in stream:
+                batch.append(item)
+                if len(batch) == self.batch_size:
+                    break
+            if not batch or self.drop_last and len(batch) < self.batch_size:
+                return
+            yield self.collate_fn(batch)
+            if len(batch) < self.batch_size:
+                return
+
+    def __len__(self):
+        if self._iterable:
+            length = len(self.dataset)
+            if self.batch_size is not None:
+                length = length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+            return length
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+

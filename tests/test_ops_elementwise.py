@@ -1,0 +1,372 @@
+"""Elementwise ops from the op table (clamp, where, maximum ..., in-place fills and copies): float64 gradcheck
+on contiguous and strided inputs, and differential tests against PyTorch (forward, backward with a
+non-trivial upstream gradient, grad_fn names) in float32 and float64. Then the ops without gradients
+(comparisons, logical and bitwise ops), checked value for value and dtype for dtype against PyTorch."""
+import numpy as np
+import pytest
+
+import gradiente
+from harness import OpSpec, cases, check_against_torch, check_gradcheck
+
+torch = pytest.importorskip("torch")
+
+BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 1, 3), (2, 1))]
+UNARY = [((3,),), ((2, 3),), ((),)]
+POSITIVE = (0.5, 2.0)
+
+
+def condition_and_values(rng, shapes):
+    """A boolean condition, then uniform values for the other inputs."""
+    return [np.asarray(rng.uniform(size=shapes[0]) > 0.5)] + [rng.uniform(-2, 2, size=s) for s in shapes[1:]]
+
+
+def ordered_bounds(rng, shapes):
+    """x, then a lower bound in (-1, 0) and an upper bound in (0, 1): clamp cuts on both sides."""
+    return [rng.uniform(-2, 2, size=shapes[0]), rng.uniform(-1, 0, size=shapes[1]), rng.uniform(0, 1, size=shapes[2])]
+
+
+def with_zeros(rng, shapes):
+    """Positive values, the first input with some exact zeros (xlogy is 0 there, its x-derivative log y)."""
+    arrays = [rng.uniform(0.5, 2, size=s) for s in shapes]
+    arrays[0] = arrays[0] * (rng.uniform(size=shapes[0]) > 0.4)
+    return arrays
+
+
+def unit_weights(rng, shapes):
+    """start, end, and weights in (-1, 2): both of lerp's formulas (|w| < 0.5 and not) are used."""
+    return [rng.uniform(-2, 2, size=shapes[0]), rng.uniform(-2, 2, size=shapes[1]), rng.uniform(-1, 2, size=shapes[2])]
+
+
+SPECS = [
+    # clamp / clip, number bounds (ClampBackward1) and tensor bounds (ClampBackward0)
+    OpSpec("clamp", lambda lib, x: lib.clamp(x, -0.5, 0.7), UNARY),
+    OpSpec("clamp_min_kw", lambda lib, x: lib.clamp(x, min=-0.3), UNARY),
+    OpSpec("clamp_max_kw", lambda lib, x: x.clamp(max=0.4), UNARY),
+    OpSpec("clip", lambda lib, x: x.clip(-1, 1), UNARY),
+    OpSpec("clamp_int_bounds", lambda lib, x: lib.clamp(x, -1, 1), [((2, 3),)]),
+    OpSpec("clamp_tensor", lambda lib, x, lo, hi: lib.clamp(x, lo, hi),
+           [((3,), (3,), (3,)), ((2, 3), (3,), (2, 1)), ((2, 3), (), ())], make_inputs=ordered_bounds),
+    OpSpec("clamp_tensor_crossed", lambda lib, x, lo, hi: lib.clamp(x, lo, hi), [((4, 3), (4, 3), (3,))]),
+    OpSpec("clamp_tensor_min", lambda lib, x, lo: lib.clamp(x, min=lo), BCAST),
+    OpSpec("clamp_tensor_max", lambda lib, x, hi: x.clamp(max=hi), BCAST),
+    OpSpec("clamp_min", lambda lib, x: lib.clamp_min(x, 0.2), UNARY),
+    OpSpec("clamp_max", lambda lib, x: x.clamp_max(-0.2), UNARY),
+    OpSpec("clamp_min_tensor", lambda lib, x, lo: lib.clamp_min(x, lo), BCAST),
+    OpSpec("clamp_max_tensor", lambda lib, x, hi: x.clamp_max(hi), BCAST),
+    OpSpec("clamp_", lambda lib, x: (x * 1).clamp_(-0.5, 0.5), UNARY),
+    OpSpec("clamp_tensor_", lambda lib, x, lo: (x * 1).clamp_(min=lo), [((2, 3), (3,))]),
+    # where
+    OpSpec("where", lambda lib, c, x, y: lib.where(c, x, y),
+           [((2, 3), (2, 3), (2, 3)), ((2, 1), (3,), (2, 3)), ((3,), (), (2, 3)), ((), (2,), (2,))],
+           make_inputs=condition_and_values),
+    OpSpec("where_scalar_other", lambda lib, c, x: lib.where(c, x, 0.5), [((2, 3), (2, 3)), ((2, 3), (3,))],
+           make_inputs=condition_and_values),
+    OpSpec("where_scalar_input", lambda lib, c, y: lib.where(c, 1.5, y), [((2, 3), (2, 3))],
+           make_inputs=condition_and_values),
+    OpSpec("where_method", lambda lib, c, x, y: x.where(c, y), [((2, 3), (2, 3), (3,))],
+           make_inputs=condition_and_values),
+    # maximum, minimum, fmax, fmin, max/min of two tensors
+    OpSpec("maximum", lambda lib, x, y: lib.maximum(x, y), BCAST),
+    OpSpec("minimum", lambda lib, x, y: x.minimum(y), BCAST),
+    OpSpec("max_binary", lambda lib, x, y: lib.max(x, y), BCAST),
+    OpSpec("min_binary", lambda lib, x, y: x.min(y), BCAST),
+    OpSpec("fmax", lambda lib, x, y: lib.fmax(x, y), BCAST),
+    OpSpec("fmin", lambda lib, x, y: lib.fmin(x, y), BCAST),
+    # atan2, hypot, lerp, xlogy, logit, sigmoid
+    OpSpec("atan2", lambda lib, x, y: lib.atan2(x, y), BCAST),
+    OpSpec("arctan2_method", lambda lib, x, y: x.arctan2(y), [((2, 3), (3,))]),
+    OpSpec("hypot", lambda lib, x, y: lib.hypot(x, y), BCAST),
+    OpSpec("lerp_small_weight", lambda lib, x, y: lib.lerp(x, y, 0.3), BCAST),
+    OpSpec("lerp_large_weight", lambda lib, x, y: x.lerp(y, 0.8), BCAST),
+    OpSpec("lerp_tensor_weight", lambda lib, x, y, w: lib.lerp(x, y, w),
+           [((3,), (3,), (3,)), ((2, 3), (3,), (2, 1)), ((2, 3), (2, 3), ())], make_inputs=unit_weights),
+    OpSpec("lerp_", lambda lib, x, y: (x * 1).lerp_(y, 0.25), [((2, 3), (3,))]),
+    OpSpec("xlogy", lambda lib, x, y: lib.xlogy(x, y), BCAST, domain=POSITIVE),
+    OpSpec("xlogy_zeros", lambda lib, x, y: lib.xlogy(x, y), [((4, 3), (3,))], make_inputs=with_zeros),
+    OpSpec("xlogy_scalar_self", lambda lib, y: lib.xlogy(2.5, y), UNARY, domain=POSITIVE),
+    OpSpec("xlogy_scalar_other", lambda lib, x: x.xlogy(3.0), UNARY),
+    OpSpec("logit", lambda lib, x: lib.logit(x), UNARY, domain=(0.05, 0.95)),
+    OpSpec("logit_eps", lambda lib, x: x.logit(eps=0.2), [((4, 3),)], domain=(0.01, 0.99)),
+    OpSpec("sigmoid", lambda lib, x: lib.sigmoid(x), UNARY, domain=(-4, 4)),
+    OpSpec("relu", lambda lib, x: lib.relu(x), UNARY),
+    # piecewise constant: gradient zero
+    OpSpec("sign", lambda lib, x: lib.sign(x), UNARY),
+    OpSpec("floor", lambda lib, x: x.floor(), UNARY, domain=(-5, 5)),
+    OpSpec("ceil", lambda lib, x: lib.ceil(x), UNARY, domain=(-5, 5)),
+    OpSpec("round", lambda lib, x: lib.round(x), UNARY, domain=(-5, 5)),
+    OpSpec("round_decimals", lambda lib, x: x.round(decimals=2), UNARY, domain=(-5, 5)),
+    OpSpec("trunc", lambda lib, x: lib.trunc(x), UNARY, domain=(-5, 5)),
+    # in-place fills and copies on a non-leaf
+    OpSpec("zero_", lambda lib, x: (x * 2).zero_(), UNARY),
+    OpSpec("fill_number", lambda lib, x: (x * 2).fill_(1.5), UNARY),
+    OpSpec("fill_tensor", lambda lib, x, v: (x * 2).fill_(v), [((3,), ()), ((2, 3), ())]),
+    OpSpec("copy_", lambda lib, x, s: (x * 2).copy_(s), [((3,), (3,)), ((2, 3), (3,)), ((2, 3), ())]),
+    OpSpec("copy_into_constant", lambda lib, x, s: (x * 2).copy_(s), [((2, 3), (2, 1))], grad_inputs=(1,)),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_gradcheck(spec, shapes):
+    if spec.gradcheck:
+        check_gradcheck(spec, shapes)
+        check_gradcheck(spec, shapes, contiguous=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_against_torch(spec, shapes, dtype):
+    check_against_torch(spec, shapes, dtype)
+    if dtype == "float64":
+        check_against_torch(spec, shapes, dtype, seed=1, contiguous=False)
+
+
+# --- details the table cannot express ------------------------------------------------------------------
+
+def _both(fn):
+    """``fn(lib)`` in both libraries: (result, None) or (None, (exception type name, message))."""
+    out = []
+    for lib in (gradiente, torch):
+        try:
+            out.append((fn(lib), None))
+        except Exception as e:  # noqa: BLE001 - the point is to compare whatever each raises
+            out.append((None, (type(e).__name__, str(e).split("\n")[0])))
+    return out
+
+
+def assert_same(fn):
+    """Same values and dtype (or the same error type and message) in gradiente and PyTorch."""
+    (g, g_err), (t, t_err) = _both(fn)
+    assert g_err == t_err
+    if t_err is None:
+        if isinstance(t, torch.Tensor):
+            assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+            assert tuple(g.shape) == tuple(t.shape)
+            if t.dtype.is_floating_point:   # transcendental functions may differ in the last bit
+                np.testing.assert_allclose(np.asarray(g._data), t.numpy(), rtol=1e-6, atol=0)
+            else:
+                np.testing.assert_array_equal(np.asarray(g._data), t.numpy())
+        else:
+            assert g == t
+
+
+def _values(lib, name):
+    return {"i": lib.tensor([3, -1, 0, 2]), "h": lib.tensor([3, 1, 0, -2], dtype=lib.int32),
+            "u": lib.tensor([3, 1, 0, 200], dtype=lib.uint8), "b": lib.tensor([True, False, False, True]),
+            "f": lib.tensor([3.0, -1.5, 0.0, float("nan")]), "d": lib.tensor([3.0, 1.0, 0.0, 2.5], dtype=lib.float64),
+            "F": lib.tensor([[1.5], [float("inf")]])}[name]
+
+
+OPERANDS = ["i", "h", "u", "b", "f", "d", "F"]
+SCALARS = [2, 2.5, True, -1]
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge", "greater", "less_equal", "not_equal",
+                                "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "maximum", "minimum", "fmax", "atan2", "hypot", "xlogy", "isclose"])
+@pytest.mark.parametrize("a", OPERANDS)
+@pytest.mark.parametrize("b", OPERANDS)
+def test_binary_dtypes_against_torch(op, a, b):
+    assert_same(lambda lib: getattr(lib, op)(_values(lib, a), _values(lib, b)))
+
+
+@pytest.mark.parametrize("op", ["__eq__", "__ne__", "__lt__", "__ge__", "__and__", "__or__", "__xor__", "__rand__",
+                                "__ror__", "eq", "gt"])
+@pytest.mark.parametrize("a", OPERANDS)
+@pytest.mark.parametrize("s", SCALARS)
+def test_scalar_operand_dtypes_against_torch(op, a, s):
+    assert_same(lambda lib: getattr(_values(lib, a), op)(s))
+
+
+@pytest.mark.parametrize("op", ["isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "sign", "floor", "ceil",
+                                "round", "trunc", "sigmoid", "logit", "abs", "relu", "frac"])
+@pytest.mark.parametrize("a", OPERANDS)
+def test_unary_dtypes_against_torch(op, a):
+    assert_same(lambda lib: getattr(lib, op)(_values(lib, a)))
+
+
+@pytest.mark.parametrize("a", OPERANDS)
+def test_invert_operator(a):
+    assert_same(lambda lib: ~_values(lib, a))
+
+
+@pytest.mark.parametrize("a", OPERANDS)
+@pytest.mark.parametrize("bounds", [(0, 2), (0.5, None), (None, 1), (-1, 1.5), (True, None)])
+def test_clamp_dtypes(a, bounds):
+    assert_same(lambda lib: lib.clamp(_values(lib, a), *bounds))
+
+
+@pytest.mark.parametrize("a", OPERANDS)
+@pytest.mark.parametrize("x", [2, 2.5])
+@pytest.mark.parametrize("y", ["i", "f", 0.5, 3])
+def test_where_dtypes(a, x, y):
+    def fn(lib):
+        cond = lib.tensor([True, False, True, False])
+        return lib.where(cond, _values(lib, a) if isinstance(x, int) and x == 2 else x,
+                         _values(lib, y) if isinstance(y, str) else y)
+    assert_same(fn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.clamp(lib.ones(2)),
+    lambda lib: lib.where(lib.tensor([1, 0]), lib.ones(2), lib.zeros(2)),
+    lambda lib: lib.where(lib.tensor([True]), lib.zeros(2), lib.zeros(3)),
+    lambda lib: lib.maximum(lib.zeros(2), lib.zeros(3)),
+    lambda lib: lib.maximum(lib.zeros(2), 1),
+    lambda lib: lib.atan2(lib.zeros(2), 2.0),
+    lambda lib: lib.zeros(2, 3) + lib.zeros(3, 2),
+    lambda lib: lib.zeros(2) == lib.zeros(3),
+    lambda lib: lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5),
+    lambda lib: lib.lerp(lib.ones(2), lib.ones(2), lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.lerp(lib.tensor([1, 2]), lib.tensor([1, 2]), 0.5),
+    lambda lib: lib.ones(2) & lib.ones(2),
+    lambda lib: ~lib.ones(2),
+    lambda lib: lib.isclose(lib.ones(2), lib.ones(2, dtype=lib.int64)),
+    lambda lib: lib.allclose(lib.ones(2), lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.zeros(2).fill_(lib.ones(2)),
+    lambda lib: lib.zeros(2).copy_(lib.ones(3)),
+    lambda lib: lib.zeros(3).copy_(lib.ones(2, 3)),
+    lambda lib: lib.tensor([1, 2]).clamp_(0.5),
+    lambda lib: lib.round(lib.tensor([1, 2]), decimals=1),
+], ids=lambda f: f.__code__.co_firstlineno)
+def test_errors_match_torch(call):
+    (_, g_err), (_, t_err) = _both(call)
+    assert t_err is not None and g_err is not None
+    assert g_err[0] == t_err[0], (g_err, t_err)
+    assert g_err[1] == t_err[1].replace("long int", "Long"), (g_err, t_err)
+
+
+def test_python_bool_results():
+    for lib in (gradiente, torch):
+        a, b = lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.0 + 1e-6])
+        assert lib.equal(a, a.clone() if hasattr(a, "clone") else a * 1) is True
+        assert lib.equal(a, lib.tensor([1.0])) is False
+        assert lib.equal(lib.tensor([1, 2]), lib.tensor([1, 2], dtype=lib.int32)) is True
+        assert lib.allclose(a, b) is True
+        assert lib.allclose(a, b, rtol=0, atol=0) is False
+        assert (a == None) is False  # noqa: E711 - PyTorch answers False, not an error
+        assert (a != "x") is True
+
+
+def test_hash_stays_identity_based():
+    a, b = gradiente.tensor([1.0]), gradiente.tensor([1.0])
+    assert len({a, b}) == 2 and {a: 1}[a] == 1
+
+
+def test_comparisons_are_not_recorded():
+    x = gradiente.tensor([1.0, -1.0], requires_grad=True)
+    for result in (x > 0, x == 1, gradiente.isnan(x), gradiente.logical_not(x), x.isclose(x)):
+        assert result.grad_fn is None and not result.requires_grad and result.dtype is gradiente.bool
+
+
+def test_reflected_comparisons_and_bitwise():
+    x = gradiente.tensor([1, 2, 3])
+    assert (1 < x).tolist() == [False, True, True]
+    assert (2 >= x).tolist() == [True, True, False]
+    assert (6 & x).tolist() == [0, 2, 2]
+    assert (True ^ gradiente.tensor([True, False])).tolist() == [False, True]
+
+
+def test_inplace_bitwise_and_logical():
+    for lib in (gradiente, torch):
+        m = lib.tensor([True, False, True])
+        m &= lib.tensor([True, True, False])
+        m |= lib.tensor([False, True, False])
+        m ^= lib.tensor([True, False, False])
+        assert m.tolist() == [False, True, False]
+        assert lib.tensor([1.0, 0.0]).logical_and_(lib.tensor([1.0, 1.0])).tolist() == [1.0, 0.0]
+
+
+def test_where_single_argument_gives_indices():
+    cond = [[True, False], [False, True]]
+    ours, theirs = gradiente.where(gradiente.tensor(cond)), torch.where(torch.tensor(cond))
+    assert [t.tolist() for t in ours] == [t.tolist() for t in theirs]
+    assert all(t.dtype is gradiente.int64 for t in ours)
+
+
+def test_clamp_min_above_max_gives_max():
+    assert gradiente.clamp(gradiente.tensor([0.0, 5.0]), 2, 1).tolist() == [1.0, 1.0]
+
+
+def test_maximum_splits_the_gradient_at_ties():
+    for lib in (gradiente, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = lib.tensor([1.0, 3.0, 2.0], requires_grad=True)
+        (lib.maximum(x, y) * lib.tensor([2.0, 2.0, 2.0])).sum().backward()
+        assert x.grad.tolist() == [1.0, 0.0, 2.0] and y.grad.tolist() == [1.0, 2.0, 0.0]
+
+
+def test_clamp_gradient_passes_at_the_bounds():
+    for lib in (gradiente, torch):
+        x = lib.tensor([0.0, 0.5, 1.0, 1.5], requires_grad=True)
+        lib.clamp(x, 0.0, 1.0).sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0, 1.0, 0.0]
+
+
+def test_zero_and_fill_work_without_grad():
+    g = gradiente.ones(2, 3)
+    assert g.zero_() is g and g.tolist() == [[0.0] * 3] * 2 and g._version == 1
+    assert gradiente.zeros(2, dtype=gradiente.int64).fill_(2.7).tolist() == [2, 2]
+    assert gradiente.zeros(2, dtype=gradiente.int64).copy_(gradiente.tensor([1.7, -2.2])).tolist() == [1, -2]
+
+
+def test_fill_and_copy_of_a_leaf_under_no_grad():
+    w = gradiente.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        w.fill_(1.0)
+    with gradiente.no_grad():
+        w.copy_(gradiente.tensor([1.0, 2.0, 3.0]))
+        w.clamp_(max=2.5)
+    assert w.tolist() == [1.0, 2.0, 2.5] and w.grad_fn is None and w.requires_grad
+
+
+def test_copy_converts_dtype_and_sends_the_gradient_back_in_the_source_dtype():
+    results = []
+    for lib in (gradiente, torch):
+        src = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        dst = lib.zeros(2, 3) * 1
+        dst.copy_(src)
+        (dst * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+        results.append((str(dst.dtype).split(".")[-1], type(dst.grad_fn).__name__, src.grad.tolist(),
+                        str(src.grad.dtype).split(".")[-1]))
+    assert results[0] == results[1]
+
+
+def test_fill_with_tensor_value_sends_the_summed_gradient():
+    for lib in (gradiente, torch):
+        x, v = lib.ones(2, 2, requires_grad=True), lib.tensor(3.0, requires_grad=True)
+        y = (x * 1).fill_(v)
+        (y * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        assert v.grad.item() == 10.0 and x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+        assert len(y.grad_fn.next_functions) == 2
+
+
+def test_where_next_functions_skip_the_condition():
+    x = gradiente.ones(3, requires_grad=True)
+    node = gradiente.where(x > 0, x, 0.0).grad_fn
+    assert len(node.next_functions) == 2 and node.next_functions[1] == (None, 0)
+
+
+def test_inplace_modification_of_a_saved_input_is_detected():
+    x = gradiente.tensor([0.5, 2.0], requires_grad=True)
+    y = x * 1
+    z = y.clamp(0, 1)
+    y.zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_lerp_float32_matches_torch_bit_for_bit():
+    rng = np.random.RandomState(0)
+    a, b = rng.randn(1000).astype(np.float32), rng.randn(1000).astype(np.float32)
+    for w in (0.1, 0.3, 0.7, 0.9):
+        ours = gradiente.lerp(gradiente.from_numpy(a), gradiente.from_numpy(b), w)._data
+        np.testing.assert_array_equal(ours, torch.lerp(torch.from_numpy(a), torch.from_numpy(b), w).numpy())
+
+
+def test_second_derivatives_of_selection_ops():
+    x = gradiente.tensor([0.3, -0.8, 1.7], dtype=gradiente.float64, requires_grad=True)
+    y = gradiente.tensor([0.9, 0.2, -1.1], dtype=gradiente.float64, requires_grad=True)
+    for fn in (lambda a, b: gradiente.maximum(a, b) * a, lambda a, b: gradiente.atan2(a, b),
+               lambda a, b: gradiente.where(a > 0, a * a, b * b * b), lambda a, b: gradiente.clamp(a * b, -0.5, 0.5) * a,
+               lambda a, b: gradiente.lerp(a, b, 0.3) ** 2, lambda a, b: gradiente.hypot(a, b)):
+        assert gradiente.autograd.gradgradcheck(fn, (x, y))

@@ -1,0 +1,304 @@
+"""Reductions and scans from the op table: float64 gradcheck on contiguous and strided inputs, differential tests
+against PyTorch (forward, backward with a non-trivial upstream gradient, grad_fn names) in float32 and
+float64; then dim / keepdim / negative dims / error messages, and dtype rules, against PyTorch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gradiente
+from harness import OpSpec, cases, check_against_torch, check_gradcheck
+
+torch = pytest.importorskip("torch")
+
+SHAPES = [((3,),), ((2, 3),), ((2, 3, 4),)]
+MATRIX = [((2, 3),), ((3, 4, 2),)]
+
+
+def with_zeros(count):
+    """Values with ``count`` exact zeros placed at random (prod and cumprod take another path then)."""
+    def make(rng, shapes):
+        a = rng.uniform(0.5, 1.5, size=shapes[0]) * rng.choice([-1, 1], size=shapes[0])
+        a.reshape(-1)[rng.choice(a.size, count, replace=False)] = 0
+        return [a]
+    return make
+
+
+def zeros_in_first_column(rng, shapes):
+    a = rng.uniform(-1.5, 1.5, size=shapes[0])
+    a[..., 1, 0] = 0
+    return [a]
+
+
+def with_ties(rng, shapes):
+    """Values drawn from a few levels, so that maxima and minima repeat (the gradient is shared among ties)."""
+    return [rng.choice([-1.0, 0.5, 2.0], size=shapes[0]).astype(np.float64)]
+
+
+def distinct(rng, shapes):
+    """Distinct values, well apart, so that no max, min or median is tied."""
+    n = int(np.prod(shapes[0]))
+    return [(rng.permutation(n) * 0.37 - n / 5).reshape(shapes[0])]
+
+
+def _quiet(fn):
+    """``fn`` with PyTorch's and our 'degrees of freedom <= 0' warning silenced."""
+    def call(lib, *xs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(lib, *xs)
+    return call
+
+
+SPECS = [
+    OpSpec("sum_dtype", lambda lib, x: x.sum(dtype=lib.float64), [((2, 3),)], dtypes=("float32",)),
+    OpSpec("sum_neg_dims", lambda lib, x: lib.sum(x, (-1, 0)), [((2, 3, 4),)]),
+    # prod
+    OpSpec("prod", lambda lib, x: x.prod(), SHAPES + [((),)], domain=(0.5, 1.5)),
+    OpSpec("prod_dim", lambda lib, x: lib.prod(x, 1), MATRIX, domain=(-1.5, 1.5)),
+    OpSpec("prod_dim_keepdim", lambda lib, x: x.prod(-1, keepdim=True), MATRIX),
+    OpSpec("prod_one_zero", lambda lib, x: x.prod(), [((2, 3),), ((5,),)], make_inputs=with_zeros(1)),
+    OpSpec("prod_two_zeros", lambda lib, x: x.prod(), [((2, 3),)], make_inputs=with_zeros(2)),
+    OpSpec("prod_dim_zero", lambda lib, x: x.prod(0), [((3, 2),), ((2, 3, 2),)], make_inputs=zeros_in_first_column),
+    OpSpec("prod_dim_zeros", lambda lib, x: x.prod(1), [((2, 4),)], make_inputs=with_zeros(3)),
+    # max / min: all elements, along a dim, ties
+    OpSpec("max", lambda lib, x: x.max(), SHAPES + [((),)], make_inputs=distinct),
+    OpSpec("min", lambda lib, x: lib.min(x), SHAPES, make_inputs=distinct),
+    OpSpec("max_dim", lambda lib, x: x.max(1), MATRIX, make_inputs=distinct),
+    OpSpec("max_dim_values", lambda lib, x: lib.max(x, dim=-1, keepdim=True).values, MATRIX, make_inputs=distinct),
+    OpSpec("min_dim", lambda lib, x: x.min(0)[0], MATRIX, make_inputs=distinct),
+    OpSpec("max_ties", lambda lib, x: x.max(), [((4, 5),)], make_inputs=with_ties, gradcheck=False),
+    OpSpec("min_ties", lambda lib, x: x.min(), [((4, 5),)], make_inputs=with_ties, gradcheck=False),
+    # amax / amin
+    OpSpec("amax", lambda lib, x: x.amax(), SHAPES, make_inputs=distinct),
+    OpSpec("amax_dim", lambda lib, x: lib.amax(x, 1), MATRIX, make_inputs=distinct),
+    OpSpec("amin_dims_keepdim", lambda lib, x: x.amin((0, -1), keepdim=True), [((3, 4, 2),)], make_inputs=distinct),
+    OpSpec("amax_ties", lambda lib, x: x.amax(1), [((4, 5),)], make_inputs=with_ties, gradcheck=False),
+    OpSpec("amin_ties", lambda lib, x: lib.amin(x, (0, 1)), [((4, 5),)], make_inputs=with_ties, gradcheck=False),
+    # argmax / argmin: integer results, no gradient
+    OpSpec("argmax", lambda lib, x: x.argmax(), SHAPES, make_inputs=distinct, gradcheck=False, torch_grad=False),
+    OpSpec("argmax_dim", lambda lib, x: lib.argmax(x, 1, keepdim=True), MATRIX, make_inputs=distinct,
+           gradcheck=False, torch_grad=False),
+    OpSpec("argmin_dim", lambda lib, x: x.argmin(-1), MATRIX, make_inputs=distinct, gradcheck=False,
+           torch_grad=False),
+    OpSpec("argmax_ties", lambda lib, x: x.argmax(0), [((6, 5),)], make_inputs=with_ties, gradcheck=False,
+           torch_grad=False),
+    # median
+    OpSpec("median", lambda lib, x: x.median(), SHAPES, make_inputs=distinct),
+    OpSpec("median_dim", lambda lib, x: lib.median(x, 1), MATRIX + [((4, 4),)], make_inputs=distinct),
+    # var / std with every argument form
+    OpSpec("var", lambda lib, x: x.var(), SHAPES),
+    OpSpec("var_dim", lambda lib, x: lib.var(x, 1), MATRIX),
+    OpSpec("var_unbiased_false", lambda lib, x: x.var(0, False), MATRIX),
+    OpSpec("var_bool_first", lambda lib, x: x.var(False), MATRIX),
+    OpSpec("var_correction", lambda lib, x: x.var(dim=(0, -1), correction=2, keepdim=True), [((3, 4, 2),)]),
+    OpSpec("std", lambda lib, x: x.std(), SHAPES),
+    OpSpec("std_dim", lambda lib, x: lib.std(x, -1, keepdim=True), MATRIX),
+    OpSpec("std_correction0", lambda lib, x: x.std(dim=0, correction=0), MATRIX),
+    OpSpec("std_unbiased_kw", lambda lib, x: x.std(1, unbiased=False), MATRIX),
+    OpSpec("var_single_element", _quiet(lambda lib, x: x.var(0, correction=0)), [((1, 3),)]),
+    # norm
+    OpSpec("norm", lambda lib, x: x.norm(), SHAPES),
+    OpSpec("norm_fro", lambda lib, x: lib.norm(x, "fro"), [((2, 3),)]),
+    OpSpec("norm_fro_dims", lambda lib, x: lib.norm(x, "fro", dim=(0, 1)), [((2, 3, 2),)]),
+    OpSpec("norm_1", lambda lib, x: x.norm(1), SHAPES),
+    OpSpec("norm_inf", lambda lib, x: x.norm(float("inf")), SHAPES, make_inputs=distinct),
+    OpSpec("norm_neg_inf", lambda lib, x: x.norm(float("-inf"), dim=1), MATRIX, make_inputs=distinct),
+    OpSpec("norm_3", lambda lib, x: x.norm(3), SHAPES),
+    OpSpec("norm_1_5", lambda lib, x: x.norm(p=1.5, dim=0), MATRIX),
+    OpSpec("norm_0_5", lambda lib, x: x.norm(0.5, dim=-1, keepdim=True), MATRIX),
+    OpSpec("norm_0", lambda lib, x: x.norm(0), [((2, 3),)]),
+    OpSpec("norm_dim", lambda lib, x: lib.norm(x, dim=1), MATRIX),
+    OpSpec("norm_dims_keepdim", lambda lib, x: x.norm(dim=(0, 2), keepdim=True), [((3, 4, 2),)]),
+    OpSpec("norm_inf_ties", lambda lib, x: x.norm(float("inf"), dim=0), [((6, 5),)], make_inputs=with_ties,
+           gradcheck=False),
+    # logsumexp
+    OpSpec("logsumexp", lambda lib, x: x.logsumexp(1), MATRIX),
+    OpSpec("logsumexp_dims", lambda lib, x: lib.logsumexp(x, (0, -1), keepdim=True), [((3, 4, 2),)]),
+    OpSpec("logsumexp_large", lambda lib, x: lib.logsumexp(x, 0), [((4, 3),)], domain=(80.0, 120.0),
+           rtol32=1e-6),
+    OpSpec("logsumexp_0d", lambda lib, x: x.logsumexp(0), [((),)]),
+    # scans
+    OpSpec("cumsum", lambda lib, x: x.cumsum(0), SHAPES + [((),)]),
+    OpSpec("cumsum_neg_dim", lambda lib, x: lib.cumsum(x, -1), MATRIX),
+    OpSpec("cumsum_dtype", lambda lib, x: x.cumsum(1, dtype=lib.float64), [((2, 3),)], dtypes=("float32",)),
+    OpSpec("cumprod", lambda lib, x: x.cumprod(0), SHAPES + [((),)]),
+    OpSpec("cumprod_dim", lambda lib, x: lib.cumprod(x, -1), MATRIX),
+    OpSpec("cumprod_zeros", lambda lib, x: x.cumprod(1), [((3, 5),), ((2, 4, 3),)], make_inputs=with_zeros(3)),
+    OpSpec("cumprod_zero_first", lambda lib, x: x.cumprod(0), [((3, 2),)], make_inputs=zeros_in_first_column),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_gradcheck(spec, shapes):
+    if spec.gradcheck:
+        check_gradcheck(spec, shapes)
+        check_gradcheck(spec, shapes, contiguous=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_against_torch(spec, shapes, dtype):
+    if dtype not in spec.dtypes:
+        pytest.skip(f"{spec.name} runs in {spec.dtypes} only")
+    check_against_torch(spec, shapes, dtype)
+    if dtype == "float64":
+        check_against_torch(spec, shapes, dtype, seed=1, contiguous=False)
+
+
+# --- dim, keepdim, negative dims, errors ---------------------------------------------------------------
+
+def _outcome(fn, lib):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(lib)
+    except Exception as e:  # noqa: BLE001 - compared with what PyTorch raises
+        return ("error", type(e).__name__, str(e).split("\n")[0])
+    outs = tuple(out) if isinstance(out, tuple) else (out,)
+    return tuple((str(o.dtype).split(".")[-1], tuple(o.shape), o.tolist()) if hasattr(o, "dtype") else o
+                 for o in outs)
+
+
+def assert_same(fn):
+    ours, theirs = _outcome(fn, gradiente), _outcome(fn, torch)
+    if ours and ours[0] == "error" or theirs and theirs[0] == "error":
+        assert ours == theirs
+        return
+    assert len(ours) == len(theirs)
+    for (gd, gs, gv), (td, ts, tv) in zip(ours, theirs):
+        assert (gd, gs) == (td, ts)
+        np.testing.assert_allclose(np.array(gv, dtype=float), np.array(tv, dtype=float), rtol=1e-6, equal_nan=True)
+
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 7 - 2.5
+
+
+def _x(lib, dtype=None):
+    t = lib.from_numpy(X.copy())
+    return t if dtype is None else t.to(getattr(lib, dtype))
+
+
+REDUCTIONS = {
+    "sum": lambda lib, x, **kw: x.sum(**kw), "mean": lambda lib, x, **kw: x.mean(**kw),
+    "prod": lambda lib, x, **kw: x.prod(**kw), "max": lambda lib, x, **kw: x.max(**kw),
+    "min": lambda lib, x, **kw: lib.min(x, **kw), "amax": lambda lib, x, **kw: x.amax(**kw),
+    "amin": lambda lib, x, **kw: lib.amin(x, **kw), "argmax": lambda lib, x, **kw: x.argmax(**kw),
+    "argmin": lambda lib, x, **kw: lib.argmin(x, **kw), "var": lambda lib, x, **kw: x.var(**kw),
+    "std": lambda lib, x, **kw: lib.std(x, **kw), "norm": lambda lib, x, **kw: x.norm(**kw),
+    "logsumexp": lambda lib, x, **kw: x.logsumexp(**kw), "all": lambda lib, x, **kw: x.all(**kw),
+    "any": lambda lib, x, **kw: lib.any(x, **kw), "median": lambda lib, x, **kw: x.median(**kw),
+    "cumsum": lambda lib, x, **kw: x.cumsum(**kw), "cumprod": lambda lib, x, **kw: lib.cumprod(x, **kw),
+    "count_nonzero": lambda lib, x, **kw: lib.count_nonzero(x, **kw),
+}
+SINGLE_DIM = {"prod", "max", "min", "argmax", "argmin", "median", "cumsum", "cumprod"}
+NO_KEEPDIM = {"cumsum", "cumprod", "count_nonzero"}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3, 3, -4, (0, 2), (-1, 1), (0, 0), (1, 5)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_dim_keepdim_and_errors(name, dim, keepdim):
+    """Every reduction with positive, negative, out-of-range, repeated and multiple dims, with and without
+    keepdim: same shapes, values and dtypes as PyTorch, or the same error and message."""
+    if isinstance(dim, tuple) and name in SINGLE_DIM or keepdim and name in NO_KEEPDIM:
+        pytest.skip("not a form PyTorch accepts")
+    kw = {"dim": dim} if name in NO_KEEPDIM else {"dim": dim, "keepdim": keepdim}
+    assert_same(lambda lib: REDUCTIONS[name](lib, _x(lib), **kw))
+
+
+@pytest.mark.parametrize("name", sorted(set(REDUCTIONS) - {"cumsum", "cumprod", "logsumexp"}))
+def test_full_reduction(name):
+    assert_same(lambda lib: REDUCTIONS[name](lib, _x(lib)))
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float64", "float16"])
+def test_dtype_rules(name, dtype):
+    """Sum of bool is int64, mean of int raises PyTorch's message, var of int raises ..."""
+    kw = {"dim": 1} if name in ("cumsum", "cumprod", "logsumexp") else {}
+    assert_same(lambda lib: REDUCTIONS[name](lib, _x(lib, dtype), **kw))
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin", "argmax", "argmin", "prod", "sum", "median",
+                                  "norm", "var", "logsumexp", "cumsum", "all"])
+@pytest.mark.parametrize("shape,dim", [((0,), None), ((0, 3), 0), ((0, 3), 1), ((), 0), ((), -1), ((), 1)])
+def test_empty_and_zero_dim_inputs(name, shape, dim):
+    def fn(lib):
+        x = lib.zeros(shape)
+        if dim is None:
+            return REDUCTIONS[name](lib, x) if name not in ("logsumexp", "cumsum") else REDUCTIONS[name](lib, x, dim=0)
+        return REDUCTIONS[name](lib, x, dim=dim)
+    assert_same(fn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor([1.0, 2.0]).var(correction=2),
+    lambda lib: lib.tensor([1.0, 2.0]).std(0, correction=3),
+])
+def test_degrees_of_freedom_warning(call):
+    for lib in (gradiente, torch):
+        with pytest.warns(UserWarning, match=r"\(\): degrees of freedom is <= 0"):
+            call(lib)
+
+
+def test_max_with_dim_returns_a_named_pair():
+    x = gradiente.tensor([[1.0, 5.0], [7.0, 2.0]])
+    result = x.max(1)
+    values, indices = result
+    assert result.values is values and result[1] is indices and len(result) == 2
+    assert indices.tolist() == [1, 0] and indices.dtype is gradiente.int64
+    assert isinstance(result, gradiente.return_types.max) and isinstance(result, tuple)
+    assert repr(result) == repr(torch.tensor([[1.0, 5.0], [7.0, 2.0]]).max(1)).replace("torch.", "gradiente.")
+    assert type(x.min(0)).__name__ == "min" and type(x.median(0)).__module__ == "gradiente.return_types"
+
+
+def test_prod_with_zeros_second_derivative():
+    for values in ([0.5, 0.0, 2.0, -1.5], [0.0, 0.0, 3.0, 1.2], [1.1, -0.7, 2.0, 0.4]):
+        x = gradiente.tensor(values, dtype=gradiente.float64, requires_grad=True)
+        assert gradiente.autograd.gradgradcheck(lambda t: t.prod(), (x,))
+        assert gradiente.autograd.gradgradcheck(lambda t: t.reshape(2, 2).prod(1), (x,))
+
+
+def test_second_derivatives_of_reductions():
+    x = gradiente.tensor([[0.3, -0.8, 1.7], [0.9, 0.2, -1.1]], dtype=gradiente.float64, requires_grad=True)
+    for fn in (lambda t: t.var(1), lambda t: t.std(), lambda t: t.norm(), lambda t: t.norm(3, dim=0),
+               lambda t: t.logsumexp(1), lambda t: t.cumsum(1) ** 2, lambda t: t.cumprod(1),
+               lambda t: t.amax(1) * t.sum(), lambda t: t.max(0).values ** 2):
+        assert gradiente.autograd.gradgradcheck(fn, (x,))
+
+
+def test_logsumexp_is_stable():
+    big = gradiente.tensor([1000.0, 1000.0, float("-inf")])
+    assert abs(gradiente.logsumexp(big, 0).item() - (1000 + np.log(2))) < 1e-3
+    assert gradiente.logsumexp(gradiente.full((2,), float("-inf")), 0).item() == float("-inf")
+    assert gradiente.logsumexp(gradiente.tensor([float("inf"), 1.0]), 0).item() == float("inf")
+
+
+def test_cumsum_float32_matches_torch_bit_for_bit():
+    a = np.random.RandomState(0).randn(4, 1000).astype(np.float32)
+    np.testing.assert_array_equal(gradiente.from_numpy(a).cumsum(1)._data, torch.from_numpy(a).cumsum(1).numpy())
+    np.testing.assert_array_equal(gradiente.from_numpy(a[:, :60]).cumprod(1)._data,
+                                  torch.from_numpy(a[:, :60]).cumprod(1).numpy())
+
+
+def test_var_float32_matches_torch_bit_for_bit():
+    a = np.random.RandomState(1).randn(3, 500).astype(np.float32) * 3 + 1
+    for kw in ({}, {"dim": 1}, {"dim": 0, "correction": 0}):
+        np.testing.assert_array_equal(gradiente.from_numpy(a).var(**kw)._data, torch.from_numpy(a).var(**kw).numpy())
+        np.testing.assert_array_equal(gradiente.from_numpy(a).std(**kw)._data, torch.from_numpy(a).std(**kw).numpy())
+
+
+def test_nan_propagates_like_torch():
+    values = [1.0, float("nan"), 3.0, 0.5]
+    for fn in (lambda lib, x: x.max(), lambda lib, x: x.max(0), lambda lib, x: x.argmax(), lambda lib, x: x.amin(),
+               lambda lib, x: x.median(), lambda lib, x: x.median(0), lambda lib, x: x.logsumexp(0),
+               lambda lib, x: x.norm(float("inf"))):
+        assert_same(lambda lib: fn(lib, lib.tensor(values)))
+
+
+def test_norm_rejects_unknown_orders_and_integers():
+    assert_same(lambda lib: lib.norm(lib.ones(2, 2), "abc"))
+    assert_same(lambda lib: lib.tensor([1, 2]).norm())
+    with pytest.raises(NotImplementedError, match="nuclear norm"):
+        gradiente.ones(2, 2).norm("nuc")

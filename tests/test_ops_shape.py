@@ -1,0 +1,280 @@
+"""Shape ops from the op table (gradcheck in float64, differential tests against PyTorch), and the behaviours
+of views: shared memory and version counter, iteration, and PyTorch's error messages."""
+import numpy as np
+import pytest
+from harness import OpSpec, cases, check_against_torch, check_gradcheck, check_same_error
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+# ``contiguous_only``: the op needs contiguous input by definition (``view``), so no strided variant.
+CONTIGUOUS_ONLY = {"contiguous_only": True}
+
+
+def _pieces_weighted(lib, pieces):
+    """Combine every output of a multi-output op, each scaled differently, so each piece's gradient counts."""
+    return lib.cat([p.reshape(-1) * (k + 1) for k, p in enumerate(pieces)])
+
+
+SPECS = [
+    OpSpec("view", lambda lib, x: x.view(6, 4), [((2, 3, 4),)], extra=CONTIGUOUS_ONLY),
+    OpSpec("view_infer", lambda lib, x: x.view(-1, 2), [((2, 3, 4),), ((4,),)], extra=CONTIGUOUS_ONLY),
+    OpSpec("view_as", lambda lib, x, y: x.view_as(y), [((2, 3), (3, 2))], grad_inputs=[0], extra=CONTIGUOUS_ONLY),
+    OpSpec("reshape", lambda lib, x: x.reshape(4, 6), [((2, 3, 4),), ((24,),)]),
+    OpSpec("reshape_copy", lambda lib, x: x.transpose(0, 1).reshape(12, 2), [((2, 3, 4),)]),
+    OpSpec("reshape_as", lambda lib, x, y: x.reshape_as(y), [((2, 3), (6,))], grad_inputs=[0]),
+    OpSpec("flatten", lambda lib, x: x.flatten(), [((2, 3, 4),), ((),)]),
+    OpSpec("flatten_range", lambda lib, x: x.flatten(1), [((2, 3, 4),)]),
+    OpSpec("flatten_transposed", lambda lib, x: x.t().flatten(), [((3, 4),)]),
+    OpSpec("unflatten", lambda lib, x: x.unflatten(1, (2, -1)), [((3, 4),)]),
+    OpSpec("squeeze", lambda lib, x: x.squeeze(), [((3, 1, 2),), ((1,),)]),
+    OpSpec("squeeze_dim", lambda lib, x: x.squeeze(1), [((3, 1, 2),), ((3, 2),)]),
+    OpSpec("squeeze_dims", lambda lib, x: x.squeeze((0, 1)), [((1, 1, 2),), ((3, 1, 2),)]),
+    OpSpec("unsqueeze", lambda lib, x: x.unsqueeze(0), [((3,),), ((2, 3),), ((),)]),
+    OpSpec("unsqueeze_last", lambda lib, x: x.unsqueeze(-1), [((2, 3),)]),
+    OpSpec("permute", lambda lib, x: x.permute(2, 0, 1), [((2, 3, 4),)]),
+    OpSpec("permute_tuple", lambda lib, x: x.permute((1, 0)), [((2, 3),)]),
+    OpSpec("transpose", lambda lib, x: x.transpose(0, 2), [((2, 3, 4),)]),
+    OpSpec("swapaxes", lambda lib, x: x.swapaxes(-1, 0), [((2, 3),)]),
+    OpSpec("movedim", lambda lib, x: x.movedim(0, 2), [((2, 3, 4),)]),
+    OpSpec("T", lambda lib, x: x.T, [((2, 3),)]),
+    OpSpec("mT", lambda lib, x: x.mT, [((2, 3, 4),), ((3, 4),)]),
+    OpSpec("H", lambda lib, x: x.H, [((2, 3),)]),
+    OpSpec("t", lambda lib, x: x.t(), [((2, 3),), ((3,),)]),
+    OpSpec("expand", lambda lib, x: x.expand(2, 3, 4), [((3, 1),), ((4,),), ((1, 1),)]),
+    OpSpec("expand_keep", lambda lib, x: x.expand(2, -1, 4), [((3, 1),)]),
+    OpSpec("expand_as", lambda lib, x, y: x.expand_as(y), [((3, 1), (3, 4))], grad_inputs=[0]),
+    OpSpec("broadcast_to", lambda lib, x: lib.broadcast_to(x, (2, 3)), [((3,),)]),
+    OpSpec("repeat", lambda lib, x: x.repeat(2, 1, 3), [((2, 3),)]),
+    OpSpec("repeat_same_rank", lambda lib, x: x.repeat(2, 2), [((2, 3),)]),
+    OpSpec("tile", lambda lib, x: x.tile((2,)), [((2, 3),)]),
+    OpSpec("repeat_interleave", lambda lib, x: x.repeat_interleave(2, dim=1), [((2, 3),)]),
+    OpSpec("repeat_interleave_flat", lambda lib, x: lib.repeat_interleave(x, 3), [((2, 3),)]),
+    OpSpec("repeat_interleave_counts", lambda lib, x: x.repeat_interleave(lib.tensor([1, 0, 2]), dim=0),
+           [((3, 2),)]),
+    OpSpec("cat", lambda lib, x, y: lib.cat([x, y]), [((2, 3), (4, 3)), ((3,), (2,))]),
+    OpSpec("cat_dim1", lambda lib, x, y, z: lib.cat((x, y, z), dim=1), [((2, 3), (2, 1), (2, 2))]),
+    OpSpec("cat_partial_grad", lambda lib, x, y: lib.cat([x, y], -1), [((2, 3), (2, 2))], grad_inputs=[1]),
+    OpSpec("concat", lambda lib, x, y: lib.concat([x, y], 0), [((2, 3), (1, 3))]),
+    OpSpec("concatenate", lambda lib, x, y: lib.concatenate([x, y], 1), [((2, 3), (2, 1))]),
+    OpSpec("stack", lambda lib, x, y: lib.stack([x, y]), [((2, 3), (2, 3)), ((), ())]),
+    OpSpec("stack_dim", lambda lib, x, y: lib.stack([x, y], dim=-1), [((2, 3), (2, 3))]),
+    OpSpec("hstack", lambda lib, x, y: lib.hstack([x, y]), [((2, 3), (2, 1)), ((3,), (2,))]),
+    OpSpec("vstack", lambda lib, x, y: lib.vstack([x, y]), [((3,), (3,)), ((2, 3), (1, 3))]),
+    OpSpec("split", lambda lib, x: x.split(2)[0], [((5, 3),)]),
+    OpSpec("split_all", lambda lib, x: _pieces_weighted(lib, x.split(2, dim=1)), [((3, 5),)], check_name=False),
+    OpSpec("split_sizes", lambda lib, x: lib.split(x, [1, 3], 1)[1], [((2, 4),)]),
+    OpSpec("split_sizes_all", lambda lib, x: _pieces_weighted(lib, x.split([2, 0, 3])), [((5, 2),)],
+           check_name=False),
+    OpSpec("chunk", lambda lib, x: x.chunk(3)[1], [((5, 2),)]),
+    OpSpec("chunk_all", lambda lib, x: _pieces_weighted(lib, x.chunk(4, -1)), [((2, 6),)], check_name=False),
+    OpSpec("unbind", lambda lib, x: x.unbind(1)[2], [((2, 3),)]),
+    OpSpec("unbind_all", lambda lib, x: _pieces_weighted(lib, x.unbind()), [((3, 2),)], check_name=False),
+    OpSpec("iter", lambda lib, x: _pieces_weighted(lib, list(x)), [((3, 2),)], check_name=False),
+    OpSpec("flip", lambda lib, x: x.flip(0), [((3, 4),)]),
+    OpSpec("flip_dims", lambda lib, x: lib.flip(x, (0, -1)), [((2, 3, 4),)]),
+    OpSpec("fliplr", lambda lib, x: lib.fliplr(x), [((2, 3),)]),
+    OpSpec("roll", lambda lib, x: x.roll(1, 0), [((3, 4),)]),
+    OpSpec("roll_dims", lambda lib, x: x.roll((1, -2), (0, 1)), [((3, 4),)]),
+    OpSpec("roll_flat", lambda lib, x: x.roll(5), [((3, 4),)]),
+    OpSpec("narrow", lambda lib, x: x.narrow(1, 1, 2), [((3, 4),)]),
+    OpSpec("narrow_negative", lambda lib, x: lib.narrow(x, 0, -2, 2), [((3, 4),)]),
+    OpSpec("select", lambda lib, x: x.select(1, -1), [((3, 4),)]),
+    OpSpec("clone", lambda lib, x: x.clone(), [((2, 3),)]),
+    OpSpec("contiguous", lambda lib, x: x.t().contiguous(), [((2, 3),)]),
+    OpSpec("tril", lambda lib, x: x.tril(), [((3, 4),), ((2, 3, 3),)]),
+    OpSpec("tril_k", lambda lib, x: lib.tril(x, -1), [((4, 3),)]),
+    OpSpec("triu", lambda lib, x: x.triu(1), [((3, 4),)]),
+    OpSpec("diagonal", lambda lib, x: x.diagonal(), [((3, 4),)]),
+    OpSpec("diagonal_offset", lambda lib, x: x.diagonal(1, 0, 2), [((3, 2, 4),)]),
+    OpSpec("diagonal_negative", lambda lib, x: lib.diagonal(x, -1), [((4, 3),)]),
+    OpSpec("diag_matrix", lambda lib, x: lib.diag(x), [((3, 4),)]),
+    OpSpec("diag_vector", lambda lib, x: lib.diag(x, 1), [((3,),)]),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_gradcheck(spec, shapes):
+    check_gradcheck(spec, shapes)
+    if not spec.extra.get("contiguous_only"):
+        check_gradcheck(spec, shapes, contiguous=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spec,shapes", cases(SPECS))
+def test_against_torch(spec, shapes, dtype):
+    check_against_torch(spec, shapes, dtype)
+    if not spec.extra.get("contiguous_only"):
+        check_against_torch(spec, shapes, dtype, contiguous=False)
+
+
+# --- views: shared memory, version counter, base ----------------------------------------------------------
+
+VIEWS = [
+    ("view", lambda x: x.view(3, 4)),
+    ("reshape", lambda x: x.reshape(2, 6)),
+    ("flatten", lambda x: x.flatten()),
+    ("unflatten", lambda x: x.unflatten(0, (2, 2))),
+    ("squeeze", lambda x: x.unsqueeze(0).squeeze(0)),
+    ("unsqueeze", lambda x: x.unsqueeze(1)),
+    ("permute", lambda x: x.permute(1, 0)),
+    ("transpose", lambda x: x.transpose(0, 1)),
+    ("t", lambda x: x.t()),
+    ("T", lambda x: x.T),
+    ("mT", lambda x: x.mT),
+    ("narrow", lambda x: x.narrow(1, 1, 2)),
+    ("select", lambda x: x.select(0, 1)),
+    ("getitem_int", lambda x: x[1]),
+    ("getitem_slice", lambda x: x[:, 1::2]),
+    ("getitem_none", lambda x: x[None, 1]),
+    ("getitem_ellipsis", lambda x: x[...]),
+    ("split", lambda x: x.split(1)[1]),
+    ("chunk", lambda x: x.chunk(2, 1)[1]),
+    ("unbind", lambda x: x.unbind(1)[2]),
+    ("iter", lambda x: list(x)[3]),
+    ("diagonal", lambda x: x.diagonal()),
+    ("movedim", lambda x: x.movedim(0, 1)),
+]
+
+
+@pytest.mark.parametrize("name,make", VIEWS, ids=[v[0] for v in VIEWS])
+def test_view_shares_memory_and_version(name, make):
+    for lib in (gradiente, torch):
+        base = lib.zeros(4, 3) + lib.arange(12.0).reshape(4, 3)
+        v = make(base)
+        assert v._base is base, name
+        before = base.clone()
+        with lib.no_grad():
+            v.add_(100)
+        changed = (base != before).sum().item()
+        assert changed == v.numel(), f"{name}: writing through the view changed {changed} elements of the base"
+        assert base._version == v._version == 1, name
+
+
+def test_expand_is_a_view_that_refuses_writes():
+    for lib in (gradiente, torch):
+        base = lib.zeros(3, 1)
+        e = base.expand(3, 4)
+        assert e._base is base
+        with pytest.raises(RuntimeError) as err:
+            e.add_(1)
+        assert "more than one element of the written-to tensor refers to a single memory location" in str(err.value)
+
+
+def test_copies_do_not_share_memory():
+    for lib in (gradiente, torch):
+        x = lib.arange(6.0).reshape(2, 3)
+        for copy in (x.t().reshape(6), x.clone(), x.flip(0), x.roll(1), x.repeat(1, 1), lib.cat([x]), x.tril()):
+            assert copy._base is None
+            with lib.no_grad():
+                copy.add_(100)
+        assert x.max().item() == 5
+
+
+def test_reshape_views_when_it_can_and_copies_when_it_must():
+    x = gradiente.randn(2, 3, 4, requires_grad=True)
+    assert type(x.reshape(6, 4).grad_fn).__name__ == "ViewBackward0"
+    copied = x.transpose(0, 1).reshape(12, 2)
+    assert type(copied.grad_fn).__name__ == "UnsafeViewBackward0"
+    assert type(copied.grad_fn.next_functions[0][0]).__name__ == "CloneBackward0"
+    assert copied._base is None
+
+
+def test_contiguous_returns_self_when_contiguous():
+    x = gradiente.randn(2, 3, requires_grad=True)
+    assert x.contiguous() is x
+    y = x.t().contiguous()
+    assert y.is_contiguous() and type(y.grad_fn).__name__ == "CloneBackward0"
+
+
+def test_clone_keeps_layout():
+    g = gradiente.zeros(2, 3).t().clone()
+    t = torch.zeros(2, 3).t().clone()
+    assert g.stride() == t.stride() and g.is_contiguous() == t.is_contiguous()
+
+
+def test_iteration_unbinds_rows_and_gradients_flow():
+    g, t = gradiente.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True), \
+        torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    for x, lib in ((g, gradiente), (t, torch)):
+        rows = list(x)
+        assert len(rows) == 3 and all(type(r.grad_fn).__name__ == "UnbindBackward0" for r in rows)
+        (rows[0] * rows[2]).sum().backward()
+    np.testing.assert_array_equal(g.grad.numpy(), t.grad.numpy())
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(gradiente.tensor(1.0))
+
+
+def test_split_output_without_gradient_gets_zeros():
+    for lib in (gradiente, torch):
+        x = lib.arange(6.0, requires_grad=True)
+        _, b, _ = x.split(2)
+        (b * 3).sum().backward()
+        assert x.grad.tolist() == [0, 0, 3, 3, 0, 0]
+
+
+def test_double_backward_through_views():
+    x = gradiente.randn(3, 4, dtype=gradiente.float64, requires_grad=True)
+    ops = [lambda x: (x.t().reshape(12) ** 2).sum(), lambda x: (x[1:, ::2] ** 3).sum(),
+           lambda x: (x.unsqueeze(0).expand(2, 3, 4) ** 2).sum(), lambda x: (lib_cat(x) ** 2).sum(),
+           lambda x: (x.diagonal() ** 3).sum(), lambda x: (x.flip(1).roll(1, 0) ** 3).sum()]
+    for fn in ops:
+        assert gradiente.autograd.gradgradcheck(fn, (x,))
+
+
+def lib_cat(x):
+    return gradiente.cat([x, x * 2], 1)
+
+
+def test_T_warns_outside_2d():
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert gradiente.zeros(2, 3, 4).T.shape == (4, 3, 2)
+    with pytest.warns(UserWarning, match="0-D"):
+        assert gradiente.tensor(1.0).T.shape == ()
+
+
+# --- PyTorch's error messages ---------------------------------------------------------------------------
+
+ERRORS = [
+    ("view_incompatible", lambda lib: lib.zeros(3, 4).t().view(12)),
+    ("view_size", lambda lib: lib.zeros(3, 4).view(5)),
+    ("view_infer", lambda lib: lib.zeros(3, 4).view(-1, 5)),
+    ("view_two_infers", lambda lib: lib.zeros(3, 4).view(-1, -1)),
+    ("view_negative", lambda lib: lib.zeros(3, 4).view(-2, 6)),
+    ("reshape_size", lambda lib: lib.zeros(3, 4).reshape(5)),
+    ("cat_sizes", lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(3, 3)], 1)),
+    ("cat_ndim", lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(2, 3, 1)])),
+    ("cat_empty", lambda lib: lib.cat([])),
+    ("cat_dim", lambda lib: lib.cat([lib.zeros(2, 3)], 2)),
+    ("stack_sizes", lambda lib: lib.stack([lib.zeros(2, 3), lib.zeros(3, 3)])),
+    ("expand_mismatch", lambda lib: lib.zeros(3, 4).expand(2, 3)),
+    ("expand_too_few", lambda lib: lib.zeros(3, 4).expand(4)),
+    ("expand_leading_minus_one", lambda lib: lib.zeros(3, 4).expand(-1, 3, 4)),
+    ("permute_length", lambda lib: lib.zeros(3, 4).permute(0)),
+    ("permute_duplicate", lambda lib: lib.zeros(3, 4).permute(0, 0)),
+    ("transpose_dim", lambda lib: lib.zeros(3, 4).transpose(0, 2)),
+    ("squeeze_dim", lambda lib: lib.zeros(3, 4).squeeze(2)),
+    ("unsqueeze_dim", lambda lib: lib.zeros(3, 4).unsqueeze(3)),
+    ("repeat_dims", lambda lib: lib.zeros(3, 4).repeat(2)),
+    ("narrow_length", lambda lib: lib.zeros(3, 4).narrow(0, 2, 2)),
+    ("narrow_start", lambda lib: lib.zeros(3, 4).narrow(0, 4, 0)),
+    ("select_index", lambda lib: lib.zeros(3, 4).select(0, 3)),
+    ("split_zero", lambda lib: lib.zeros(3, 4).split(0)),
+    ("split_sizes", lambda lib: lib.zeros(3, 4).split([1, 1])),
+    ("chunk_zero", lambda lib: lib.zeros(3, 4).chunk(0)),
+    ("unflatten_sizes", lambda lib: lib.zeros(3, 4).unflatten(1, (3, 2))),
+    ("flatten_order", lambda lib: lib.zeros(3, 4).flatten(1, 0)),
+    ("tril_1d", lambda lib: lib.zeros(3).tril()),
+    ("flip_repeated", lambda lib: lib.zeros(3, 4).flip(0, 0)),
+    ("roll_align", lambda lib: lib.zeros(3, 4).roll((1, 2), 0)),
+    ("movedim_count", lambda lib: lib.zeros(3, 4).movedim((0, 1), (1,))),
+    ("mT_1d", lambda lib: lib.zeros(3).mT),
+    ("H_3d", lambda lib: lib.zeros(2, 3, 4).H),
+    ("t_3d", lambda lib: lib.zeros(2, 3, 4).t()),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_messages_match_torch(name, fn):
+    check_same_error(fn)

@@ -1,0 +1,176 @@
+"""Checkpoints: save/load round trips (safetensors by default, PyTorch's zip format on request), PyTorch
+files loaded without running their pickle code, files PyTorch loads, and malicious or corrupt files refused
+with nothing run."""
+import io
+import os
+import pickle
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+
+def _model(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.BatchNorm2d(2), lib.nn.Flatten(), lib.nn.Linear(8, 3))
+
+
+def _equal_state(a, b):
+    assert list(a) == list(b)
+    for k in a:
+        assert np.array_equal(a[k].numpy(), b[k].numpy()) and a[k].dtype is b[k].dtype, k
+
+
+@pytest.mark.parametrize("fmt", ["safetensors", "torch"])
+def test_state_dict_round_trip(tmp_path, fmt):
+    model = _model(gradiente)
+    model(gradiente.randn(2, 1, 4, 4))                      # non-trivial running statistics
+    path = tmp_path / "model.pt"
+    gradiente.save(model.state_dict(), path, format=fmt)
+    loaded = gradiente.load(path)
+    assert isinstance(loaded, OrderedDict)
+    _equal_state(loaded, model.state_dict())
+    fresh = _model(gradiente)
+    assert repr(fresh.load_state_dict(loaded)) == "<All keys matched successfully>"
+    _equal_state(fresh.state_dict(), model.state_dict())
+
+
+@pytest.mark.parametrize("fmt", ["safetensors", "torch"])
+def test_nested_checkpoint_round_trip(fmt):
+    w = gradiente.nn.Parameter(gradiente.randn(3))
+    opt = gradiente.optim.Adam([w], lr=0.01)
+    w.grad = gradiente.ones(3)
+    opt.step()
+    checkpoint = {"epoch": 7, "loss": 0.125, "name": "run-1", "flags": [True, None], "shape": (2, 3),
+                  "optimizer": opt.state_dict(), "weights": [w, w.detach()], "ints": gradiente.arange(4)}
+    buffer = io.BytesIO()
+    gradiente.save(checkpoint, buffer, format=fmt)
+    buffer.seek(0)
+    back = gradiente.load(buffer)
+    assert back["epoch"] == 7 and back["loss"] == 0.125 and back["name"] == "run-1"
+    assert back["flags"] == [True, None] and back["shape"] == (2, 3)
+    assert back["optimizer"]["param_groups"] == opt.state_dict()["param_groups"]
+    assert back["optimizer"]["state"][0]["step"].tolist() == 1.0
+    assert back["optimizer"]["state"][0]["step"].shape == ()
+    assert isinstance(back["weights"][0], gradiente.nn.Parameter) and back["weights"][0].requires_grad
+    assert back["weights"][0].tolist() == w.tolist() and back["ints"].dtype is gradiente.int64
+    restored = gradiente.optim.Adam([gradiente.nn.Parameter(w.detach().clone())])
+    restored.load_state_dict(back["optimizer"])
+
+
+def test_safetensors_file_is_standard(tmp_path):
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    model = _model(gradiente)
+    path = tmp_path / "model.safetensors"
+    gradiente.save(model.state_dict(), path)
+    tensors = safetensors_torch.load_file(str(path))
+    assert sorted(tensors) == sorted(model.state_dict())
+    assert np.array_equal(tensors["3.weight"].numpy(), model[3].weight.detach().numpy())
+    safetensors_torch.save_file({"a": torch.arange(6.0).reshape(2, 3)}, str(tmp_path / "other.safetensors"))
+    assert gradiente.load(tmp_path / "other.safetensors")["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_torch_checkpoint_loads_without_running_pickle_code(tmp_path):
+    t_model = _model(torch)
+    t_model(torch.randn(2, 1, 4, 4))
+    path = tmp_path / "torch_model.pth"
+    torch.save(t_model.state_dict(), path)
+    loaded = gradiente.load(path)
+    g_model = _model(gradiente)
+    g_model.load_state_dict(loaded)
+    for (name, g), (_, t) in zip(g_model.state_dict().items(), t_model.state_dict().items()):
+        assert np.array_equal(g.numpy(), t.numpy()), name
+    x = np.random.RandomState(0).standard_normal((2, 1, 4, 4)).astype(np.float32)
+    g_model.eval()
+    t_model.eval()
+    np.testing.assert_allclose(g_model(gradiente.from_numpy(x)).detach().numpy(),
+                               t_model(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_torch_checkpoint_features(tmp_path):
+    base = torch.arange(12.0).reshape(3, 4)
+    torch.save({"view": base.t(), "base": base, "param": torch.nn.Parameter(torch.ones(2)),
+                "size": torch.Size([2, 3]), "dtype": torch.float64, "bytes": b"\x00\xff", "half": torch.ones(2).half(),
+                "bf16": torch.tensor([1.5, -2.0], dtype=torch.bfloat16), "empty": torch.zeros(0, 3),
+                "scalar": torch.tensor(3)}, tmp_path / "f.pt")
+    out = gradiente.load(tmp_path / "f.pt")
+    assert out["view"].tolist() == base.t().tolist() and out["base"].tolist() == base.tolist()
+    out["base"][0, 1] = 100.0                               # views keep sharing their storage, as in PyTorch
+    assert out["view"][1, 0].item() == 100.0
+    assert isinstance(out["param"], gradiente.nn.Parameter) and out["param"].requires_grad
+    assert out["size"] == (2, 3) and out["dtype"] is gradiente.float64 and out["bytes"] == b"\x00\xff"
+    assert out["half"].dtype is gradiente.float16 and out["bf16"].tolist() == [1.5, -2.0]
+    assert out["empty"].shape == (0, 3) and out["scalar"].item() == 3 and out["scalar"].shape == ()
+
+
+def test_export_is_loaded_by_torch(tmp_path):
+    g_model = _model(gradiente)
+    g_model(gradiente.randn(2, 1, 4, 4))
+    path = tmp_path / "export.pt"
+    gradiente.save(g_model.state_dict(), path, format="torch")
+    state = torch.load(path, weights_only=True)
+    t_model = _model(torch)
+    assert repr(t_model.load_state_dict(state)) == "<All keys matched successfully>"
+    for (name, g), (_, t) in zip(g_model.state_dict().items(), t_model.state_dict().items()):
+        assert np.array_equal(g.numpy(), t.numpy()), name
+    gradiente.save({"p": gradiente.nn.Parameter(gradiente.ones(2)), "n": [1, 2.5, "x", None], "i": 2 ** 40},
+                   path, format="torch")
+    other = torch.load(path, weights_only=True)
+    assert isinstance(other["p"], torch.nn.Parameter) and other["n"] == [1, 2.5, "x", None] and other["i"] == 2 ** 40
+
+
+class _Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _with_pickle(path, payload, out):
+    """A copy of the torch checkpoint at ``path`` whose data.pkl is ``payload``."""
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, payload if name.endswith("data.pkl") else source.read(name))
+
+
+def test_malicious_pickle_is_refused_without_running(tmp_path):
+    marker = tmp_path / "pwned"
+    torch.save({"w": torch.ones(2)}, tmp_path / "clean.pt")
+    _with_pickle(tmp_path / "clean.pt", pickle.dumps({"w": _Evil(marker)}, protocol=2), tmp_path / "evil.pt")
+    with pytest.raises(pickle.UnpicklingError, match="refused to load the global '(posix|os|nt).system'"):
+        gradiente.load(tmp_path / "evil.pt")
+    assert not marker.exists()
+
+    torch.save(torch.nn.Linear(2, 2), tmp_path / "whole.pt")
+    with pytest.raises(pickle.UnpicklingError, match="save model.state_dict\\(\\) instead"):
+        gradiente.load(tmp_path / "whole.pt")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "bad_offsets", "bad_zip", "plain_pickle"])
+def test_corrupt_files_fail_clearly(tmp_path, damage):
+    good = io.BytesIO()
+    gradiente.save({"a": gradiente.ones(4)}, good)
+    data = good.getvalue()
+    if damage == "truncated":
+        data = data[:-3]
+    elif damage == "garbage":
+        data = b"\x10\x00\x00\x00\x00\x00\x00\x00not json at all!"
+    elif damage == "bad_offsets":
+        data = data.replace(b'"data_offsets":[0,16]', b'"data_offsets":[0,99]')
+    elif damage == "bad_zip":
+        data = b"PK\x03\x04" + b"\x00" * 40
+    else:
+        data = pickle.dumps({"a": 1}, protocol=2)
+    with pytest.raises(RuntimeError, match="gradiente.load: not a valid checkpoint file"):
+        gradiente.load(io.BytesIO(data))
+
+
+def test_unsupported_objects_are_refused():
+    with pytest.raises(TypeError, match="Save a model's state_dict\\(\\), not the model"):
+        gradiente.save(gradiente.nn.Linear(2, 2), io.BytesIO())
