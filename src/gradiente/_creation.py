@@ -281,14 +281,20 @@ def _linspace_values(start, end, steps, np_dtype):
         return np.zeros(0, dtype=np_dtype)
     if steps == 1:
         return np.full(1, start, dtype=np_dtype)
-    compute = np_dtype if np.dtype(np_dtype).kind == "f" else np.float64
-    start_c, end_c = np.asarray(start, dtype=compute), np.asarray(end, dtype=compute)
-    step = (end_c - start_c) / compute(steps - 1) if np.dtype(np_dtype).kind == "f" else \
-        (np.float64(end) - np.float64(start)) / (steps - 1)
+    # PyTorch's kernel: the step in the result's own precision (double for integers), then
+    # start + step·i for the first half and end - step·(n-1-i) for the second, so both ends are exact.
+    # Its compiled loop fuses each multiply-add (one rounding), which a wider type reproduces here.
+    floating = np.dtype(np_dtype).kind == "f"
+    compute = np.dtype(np_dtype) if floating else np.dtype(np.float64)
+    start_c, end_c = compute.type(start), compute.type(end)
+    step = (end_c - start_c) / compute.type(steps - 1)
+    wide = np.longdouble if compute == np.float64 else np.float64
     idx = np.arange(steps)
     half = steps // 2
-    values = np.where(idx < half, start_c + step * idx.astype(compute), end_c - step * (steps - idx - 1).astype(compute))
-    return values.astype(np_dtype)
+    first = wide(start_c) + wide(step) * idx.astype(wide)
+    second = wide(end_c) - wide(step) * (steps - idx - 1).astype(wide)
+    values = np.where(idx < half, first, second).astype(compute)
+    return values.astype(np_dtype) if floating else np.trunc(values).astype(np_dtype)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

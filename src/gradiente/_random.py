@@ -462,6 +462,12 @@ def bernoulli_(self, p=0.5, *, generator=None):
                   complex_as_real=False)
 
 
+def _continuous_check(np_dtype, name):
+    if np_dtype.kind != "f":
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_scalar_name(np_dtype)}")
+
+
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with exponential values of rate ``lambd``: -log(1 - u) / lambd."""
     if not lambd > 0:
@@ -469,12 +475,6 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _continuous_check(self._data.dtype, "Exponential")
     gen = _generator(generator)
     return _fill_(self, lambda n, np_dtype, _: _cast(_exponential(gen, n, lambd), np_dtype))
-
-
-def _continuous_check(np_dtype, name):
-    if np_dtype.kind != "f":
-        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {_scalar_name(np_dtype)}")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):

@@ -88,8 +88,12 @@ def promote_operands(x, y, floating=False):
         target = xa.dtype
     elif tx is np.ndarray and (ty is float and xa.dtype.kind in "fc" or ty is int and xa.dtype.kind in "fciu"):
         target = xa.dtype
+        if ty is int and target.kind in "iu":
+            ya = _wrap_int(ya, target)
     elif ty is np.ndarray and (tx is float and ya.dtype.kind in "fc" or tx is int and ya.dtype.kind in "fciu"):
         target = ya.dtype
+        if tx is int and target.kind in "iu":
+            xa = _wrap_int(xa, target)
     else:
         x, y = _tensorish(x), _tensorish(y)
         target = dt.result_type(x, y)._np
@@ -106,6 +110,14 @@ def promote_operands(x, y, floating=False):
         xa = xa.astype(target) if type(xa) is np.ndarray else xa
         ya = ya.astype(target) if type(ya) is np.ndarray else ya
     return xa, ya, target
+
+
+def _wrap_int(value, np_dtype):
+    """A Python int as the integer type meets it in PyTorch: wrapped around when out of range."""
+    info = np.iinfo(np_dtype)
+    if info.min <= value <= info.max:
+        return value
+    return np.array(value & ((1 << (8 * np_dtype.itemsize)) - 1), dtype=np.uint64).astype(np_dtype)
 
 
 def _tensorish(v):
