@@ -23,6 +23,7 @@ SPECS = [
     OpSpec("view_as", lambda lib, x, y: x.view_as(y), [((2, 3), (3, 2))], grad_inputs=[0], extra=CONTIGUOUS_ONLY),
     OpSpec("reshape", lambda lib, x: x.reshape(4, 6), [((2, 3, 4),), ((24,),)]),
     OpSpec("reshape_copy", lambda lib, x: x.transpose(0, 1).reshape(12, 2), [((2, 3, 4),)]),
+    OpSpec("reshape_strided_view", lambda lib, x: x.t().reshape(4, 3, 1), [((3, 4),)]),
     OpSpec("reshape_as", lambda lib, x, y: x.reshape_as(y), [((2, 3), (6,))], grad_inputs=[0]),
     OpSpec("flatten", lambda lib, x: x.flatten(), [((2, 3, 4),), ((),)]),
     OpSpec("flatten_range", lambda lib, x: x.flatten(1), [((2, 3, 4),)]),
@@ -181,6 +182,16 @@ def test_reshape_views_when_it_can_and_copies_when_it_must():
     assert copied._base is None
 
 
+def test_view_as_another_dtype_reinterprets_the_bytes():
+    for lib in (gradiente, torch):
+        x = lib.tensor([1.0, -2.0])
+        bits = x.view(lib.int32)
+        assert bits.dtype == lib.int32 and bits.shape == (2,) and bits._base is None
+        assert bits.tolist() == [1065353216, -1073741824]
+        x.add_(1)
+        assert bits._version == 1 and bits.tolist() == [1073741824, -1082130432]
+
+
 def test_contiguous_returns_self_when_contiguous():
     x = gradiente.randn(2, 3, requires_grad=True)
     assert x.contiguous() is x
@@ -218,7 +229,9 @@ def test_double_backward_through_views():
     x = gradiente.randn(3, 4, dtype=gradiente.float64, requires_grad=True)
     ops = [lambda x: (x.t().reshape(12) ** 2).sum(), lambda x: (x[1:, ::2] ** 3).sum(),
            lambda x: (x.unsqueeze(0).expand(2, 3, 4) ** 2).sum(), lambda x: (lib_cat(x) ** 2).sum(),
-           lambda x: (x.diagonal() ** 3).sum(), lambda x: (x.flip(1).roll(1, 0) ** 3).sum()]
+           lambda x: (x.diagonal() ** 3).sum(), lambda x: (x.flip(1).roll(1, 0) ** 3).sum(),
+           lambda x: (x.tril(1) ** 3).sum(), lambda x: (x.repeat(2, 1) ** 3).sum(),
+           lambda x: (gradiente.stack(x.unbind(1)[::2]) ** 3).sum(), lambda x: (x.split([1, 3], 1)[1] ** 3).sum()]
     for fn in ops:
         assert gradiente.autograd.gradgradcheck(fn, (x,))
 

@@ -22,7 +22,7 @@ from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
 from ._record import record, tensor_method, wants_grad, wrap
 from .inplace import apply_inplace, make_inplace
-from .shape import AliasBackward0, _fmt, _view, expand, expanded_shape, infer_size, select, slice_dim, unsqueeze, view
+from .shape import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
            "scatter_add", "take_along_dim"]
@@ -46,15 +46,16 @@ def _is_int(obj):
 
 
 def _index_array(obj):
-    """A tensor, array or (nested) list used as an index, as an int64 or bool NumPy array."""
+    """A tensor, array or (nested) list used as an index, as an int64 or bool NumPy array of its own (a rule
+    reads it at backward time, after the caller may have changed the tensor it came from)."""
     arr = obj._data if isinstance(obj, Tensor) else np.asarray(obj)
     kind = arr.dtype.kind
     if kind == "b":
-        return arr
+        return arr.copy()
     if kind == "u" and arr.dtype.itemsize == 1:
         return arr.astype(bool)                 # a byte mask, as in (older) PyTorch
     if kind in "iu":
-        return arr.astype(np.int64, copy=False)
+        return arr.astype(np.int64)
     if arr.size == 0 and not isinstance(obj, (Tensor, np.ndarray)):
         return arr.astype(np.int64)             # ``x[[]]``: an empty list of positions
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -67,7 +68,7 @@ def _as_tuple(index):
         return index
     if isinstance(index, list) and len(index) < 32 and any(
             isinstance(o, (Tensor, np.ndarray, list, tuple, slice)) or o is None or o is Ellipsis for o in index):
-        warnings.warn(_SEQUENCE_INDEX, UserWarning, stacklevel=3)
+        warnings.warn(_SEQUENCE_INDEX, UserWarning, stacklevel=4)
         return tuple(index)
     return (index,)
 
@@ -85,8 +86,10 @@ class _Index:
     def __init__(self, shape, index, keep_full_slices=False):
         items, consumed = [], 0
         for obj in _as_tuple(index):
-            if obj is None or obj is Ellipsis or isinstance(obj, (bool, np.bool_)):
+            if obj is None or obj is Ellipsis:
                 pass
+            elif isinstance(obj, (bool, np.bool_)):
+                obj = bool(obj)
             elif _is_int(obj) or isinstance(obj, slice):
                 consumed += 1
             elif isinstance(obj, Tensor) and obj._data.ndim == 0 and obj._data.dtype.kind in "iu":
@@ -111,8 +114,8 @@ class _Index:
 
         shape = list(shape)
         steps, basic, arrays = [], [], []
-        dim = real_dim = 0
-        for obj in items:
+        dim = 0
+        for position, obj in enumerate(items):
             if obj is None or isinstance(obj, bool):
                 steps.append(("unsqueeze", dim, None))
                 basic.append(None)
@@ -123,31 +126,31 @@ class _Index:
             elif obj is Ellipsis:
                 basic.extend([slice(None)] * (ndim - consumed))
                 dim += ndim - consumed
-                real_dim += ndim - consumed
             elif isinstance(obj, slice):
                 if obj.step is not None and obj.step <= 0:
                     raise ValueError("step must be greater than zero" if obj.step < 0 else "slice step cannot be zero")
-                bounds = slice(*obj.indices(shape[dim]))
-                if keep_full_slices or bounds != slice(0, shape[dim], 1):
+                n = shape[dim]
+                bounds = slice(*obj.indices(n))
+                # PyTorch keeps the tensor itself for a slice written to cover the whole dim (``:``, ``0:``,
+                # ``:n`` or beyond), judged on the numbers as written: ``-n:`` still records a slice.
+                whole = (obj.start or 0) == 0 and (obj.stop is None or obj.stop >= n) and obj.step in (None, 1)
+                if keep_full_slices or not whole:
                     steps.append(("slice", dim, bounds))
                 basic.append(bounds)
                 shape[dim] = len(range(bounds.start, bounds.stop, bounds.step))
                 dim += 1
-                real_dim += 1
             elif isinstance(obj, np.ndarray):
                 arrays.append((dim, obj))
                 k = obj.ndim if obj.dtype == np.bool_ else 1
                 basic.extend([slice(None)] * k)
                 dim += k
-                real_dim += k
             else:
                 i, n = int(obj), shape[dim]
                 if not -n <= i < n:
-                    raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {n}")
+                    raise IndexError(f"index {i} is out of bounds for dimension {position} with size {n}")
                 steps.append(("select", dim, i + n if i < 0 else i))
                 basic.append(i + n if i < 0 else i)
                 shape.pop(dim)
-                real_dim += 1
         self.steps = steps
         self.basic = tuple(basic) + (Ellipsis,)     # the Ellipsis keeps a full selection a 0-d view
         self.advanced = _advanced_index(arrays, shape) if arrays else None
@@ -156,22 +159,38 @@ class _Index:
 def _advanced_index(arrays, shape):
     """The advanced part as one NumPy index over the tensor left by the basic steps, checked as PyTorch
     checks it."""
-    index, pos, nth = [], 0, 0
+    index, pos, shapes, where = [], 0, [], []
     for dim, arr in arrays:
         index.extend([slice(None)] * (dim - pos))
+        where.append(len(index))
         if arr.dtype == np.bool_:
             for j, s in enumerate(arr.shape):
                 if s != shape[dim + j]:
                     raise IndexError(f"The shape of the mask {_fmt(arr.shape)} at index {j} does not match the shape "
                                      f"of the indexed tensor {_fmt(shape)} at index {dim + j}")
-            pos, nth = dim + arr.ndim, nth + arr.ndim
+            shapes.extend([(int(arr.sum()),)] * arr.ndim)   # a mask stands for its nonzero positions
+            pos = dim + arr.ndim
         else:
-            n = shape[dim]
-            bad = (arr >= n) | (arr < -n)
-            if bad.any():
-                raise IndexError(f"index {int(arr[bad].flat[0])} is out of bounds for dimension {nth} with size {n}")
-            pos, nth = dim + 1, nth + 1
+            shapes.append(arr.shape)
+            pos = dim + 1
         index.append(arr)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(_fmt(s) for s in shapes)) from None
+    nth, empty = 0, 0 in shape
+    for (dim, arr), at in zip(arrays, where):
+        if arr.dtype == np.bool_:
+            nth += arr.ndim
+            continue
+        n = shape[dim]
+        bad = (arr >= n) | (arr < -n)
+        if empty and n:                         # nothing is read from an empty tensor; PyTorch does not check
+            index[at] = np.clip(arr, -n, n - 1)
+        elif bad.any():
+            raise IndexError(f"index {int(arr[bad].flat[0])} is out of bounds for dimension {nth} with size {n}")
+        nth += 1
     return tuple(index)
 
 
@@ -269,13 +288,28 @@ def _assign(region, advanced, values):
                            f"result of shape {_fmt(target)}") from None
 
 
-def _strip_leading_ones(value, ndim):
-    """PyTorch drops a value's leading size-1 dims before writing it into a region of ``ndim`` dims."""
+def _fit_value(value, region_shape, advanced, dtype):
+    """The value as PyTorch prepares it for writing (``copy_to`` and ``index_put_`` in its indexing code):
+    leading size-1 dims dropped by a view, then expanded to the region; a 0-d value fills the region as is."""
     shape = value._data.shape
-    k = 0
-    while len(shape) - k > ndim and shape[k] == 1:
-        k += 1
-    return view(value, shape[k:]) if k else value
+    stripped = shape[next((i for i, s in enumerate(shape) if s != 1), len(shape)):]
+    if advanced is not None:
+        arrays = [i for i in advanced if isinstance(i, np.ndarray)]
+        mask_fill = len(arrays) == 1 and arrays[0].dtype == np.bool_ and value._data.size == 1
+        if value._data.dtype != dtype and not mask_fill:    # PyTorch fills through a single mask, casting
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_scalar_name(dtype)} for the destination and {_scalar_name(value._data.dtype)} "
+                               "for the source.")
+        return view(value, stripped) if stripped != shape else value
+    if shape == region_shape or not shape:
+        return value
+    value = view(value, stripped)
+    return expand(value, region_shape) if stripped != region_shape else value
+
+
+def _scalar_name(np_dtype):
+    from .._dtype import FROM_NUMPY
+    return FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
 
 
 def _setitem_result(old, parsed, value):
@@ -283,20 +317,18 @@ def _setitem_result(old, parsed, value):
     out = old._data.copy()
     region = out[parsed.basic]
     if isinstance(value, Tensor):
-        value = _strip_leading_ones(value, region.ndim)
-        if value._data.dtype != out.dtype:
-            value = value.to(old.dtype)
-        if parsed.advanced is None and value._data.shape != region.shape:
-            value = expand(value, region.shape)
+        value = _fit_value(value, region.shape, parsed.advanced, out.dtype)
         _assign(region, parsed.advanced, value._data)
-        node = CopyBackwards
+        filled = value._data.ndim == 0 and region.ndim > 0
     else:
         _assign(region, parsed.advanced, value)
-        node = FillBackward3
+        filled = region.ndim > 0
     if parsed.advanced is not None:
         node = CopySlices if parsed.steps else IndexPutBackward0
     elif parsed.steps:
         node = CopySlices
+    else:
+        node = FillBackward3 if filled else CopyBackwards
     result = wrap(out)
     if wants_grad(old, value):
         record(node, (old, value), result, basic=parsed.basic, advanced=parsed.advanced)
@@ -323,10 +355,7 @@ def _write_region(tensor, parsed, value):
     """The unrecorded path: write straight into the tensor's memory."""
     region = tensor._data[parsed.basic]
     if isinstance(value, Tensor):
-        value = _strip_leading_ones(value, region.ndim)
-        if parsed.advanced is None and value._data.shape != region.shape:
-            expanded_shape(value, region.shape)  # PyTorch's error when the value does not broadcast
-        value = value._data
+        value = _fit_value(value, region.shape, parsed.advanced, region.dtype)._data
     _assign(region, parsed.advanced, value)
     tensor._version_box[0] += 1
 
@@ -373,7 +402,7 @@ def _int_index(index, name):
     a = index._data if isinstance(index, Tensor) else np.asarray(index)
     if a.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
-    return a.astype(np.int64, copy=False)
+    return a.astype(np.int64)                   # a copy: the rule reads it at backward time
 
 
 def _along(index, dim, size):
@@ -516,7 +545,7 @@ def index_select(input, dim, index):
     if a.ndim == 0:
         return view(index_select(view(input, 1), 0, idx), idx.shape)
     n = a.shape[d]
-    idx = idx.reshape(-1).astype(np.int64, copy=False)
+    idx = idx.reshape(-1).astype(np.int64)
     bad = (idx < 0) | (idx >= n)
     if bad.any():
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
@@ -527,6 +556,7 @@ def index_select(input, dim, index):
     return out
 
 
+@tensor_method("take_along_dim")
 def take_along_dim(input, indices, dim=None):
     """``gather`` with ``indices`` broadcast against ``input`` (over the flattened input when dim is None)."""
     if dim is None:
@@ -540,8 +570,6 @@ def take_along_dim(input, indices, dim=None):
     target_a[d], target_i[d] = a.shape[d], idx.shape[d]
     return gather(expand(input, tuple(target_a)), d, expand(indices, tuple(target_i)))
 
-
-Tensor.take_along_dim = take_along_dim
 
 
 # --- masks -----------------------------------------------------------------------------------------------
@@ -590,9 +618,9 @@ def masked_fill(input, mask, value):
     out = wrap(np.where(m, fill, a))
     if wants_grad(input, value):
         if isinstance(value, Tensor):
-            record(MaskedFillBackward1, (input, value), out, mask=m)
+            record(MaskedFillBackward1, (input, value), out, mask=m.copy())
         else:
-            record(MaskedFillBackward0, (input,), out, mask=m)
+            record(MaskedFillBackward0, (input,), out, mask=m.copy())
     return out
 
 
@@ -613,7 +641,7 @@ def masked_select(input, mask):
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = infer_size(a.shape, m.shape)
-    m = np.broadcast_to(m, shape)
+    m = np.broadcast_to(m, shape).copy()
     out = wrap(np.broadcast_to(a, shape)[m])
     if wants_grad(input):
         record(MaskedSelectBackward0, (input,), out, mask=m)

@@ -19,44 +19,10 @@ from .._tensor import Tensor, _size_args, _wrap_dim
 from ..autograd.graph import Node
 from ._record import record, tensor_method, wants_grad, wrap
 
-__all__ = [
-    "atleast_1d",
-    "atleast_2d",
-    "broadcast_to",
-    "cat",
-    "chunk",
-    "clone",
-    "concat",
-    "concatenate",
-    "diag",
-    "diagonal",
-    "flatten",
-    "flip",
-    "fliplr",
-    "flipud",
-    "hstack",
-    "moveaxis",
-    "movedim",
-    "narrow",
-    "permute",
-    "repeat_interleave",
-    "reshape",
-    "roll",
-    "select",
-    "split",
-    "squeeze",
-    "stack",
-    "swapaxes",
-    "swapdims",
-    "tile",
-    "transpose",
-    "tril",
-    "triu",
-    "unbind",
-    "unflatten",
-    "unsqueeze",
-    "vstack",
-]
+__all__ = ["atleast_1d", "atleast_2d", "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "diag",
+           "diagonal", "flatten", "flip", "fliplr", "flipud", "hstack", "moveaxis", "movedim", "narrow", "permute",
+           "repeat_interleave", "reshape", "roll", "row_stack", "select", "split", "squeeze", "stack", "swapaxes",
+           "swapdims", "tile", "transpose", "tril", "triu", "unbind", "unflatten", "unsqueeze", "vstack"]
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.")
@@ -135,6 +101,11 @@ class UnsafeViewBackward0(ViewBackward0):
     __slots__ = ()
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """out = x reshaped as a view of strided (non-contiguous) memory;  dx = grad reshaped back"""
+    __slots__ = ()
+
+
 class AliasBackward0(Node):
     """out = x (``x[...]``, a second tensor on the same memory);  dx = grad"""
     __slots__ = ()
@@ -197,9 +168,10 @@ def view(input, *shape, dtype=None):
 
 
 def _view_dtype(input, dtype):
-    """The same bytes read as ``dtype`` (not recorded: the values of a reinterpretation have no derivative)."""
+    """The same bytes read as ``dtype``: shared memory and version counter, but, as in PyTorch, no ``_base``
+    and no graph (a reinterpretation of bits has no derivative)."""
     out = wrap(input._data.view(dtype._np))
-    out._version_box, out._base = input._version_box, input if input._base is None else input._base
+    out._version_box = input._version_box
     return out
 
 
@@ -210,12 +182,13 @@ def view_as(input, other):
 
 @tensor_method("reshape")
 def reshape(input, *shape):
-    """A view with the new shape when the strides allow it; otherwise a copy (PyTorch records the copy as
-    CloneBackward0 and the reshape as UnsafeViewBackward0)."""
+    """A view with the new shape when the strides allow it; otherwise a copy. As in PyTorch, the view of a
+    contiguous tensor is ViewBackward0, of a strided one ReshapeAliasBackward0, and a copy is recorded as
+    CloneBackward0 then UnsafeViewBackward0."""
     a = input._data
     array, shared = _reshaped(a, _infer_shape(_size_args(shape), a.size))
     if shared:
-        return _view(input, array, ViewBackward0)
+        return _view(input, array, ViewBackward0 if a.flags.c_contiguous else ReshapeAliasBackward0)
     return _unsafe_view(_copy(input, array.reshape(a.shape)), array)
 
 
@@ -451,10 +424,8 @@ def _conj_if_complex(t):
     return t.conj() if t._data.dtype.kind == "c" else t
 
 
-Tensor.T = property(_T)
-Tensor.mT = property(_mT)
-Tensor.H = property(_H)
-Tensor.mH = property(_mH)
+for _name, _getter in (("T", _T), ("mT", _mT), ("H", _H), ("mH", _mH)):
+    setattr(Tensor, _name, property(_getter))
 
 
 # --- expand, repeat -------------------------------------------------------------------------------------
@@ -513,11 +484,9 @@ def expand_as(input, other):
     return expand(input, other._data.shape)
 
 
+@tensor_method("broadcast_to")
 def broadcast_to(input, size):
     return expand(input, size)
-
-
-Tensor.broadcast_to = broadcast_to
 
 
 class RepeatBackward0(Node):
