@@ -574,3 +574,12 @@ def test_make_dot_from_trace_is_not_available():
     from gradiente.viz import make_dot_from_trace
     with pytest.raises(NotImplementedError):
         make_dot_from_trace(None)
+
+
+def test_without_graphviz_package_make_dot_says_what_to_install(monkeypatch):
+    from gradiente.viz import render
+    monkeypatch.setattr(render, "_graphviz", None)
+    _, y = _exercise()
+    with pytest.raises(ImportError, match="pip install 'gradiente\\[viz\\]'"):
+        make_dot(y)
+    assert "SumBackward0" not in to_text(y) and "MeanBackward0" in to_text(y)   # text needs nothing

@@ -39,7 +39,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
 
 __version__ = "0.1.0"
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "linalg", "testing", "distributions", "special", "fft")
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "explain", "linalg", "testing", "distributions", "special", "fft")
 
 
 def result_type(tensor1, tensor2):

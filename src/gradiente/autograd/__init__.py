@@ -184,10 +184,9 @@ detect_anomaly = set_detect_anomaly
 
 def __getattr__(name):
     # functional and gradcheck are loaded on first use: `import gradiente` stays fast.
+    import importlib
     if name == "functional":
-        from . import functional
-        return functional
+        return importlib.import_module(".functional", __name__)
     if name in ("gradcheck", "gradgradcheck"):
-        from . import _gradcheck as module
-        return getattr(module, name)
+        return getattr(importlib.import_module("._gradcheck", __name__), name)
     raise AttributeError(f"module 'gradiente.autograd' has no attribute '{name}'")

@@ -17,7 +17,7 @@ import types
 from ..viz.names import Names, caller_frame
 from .record import GraphFreedError, record_backward
 from .render import to_markdown, to_text
-from .steps import build_steps
+from .steps import build_step
 
 __all__ = ["Explanation", "explain", "record_backward"]
 
@@ -56,16 +56,28 @@ def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate
         accumulate = not any(t.grad is not None for t in leaves)
     if accumulate:
         names.previous_grads = {id(t): t.grad._data.copy() for t in leaves if t.grad is not None}
+    head, tail = _window(max_steps)
     try:
-        record = record_backward(output, gradient, accumulate=accumulate, retain_graph=retain_graph)
+        record = record_backward(output, gradient, accumulate=accumulate, retain_graph=retain_graph,
+                                 local_derivatives=lambda index, total: index < head or index >= total - tail)
     except GraphFreedError as error:
         raise GraphFreedError(f"{error} {words(lang)['freed']}") from None
     return Explanation(record, names, lang, max_steps, max_elems, gradient is not None)
 
 
+def _window(max_steps):
+    """How many steps to show from the start and from the end of the pass."""
+    if max_steps is None:
+        return float("inf"), 0
+    head = max(max_steps // 2, 1)
+    return head, max(max_steps - head, 1)
+
+
 class Explanation:
-    """A recorded backward pass, ready to be read. ``steps``: one ``Step`` per node in the order run;
-    ``grads``: ``{leaf name: gradient array}``; ``record``: the raw ``BackwardRecord``."""
+    """A recorded backward pass, ready to be read. ``steps``: one ``Step`` per node in the order run
+    (built on first use: a 100,000-node pass only builds the steps it shows); ``grads``:
+    ``{leaf name: gradient array}``; ``record``: the raw ``BackwardRecord``. Local derivatives are
+    computed only for the steps within ``max_steps``."""
 
     def __init__(self, record, names, lang, max_steps, max_elems, gradient_given):
         self.record = record
@@ -75,10 +87,32 @@ class Explanation:
         self.max_elems = max_elems
         self.gradient_given = gradient_given
         self.output_name = names.output_name
-        self.steps = build_steps(record, names)
+        self._steps = {}
+        self._numbers = None
         self.results = [(t, names.leaf(t), record.leaf[id(t)], names.previous_grads.get(id(t)))
                         for t in record.leaves if id(t) in record.leaf]
         self.grads = {name: grad for _, name, grad, _ in self.results}
+
+    @property
+    def steps(self):
+        return [self.step(i) for i in range(len(self.record.order))]
+
+    def step(self, index):
+        """The ``Step`` for the ``index``-th node the engine ran (0-based)."""
+        step = self._steps.get(index)
+        if step is None:
+            step = self._steps[index] = build_step(self.record, index, self.names)
+        return step
+
+    def step_number(self, node):
+        """The 1-based step at which ``node`` ran, or None."""
+        if self._numbers is None:
+            self._numbers = {n: i + 1 for i, n in enumerate(self.record.order)}
+        return self._numbers.get(node)
+
+    def window(self):
+        head, tail = _window(self.max_steps)
+        return min(head, len(self.record.order)), tail
 
     def to_text(self, lang=None):
         return to_text(self, lang or self.lang)

@@ -6,6 +6,8 @@ reduced to the input's shape), so the numbers of a walkthrough are the engine's 
 evaluates the rule of an elementwise node once on a gradient of ones, which gives its local derivative
 (the rule is linear in the gradient), before the engine runs it and frees what it saved.
 """
+import gc
+
 import numpy as np
 
 from ..autograd.graph import _FREED, AccumulateGrad
@@ -55,7 +57,9 @@ class BackwardRecord:
 
 def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None, local_derivatives=True):
     """Run ``output.backward(gradient)`` (``accumulate=True``) or ``autograd.grad`` of ``output`` with
-    respect to every leaf (``accumulate=False``: no ``.grad`` changes) and return a ``BackwardRecord``."""
+    respect to every leaf (``accumulate=False``: no ``.grad`` changes) and return a ``BackwardRecord``.
+    ``local_derivatives``: True, False, or ``f(index, total)`` saying for which run positions (of
+    ``total`` nodes) to compute them."""
     from .. import autograd
     from .._tensor import Tensor
     if not isinstance(output, Tensor):
@@ -74,10 +78,17 @@ def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None
     record = BackwardRecord(output, np.array(root_grad, dtype=output._data.dtype), accumulate)
     leaves = [node.variable for node in nodes if isinstance(node, AccumulateGrad)]
     record.leaves = leaves
+    if not callable(local_derivatives):
+        wanted = bool(local_derivatives)
+        local_derivatives = lambda index, total: wanted
     handles = []
+    # Hooks on every node allocate a few objects per node; on a large graph the cyclic collector
+    # would rescan the whole graph again and again meanwhile (none of these objects form cycles).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         for node in nodes:
-            handles.append(node.register_prehook(_before(record, node, local_derivatives)))
+            handles.append(node.register_prehook(_before(record, node, local_derivatives, len(nodes))))
             if not isinstance(node, AccumulateGrad):
                 handles.append(node.register_hook(_after(record, node)))
         if accumulate or not leaves:
@@ -87,6 +98,8 @@ def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None
     finally:
         for handle in handles:
             handle.remove()
+        if collecting:
+            gc.enable()
     return record
 
 
@@ -94,16 +107,17 @@ def _copy(grad):
     return None if grad is None else np.array(grad._data, copy=True)
 
 
-def _before(record, node, local_derivatives):
+def _before(record, node, local_derivatives, total):
     def hook(grad_outputs):
         grads = [_copy(g) for g in grad_outputs]
+        index = len(record.order)
         record.order.append(node)
         record.incoming_all[node] = grads
         record.incoming[node] = grads[0] if grads else None
         if isinstance(node, AccumulateGrad):
             if grads and grads[0] is not None:
                 record.leaf[id(node.variable)] = grads[0]
-        elif local_derivatives and len(grads) == 1 and grads[0] is not None and is_elementwise(node):
+        elif len(grads) == 1 and grads[0] is not None and local_derivatives(index, total) and is_elementwise(node):
             record.local[node] = _local_derivative(node, grads[0])
     return hook
 

@@ -13,7 +13,6 @@ class _Writer:
         self.w = words(lang)
         self.lang = lang
         self.md = markdown
-        self.by_node = {step.node: step for step in explanation.steps}
 
     def values(self, array):
         text = format_values(array, self.e.max_elems, words=self.w["words"])
@@ -30,13 +29,11 @@ class _Writer:
 
     def node_ref(self, node):
         """How a step names another node: a leaf by its name, an op by class name and step number."""
-        step = self.by_node.get(node)
-        if step is not None and step.is_leaf:
-            return self.code(step.leaf_name)
-        if step is None:
-            name = self.e.names.leaf(node.variable) if hasattr(node, "variable") else type(node).__name__
-            return self.code(name)
-        return f"{self.code(step.name)} ({self.w['step_of'].format(n=step.number)})"
+        if hasattr(node, "variable"):
+            return self.code(self.e.names.leaf(node.variable))
+        number = self.e.step_number(node)
+        name = self.code(type(node).__name__)
+        return name if number is None else f"{name} ({self.w['step_of'].format(n=number)})"
 
     def rule(self, step):
         if step.user_defined:
@@ -127,20 +124,21 @@ class _Writer:
         return out
 
     def visible_steps(self):
-        """All steps, or the first and last halves of ``max_steps`` with a marker between them."""
-        steps, limit = self.e.steps, self.e.max_steps
-        if limit is None or len(steps) <= limit:
-            return steps, None
-        head = max(limit // 2, 1)
-        tail = max(limit - head, 1)
-        return steps[:head] + [None] + steps[-tail:], len(steps) - head - tail
+        """All steps, or the first and last halves of ``max_steps`` with None between them; and how
+        many steps are left out."""
+        head, tail = self.e.window()
+        total = len(self.e.record.order)
+        if head + tail >= total:
+            return [self.e.step(i) for i in range(total)], None
+        steps = [self.e.step(i) for i in range(head)] + [None] + [self.e.step(i) for i in range(total - tail, total)]
+        return steps, total - head - tail
 
 
 def to_text(explanation, lang):
     w = _Writer(explanation, lang, markdown=False)
     e = explanation
     lines = [w.w["title"].format(output=e.output_name), _start(w, e), ""]
-    if not e.steps:
+    if not e.record.order:
         lines.append(w.w["no_steps"].format(output=e.output_name))
     steps, omitted = w.visible_steps()
     for step in steps:
@@ -159,7 +157,7 @@ def to_markdown(explanation, lang):
     w = _Writer(explanation, lang, markdown=True)
     e = explanation
     lines = [f"#### {w.w['title'].format(output=w.code(e.output_name))}", "", _start(w, e), ""]
-    if not e.steps:
+    if not e.record.order:
         lines.append(w.w["no_steps"].format(output=w.code(e.output_name)))
     steps, omitted = w.visible_steps()
     for step in steps:

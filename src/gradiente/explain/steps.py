@@ -5,7 +5,7 @@ import numpy as np
 from ..autograd.graph import AccumulateGrad
 from .messages import ATTRIBUTES, LATEX, OPS
 
-__all__ = ["Pass", "Step", "build_steps"]
+__all__ = ["Pass", "Step", "build_step"]
 
 
 class Pass:
@@ -41,22 +41,20 @@ class Step:
         self.n_inputs = sum(1 for nxt, _ in node.next_functions if nxt is not None)
 
 
-def build_steps(record, names):
-    """``[Step, ...]`` for every node in ``record.order``; ``names`` gives leaf and output names."""
-    steps = []
-    for number, node in enumerate(record.order, start=1):
-        step = Step(number, node)
-        step.incoming = record.incoming.get(node)
-        contributions = record.contributions.get(node, [])
-        if len(contributions) > 1:
-            step.contributions = contributions
-        if step.is_leaf:
-            step.leaf_name = names.leaf(node.variable)
-        else:
-            step.out_name = names.node(node)
-            step.passes = _passes(node, record, step.incoming)
-        steps.append(step)
-    return steps
+def build_step(record, index, names):
+    """The ``Step`` for ``record.order[index]``; ``names`` gives leaf and output names."""
+    node = record.order[index]
+    step = Step(index + 1, node)
+    step.incoming = record.incoming.get(node)
+    contributions = record.contributions.get(node, [])
+    if len(contributions) > 1:
+        step.contributions = contributions
+    if step.is_leaf:
+        step.leaf_name = names.leaf(node.variable)
+    else:
+        step.out_name = names.node(node)
+        step.passes = _passes(node, record, step.incoming)
+    return step
 
 
 def _passes(node, record, upstream):

@@ -111,7 +111,8 @@ class _Drawing:
         self.box_labels = {}
         self.drawn_boxes = set()
         self.box_edges = set()
-        self.on_path = None
+        self.on_path = None             # with `highlight`: the nodes on a path to a highlighted tensor
+        self.highlighted_tensors = set()
         self.notes = None
 
     # --- setup: what the options need to know about the whole graph ------------------------------------
@@ -214,7 +215,7 @@ class _Drawing:
             var = fn.variable
             self.mark(var)
             self.dot.node(self.id(var), self.var_label(var), fillcolor="lightblue", **self._tensor_style(var))
-            self.edge(self.id(var), self.id(fn), fn in (self.on_path or ()))
+            self.edge(self.id(var), self.id(fn), self._on_path(fn))
         self.dot.node(self.id(fn), self.fn_label(fn), **(_HIGHLIGHT_FN if self._on_path(fn) else {}))
         for nxt, _ in fn.next_functions:
             if nxt is not None:
@@ -257,9 +258,7 @@ class _Drawing:
         return self.on_path is not None and fn in self.on_path
 
     def _tensor_style(self, var):
-        if self.on_path is not None and id(var) in self.highlighted_tensors:
-            return dict(_HIGHLIGHT)
-        return {}
+        return dict(_HIGHLIGHT) if id(var) in self.highlighted_tensors else {}
 
     # --- labels ----------------------------------------------------------------------------------------
     def var_label(self, var, name=None):
