@@ -84,26 +84,31 @@ def hvp(lib):
 
 
 CHILD = r"""
-import os, sys, time, json, resource
+import os, sys, time, json
 for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[v] = "1"
 import importlib
 lib = importlib.import_module(sys.argv[1])
 if sys.argv[1] == "torch":
     lib.set_num_threads(1)
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
 x = lib.tensor([0.1, 0.2, 0.3], requires_grad=True)
 (x * 1.0).sum().backward()
-base = rss()
+# Reset this process's peak-RSS mark (ru_maxrss would carry the parent's peak across exec).
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = status("VmRSS")
 start = time.perf_counter()
 y = x
 for _ in range(100_000):
     y = y * 1.0
 y.sum().backward()
 elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = status("VmHWM")
 print(json.dumps({"time": elapsed, "peak_mb": (peak - base) / 2**20}))
 """
 

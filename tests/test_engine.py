@@ -501,3 +501,30 @@ def test_mixed_dtype_gradient_keeps_input_dtype():
     assert y.dtype is torch.float32
     y.sum().backward()
     assert x.grad.dtype is torch.float32 and s.grad.dtype is torch.float64
+
+
+def test_leaf_gradients_never_alias_each_other_or_user_arrays():
+    # the engine may hand one array to several leaves (x + y) or start from the user's gradient: every leaf
+    # must end up with its own memory, so accumulating into one never changes another
+    x = torch.ones(3, requires_grad=True)
+    y = torch.ones(3, requires_grad=True)
+    (x + y).sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.add_(1)
+    np.testing.assert_array_equal(y.grad.numpy(), [1, 1, 1])
+    g = torch.ones(3)
+    z = torch.zeros(3, requires_grad=True)
+    z.backward(g)
+    assert not np.shares_memory(z.grad.numpy(), g.numpy())
+    kept = []
+    w = torch.ones(2, requires_grad=True)
+    w.register_hook(lambda grad: kept.append(grad))
+    (w * 2).sum().backward()
+    w.grad.zero_()
+    np.testing.assert_array_equal(kept[0].numpy(), [2, 2])
+    a = torch.ones(2, requires_grad=True)
+    b = a * 3
+    b.retain_grad()
+    b.sum().backward()
+    a.grad.zero_()
+    np.testing.assert_array_equal(b.grad.numpy(), [1, 1])

@@ -11,6 +11,7 @@ gradient, the newest one, every node that can still send it a gradient has alrea
 complete. That is exactly PyTorch's ready-queue order, so gradients are summed in the same order and agree
 to the last bit. A 100,000-node chain needs no deeper Python stack than a 3-node one.
 """
+import gc
 import heapq
 
 from . import grad_mode
@@ -59,8 +60,16 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     tensor run, and no leaf's ``.grad`` changes (``autograd.grad``).
     """
     ops = tensor_ops if create_graph else numpy_ops
-    with grad_mode.set_grad_enabled(create_graph):
-        return _walk(roots, root_grads, retain_graph, ops, capture, accumulate)
+    # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
+    # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with grad_mode.set_grad_enabled(create_graph):
+            return _walk(roots, root_grads, retain_graph, ops, capture, accumulate)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
@@ -109,6 +118,8 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
                 buf.extend([None] * (nr + 1 - len(buf)))
             previous = buf[nr]
             buf[nr] = g if previous is None else previous + g
+        # Drop this step's references, so a gradient array's only holder is its buffer (see accumulate).
+        results = g = previous = None
     return captured
 
 

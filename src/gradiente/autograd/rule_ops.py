@@ -8,6 +8,8 @@ offer the same names, so each rule is written once. Arithmetic operators (``+ - 
 
 A future GPU path adds a third namespace here (CuPy arrays) without touching the rules.
 """
+import sys
+
 import numpy as np
 
 from .._dtype import FROM_NUMPY
@@ -21,6 +23,11 @@ def sum_to(array, shape):
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
     out = array.sum(axis=axes, keepdims=True) if axes else array
     return out.reshape(shape) if lead else out
+
+
+# References to a gradient array that nobody else holds, as NumpyOps.accumulate sees it: the engine's buffer
+# list, AccumulateGrad.backward's argument, accumulate's argument, and getrefcount's own argument.
+_UNSHARED_REFS = 4
 
 
 class NumpyOps:
@@ -119,8 +126,15 @@ class NumpyOps:
         from .._tensor import Tensor
         current = variable._grad
         if current is None:
-            # The array may be shared with another consumer of the same gradient: the leaf gets its own.
-            variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True))
+            # The leaf may keep the array itself only if nothing else can see it: it owns its memory, and the
+            # only references are the engine's buffer list and this call chain (PyTorch steals a gradient
+            # whose use count is 1 in the same way). Otherwise, e.g. `x + y` hands one array to both
+            # leaves, the leaf gets its own copy.
+            if (grad.base is None and grad.flags.writeable and grad.dtype == variable._data.dtype
+                    and sys.getrefcount(grad) <= _UNSHARED_REFS):
+                variable._grad = Tensor._make(grad)
+            else:
+                variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True))
         elif current._requires_grad:
             variable._grad = Tensor._make(current._data + grad)
         else:

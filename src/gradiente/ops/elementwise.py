@@ -9,10 +9,49 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
-from ..autograd.grad_mode import state as _grad_state
-from ._record import as_array, as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+
+__all__ = [
+    "add",
+    "arctan2",
+    "atan2",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "clip",
+    "div",
+    "divide",
+    "fill",
+    "fill_",
+    "float_power",
+    "floor_divide",
+    "fmax",
+    "fmin",
+    "fmod",
+    "hypot",
+    "lerp",
+    "maximum",
+    "minimum",
+    "mul",
+    "multiply",
+    "neg",
+    "negative",
+    "positive",
+    "pow",
+    "reciprocal",
+    "remainder",
+    "rsub",
+    "square",
+    "sub",
+    "subtract",
+    "true_divide",
+    "where",
+    "xlogy",
+    "zero_",
+]
 
 _FLOAT_DEFAULT = dt.get_default_dtype
 
@@ -131,7 +170,11 @@ class NegBackward0(Node):
 
 
 def _binary(x, y, fn, node_cls, floating=False, save=True):
-    """The shared body of binary ops: promote, compute, wrap, record."""
+    """The shared body of binary ops: promote, compute, wrap, record.
+
+    ``save``: True keeps both operands for the rule, False neither, or a function
+    ``save(x, y, x_needs_grad, y_needs_grad)`` returning what to keep: keeping only what the rule will read
+    lets the graph release the other operand (as PyTorch does), which matters for long chains."""
     xa, ya, target = promote_operands(x, y, floating)
     try:
         out = fn(xa, ya)
@@ -142,8 +185,24 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
                                 (isinstance(y, Tensor) and y._requires_grad)):
         if out._data.dtype.kind not in "fc":
             raise RuntimeError("derivative for this operation is not implemented for integer results")
-        record(node_cls, (x, y), out, (x, y) if save else ())
+        if save is True:
+            saved = (x, y)
+        elif save is False:
+            saved = ()
+        else:
+            saved = save(x, y, isinstance(x, Tensor) and x._requires_grad, isinstance(y, Tensor) and y._requires_grad)
+        record(node_cls, (x, y), out, saved)
     return out
+
+
+def _mul_saves(x, y, x_needs, y_needs):
+    """dx = grad·y needs y; dy = grad·x needs x."""
+    return (x if y_needs else None, y if x_needs else None)
+
+
+def _div_saves(x, y, x_needs, y_needs):
+    """dx = grad/y needs y; dy = -grad·x/y² needs x and y."""
+    return (x if y_needs else None, y)
 
 
 def _check_differentiable(out):
@@ -198,7 +257,7 @@ def rsub(input, other, alpha=1):
 @tensor_method("mul", "multiply", "__mul__", "__rmul__")
 def mul(input, other, *, out=None):
     """input * other, broadcasting."""
-    result = _binary(input, other, np.multiply, MulBackward0)
+    result = _binary(input, other, np.multiply, MulBackward0, save=_mul_saves)
     return result if out is None else _write_out(result, out)
 
 
@@ -212,7 +271,7 @@ def div(input, other, *, rounding_mode=None, out=None):
         return _write_out(_rounded_div(input, other, rounding_mode), out)
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
-    return _write_out(_binary(input, other, np.true_divide, DivBackward0, floating=True), out)
+    return _write_out(_binary(input, other, np.true_divide, DivBackward0, floating=True, save=_div_saves), out)
 
 
 divide = true_divide = div
@@ -415,7 +474,8 @@ def neg(input):
     if input._data.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
-    out = wrap(np.negative(input._data))
+    out = np.negative(input._data)
+    out = wrap(out) if out.__class__ is np.ndarray else as_result(out)     # NumPy gives 0-d results as scalars
     if wants_grad(input):
         record(NegBackward0, (input,), out)
     return out
@@ -494,6 +554,19 @@ def broadcast_error(*shapes):
     return RuntimeError(f"shapes {' and '.join(str(list(s)) for s in shapes)} cannot be broadcast together")
 
 
+def broadcasting(np_fn, *arrays):
+    """``np_fn(*arrays)``, raising PyTorch's error where NumPy finds the shapes do not broadcast."""
+    try:
+        return np_fn(*arrays)
+    except ValueError:
+        shapes = [np.shape(a) for a in arrays]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise broadcast_error(*shapes) from None
+        raise
+
+
 def broadcast_shape(*shapes):
     """The shape ``shapes`` broadcast to, or PyTorch's error."""
     try:
@@ -515,8 +588,8 @@ _CPP_NAMES = {np.dtype(k): v for k, v in [("float32", "float"), ("float64", "dou
                                           ("complex128", "c10::complex<double>")]}
 
 
-def _type_name(np_dtype):
-    """PyTorch's scalar type name of a NumPy dtype: Float, Long, Bool ..."""
+def type_name(np_dtype):
+    """PyTorch's scalar type name of a NumPy dtype, as its messages print it: Float, Long, Bool ..."""
     return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
 
 
@@ -605,16 +678,12 @@ def _clamp_arrays(input, lo, hi):
         kernel = "clamp_scalar_cpu" if lo is not None and hi is not None else \
             "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu"
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-    xa = input._data if input._data.dtype == target else input._data.astype(target)
-    out = xa
-    try:
-        if lo is not None:
-            out = np.maximum(out, lo._data.astype(target, copy=False) if isinstance(lo, Tensor) else lo)
-        if hi is not None:
-            out = np.minimum(out, hi._data.astype(target, copy=False) if isinstance(hi, Tensor) else hi)
-    except ValueError:
-        raise broadcast_error(*(np.shape(as_array(v)) for v in (input, lo, hi) if v is not None)) from None
-    return as_result(out, target)
+    xa, la, ha = (v._data.astype(target, copy=False) if isinstance(v, Tensor) else v for v in (input, lo, hi))
+    if la is None:
+        return as_result(broadcasting(np.minimum, xa, ha), target)
+    if ha is None:
+        return as_result(broadcasting(np.maximum, xa, la), target)
+    return as_result(broadcasting(lambda a, b, c: np.minimum(np.maximum(a, b), c), xa, la, ha), target)
 
 
 @tensor_method("clamp", "clip")
@@ -685,12 +754,9 @@ def where(condition, input=None, other=None, *, out=None):
     cond = condition._data
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{_type_name(cond.dtype)}")
+                           f"{type_name(cond.dtype)}")
     xa, ya, target = promote_operands(input, other)
-    try:
-        result = as_result(np.where(cond, xa, ya), target)
-    except ValueError:
-        raise broadcast_error(cond.shape, np.shape(xa), np.shape(ya)) from None
+    result = as_result(broadcasting(np.where, cond, xa, ya), target)
     if wants_grad(input, other):
         record(WhereBackward0, (input, other), result, (condition,))
     return result if out is None else _write_out(result, out)
@@ -729,15 +795,19 @@ class MinimumBackward0(Node):
         return _split_ties(ops, grad, *self.saved(ops), np.greater)
 
 
+def _nan_ignoring(ops, grad, x, y, x_wins):
+    """The gradient of fmax/fmin: all of it to x where x wins or y is nan (x wins ties), else all to y."""
+    xa, ya = ops.raw(x), ops.raw(y)
+    to_x = x_wins(xa, ya) | np.isnan(ya)
+    return ops.mask(to_x, grad), ops.mask(~to_x, grad)
+
+
 class FmaxBackward0(Node):
     """out = fmax(x, y) (nan ignored);  dx = grad where x >= y or y is nan;  dy = grad elsewhere"""
     formula = "∂fmax(x, y)/∂x = 1 if x ≥ y or y is nan"
 
     def backward(self, ops, grad):
-        x, y = self.saved(ops)
-        xa, ya = ops.raw(x), ops.raw(y)
-        to_x = (xa >= ya) | np.isnan(ya)
-        return ops.mask(to_x, grad), ops.mask(~to_x, grad)
+        return _nan_ignoring(ops, grad, *self.saved(ops), np.greater_equal)
 
 
 class FminBackward0(Node):
@@ -745,42 +815,28 @@ class FminBackward0(Node):
     formula = "∂fmin(x, y)/∂x = 1 if x ≤ y or y is nan"
 
     def backward(self, ops, grad):
-        x, y = self.saved(ops)
-        xa, ya = ops.raw(x), ops.raw(y)
-        to_x = (xa <= ya) | np.isnan(ya)
-        return ops.mask(to_x, grad), ops.mask(~to_x, grad)
+        return _nan_ignoring(ops, grad, *self.saved(ops), np.less_equal)
 
 
-@tensor_method("maximum")
-def maximum(input, other, *, out=None):
-    """Elementwise maximum of two tensors (broadcasting); nan wins, as in PyTorch."""
-    _require_tensor("maximum", other)
-    result = _binary(input, other, np.maximum, MaximumBackward0)
-    return result if out is None else _write_out(result, out)
+def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
+    """An op of two tensors (a number as ``other`` is a TypeError, as in PyTorch), broadcasting."""
+    def op(input, other, *, out=None):
+        _require_tensor(name, other)
+        result = _binary(input, other, np_fn, node_cls, floating=floating)
+        return result if out is None else _write_out(result, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return tensor_method(name)(op)
 
 
-@tensor_method("minimum")
-def minimum(input, other, *, out=None):
-    """Elementwise minimum of two tensors (broadcasting); nan wins, as in PyTorch."""
-    _require_tensor("minimum", other)
-    result = _binary(input, other, np.minimum, MinimumBackward0)
-    return result if out is None else _write_out(result, out)
-
-
-@tensor_method("fmax")
-def fmax(input, other, *, out=None):
-    """Elementwise maximum that ignores nan (nan only where both are nan)."""
-    _require_tensor("fmax", other)
-    result = _binary(input, other, np.fmax, FmaxBackward0)
-    return result if out is None else _write_out(result, out)
-
-
-@tensor_method("fmin")
-def fmin(input, other, *, out=None):
-    """Elementwise minimum that ignores nan (nan only where both are nan)."""
-    _require_tensor("fmin", other)
-    result = _binary(input, other, np.fmin, FminBackward0)
-    return result if out is None else _write_out(result, out)
+maximum = _tensor_pair_op("maximum", np.maximum, MaximumBackward0,
+                          "Elementwise maximum of two tensors (broadcasting); nan wins, as in PyTorch.")
+minimum = _tensor_pair_op("minimum", np.minimum, MinimumBackward0,
+                          "Elementwise minimum of two tensors (broadcasting); nan wins, as in PyTorch.")
+fmax = _tensor_pair_op("fmax", np.fmax, FmaxBackward0,
+                       "Elementwise maximum that ignores nan (nan only where both are nan).")
+fmin = _tensor_pair_op("fmin", np.fmin, FminBackward0,
+                       "Elementwise minimum that ignores nan (nan only where both are nan).")
 
 
 # --- atan2, hypot, lerp, xlogy -------------------------------------------------------------------------
@@ -811,15 +867,9 @@ def _via_double(np_fn):
 _atan2_arrays, _hypot_arrays = _via_double(np.arctan2), _via_double(np.hypot)
 
 
-@tensor_method("atan2", "arctan2")
-def atan2(input, other, *, out=None):
-    """The angle of the point (other, input): atan(input / other) in the right quadrant."""
-    _require_tensor("atan2", other)
-    result = _binary(input, other, _atan2_arrays, Atan2Backward0, floating=True)
-    return result if out is None else _write_out(result, out)
-
-
-arctan2 = atan2
+atan2 = arctan2 = _tensor_pair_op("atan2", _atan2_arrays, Atan2Backward0, "The angle of the point (other, input): "
+                                  "atan(input / other) in the right quadrant.", floating=True)
+Tensor.arctan2 = atan2
 
 
 class HypotBackward0(Node):
@@ -839,11 +889,8 @@ def hypot(input, other, *, out=None):
     _require_tensor("hypot", other)
     xa, ya, target = promote_operands(input, other)
     if target.kind != "f":
-        raise NotImplementedError(f'"hypot_cpu" not implemented for \'{_type_name(target)}\'')
-    try:
-        result = as_result(_hypot_arrays(xa, ya), target)
-    except ValueError:
-        raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+        raise NotImplementedError(f'"hypot_cpu" not implemented for \'{type_name(target)}\'')
+    result = as_result(broadcasting(_hypot_arrays, xa, ya), target)
     if wants_grad(input, other):
         record(HypotBackward0, (input, other), result, (input, other, result))
     return result if out is None else _write_out(result, out)
@@ -877,7 +924,7 @@ def _check_lerp_dtypes(input, end, weight):
     a = input._data.dtype
     if a.kind not in "fc":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(a)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{type_name(a)}\'')
     for name, other in (("end", end), ("weight", weight)):
         if isinstance(other, Tensor) and other._data.dtype != a:
             raise RuntimeError(f"expected dtype {_CPP_NAMES[a]} for `{name}` but got dtype "
@@ -907,10 +954,7 @@ def lerp(input, end, weight, *, out=None):
         wa = weight._data
     else:
         wa = np.asarray(weight, dtype=xa.dtype)
-    try:
-        result = wrap(_lerp_arrays(xa, ea, wa))
-    except ValueError:
-        raise broadcast_error(xa.shape, ea.shape, np.shape(wa)) from None
+    result = as_result(broadcasting(_lerp_arrays, xa, ea, wa))
     if isinstance(weight, Tensor):
         if wants_grad(input, end, weight):
             record(LerpBackward1, (input, end, weight), result, (input, end, weight))
@@ -955,10 +999,7 @@ class XlogyBackward2(Node):
 def xlogy(input, other, *, out=None):
     """input * log(other), with 0 where input is 0 (unless other is nan); one side may be a number."""
     xa, ya, target = promote_operands(input, other, floating=True)
-    try:
-        result = as_result(numpy_ops.xlogy(xa, ya), target)
-    except ValueError:
-        raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    result = as_result(broadcasting(numpy_ops.xlogy, xa, ya), target)
     if wants_grad(input, other):
         if not isinstance(input, Tensor):
             record(XlogyBackward1, (other,), result, (other,), x=input)

@@ -85,23 +85,49 @@ def make_inplace(fn, name):
     return method
 
 
-def _augmented(op_name):
-    def method(self, other):
+#: in-place arithmetic that NumPy can do directly in the tensor's memory when nothing is recorded
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _augmented(op_name, ufunc=None):
+    def method(self, other, **kwargs):
+        if ufunc is not None and not kwargs and _direct(self, other):
+            # The optimizer pattern `p -= lr * p.grad` under no_grad: compute straight into p's memory.
+            ufunc(self._data, other._data if isinstance(other, Tensor) else other, out=self._data)
+            self._version_box[0] += 1
+            return self
         from . import elementwise
-        return apply_inplace(self, lambda old: getattr(elementwise, op_name)(old, other))
+        fn = getattr(elementwise, op_name)
+        return apply_inplace(self, lambda old: fn(old, other, **kwargs))
+    method.__name__ = method.__qualname__ = op_name + "_"
     return method
+
+
+def _direct(tensor, other):
+    """Whether ``tensor op= other`` can run as one NumPy ufunc with ``out=``: nothing to record, the
+    same floating dtype (or a Python number), and no broadcasting of the target."""
+    a = tensor._data
+    if a.dtype.kind != "f" or not a.flags.writeable:
+        return False
+    if grad_mode.state.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
+        return False
+    if isinstance(other, Tensor):
+        b = other._data
+        return b.dtype == a.dtype and (b.shape == a.shape or np.broadcast_shapes(a.shape, b.shape) == a.shape) \
+            and not np.shares_memory(a, b) if b.ndim else b.dtype == a.dtype
+    return other.__class__ is float or other.__class__ is int
 
 
 for _dunder, _op in [("__iadd__", "add"), ("__isub__", "sub"), ("__imul__", "mul"), ("__itruediv__", "div"),
                      ("__ipow__", "pow"), ("__ifloordiv__", "floor_divide"), ("__imod__", "remainder")]:
-    setattr(Tensor, _dunder, _augmented(_op))
+    setattr(Tensor, _dunder, _augmented(_op, _UFUNCS.get(_op)))
 
 
 def _install_arith():
     from . import elementwise as e
     for n in ("add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "fmod", "neg", "reciprocal",
               "square", "subtract", "multiply", "divide", "true_divide", "negative", "float_power"):
-        setattr(Tensor, n + "_", make_inplace(getattr(e, n), n + "_"))
+        setattr(Tensor, n + "_", _augmented(n, _UFUNCS[n]) if n in _UFUNCS else make_inplace(getattr(e, n), n + "_"))
 
 
 _install_arith()
