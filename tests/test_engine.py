@@ -528,3 +528,11 @@ def test_leaf_gradients_never_alias_each_other_or_user_arrays():
     b.sum().backward()
     a.grad.zero_()
     np.testing.assert_array_equal(b.grad.numpy(), [1, 1])
+
+
+def test_inplace_change_of_a_saved_inplace_result_is_detected():
+    x = torch.tensor([0.5, 1.0], requires_grad=True)
+    y = (x * 1).exp_()                 # ExpBackward0 saves its result, which is y itself
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"output 0 of ExpBackward0, is at version 2; expected version 1"):
+        y.sum().backward()

@@ -4,9 +4,9 @@ non-trivial upstream gradient, grad_fn names) in float32 and float64. Then the o
 (comparisons, logical and bitwise ops), checked value for value and dtype for dtype against PyTorch."""
 import numpy as np
 import pytest
+from harness import OpSpec, cases, check_against_torch, check_gradcheck, make_arrays
 
 import gradiente
-from harness import OpSpec, cases, check_against_torch, check_gradcheck
 
 torch = pytest.importorskip("torch")
 
@@ -118,6 +118,21 @@ def test_against_torch(spec, shapes, dtype):
     check_against_torch(spec, shapes, dtype)
     if dtype == "float64":
         check_against_torch(spec, shapes, dtype, seed=1, contiguous=False)
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.gradcheck], ids=str)
+def test_gradgradcheck(spec):
+    """Each rule also runs on recorded tensors (create_graph): second derivatives against finite differences."""
+    shapes = spec.shapes[-1]
+    arrays = make_arrays(spec, shapes, seed=2)
+    wanted = spec.grad_inputs if spec.grad_inputs is not None else range(len(arrays))
+    inputs = [gradiente.from_numpy(a).requires_grad_(i in wanted and a.dtype.kind == "f") for i, a in enumerate(arrays)]
+
+    def fn(*xs):
+        out = spec.fn(gradiente, *xs)
+        return out[0] if isinstance(out, tuple) else out
+
+    assert gradiente.autograd.gradgradcheck(fn, inputs)
 
 
 # --- details the table cannot express ------------------------------------------------------------------
@@ -243,7 +258,7 @@ def test_python_bool_results():
         assert lib.equal(lib.tensor([1, 2]), lib.tensor([1, 2], dtype=lib.int32)) is True
         assert lib.allclose(a, b) is True
         assert lib.allclose(a, b, rtol=0, atol=0) is False
-        assert (a == None) is False  # noqa: E711 - PyTorch answers False, not an error
+        assert (a == None) is False
         assert (a != "x") is True
 
 
@@ -370,3 +385,14 @@ def test_second_derivatives_of_selection_ops():
                lambda a, b: gradiente.where(a > 0, a * a, b * b * b), lambda a, b: gradiente.clamp(a * b, -0.5, 0.5) * a,
                lambda a, b: gradiente.lerp(a, b, 0.3) ** 2, lambda a, b: gradiente.hypot(a, b)):
         assert gradiente.autograd.gradgradcheck(fn, (x, y))
+
+
+@pytest.mark.parametrize("op", [lambda x: -x, lambda x: ~(x > 0), lambda x: x.lerp(x * 2, 0.3), lambda x: x.clamp(0, 1),
+                                lambda x: gradiente.where(x > 0, x, 0.0), lambda x: gradiente.maximum(x, x),
+                                lambda x: x.atan2(x), lambda x: x.hypot(x), lambda x: x.xlogy(x), lambda x: x.sign(),
+                                lambda x: x == 1, lambda x: x.logit(), lambda x: gradiente.fmin(x, x)])
+def test_zero_dim_results_are_writable_arrays(op):
+    """NumPy turns 0-d results into scalars; a tensor must still hold a (writable) array."""
+    out = op(gradiente.tensor(0.5))
+    assert type(out._data) is np.ndarray and out._data.flags.writeable
+    out.zero_()

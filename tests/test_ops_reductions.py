@@ -5,9 +5,9 @@ import warnings
 
 import numpy as np
 import pytest
+from harness import OpSpec, cases, check_against_torch, check_gradcheck, make_arrays
 
 import gradiente
-from harness import OpSpec, cases, check_against_torch, check_gradcheck
 
 torch = pytest.importorskip("torch")
 
@@ -144,6 +144,21 @@ def test_against_torch(spec, shapes, dtype):
     check_against_torch(spec, shapes, dtype)
     if dtype == "float64":
         check_against_torch(spec, shapes, dtype, seed=1, contiguous=False)
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.gradcheck], ids=str)
+def test_gradgradcheck(spec):
+    """Each rule also runs on recorded tensors (create_graph): second derivatives against finite differences."""
+    shapes = spec.shapes[-1]
+    arrays = make_arrays(spec, shapes, seed=2)
+    wanted = spec.grad_inputs if spec.grad_inputs is not None else range(len(arrays))
+    inputs = [gradiente.from_numpy(a).requires_grad_(i in wanted and a.dtype.kind == "f") for i, a in enumerate(arrays)]
+
+    def fn(*xs):
+        out = spec.fn(gradiente, *xs)
+        return out[0] if isinstance(out, tuple) else out
+
+    assert gradiente.autograd.gradgradcheck(fn, inputs)
 
 
 # --- dim, keepdim, negative dims, errors ---------------------------------------------------------------
@@ -294,11 +309,13 @@ def test_nan_propagates_like_torch():
     for fn in (lambda lib, x: x.max(), lambda lib, x: x.max(0), lambda lib, x: x.argmax(), lambda lib, x: x.amin(),
                lambda lib, x: x.median(), lambda lib, x: x.median(0), lambda lib, x: x.logsumexp(0),
                lambda lib, x: x.norm(float("inf"))):
-        assert_same(lambda lib: fn(lib, lib.tensor(values)))
+        assert_same(lambda lib, fn=fn: fn(lib, lib.tensor(values)))
 
 
 def test_norm_rejects_unknown_orders_and_integers():
     assert_same(lambda lib: lib.norm(lib.ones(2, 2), "abc"))
+    assert_same(lambda lib: lib.norm(lib.ones(2, 2, 2), "fro", dim=(0, -1, 1)))
+    assert_same(lambda lib: lib.norm(lib.ones(2, 2, 2), "abc", dim=(0, -1, 1)))
     assert_same(lambda lib: lib.tensor([1, 2]).norm())
     with pytest.raises(NotImplementedError, match="nuclear norm"):
         gradiente.ones(2, 2).norm("nuc")

@@ -26,6 +26,7 @@ from .ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
+from .ops.softmax import log_softmax, softmax  # noqa: F401
 from ._creation import *  # noqa: F401,F403
 from ._creation import __all__ as _creation_all
 from ._printing import set_printoptions  # noqa: F401

@@ -5,7 +5,7 @@ with this module's name: ``gradiente.return_types.max(\\nvalues=tensor(...),\\ni
 """
 import collections
 
-__all__ = ["max", "min", "median", "sort", "topk", "kthvalue", "mode", "aminmax"]
+__all__ = ["aminmax", "kthvalue", "max", "median", "min", "mode", "sort", "topk"]
 
 
 def _return_type(name, fields=("values", "indices")):

@@ -125,8 +125,10 @@ class Node:
     def saved(self, ops):
         """The saved values as the rule's ``ops`` wants them: arrays, or tensors under create_graph."""
         saved = self._saved
-        if saved is None:
-            raise RuntimeError(_FREED)
+        if not saved:
+            if saved is None:
+                raise RuntimeError(_FREED)
+            return []
         out = list(saved)
         raw = not ops.recording
         for i, version in self._saved_versions:

@@ -6,29 +6,91 @@ Each function records the same backward nodes as PyTorch: a dedicated node where
 composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsBackward0`` over
 ``SubBackward0``). The implementations live in ``nn._functional``, one module per family:
 
-* ``activations``: relu, leaky_relu, gelu, elu, selu, celu, silu, mish, softplus, logsigmoid, hardtanh, ...
+* ``activations``: relu, leaky_relu, gelu, elu, selu, celu, silu, mish, softplus, logsigmoid, hardtanh, glu,
+  prelu, soft/hardshrink, ...
 * ``gradiente.ops.softmax``: softmax, log_softmax (also ``Tensor.softmax``); softmin composes them
-* ``linear``: linear, addmm, bilinear;  ``dropout``: dropout and its channel-wise and alpha variants
-* ``losses``: mse, l1, smooth_l1, huber, kl_div, binary_cross_entropy (with logits)
+* ``linear``: linear, bilinear;  ``dropout``: dropout and its channel-wise and alpha variants
+* ``losses``: mse, l1, smooth_l1, huber, kl_div, binary_cross_entropy (with logits), poisson and gaussian nll
+* ``margin``: soft_margin, multi_margin, margin_ranking, hinge/cosine embedding, triplet, multilabel_soft_margin
 * ``classification``: nll_loss, cross_entropy;  ``padding``: pad;  ``sparse``: one_hot
 * ``distance``: normalize, cosine_similarity, pairwise_distance
+* from their own modules beside nn's layers: ``nn._conv`` (conv1d/2d, max/avg_pool1d/2d,
+  adaptive_avg_pool1d/2d), ``nn._normalization`` (layer_norm, batch_norm, group_norm), ``nn._embedding``
+  (embedding)
 """
 import warnings
 
 from ..ops import softmax as _softmax_ops
-from ._functional.activations import (celu, celu_, elu, elu_, gelu, hardsigmoid, hardswish, hardtanh,  # noqa: F401
-                                      hardtanh_, leaky_relu, leaky_relu_, logsigmoid, mish, relu, relu6, relu_,
-                                      selu, selu_, sigmoid, silu, softplus, softsign, tanh, tanhshrink, threshold,
-                                      threshold_)
+from ._conv import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ._embedding import embedding  # noqa: F401
+from ._functional.activations import (  # noqa: F401
+    celu,
+    celu_,
+    elu,
+    elu_,
+    gelu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    logsigmoid,
+    mish,
+    prelu,
+    relu,
+    relu6,
+    relu_,
+    selu,
+    selu_,
+    sigmoid,
+    silu,
+    softplus,
+    softshrink,
+    softsign,
+    tanh,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 from ._functional.classification import cross_entropy, nll_loss  # noqa: F401
 from ._functional.distance import cosine_similarity, normalize, pairwise_distance  # noqa: F401
-from ._functional.dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,  # noqa: F401
-                                  feature_alpha_dropout)
+from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401
 from ._functional.linear import bilinear, linear  # noqa: F401
-from ._functional.losses import (binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss,  # noqa: F401
-                                 kl_div, l1_loss, mse_loss, smooth_l1_loss)
+from ._functional.losses import (  # noqa: F401
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    gaussian_nll_loss,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+)
+from ._functional.margin import (  # noqa: F401
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 from ._functional.padding import pad  # noqa: F401
 from ._functional.sparse import one_hot  # noqa: F401
+from ._normalization import batch_norm, group_norm, layer_norm  # noqa: F401
 
 
 def _softmax_dim(name, ndim, stacklevel):

@@ -1,9 +1,11 @@
 """The operations library: one module per op family, each op next to its derivative rule.
 
 Importing this package attaches every op to ``Tensor`` as a method. The families:
-``elementwise`` (arithmetic, casts), ``unary`` (the table of math functions), ``reductions``,
-``linalg``, and ``inplace`` (the one in-place mechanism).
+``elementwise`` (arithmetic, clamp/where/maximum, atan2/lerp/hypot/xlogy, fills and copies, casts),
+``unary`` (the table of math functions), ``comparison`` (comparisons, logical and bitwise ops: no
+gradients), ``reductions`` (and the scans cumsum/cumprod), ``linalg``, and ``inplace`` (the one in-place
+mechanism).
 """
 from . import elementwise, inplace, linalg, reductions, unary  # noqa: F401
 from . import shape, indexing  # noqa: F401
-from . import comparison  # noqa: F401
+from . import comparison, softmax  # noqa: F401

@@ -22,7 +22,7 @@ _PIECES = ((1.0, 2.0), (2.0, 6.0))
 _ONE_BEYOND = 6.0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tables():
     two_over_sqrt_pi = 2 / math.sqrt(math.pi)
     series = [(-1) ** n * two_over_sqrt_pi / (math.factorial(n) * (2 * n + 1)) for n in range(_SERIES_TERMS)]

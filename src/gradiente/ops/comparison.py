@@ -6,16 +6,42 @@ tensor compared with a float compares as float), as in PyTorch.
 """
 import numpy as np
 
-from .. import _dtype as dt
 from .._tensor import Tensor
-from ._record import as_result, promote_operands, tensor_method, wrap
-from .elementwise import broadcast_error
+from ._record import as_result, promote_operands, tensor_method
+from .elementwise import broadcasting, type_name
 from .inplace import apply_inplace
 
-__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
-           "equal", "allclose", "isclose", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit",
-           "logical_and", "logical_or", "logical_xor", "logical_not",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
+__all__ = [
+    "allclose",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "eq",
+    "equal",
+    "ge",
+    "greater",
+    "greater_equal",
+    "gt",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "le",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "ne",
+    "not_equal",
+    "signbit",
+]
 
 _OPERANDS = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
 
@@ -37,10 +63,7 @@ def _comparison(name, np_fn, aliases=()):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         xa, ya, _ = _promoted(input, other)
-        try:
-            return as_result(np_fn(xa, ya), np.bool_)
-        except ValueError:
-            raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+        return as_result(broadcasting(np_fn, xa, ya), np.bool_)
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``input {np_fn.__name__} other`` as a bool tensor (broadcasting; not recorded)."
     tensor_method(name, f"__{name}__", *aliases)(compare)
@@ -67,17 +90,16 @@ def equal(input, other):
 
 def _check_same_dtype(input, other):
     if input._data.dtype != other._data.dtype:
-        raise RuntimeError(f"{input.dtype._legacy[:-6]} did not match {other.dtype._legacy[:-6]}")
+        raise RuntimeError(f"{type_name(input._data.dtype)} did not match {type_name(other._data.dtype)}")
 
 
 @tensor_method("isclose")
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise; both tensors of one dtype, as in PyTorch."""
     _check_same_dtype(input, other)
-    try:
-        return as_result(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan), np.bool_)
-    except ValueError:
-        raise broadcast_error(input._data.shape, other._data.shape) from None
+    close = broadcasting(lambda a, b: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan), input._data,
+                         other._data)
+    return as_result(close, np.bool_)
 
 
 @tensor_method("allclose")
@@ -112,11 +134,8 @@ def isreal(input):
 
 def _logical(name, np_fn):
     def logical(input, other, *, out=None):
-        xa, ya = input._data, other._data if isinstance(other, Tensor) else other
-        try:
-            return as_result(np_fn(xa, ya), np.bool_)
-        except ValueError:
-            raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+        return as_result(broadcasting(np_fn, input._data, other._data if isinstance(other, Tensor) else other),
+                         np.bool_)
     logical.__name__ = logical.__qualname__ = name
     logical.__doc__ = f"Elementwise ``{name}`` of the truth values of both tensors, as a bool tensor."
     tensor_method(name)(logical)
@@ -142,7 +161,7 @@ Tensor.logical_not_ = lambda self: apply_inplace(self, logical_not)
 
 def _check_bitwise(name, dtype_np):
     if dtype_np.kind not in "biu":
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.FROM_NUMPY[dtype_np]._legacy[:-6]}\'')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{type_name(dtype_np)}\'')
 
 
 def _bitwise(name, np_fn, dunder):
@@ -151,10 +170,7 @@ def _bitwise(name, np_fn, dunder):
             return NotImplemented
         xa, ya, target = _promoted(input, other)
         _check_bitwise(name, target)
-        try:
-            return as_result(np_fn(xa, ya), target)
-        except ValueError:
-            raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+        return as_result(broadcasting(np_fn, xa, ya), target)
     bitwise.__name__ = bitwise.__qualname__ = name
     bitwise.__doc__ = f"Elementwise ``{name}`` of bool or integer tensors (``x {dunder} y``)."
 
@@ -180,7 +196,7 @@ bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, "xor")
 def bitwise_not(input):
     """``~x``: logical not of a bool tensor, two's-complement not of an integer tensor."""
     _check_bitwise("bitwise_not", input._data.dtype)
-    return wrap(np.invert(input._data))
+    return as_result(np.invert(input._data))
 
 
 def _invert(self):

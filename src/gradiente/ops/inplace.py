@@ -53,7 +53,18 @@ def apply_inplace(tensor, compute):
     if recording:
         tensor.grad_fn, tensor._output_nr, tensor._requires_grad = result.grad_fn, result._output_nr, True
         tensor._accumulator = None
+        _adopt_saved_output(tensor, result)
     return tensor
+
+
+def _adopt_saved_output(tensor, result):
+    """A node that saved its output (``exp_`` keeps exp(x)) now saves ``tensor``, which holds those values:
+    the same memory and version counter, so a later in-place change of ``tensor`` is caught at backward,
+    as in PyTorch, instead of the node silently keeping an outdated copy."""
+    from ..autograd.graph import _SavedOutput
+    for item in result.grad_fn._saved or ():
+        if type(item) is _SavedOutput and item.version_box is result._version_box:
+            item.array, item.version_box, item.version = tensor._data, tensor._version_box, tensor._version_box[0]
 
 
 def _write(tensor, values):

@@ -16,10 +16,33 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
 from ._record import as_result, record, tensor_method, wants_grad, wrap
+from .elementwise import type_name
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "median", "var", "std", "norm",
-           "vector_norm", "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero", "normalize_dims",
-           "expand_reduced", "unsqueeze_reduced"]
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "cumprod",
+    "cumsum",
+    "expand_reduced",
+    "logsumexp",
+    "max",
+    "mean",
+    "median",
+    "min",
+    "norm",
+    "normalize_dims",
+    "prod",
+    "std",
+    "sum",
+    "unsqueeze_reduced",
+    "var",
+    "vector_norm",
+]
 
 
 def normalize_dims(dim, ndim):
@@ -149,10 +172,6 @@ def unsqueeze_reduced(ops, t, axes, keepdim, ndim):
     for a in axes:
         t = ops.unsqueeze(t, a)
     return t
-
-
-def _type_name(np_dtype):
-    return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
 
 
 def _as_count(ops, count, like):
@@ -571,7 +590,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         a = a.astype(dtype._np)
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_type_name(a.dtype)}")
+                           f"{type_name(a.dtype)}")
     axes = normalize_dims(dim, a.ndim)
     p = float(ord)
     absolute = np.abs(a)
@@ -599,13 +618,14 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The vector p-norm over ``dim`` (all elements by default); 'fro' is the 2-norm. The nuclear norm
     ('nuc') needs a singular value decomposition, which gradiente does not provide: it raises."""
     if isinstance(p, str):
-        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            p = 2
-        elif p == "nuc":
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+        if p == "nuc":
             raise NotImplementedError("gradiente does not implement the nuclear norm ('nuc'): it needs a singular "
                                       "value decomposition.")
-        else:
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        p = 2
     return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)
 
 
@@ -675,15 +695,31 @@ class CumprodBackward0(Node):
         zero = xa == 0
         if not zero.any():
             return (_reversed_cumsum(ops, w, dim) / x,)
+        if ops.recording:
+            return (_cumprod_backward_pairwise(ops, grad, x, dim),)
         # With zeros, in each slice: before its first zero the formula above holds (later terms vanish);
-        # the first zero gets Σ_{i>=k} grad_i * Π_{j<=i, j!=k} x_j; after it every gradient is 0. (The
-        # constant 0 after the first zero makes second derivatives there incomplete.)
+        # the first zero gets Σ_{i>=k} grad_i * Π_{j<=i, j!=k} x_j; after it every gradient is 0.
         zeros_so_far = np.cumsum(zero, axis=dim)
         before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
         dx_before = ops.mask(before, _reversed_cumsum(ops, w, dim) / ops.select(before, x, ops.ones_like(x)))
         skipping_first = ops.cumprod(ops.select(first, ops.ones_like(x), x), dim)
         at_first = ops.sum(ops.mask(~before, grad * skipping_first), dim, keepdim=True)
         return (dx_before + ops.mask(first, at_first),)
+
+
+def _cumprod_backward_pairwise(ops, grad, x, dim):
+    """dx_k = Π_{j<k} x_j · Σ_{i>=k} grad_i Π_{k<j<=i} x_j, with every (k, i) pair materialized: O(n²), but
+    built from differentiable ops only, so that second derivatives are right when x has zeros (the O(n)
+    form above holds constant zeros after a slice's first zero). Used under create_graph, as PyTorch does."""
+    n = x.shape[dim]
+    xt, gt = ops.transpose(x, dim, -1), ops.transpose(grad, dim, -1)
+    k = np.arange(n)
+    later = k[None, :] > k[:, None]                         # [k, j]: j > k
+    partial = ops.cumprod(ops.select(later, ops.unsqueeze(xt, -2), 1.0), -1)   # [k, i]: Π_{k<j<=i} x_j
+    tail = ops.sum(ops.mask(k[None, :] >= k[:, None], ops.unsqueeze(gt, -2) * partial), -1)
+    ones = ops.ones_like(ops.narrow(xt, -1, 0, 1))
+    before = ops.cumprod(ops.cat([ones, ops.narrow(xt, -1, 0, n - 1)], -1), -1)   # Π_{j<k} x_j
+    return ops.transpose(before * tail, dim, -1)
 
 
 def _scan(input, dim, dtype, node_cls, scan):

@@ -11,7 +11,7 @@ from .._tensor import _wrap_dim
 from ..autograd.graph import Node
 from ._record import record, tensor_method, wants_grad, wrap
 
-__all__ = ["softmax", "log_softmax"]
+__all__ = ["log_softmax", "softmax"]
 
 
 class SoftmaxBackward0(Node):

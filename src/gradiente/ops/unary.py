@@ -14,6 +14,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from ._record import as_result, record, wants_grad
 from ._table import install
+from .elementwise import type_name
 from .inplace import make_inplace
 
 
@@ -113,8 +114,8 @@ TABLE = [
 
 
 def _erf(a):
-    from math import erf
-    return np.vectorize(erf, otypes=[a.dtype])(a) if a.size else a.copy()
+    from ._special import erf
+    return erf(a)
 
 
 #: the functions PyTorch has no kernel for on some non-float dtypes: name -> (dtype kinds, kernel name)
@@ -126,7 +127,7 @@ def _check_kernel(name, a):
     """PyTorch's errors for dtypes a function has no kernel for (``floor`` of a bool tensor ...)."""
     kinds, kernel = _NO_KERNEL.get(name, ("", ""))
     if a.dtype.kind in kinds:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.FROM_NUMPY[a.dtype]._legacy[:-6]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{type_name(a.dtype)}\'')
     if name == "relu" and a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
 
@@ -178,7 +179,7 @@ def _round(input, *, decimals=0, out=None):
     if a.dtype.kind in "biu":
         _check_kernel("round", a)
         if decimals != 0:
-            raise NotImplementedError(f'"round_cpu" not implemented for \'{dt.FROM_NUMPY[a.dtype]._legacy[:-6]}\'')
+            raise NotImplementedError(f'"round_cpu" not implemented for \'{type_name(a.dtype)}\'')
     work = a.astype(np.float32) if a.dtype == np.float16 else a
     result = as_result(np.round(work, decimals), a.dtype)
     if wants_grad(input):

@@ -10,8 +10,21 @@ from ...autograd.graph import Node
 from ...ops._record import record, wants_grad, wrap
 from ...ops.inplace import apply_inplace
 
-__all__ = ["reduction_arg", "reduce_array", "scalar_name", "check_floating", "activation", "inplace",
-           "softplus_stable", "mul_scalar", "div_scalar", "add_scalar"]
+__all__ = [
+    "activation",
+    "add_scalar",
+    "check_floating",
+    "div_scalar",
+    "inplace",
+    "mul_scalar",
+    "reduce_array",
+    "reduce_tensor",
+    "reduction_arg",
+    "scalar_name",
+    "shape_text",
+    "softplus_stable",
+    "sub_scalar",
+]
 
 
 def reduction_arg(reduction, size_average=None, reduce=None):
@@ -41,9 +54,22 @@ def reduce_array(loss, reduction):
     return loss
 
 
+def reduce_tensor(loss, reduction):
+    """Apply a reduction to an elementwise loss tensor, recorded as PyTorch records it in the losses it
+    composes (``MeanBackward0`` / ``SumBackward0``)."""
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
 def scalar_name(np_dtype):
     """PyTorch's scalar-type name for messages: ``Float``, ``Long``, ..."""
     return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
+
+
+def shape_text(shape):
+    """A shape as PyTorch's C++ messages print it: ``[4, 5]``."""
+    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def check_floating(array, kernel):
@@ -94,6 +120,14 @@ class DivBackward1(Node):
         return (grad / self.other,)
 
 
+class SubBackward1(Node):
+    """out = x - c (c a number);  dx = grad"""
+    formula = "d/dx (x - c) = 1"
+
+    def backward(self, ops, grad):
+        return (grad,)
+
+
 class AddBackward1(Node):
     """out = x + c (c a number);  dx = grad"""
     formula = "d/dx (x + c) = 1"
@@ -117,6 +151,11 @@ def mul_scalar(x, c):
 def div_scalar(x, c):
     """``x / c`` recorded as ``DivBackward1``."""
     return _with_number(x, c, np.true_divide, DivBackward1)
+
+
+def sub_scalar(x, c):
+    """``x - c`` recorded as ``SubBackward1``."""
+    return _with_number(x, c, np.subtract, SubBackward1)
 
 
 def add_scalar(x, c):

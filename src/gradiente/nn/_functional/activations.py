@@ -13,13 +13,43 @@ import numpy as np
 import gradiente
 
 from ...autograd.graph import Node
+from ...ops._record import record, wants_grad, wrap
 from ...ops._special import erf
 from ...ops.unary import _sigmoid
-from ._common import activation, inplace, softplus_stable
+from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
 
-__all__ = ["relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "elu", "elu_",
-           "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "softplus", "logsigmoid", "hardsigmoid",
-           "hardswish", "threshold", "threshold_", "softsign", "tanhshrink", "sigmoid", "tanh"]
+__all__ = [
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -374,6 +404,104 @@ def hardswish(input, inplace=False):
 def _inplace_call(input, fn):
     # PyTorch's in-place silu/mish/hardsigmoid/hardswish record the same node as the out-of-place form.
     return inplace(input, fn)
+
+
+# --- shrinkage, glu, prelu --------------------------------------------------------------------------------
+
+class SoftshrinkBackward0(Node):
+    """out = x - λ for x > λ, x + λ for x < -λ, else 0;  dx = grad outside [-λ, λ], else 0"""
+    formula = "d/dx softshrink(x) = 1 outside [-λ, λ], 0 inside"
+
+    def backward(self, ops, grad):
+        x = ops.raw(_saved(self, ops))
+        return (ops.mask((x < -self.lambd) | (x > self.lambd), grad),)
+
+
+class HardshrinkBackward0(SoftshrinkBackward0):
+    """out = x outside [-λ, λ], else 0;  dx = grad outside [-λ, λ], else 0"""
+    formula = "d/dx hardshrink(x) = 1 outside [-λ, λ], 0 inside"
+
+
+def softshrink(input, lambd=0.5):
+    """x shrunk towards 0 by λ, and 0 inside [-λ, λ] (``SoftshrinkBackward0``)."""
+    a = input._data
+    if a.dtype.kind == "f" and not 0 <= lambd <= np.finfo(a.dtype).max:
+        raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
+                           f"{scalar_name(a.dtype)}, but found {lambd:g}")
+    return activation(input, lambda a: np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, 0)),
+                      SoftshrinkBackward0, "softshrink_cpu", lambd=lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """x outside [-λ, λ], 0 inside (``HardshrinkBackward0``)."""
+    return activation(input, lambda a: np.where((a >= -lambd) & (a <= lambd), 0, a), HardshrinkBackward0,
+                      "hardshrink_cpu", lambd=lambd)
+
+
+class GluBackward0(Node):
+    """out = a·σ(b), (a, b) the halves of x along dim;  da = grad·σ(b);  db = grad·a·σ(b)(1 - σ(b))"""
+    formula = "∂(a·σ(b))/∂a = σ(b),  ∂(a·σ(b))/∂b = a·σ(b)(1 - σ(b))"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        half = ops.raw(x).shape[self.dim] // 2
+        a, b = ops.narrow(x, self.dim, 0, half), ops.narrow(x, self.dim, half, half)
+        s = ops.sigmoid(b)
+        da = grad * s
+        return (ops.cat([da, da * a * (1 - s)], self.dim),)
+
+
+def glu(input, dim=-1):
+    """The gated linear unit a·σ(b), where a and b are the two halves of ``input`` along ``dim``."""
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = dim + a.ndim if dim < 0 else dim
+    if a.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {a.shape[dim]}")
+
+    def forward(x):
+        first, second = np.split(x, 2, axis=dim)
+        return first * _sigmoid(second)
+    return activation(input, forward, GluBackward0, "glu_cpu", dim=dim)
+
+
+class PreluKernelBackward0(Node):
+    """out = x if x > 0 else w·x;  dx = grad if x > 0 else w·grad;  dw = 0 if x > 0 else x·grad"""
+    formula = "∂prelu/∂x = 1 or w,  ∂prelu/∂w = 0 or x"
+
+    def backward(self, ops, grad):
+        x, weight = self.saved(ops)
+        positive = ops.raw(x) > 0
+        edges = self.next_functions
+        zero = ops.zeros((), grad)
+        return (ops.select(positive, grad, grad * weight) if edges[0][0] is not None else None,
+                ops.select(positive, zero, grad * x) if edges[1][0] is not None else None)
+
+
+def prelu(input, weight):
+    """x if x > 0 else w·x, with one learnable w, or one per channel (dim 1) (``PreluKernelBackward0``)."""
+    ndim, count = input.dim(), weight.numel()
+    if count != 1:
+        if ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if ndim > 1 else 1
+        if channels != count:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{count} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if ndim != weight.dim():
+        shape = [1] * ndim
+        if ndim > 1:
+            shape[1] = count
+        weight = weight.reshape(shape)
+    x, w = input._data, weight._data
+    check_floating(x, "prelu_cpu")
+    out = wrap(np.asarray(np.where(x > 0, x, w * x), dtype=x.dtype))
+    if wants_grad(input, weight):
+        record(PreluKernelBackward0, (input, weight), out, (input, weight))
+    return out
 
 
 # --- compositions -----------------------------------------------------------------------------------------

@@ -12,13 +12,9 @@ import numpy as np
 from ...autograd.graph import Node
 from ...ops._record import record, wants_grad, wrap
 from ...ops.softmax import log_softmax
-from ._common import add_scalar, div_scalar, mul_scalar, reduction_arg, scalar_name
+from ._common import add_scalar, div_scalar, mul_scalar, reduction_arg, scalar_name, shape_text
 
-__all__ = ["nll_loss", "cross_entropy"]
-
-
-def _dims(shape):
-    return "[" + ", ".join(str(s) for s in shape) + "]"
+__all__ = ["cross_entropy", "nll_loss"]
 
 
 class NllLossBackward0(Node):
@@ -28,7 +24,7 @@ class NllLossBackward0(Node):
     def backward(self, ops, grad):
         target, weight = self.saved(ops)
         coef = _coefficients(self, ops.raw(target), None if weight is None else ops.raw(weight))
-        if self.reduction == "none" and self.class_axis < len(self.shape):
+        if self.reduction == "none":
             grad = ops.unsqueeze(grad, self.class_axis)
         return (ops.constant(coef, grad) * grad,)
 
@@ -37,35 +33,51 @@ class NllLoss2DBackward0(NllLossBackward0):
     """The same loss over an (N, C, H, W) input and (N, H, W) target"""
 
 
-def _flat(shape, class_axis):
-    """(rows, classes) layout of an input whose classes lie along ``class_axis``."""
-    rest = shape[:class_axis] + shape[class_axis + 1:]
-    return int(np.prod(rest)), shape[class_axis]
-
-
-def _to_rows(a, class_axis):
+def _rows(a, class_axis):
     """(rows, classes) view of ``a``: the class axis moved last, the rest flattened."""
-    if a.ndim == 1:
-        return a.reshape(1, -1)
-    return np.moveaxis(a, class_axis, -1).reshape(-1, a.shape[class_axis])
+    if class_axis != a.ndim - 1:
+        a = np.moveaxis(a, class_axis, -1)
+    return a.reshape(-1, a.shape[-1])
+
+
+def _unrows(rows, shape, class_axis):
+    """The inverse of ``_rows``: an array of ``shape`` with the classes back along ``class_axis``."""
+    if class_axis == len(shape) - 1:
+        return rows.reshape(shape)
+    moved = shape[:class_axis] + shape[class_axis + 1:] + (shape[class_axis],)
+    return np.moveaxis(rows.reshape(moved), -1, class_axis)
+
+
+def _target_weights(t, weight, ignore_index, dtype):
+    """Each row's class (an ignored row points at class 0), its weight (0 when ignored; None when every
+    row weighs 1), and the mask of the rows that count (None when all do)."""
+    valid = t != ignore_index
+    if valid.all():
+        return t, (weight[t] if weight is not None else None), None
+    safe = np.where(valid, t, 0)
+    w = weight[safe] if weight is not None else valid.astype(dtype)
+    w[~valid] = 0
+    return safe, w, valid
 
 
 def _coefficients(node, target, weight):
     """The input's gradient for an upstream gradient of 1: ``-w[t]`` (÷ total weight) at each target."""
-    shape, axis = node.shape, node.class_axis
-    t = target.reshape(-1)
-    valid = t != node.ignore_index
-    t = np.where(valid, t, 0)
-    w = np.where(valid, weight[t] if weight is not None else 1, 0).astype(node.dtype)
+    safe, w, valid = _target_weights(target.reshape(-1), weight, node.ignore_index, node.dtype)
+    scale = node.dtype.type(1)
     if node.reduction == "mean":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(valid, w / node.dtype.type(node.total_weight), 0)
-    rows = np.zeros(_flat(shape, axis), dtype=node.dtype)
-    rows[np.arange(len(t)), t] = -w
-    if len(shape) == 1:
-        return rows.reshape(shape)
-    moved = shape[:axis] + shape[axis + 1:] + (shape[axis],)
-    return np.moveaxis(rows.reshape(moved), -1, axis)
+        with np.errstate(divide="ignore"):
+            scale = scale / node.dtype.type(node.total_weight)
+    if w is None:
+        w = -scale
+    else:
+        with np.errstate(invalid="ignore"):
+            w = w * -scale
+        if valid is not None:
+            w[~valid] = 0
+    shape, axis = node.shape, node.class_axis
+    rows = np.zeros((len(safe), shape[axis]), dtype=node.dtype)
+    rows[np.arange(len(safe)), safe] = w
+    return _unrows(rows, shape, axis)
 
 
 def _check_target(target):
@@ -87,24 +99,29 @@ def _nll(input, target, weight, reduction, ignore_index, node_cls):
     """The loss on arrays and its node; ``input`` is (C), (N, C) or (N, C, H, W), classes on axis 1 (0 for 1-D)."""
     a = input._data
     class_axis = 0 if a.ndim == 1 else 1
-    logp = _to_rows(a, class_axis)
+    logp = _rows(a, class_axis)
     t = target._data.reshape(-1).astype(np.int64, copy=False)
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= logp.shape[1]))
-    if bad.any():
-        raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
-    safe = np.where(valid, t, 0)
-    w = np.where(valid, weight._data[safe] if weight is not None else 1, 0).astype(a.dtype)
-    picked = logp[np.arange(len(safe)), safe]
-    losses = np.where(valid, -picked * w, 0).astype(a.dtype)
-    total_weight = w.sum(dtype=a.dtype)
+    n_classes = logp.shape[1]
+    if len(t) and (t.min() < 0 or t.max() >= n_classes):
+        bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+        if bad.any():
+            raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
+    safe, w, valid = _target_weights(t, None if weight is None else weight._data, ignore_index, a.dtype)
+    losses = -logp[np.arange(len(safe)), safe]
+    if w is None:
+        total_weight = a.dtype.type(len(safe))
+    else:
+        losses *= w
+        total_weight = w.sum(dtype=a.dtype)
+    if valid is not None:
+        losses[~valid] = 0          # PyTorch writes 0 for an ignored target (not -0.0)
     if reduction == "none":
         out = losses.reshape(target.shape)
     elif reduction == "sum":
         out = losses.sum(dtype=a.dtype)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.asarray(losses.sum(dtype=a.dtype) / total_weight, dtype=a.dtype)
+            out = losses.sum(dtype=a.dtype) / total_weight
     out = wrap(np.asarray(out, dtype=a.dtype))
     if wants_grad(input):
         record(node_cls, (input,), out, (target, weight), reduction=reduction, ignore_index=ignore_index,
@@ -126,16 +143,16 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
         if target.dim() > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if not (dim == 1 and target.dim() == 0) and input.shape[0] != target.shape[0]:
-            raise RuntimeError(f"size mismatch (got input: {_dims(input.shape)}, target: {_dims(target.shape)})")
+            raise RuntimeError(f"size mismatch (got input: {shape_text(input.shape)}, target: {shape_text(target.shape)})")
         _check_weight(weight, input, n_classes, f"weight tensor should be defined either for all {n_classes} "
-                      f"classes or no classes but got weight tensor of shape: {_dims(weight.shape) if weight is not None else ''}")
+                      f"classes or no classes but got weight tensor of shape: {shape_text(weight.shape) if weight is not None else ''}")
         return _nll(input, target, weight, reduction, ignore_index, NllLossBackward0)
     if dim == 4:
         return _nll_2d(input, target, weight, reduction, ignore_index)
     n, c = input.shape[0], input.shape[1]
     out_size = (n,) + tuple(input.shape[2:])
     if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        raise RuntimeError(f"Expected target size {_dims(out_size)}, got {_dims(target.shape)}")
+        raise RuntimeError(f"Expected target size {shape_text(out_size)}, got {shape_text(target.shape)}")
     input, target = input.contiguous(), target.contiguous()
     input = input.view(n, c, 1, -1) if input.numel() > 0 else input.view(n, c, 0, 0)
     target = target.view(n, 1, -1) if target.numel() > 0 else target.view(n, 0, 0)
@@ -149,7 +166,7 @@ def _nll_2d(input, target, weight, reduction, ignore_index):
                            f"{target.dim()}")
     _check_weight(weight, input, input.shape[1], "weight tensor should be defined either for all or no classes")
     if input.shape[0] != target.shape[0] or tuple(input.shape[2:]) != tuple(target.shape[1:]):
-        raise RuntimeError(f"size mismatch (got input: {_dims(input.shape)} , target: {_dims(target.shape)}")
+        raise RuntimeError(f"size mismatch (got input: {shape_text(input.shape)} , target: {shape_text(target.shape)}")
     return _nll(input, target, weight, reduction, ignore_index, NllLoss2DBackward0)
 
 
@@ -195,7 +212,7 @@ def _cross_entropy_probabilities(input, target, weight, reduction, label_smoothi
     n_classes = input.shape[class_dim]
     if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
         raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or "
-                           f"no classes but got weight tensor of shape: {_dims(weight.shape)}")
+                           f"no classes but got weight tensor of shape: {shape_text(weight.shape)}")
     logp = log_softmax(input, class_dim)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:

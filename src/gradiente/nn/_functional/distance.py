@@ -8,7 +8,7 @@ from ...ops._record import record, wants_grad
 from ...ops.reductions import LinalgVectorNormBackward0, normalize_dims, vector_norm
 from ._common import add_scalar
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "normalize", "pairwise_distance"]
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -12,7 +12,7 @@ import warnings
 
 import gradiente
 
-__all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"]
+__all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
 
 _ALPHA = 1.7580993408473766       # -SELU's negative saturation value, scale·alpha
 

@@ -5,16 +5,26 @@ is one node here too, with the reduction inside it: ``'mean'`` scales the gradie
 ``'none'`` passes the elementwise gradient. ``l1_loss`` and ``kl_div`` are compositions, as in PyTorch.
 Input and target broadcast against each other (with PyTorch's warning); both are differentiable.
 """
+import math
 import warnings
 
 import numpy as np
 
 from ...autograd.graph import Node
 from ...ops._record import promote_operands, record, wants_grad, wrap
-from ._common import reduce_array, reduction_arg, scalar_name, softplus_stable
+from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
 
-__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "gaussian_nll_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "mse_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+]
 
 _BCE_EPSILON = 1e-12
 
@@ -87,11 +97,9 @@ def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return reduce_tensor(loss, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -102,7 +110,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     loss = (input - target).abs()
     if weight is not None:
         return _weighted(loss, weight, input, reduction)
-    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+    return reduce_tensor(loss, reduction)
 
 
 class SmoothL1LossBackward0(_LossNode):
@@ -125,8 +133,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
         input, target = _broadcast(input, target)
-        loss = (input - target).abs()
-        return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+        return reduce_tensor((input - target).abs(), reduction)
 
     def elementwise(d):
         z = np.abs(d)
@@ -184,12 +191,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = target.exp() * (target - input)
     else:
         loss = _xlogx(target) - target * input
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
+    if reduction != "batchmean":
+        return reduce_tensor(loss, reduction)
     total = loss.sum()
-    return total / input.size(0) if reduction == "batchmean" and input.dim() != 0 else total
+    return total / input.size(0) if input.dim() != 0 else total
 
 
 def _xlogx(t):
@@ -300,3 +305,47 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         record(BinaryCrossEntropyWithLogitsBackward0, (input, target), out, (input, target, weight, pos_weight),
                reduction=reduction, count=loss.size)
     return out
+
+
+# --- likelihood losses ------------------------------------------------------------------------------------
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """Negative log-likelihood of ``target`` under a Poisson distribution of rate eˣ (``log_input``) or x;
+    ``full`` adds Stirling's approximation of log(target!). Composed as in PyTorch."""
+    reduction = reduction_arg(reduction, size_average, reduce)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * add_scalar(input, eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss += stirling.masked_fill(target <= 1, 0)
+    return reduce_tensor(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log-likelihood of ``target`` under a Gaussian of mean ``input`` and variance ``var``:
+    ½(log var + (input - target)²/var), var clamped below at ``eps``. ``var`` may have one dimension fewer
+    than the input, or a size of 1 in one dimension (one variance shared). Composed as in PyTorch."""
+    import gradiente
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * gradiente.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim() and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with gradiente.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    return reduce_tensor(loss, reduction)

@@ -12,7 +12,7 @@ import numpy as np
 from ...autograd.graph import Node
 from ...ops._record import record, wants_grad, wrap
 
-__all__ = ["pad", "constant_pad_array"]
+__all__ = ["constant_pad_array", "pad"]
 
 _MODES = ("constant", "reflect", "replicate", "circular")
 
