@@ -27,8 +27,9 @@ def _batches(loader):
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2024])
-@pytest.mark.parametrize("kwargs", [dict(batch_size=5, shuffle=True), dict(batch_size=4, shuffle=True, drop_last=True),
-                                    dict(batch_size=6), dict(batch_size=1, shuffle=True)])
+@pytest.mark.parametrize("kwargs", [{"batch_size": 5, "shuffle": True},
+                                    {"batch_size": 4, "shuffle": True, "drop_last": True},
+                                    {"batch_size": 6}, {"batch_size": 1, "shuffle": True}])
 def test_order_and_batches_match_torch(seed, kwargs):
     gradiente.manual_seed(seed)
     torch.manual_seed(seed)

@@ -172,6 +172,7 @@ def _check(g_mod, t_mod, g_in, t_in, g_out, t_out, rtol, atol):
         np.testing.assert_allclose(gb.numpy(), tb.numpy(), rtol=rtol, atol=atol, err_msg=name)
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name,ctor,inputs", LAYERS, ids=[row[0] for row in LAYERS])
 def test_layer_matches_torch(name, ctor, inputs, dtype):
@@ -180,9 +181,9 @@ def test_layer_matches_torch(name, ctor, inputs, dtype):
     results = _run(g_mod, t_mod, inputs, dtype, rng)
     tol = (1e-10, 1e-12) if dtype == "float64" else (2e-5, 2e-6)
     _check(g_mod, t_mod, *results, *tol)
+    # 1-D pooling and unbatched 1-D convolution: PyTorch shows the SqueezeBackward1 around its 2-D kernel
     assert type(results[2].grad_fn).__name__ == type(results[3].grad_fn).__name__ or name in {
-        "max_pool1d", "avg_pool1d", "adaptive_avg_pool2d_none", "adaptive_avg_pool1d", "identity", "flatten",
-        "flatten_all", "unflatten", "dropout_eval", "conv2d_same", "conv1d_unbatched"}
+        "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "conv1d_unbatched"}
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -226,19 +227,19 @@ def test_batch_norm_running_statistics_over_steps():
 
 def test_max_pool_indices_match_torch():
     x = np.random.RandomState(3).standard_normal((2, 3, 9, 8))
-    g_out, g_idx = gradiente.nn.MaxPool2d(3, 2, 1, return_indices=True)(gradiente.from_numpy(x))
-    t_out, t_idx = torch.nn.MaxPool2d(3, 2, 1, return_indices=True)(torch.from_numpy(x))
+    _, g_idx = gradiente.nn.MaxPool2d(3, 2, 1, return_indices=True)(gradiente.from_numpy(x))
+    _, t_idx = torch.nn.MaxPool2d(3, 2, 1, return_indices=True)(torch.from_numpy(x))
     assert np.array_equal(g_idx.numpy(), t_idx.numpy())
     assert g_idx.dtype is gradiente.int64
 
 
 @pytest.mark.parametrize("call,message", [
     (lambda nn, lib: nn.Conv2d(3, 4, 3)(lib.zeros(1, 2, 5, 5)),
-     "Given groups=1, weight of size [4, 3, 3, 3], expected input[1, 2, 5, 5] to have 3 channels, but got 2 "
-     "channels instead"),
+     ("Given groups=1, weight of size [4, 3, 3, 3], expected input[1, 2, 5, 5] to have 3 channels, but got 2 "
+      "channels instead")),
     (lambda nn, lib: nn.Conv2d(1, 1, 5)(lib.zeros(1, 1, 3, 3)),
-     "Calculated padded input size per channel: (3 x 3). Kernel size: (5 x 5). Kernel size can't be greater than "
-     "actual input size"),
+     ("Calculated padded input size per channel: (3 x 3). Kernel size: (5 x 5). Kernel size can't be greater "
+      "than actual input size")),
     (lambda nn, lib: nn.MaxPool2d(3, padding=2)(lib.zeros(1, 1, 5, 5)),
      "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"),
     (lambda nn, lib: nn.Embedding(3, 2)(lib.tensor([3])), "index out of range in self"),

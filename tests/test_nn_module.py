@@ -115,7 +115,7 @@ def test_attribute_rules():
     with pytest.raises(AttributeError, match="cannot assign parameters before Module.__init__\\(\\) call"):
         Early()
     with pytest.raises(AttributeError, match="'Linear' object has no attribute 'nope'"):
-        nn.Linear(1, 1).nope
+        _ = nn.Linear(1, 1).nope
 
 
 def test_state_dict_round_trip_and_strict_errors():

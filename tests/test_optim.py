@@ -14,20 +14,21 @@ torch = pytest.importorskip("torch")
 SHAPES = [(5, 3), (7,), (4, 4, 2)]
 
 CONFIGS = [
-    ("SGD", dict(lr=0.05)),
-    ("SGD", dict(lr=0.05, momentum=0.9)),
-    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01)),
-    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1)),
-    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
-    ("Adam", dict(lr=0.01)),
-    ("Adam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True)),
-    ("Adam", dict(lr=0.01, maximize=True)),
-    ("AdamW", dict(lr=0.01)),
-    ("AdamW", dict(lr=0.01, weight_decay=0.05, amsgrad=True)),
-    ("RMSprop", dict(lr=0.01)),
-    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.01)),
-    ("Adagrad", dict(lr=0.1)),
-    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1, maximize=True)),
+    ("SGD", {"lr": 0.05}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1}),
+    ("SGD", {"lr": 0.05, "momentum": 0.5, "maximize": True}),
+    ("Adam", {"lr": 0.01}),
+    ("Adam", {"lr": 0.01, "betas": (0.8, 0.99), "weight_decay": 0.1, "amsgrad": True}),
+    ("Adam", {"lr": 0.01, "maximize": True}),
+    ("AdamW", {"lr": 0.01}),
+    ("AdamW", {"lr": 0.01, "weight_decay": 0.05, "amsgrad": True}),
+    ("RMSprop", {"lr": 0.01}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True, "weight_decay": 0.01}),
+    ("Adagrad", {"lr": 0.1}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.01, "initial_accumulator_value": 0.1,
+                 "maximize": True}),
 ]
 
 
@@ -42,7 +43,7 @@ def _trajectories(name, kwargs, steps=50):
     targets = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
     g_params = [gradiente.nn.Parameter(gradiente.from_numpy(a.copy())) for a in init]
     t_params = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in init]
-    groups = lambda ps: [{"params": ps[:2]}, {"params": ps[2:], "lr": kwargs["lr"] / 2}]  # noqa: E731
+    groups = lambda ps: [{"params": ps[:2]}, {"params": ps[2:], "lr": kwargs["lr"] / 2}]
     g_opt = getattr(gradiente.optim, name)(groups(g_params), **kwargs)
     t_opt = getattr(torch.optim, name)(groups(t_params), **kwargs)
     for _ in range(steps):
@@ -73,7 +74,7 @@ def test_fifty_steps_match_torch(name, kwargs):
 
 
 def test_state_dict_round_trip_resumes_identically():
-    g_params, _, g_opt, _ = _trajectories("Adam", dict(lr=0.01, amsgrad=True), steps=5)
+    g_params, _, g_opt, _ = _trajectories("Adam", {"lr": 0.01, "amsgrad": True}, steps=5)
     saved = g_opt.state_dict()
     copies = [gradiente.nn.Parameter(p.detach().clone()) for p in g_params]
     resumed = gradiente.optim.Adam([{"params": copies[:2]}, {"params": copies[2:]}], lr=0.5)
@@ -89,7 +90,7 @@ def test_state_dict_round_trip_resumes_identically():
 
 
 def test_load_state_dict_from_torch_optimizer():
-    _, t_params, _, t_opt = _trajectories("SGD", dict(lr=0.05, momentum=0.9), steps=3)
+    _, t_params, _, t_opt = _trajectories("SGD", {"lr": 0.05, "momentum": 0.9}, steps=3)
     state = t_opt.state_dict()
     converted = {"param_groups": state["param_groups"],
                  "state": {k: {f: gradiente.from_numpy(v.numpy().copy()) for f, v in s.items()}
@@ -149,13 +150,13 @@ def test_step_with_closure_and_hooks():
 
 
 SCHEDULERS = [
-    ("StepLR", dict(step_size=3, gamma=0.5)),
-    ("MultiStepLR", dict(milestones=[2, 5, 5], gamma=0.3)),
-    ("ExponentialLR", dict(gamma=0.9)),
-    ("CosineAnnealingLR", dict(T_max=6, eta_min=0.001)),
-    ("LambdaLR", dict(lr_lambda=lambda epoch: 1 / (epoch + 1))),
-    ("MultiplicativeLR", dict(lr_lambda=lambda epoch: 0.95)),
-    ("LinearLR", dict(start_factor=0.25, total_iters=4)),
+    ("StepLR", {"step_size": 3, "gamma": 0.5}),
+    ("MultiStepLR", {"milestones": [2, 5, 5], "gamma": 0.3}),
+    ("ExponentialLR", {"gamma": 0.9}),
+    ("CosineAnnealingLR", {"T_max": 6, "eta_min": 0.001}),
+    ("LambdaLR", {"lr_lambda": lambda epoch: 1 / (epoch + 1)}),
+    ("MultiplicativeLR", {"lr_lambda": lambda epoch: 0.95}),
+    ("LinearLR", {"start_factor": 0.25, "total_iters": 4}),
 ]
 
 
@@ -216,3 +217,21 @@ def test_training_a_model_follows_torch():
     for g, t in zip(g_params, t_params):
         np.testing.assert_allclose(g, t, rtol=1e-4, atol=1e-5)
     assert g_loss == pytest.approx(t_loss, rel=1e-4)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_matches_torch(norm_type):
+    rng = np.random.RandomState(1)
+    grads = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+
+    def run(lib):
+        params = [lib.nn.Parameter(lib.zeros(*g.shape)) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = lib.from_numpy(g.copy())
+        total = lib.nn.utils.clip_grad_norm_(params, max_norm=1.5, norm_type=norm_type)
+        lib.nn.utils.clip_grad_value_(params[:1], 0.1)
+        return total.item(), [p.grad.numpy().copy() for p in params]
+    (g_total, g_grads), (t_total, t_grads) = run(gradiente), run(torch)
+    assert g_total == pytest.approx(t_total, rel=1e-6)
+    for g, t in zip(g_grads, t_grads):
+        np.testing.assert_allclose(g, t, rtol=1e-6, atol=1e-7)

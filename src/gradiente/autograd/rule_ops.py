@@ -130,11 +130,13 @@ class NumpyOps:
             # only references are the engine's buffer list and this call chain (PyTorch steals a gradient
             # whose use count is 1 in the same way). Otherwise, e.g. `x + y` hands one array to both
             # leaves, the leaf gets its own copy.
-            if (grad.base is None and grad.flags.writeable and grad.dtype == variable._data.dtype
-                    and sys.getrefcount(grad) <= _UNSHARED_REFS):
+            # The stored gradient is C-contiguous, as PyTorch stores it (a transposed matmul result is copied
+            # once here rather than slowing every optimizer step that reads it).
+            if (grad.base is None and grad.flags.writeable and grad.flags.c_contiguous
+                    and grad.dtype == variable._data.dtype and sys.getrefcount(grad) <= _UNSHARED_REFS):
                 variable._grad = Tensor._make(grad)
             else:
-                variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True))
+                variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True, order="C"))
         elif current._requires_grad:
             variable._grad = Tensor._make(current._data + grad)
         else:

@@ -20,13 +20,10 @@ from numpy.lib.stride_tricks import as_strided
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from ..ops._record import record, wants_grad
+from ._array_rules import arrays_only
 
 __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d"]
-
-_NO_DOUBLE_BACKWARD = ("gradiente computes the backward of {} on arrays only; differentiating it twice "
-                       "(create_graph=True) is not supported")
-
 
 _SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half"}
 
@@ -112,8 +109,7 @@ class ConvolutionBackward0(Node):
     formula = "∂conv/∂w = grad ⋆ x,  ∂conv/∂x = grad ⋆ flip(w) (transposed convolution)"
 
     def backward(self, ops, grad):
-        if ops.recording:
-            raise RuntimeError(_NO_DOUBLE_BACKWARD.format("convolution"))
+        arrays_only(ops, "convolution")
         x_shape, w_shape, spatial_1d = self.x_shape, self.w_shape, self.spatial_1d
         g = grad[None] if self.unbatched else grad
         if spatial_1d:
@@ -151,7 +147,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
     xa, restore = _as_4d(input, n_spatial, name)
     wa = weight._data
     if wa.ndim != n_spatial + 2:
-        raise RuntimeError(f"weight should have at least three dimensions" if wa.ndim < 3 else
+        raise RuntimeError("weight should have at least three dimensions" if wa.ndim < 3 else
                            f"Expected {n_spatial + 2}-dimensional weight for {n_spatial + 2}-dimensional input "
                            f"{list(input.shape)}, but got {wa.ndim}-dimensional weight of size {list(wa.shape)} "
                            "instead")
@@ -263,8 +259,7 @@ class MaxPool2DWithIndicesBackward0(Node):
     formula = "∂max/∂x = 1 at the window's maximum, 0 elsewhere"
 
     def backward(self, ops, grad):
-        if ops.recording:
-            raise RuntimeError(_NO_DOUBLE_BACKWARD.format("max_pool"))
+        arrays_only(ops, "max_pool")
         g = grad.reshape(self.flat_index.shape)
         if self.overlapping:
             dx = np.bincount(self.flat_index.ravel(), weights=g.ravel(), minlength=self.size).astype(g.dtype)
@@ -272,6 +267,25 @@ class MaxPool2DWithIndicesBackward0(Node):
             dx = np.zeros(self.size, dtype=g.dtype)
             dx[self.flat_index.ravel()] = g.ravel()
         return (dx.reshape(self.x_shape),)
+
+
+def _window_argmax(win):
+    """The maximum over the kernel axes of ``win`` and its flat kernel offset, by one pass per kernel offset over
+    output-sized views (no copy of the windows). Ties keep the first maximum and a NaN replaces the maximum,
+    as in PyTorch's kernel (``val > max || isnan(val)``)."""
+    kh, kw = win.shape[2:4]
+    out = win[:, :, 0, 0].copy()
+    arg = np.zeros(out.shape, dtype=np.int64)
+    better = np.empty(out.shape, dtype=bool)
+    floating = out.dtype.kind == "f"
+    for k in range(1, kh * kw):
+        value = win[:, :, k // kw, k % kw]
+        np.greater(value, out, out=better)
+        if floating:
+            better |= np.isnan(value)
+        np.copyto(out, value, where=better)
+        np.copyto(arg, k, where=better)
+    return out, arg
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n_spatial):
@@ -283,9 +297,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     xp = _pad(xa, pads, lowest)
     win = _windows(xp, kernel, stride, dil, (ho, wo))
     kh, kw = kernel
-    flat = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c, ho, wo, kh * kw)
-    arg = flat.argmax(axis=-1)
-    out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    out, arg = _window_argmax(win)
     # the input position (in the unpadded image) of each maximum
     iy = np.arange(ho)[:, None] * stride[0] + (arg // kw) * dil[0] - pad[0]
     ix = np.arange(wo)[None, :] * stride[1] + (arg % kw) * dil[1] - pad[1]
@@ -320,8 +332,7 @@ class AvgPool2DBackward0(Node):
     formula = "∂mean/∂x = 1/divisor for each element of the window"
 
     def backward(self, ops, grad):
-        if ops.recording:
-            raise RuntimeError(_NO_DOUBLE_BACKWARD.format("avg_pool"))
+        arrays_only(ops, "avg_pool")
         g = grad.reshape(self.out_shape) / self.divisor
         n, c, ho, wo = g.shape
         kh, kw = self.kernel
@@ -379,8 +390,7 @@ class AdaptiveAvgPool2DBackward0(Node):
     formula = "∂mean/∂x = 1/window size for each element of the window"
 
     def backward(self, ops, grad):
-        if ops.recording:
-            raise RuntimeError(_NO_DOUBLE_BACKWARD.format("adaptive_avg_pool"))
+        arrays_only(ops, "adaptive_avg_pool")
         g = grad.reshape(self.out_shape)
         dx = np.matmul(np.matmul(self.a_h.T, g), self.a_w)
         return (dx.reshape(self.x_shape),)

@@ -4,6 +4,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from ..ops._record import record, wants_grad
+from ._array_rules import arrays_only
 
 __all__ = ["embedding"]
 
@@ -13,9 +14,7 @@ class EmbeddingBackward0(Node):
     formula = "∂weight[idx]/∂weight: each looked-up row receives the gradient of its lookups"
 
     def backward(self, ops, grad):
-        if ops.recording:
-            raise RuntimeError("gradiente computes the backward of embedding on arrays only; differentiating it "
-                               "twice (create_graph=True) is not supported")
+        arrays_only(ops, "embedding")
         idx = self.indices.ravel()
         rows = grad.reshape(idx.size, -1)
         if self.scale_grad_by_freq:

@@ -13,29 +13,28 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..ops._record import record, wants_grad
+from ._array_rules import arrays_only
 
 __all__ = ["layer_norm", "batch_norm", "group_norm"]
 
-_NO_DOUBLE_BACKWARD = ("gradiente computes the backward of {} on arrays only; differentiating it twice "
-                       "(create_graph=True) is not supported")
+def _dx(dxhat, xhat, rstd, axes):
+    """The input gradient of ``xhat = (x - mean) * rstd`` (statistics over ``axes``) given ``dxhat``."""
+    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
+    return rstd * (dxhat - mean_dxhat - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
 
 
 def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
     """``(dx, dweight, dbias)`` for ``y = xhat * weight + bias`` with xhat normalized over ``stat_axes``."""
-    xhat, rstd = node.xhat, node.rstd
     edges = node.next_functions
     dx = dw = db = None
-    shape = node.affine_shape
     if edges[0][0] is not None:
         dxhat = grad
         if node.has_weight:
             (weight,) = node.saved(ops)
-            dxhat = grad * weight.reshape(shape)
-        mean_dxhat = dxhat.mean(axis=stat_axes, keepdims=True)
-        mean_dxhat_xhat = (dxhat * xhat).mean(axis=stat_axes, keepdims=True)
-        dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
+            dxhat = grad * weight.reshape(node.affine_shape)
+        dx = _dx(dxhat, node.xhat, node.rstd, stat_axes)
     if len(edges) > 1 and edges[1][0] is not None:
-        dw = (grad * xhat).sum(axis=affine_axes).reshape(node.weight_shape)
+        dw = (grad * node.xhat).sum(axis=affine_axes).reshape(node.weight_shape)
     if len(edges) > 2 and edges[2][0] is not None:
         db = grad.sum(axis=affine_axes).reshape(node.weight_shape)
     return dx, dw, db
@@ -50,11 +49,6 @@ def _affine(xhat, weight, bias, shape):
     return out
 
 
-def _check_double(ops, name):
-    if ops.recording:
-        raise RuntimeError(_NO_DOUBLE_BACKWARD.format(name))
-
-
 # --- layer norm ----------------------------------------------------------------------------------------
 
 class NativeLayerNormBackward0(Node):
@@ -62,7 +56,7 @@ class NativeLayerNormBackward0(Node):
     formula = "layer norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)),  dw = Σ grad·x̂,  db = Σ grad"
 
     def backward(self, ops, grad):
-        _check_double(ops, "layer_norm")
+        arrays_only(ops, "layer_norm")
         return _normalized_grads(self, ops, grad, self.stat_axes, self.batch_axes)
 
 
@@ -102,7 +96,7 @@ class NativeBatchNormBackward0(Node):
     formula = "batch norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) over the batch,  dw = Σ grad·x̂,  db = Σ grad"
 
     def backward(self, ops, grad):
-        _check_double(ops, "batch_norm")
+        arrays_only(ops, "batch_norm")
         if self.training:
             return _normalized_grads(self, ops, grad, self.axes, self.axes)
         dx = dw = db = None
@@ -167,8 +161,7 @@ class NativeGroupNormBackward0(Node):
     formula = "group norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) per group"
 
     def backward(self, ops, grad):
-        _check_double(ops, "group_norm")
-        n, c = grad.shape[:2]
+        arrays_only(ops, "group_norm")
         grouped = grad.reshape(self.grouped_shape)
         dx = dw = db = None
         edges = self.next_functions
@@ -178,10 +171,7 @@ class NativeGroupNormBackward0(Node):
                 (weight,) = self.saved(ops)
                 dxhat = grad * weight.reshape(self.affine_shape)
             dxhat = dxhat.reshape(self.grouped_shape)
-            xhat = self.xhat
-            dx = self.rstd * (dxhat - dxhat.mean(axis=2, keepdims=True)
-                              - xhat * (dxhat * xhat).mean(axis=2, keepdims=True))
-            dx = dx.reshape(grad.shape)
+            dx = _dx(dxhat, self.xhat, self.rstd, 2).reshape(grad.shape)
         axes = (0,) + tuple(range(2, grad.ndim))
         if edges[1][0] is not None:
             dw = (grouped * self.xhat).reshape(grad.shape).sum(axis=axes)

@@ -1,4 +1,5 @@
-"""``nn.Parameter``: a Tensor that a Module registers as one of its parameters, and ``nn.Buffer``."""
+"""``nn.Parameter``: a Tensor that a Module registers as one of its parameters, ``nn.Buffer``, and the
+gradient reset that ``Module.zero_grad`` and ``Optimizer.zero_grad`` share."""
 from .._tensor import Tensor
 
 __all__ = ["Parameter", "Buffer"]
@@ -51,3 +52,20 @@ class Buffer(Tensor):
         buf._version_box = data._version_box
         buf.persistent = persistent
         return buf
+
+
+def _reset_grads(params, set_to_none=True):
+    """Set each ``.grad`` to None, or (``set_to_none=False``) detach it and fill it with zeros in place."""
+    for p in params:
+        g = p._grad
+        if g is None:
+            continue
+        if set_to_none:
+            p._grad = None
+            continue
+        if g.grad_fn is not None:
+            g.detach_()
+        else:
+            g.requires_grad_(False)
+        g._data[...] = 0
+        g._bump_version()

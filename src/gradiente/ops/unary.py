@@ -12,6 +12,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from ..autograd.grad_mode import state as _grad_state
 from ._record import as_result, record, wants_grad
 from ._table import install
 from .elementwise import type_name
@@ -133,9 +134,12 @@ def _check_kernel(name, a):
 
 
 def _make_forward(name, np_fn, node_cls, reads, to_float):
+    saves_x, saves_out = "x" in reads, "out" in reads
+
     def forward(input, *, out=None):
         xa = input._data
-        if xa.dtype.kind not in "fc":
+        kind = xa.dtype.kind
+        if kind != "f" and kind != "c":
             if to_float:
                 xa = xa.astype(dt.get_default_dtype()._np)
             else:
@@ -146,9 +150,15 @@ def _make_forward(name, np_fn, node_cls, reads, to_float):
             # PyTorch computes half-precision math in float32 and rounds the result once.
             result = as_result(np_fn(xa.astype(np.float32)), np.float16)
         else:
-            result = as_result(np_fn(xa), np.bool_ if xa.dtype == np.int8 and input._data.dtype == np.bool_ else xa.dtype)
-        if wants_grad(input):
-            record(node_cls, (input,), result, (input,) * ("x" in reads) + (result,) * ("out" in reads))
+            values = np_fn(xa)
+            if values.__class__ is np.ndarray and values.dtype == xa.dtype and xa.dtype != np.int8:
+                result = Tensor._make(values)
+            else:
+                result = as_result(values, np.bool_ if xa.dtype == np.int8 and input._data.dtype == np.bool_
+                                   else xa.dtype)
+        if input._requires_grad and _grad_state.enabled:
+            record(node_cls, (input,), result,
+                   (input, result) if saves_x and saves_out else (input,) if saves_x else (result,) if saves_out else ())
         if out is not None:
             from .elementwise import _write_out
             return _write_out(result, out)

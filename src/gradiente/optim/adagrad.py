@@ -2,9 +2,8 @@
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _increment, _step_counter
+from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter
 
 __all__ = ["Adagrad"]
 
@@ -15,19 +14,11 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
-                        differentiable=differentiable, fused=fused)
+        _check_nonnegative(**{"learning rate": lr, "lr_decay value": lr_decay, "weight_decay value": weight_decay,
+                              "initial_accumulator_value value": initial_accumulator_value, "epsilon value": eps})
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
@@ -41,10 +32,7 @@ class Adagrad(Optimizer):
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = None
-        if closure is not None:
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, lr_decay, weight_decay, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
             for p, grad in self._params_with_grad(group):

@@ -319,7 +319,8 @@ class ReduceLROnPlateau(LRScheduler):
     def _reduce_lr(self, epoch):
         if len(self.optimizer.param_groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError(f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) "
+                raise RuntimeError("The number of param groups in the `optimizer` "
+                                   f"({len(self.optimizer.param_groups)}) "
                                    f"differs from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
                                    "usually due to a new param group being added to the optimizer. Please modify the "
                                    "`min_lrs` field to match the length of the `optimizer` param groups.")

@@ -12,6 +12,8 @@ from itertools import chain
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..nn.parameter import _reset_grads
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
@@ -29,6 +31,21 @@ required = _RequiredParameter()
 
 def _typename(obj):
     return "torch." + obj.dtype._legacy if isinstance(obj, Tensor) else type(obj).__qualname__
+
+
+def _check_nonnegative(**named):
+    """PyTorch's argument checks: ``_check_nonnegative(**{"learning rate": lr})`` -> "Invalid learning rate: -1"."""
+    for label, value in named.items():
+        if not value >= 0.0:
+            raise ValueError(f"Invalid {label}: {value}")
+
+
+def _closure_loss(closure):
+    """The loss ``closure`` returns, evaluated with grad enabled (``step(closure)``), or None."""
+    if closure is None:
+        return None
+    with grad_mode.enable_grad():
+        return closure()
 
 
 def _step_counter():
@@ -175,31 +192,25 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all optimized parameters: to None (the default), or to zeros."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g._data[...] = 0
-                    g._bump_version()
+        _reset_grads(chain.from_iterable(group["params"] for group in self.param_groups), set_to_none)
 
     def step(self, closure=None):
         raise NotImplementedError
 
     def _params_with_grad(self, group):
-        """The group's parameters that have a gradient, with the gradient's array (negated for ``maximize``)."""
+        """The group's parameters that have a gradient, with the gradient's array (negated for ``maximize``) laid
+        out like the parameter: mixing memory orders would send every update through NumPy's slow strided loops
+        (a linear layer's weight gradient arrives transposed)."""
         maximize = group.get("maximize", False)
         for p in group["params"]:
             g = p._grad
             if g is not None:
-                yield p, (np.negative(g._data) if maximize else g._data)
+                array = g._data
+                if maximize:
+                    array = np.negative(array, order="C")
+                elif not array.flags.c_contiguous:
+                    array = np.ascontiguousarray(array)
+                yield p, array
 
     # --- hooks -----------------------------------------------------------------------------------------
     def _register(self, hooks, hook, prepend=False):

@@ -1,9 +1,9 @@
 """RMSprop (Hinton's lecture 6e), optionally centered and with momentum."""
 import numpy as np
 
-from ..autograd import grad_mode
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _increment, _step_counter, _zeros_like
+from .optimizer import (Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter,
+                        _zeros_like)
 
 __all__ = ["RMSprop"]
 
@@ -15,26 +15,16 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
-                        capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        _check_nonnegative(**{"learning rate": lr, "epsilon value": eps, "momentum value": momentum,
+                              "weight_decay value": weight_decay, "alpha value": alpha})
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                    "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = None
-        if closure is not None:
-            with grad_mode.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]

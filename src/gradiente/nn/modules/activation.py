@@ -212,7 +212,7 @@ class GELU(Module):
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self):
-        return f"approximate={repr(self.approximate)}"
+        return f"approximate={self.approximate!r}"
 
 
 class Sigmoid(Module):

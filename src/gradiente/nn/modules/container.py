@@ -59,7 +59,7 @@ class Sequential(Module):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is "
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)!s} is "
                              "given.")
         ret = Sequential()
         for layer in chain(self, other):
@@ -68,7 +68,7 @@ class Sequential(Module):
 
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} is "
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)!s} is "
                              "given.")
         offset = len(self)
         for i, module in enumerate(other):
@@ -401,7 +401,7 @@ class ParameterDict(Module):
         return k, val
 
     def get(self, key, default=None):
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401 (this is get)
 
     def fromkeys(self, keys, default=None):
         return ParameterDict((k, default) for k in keys)

@@ -1,6 +1,4 @@
 """``Conv1d`` and ``Conv2d``: learned cross-correlations (see ``nn._conv`` for the computation)."""
-import math
-
 from ..._creation import empty
 from .. import functional as F
 from .. import init
@@ -63,11 +61,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._default_layer_init(self.weight, self.bias)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

@@ -39,9 +39,7 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def forward(self, input):
-        dim = self.dim + input.dim() if self.dim < 0 else self.dim
-        shape = tuple(input.shape)
-        return input.reshape(shape[:dim] + tuple(self.unflattened_size) + shape[dim + 1:])
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

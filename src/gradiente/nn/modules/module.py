@@ -15,7 +15,7 @@ from ... import _dtype as dt
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...utils.hooks import RemovableHandle
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, _reset_grads
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
@@ -342,7 +342,7 @@ class Module:
                             hook(self, args, output)
                     except Exception as e:
                         warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
-                                      f"silenced as another error was raised in forward: {str(e)}", stacklevel=2)
+                                      f"silenced as another error was raised in forward: {e!s}", stacklevel=2)
             raise
         if bw_hook is not None:
             output = bw_hook.setup_output_hook(output)
@@ -491,18 +491,7 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all parameters: to None (default), or to zeros."""
-        for p in self.parameters():
-            if p._grad is not None:
-                if set_to_none:
-                    p._grad = None
-                else:
-                    g = p._grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g._data[...] = 0
-                    g._bump_version()
+        _reset_grads(self.parameters(), set_to_none)
 
     # --- conversion ------------------------------------------------------------------------------------
     def _apply(self, fn, recurse=True):
@@ -595,7 +584,7 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        local_metadata = dict(version=self._version)
+        local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():

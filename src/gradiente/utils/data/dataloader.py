@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from ..._tensor import Tensor
-from .dataset import IterableDataset, _is_tensor_dataset
+from .dataset import IterableDataset, _tensor_rows
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _draw_seed
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
@@ -21,7 +21,6 @@ _COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, num
 
 def get_worker_info():
     """None: data is always loaded in the main process."""
-    return None
 
 
 def _stack(arrays):
@@ -150,12 +149,14 @@ class DataLoader:
     def _iterate(self, indices):
         dataset, collate = self.dataset, self.collate_fn
         batched = self.batch_sampler is not None
-        fast = batched and collate is default_collate and _is_tensor_dataset(dataset)
+        rows = _tensor_rows(dataset) if batched and collate is default_collate else None
         getitems = getattr(dataset, "__getitems__", None)
         for index in indices:
-            if fast:            # the same batch as stacking the samples, by one fancy index per tensor
-                rows = np.asarray(index, dtype=np.int64)
-                yield [Tensor._make(t._data[rows]) for t in dataset.tensors]
+            if rows is not None:    # the batch stacking the samples would give, by one fancy index per tensor
+                tensors, mapping = rows
+                picked = np.asarray(index, dtype=np.int64)
+                picked = picked if mapping is None else mapping[picked]
+                yield [Tensor._make(t._data[picked]) for t in tensors]
             elif not batched:
                 yield collate(dataset[index])
             else:

@@ -5,6 +5,8 @@ import itertools
 import math
 import warnings
 
+import numpy as np
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
 
 
@@ -115,6 +117,16 @@ def random_split(dataset, lengths, generator=None):
             for offset, length in zip(itertools.accumulate(lengths), lengths)]
 
 
-def _is_tensor_dataset(dataset):
-    return type(dataset) is TensorDataset and not any(t._requires_grad for t in dataset.tensors)
+def _tensor_rows(dataset):
+    """For a TensorDataset, or Subsets of one, whose tensors need no grad: ``(tensors, indices)`` such that
+    sample ``i`` is ``tuple(t[indices[i]] for t in tensors)`` (``indices`` None for the identity); else None.
+    The DataLoader then gathers a batch with one fancy index per tensor instead of one lookup per sample."""
+    indices = None
+    while type(dataset) is Subset:
+        mapped = np.asarray(dataset.indices, dtype=np.int64)
+        indices = mapped if indices is None else mapped[indices]
+        dataset = dataset.dataset
+    if type(dataset) is not TensorDataset or any(t._requires_grad for t in dataset.tensors):
+        return None
+    return dataset.tensors, indices
 
