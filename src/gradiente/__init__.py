@@ -34,7 +34,6 @@ from ._random import (Generator, bernoulli, default_generator, get_rng_state, in
                       multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                       set_rng_state)
 from . import autograd
-from .serialization import load, save  # noqa: F401
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa
                                  no_grad, set_grad_enabled)
 
@@ -55,7 +54,14 @@ def numel(input):
     return input.numel()
 
 
+_LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization"}
+
+
 def __getattr__(name):
+    if name in _LAZY_ATTRIBUTES:
+        value = getattr(_importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)
+        globals()[name] = value
+        return value
     if name in _LAZY_SUBMODULES:
         module = _importlib.import_module(f".{name}", __name__)
         globals()[name] = module

@@ -30,6 +30,16 @@ def sum_to(array, shape):
 _UNSHARED_REFS = 4
 
 
+def _sole_view(array):
+    """True if ``array`` owns its memory, or is a whole-array view (a transpose, say) of an array that
+    nothing but this view holds."""
+    base = array.base
+    if base is None:
+        return True
+    # references to base: array's own, the local name, getrefcount's argument
+    return base.base is None and base.size == array.size and sys.getrefcount(base) <= 3
+
+
 class NumpyOps:
     """Rules on raw NumPy arrays (first-order backward)."""
 
@@ -132,8 +142,8 @@ class NumpyOps:
             # leaves, the leaf gets its own copy.
             # The stored gradient is C-contiguous, as PyTorch stores it (a transposed matmul result is copied
             # once here rather than slowing every optimizer step that reads it).
-            if (grad.base is None and grad.flags.writeable and grad.flags.c_contiguous
-                    and grad.dtype == variable._data.dtype and sys.getrefcount(grad) <= _UNSHARED_REFS):
+            if (grad.flags.writeable and grad.flags.c_contiguous and grad.dtype == variable._data.dtype
+                    and sys.getrefcount(grad) <= _UNSHARED_REFS and _sole_view(grad)):
                 variable._grad = Tensor._make(grad)
             else:
                 variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True, order="C"))

@@ -175,9 +175,17 @@ class AddmmBackward0(Node):
         x, y = self.saved(ops)
         (b_node, _), (x_node, _), (y_node, _) = self.next_functions
         g = grad if self.alpha == 1 else grad * self.alpha
+        dy = None
+        if y_node is not None:
+            if not ops.recording and y.ndim == 2 and y.flags.f_contiguous and not y.flags.c_contiguous:
+                # y is a transposed weight (nn.Linear passes W.t()): compute dy already transposed, so that
+                # after TBackward0 the weight's gradient is contiguous, as PyTorch arranges it.
+                dy = ops.matmul(ops.transpose(g, -1, -2), x).T
+            else:
+                dy = ops.matmul(ops.transpose(x, -1, -2), g)
         return ((grad if self.beta == 1 else grad * self.beta) if b_node is not None else None,
                 ops.matmul(g, ops.transpose(y, -1, -2)) if x_node is not None else None,
-                ops.matmul(ops.transpose(x, -1, -2), g) if y_node is not None else None)
+                dy)
 
 
 class BaddbmmBackward0(AddmmBackward0):
