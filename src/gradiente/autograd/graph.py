@@ -104,14 +104,17 @@ class Node:
     def save(self, *values):
         """Keep ``values`` for the rule. Tensors are kept with their version; an output of this node is kept
         as its array only (see ``_SavedOutput``); anything else (numbers, None) as it is."""
-        checks = []                                 # (position, version) of the tensors among them
+        checks = None                               # (position, version) of the tensors among them
         items = values
         for i, v in enumerate(values):
-            if v.__class__ is float or v.__class__ is int or v is None:
+            cls = v.__class__
+            if cls is float or cls is int or v is None:
                 continue
             grad_fn = getattr(v, "grad_fn", _MISSING)
             if grad_fn is _MISSING:
                 continue
+            if checks is None:
+                checks = []
             if grad_fn is self:
                 if items is values:
                     items = list(values)
@@ -120,7 +123,7 @@ class Node:
             else:
                 checks.append((i, v._version_box[0]))
         self._saved = values if items is values else tuple(items)
-        self._saved_versions = checks
+        self._saved_versions = checks or ()
 
     def saved(self, ops):
         """The saved values as the rule's ``ops`` wants them: arrays, or tensors under create_graph."""

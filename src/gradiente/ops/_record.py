@@ -30,7 +30,7 @@ _NUMBERS = {float, int, bool, complex}
 
 
 def _edge_and_meta(t):
-    if not (isinstance(t, Tensor) and t._requires_grad):
+    if t.__class__ is float or t.__class__ is int or not (isinstance(t, Tensor) and t._requires_grad):
         return _NO_EDGE, None
     data = t._data
     grad_fn = t.grad_fn
@@ -46,13 +46,12 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     ``saved`` are the values the rule will read (see ``Node.save``); ``attrs`` become attributes of the
     node (shapes, dims, scalar arguments). Returns the node.
     """
+    # One edge and one (shape, dtype) per input: the hot path of every op, so the one- and two-input
+    # cases are spelled out rather than looped.
     if len(inputs) == 1:
-        edge, meta = _edge_and_meta(inputs[0])
-        node = node_cls((edge,), (meta,))
+        node = node_cls(*_edges_1(inputs[0]))
     elif len(inputs) == 2:
-        edge0, meta0 = _edge_and_meta(inputs[0])
-        edge1, meta1 = _edge_and_meta(inputs[1])
-        node = node_cls((edge0, edge1), (meta0, meta1))
+        node = node_cls(*_edges_2(inputs[0], inputs[1]))
     else:
         pairs = [_edge_and_meta(t) for t in inputs]
         node = node_cls(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
@@ -70,6 +69,17 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     if saved:
         node.save(*saved)
     return node
+
+
+def _edges_1(t):
+    edge, meta = _edge_and_meta(t)
+    return (edge,), (meta,)
+
+
+def _edges_2(x, y):
+    ex, mx = _edge_and_meta(x)
+    ey, my = _edge_and_meta(y)
+    return (ex, ey), (mx, my)
 
 
 def as_array(value):
