@@ -104,7 +104,9 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
             results = _apply(node, grads, ops)
         if not retain_graph and node._saved:
             node._saved = None
-        meta = node._input_meta or _NO_META
+        meta = node._input_meta
+        if meta is None:                # a node made without input metadata: nothing to adjust
+            meta = (None,) * len(node.next_functions)
         for (nxt, nr), g, m in zip(node.next_functions, results, meta):
             if nxt is None or g is None:
                 continue
@@ -121,9 +123,6 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
         # Drop this step's references, so a gradient array's only holder is its buffer (see accumulate).
         results = g = previous = None
     return captured
-
-
-_NO_META = (None,) * 64
 
 
 def _num_outputs(node, nr):
