@@ -1,12 +1,11 @@
 """Shared helpers for the benchmarks: single-threaded math, median timings, side-by-side ratios."""
 import os
+import statistics
+import time
 
 # One thread for both libraries, set before NumPy or PyTorch load their BLAS.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 
 def median_time(fn, rounds=7, warmup=2):

@@ -16,12 +16,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import median_time, report  # noqa: E402  (sets one BLAS thread before NumPy loads)
+from _common import median_time, report  # first: it sets one BLAS thread before NumPy loads
 
-import numpy as np  # noqa: E402
+# isort: split
+import numpy as np
+import torch
 
-import gradiente  # noqa: E402
-import torch  # noqa: E402
+import gradiente
 
 torch.set_num_threads(1)
 LIBS = {"gradiente": gradiente, "torch": torch}

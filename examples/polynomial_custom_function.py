@@ -44,15 +44,10 @@ for t in range(2000):
 
     loss.backward()
 
+    # Gradient descent on the four weights, outside the graph, then zero their gradients.
     with torch.no_grad():
-        a -= learning_rate * a.grad
-        b -= learning_rate * b.grad
-        c -= learning_rate * c.grad
-        d -= learning_rate * d.grad
-
-        a.grad = None
-        b.grad = None
-        c.grad = None
-        d.grad = None
+        for weight in (a, b, c, d):
+            weight -= learning_rate * weight.grad
+            weight.grad = None
 
 print(f'Result: y = {a.item()} + {b.item()} * P3({c.item()} + {d.item()} x)')

@@ -1,15 +1,19 @@
 """The op-spec harness: one table row per op drives the gradient tests.
 
 A row (``OpSpec``) names the op, calls it the same way in gradiente and in PyTorch (``fn(lib, *inputs)``
-with ``lib`` the module), and gives input shapes (broadcasting ones included) and a domain. From it:
+with ``lib`` the module), and gives input shapes (broadcasting ones included) and a domain. From a table,
+``spec_tests`` makes the tests a test module binds at top level:
 
-* ``check_gradcheck``: float64 finite differences against gradiente's backward (``autograd.gradcheck``);
-* ``check_against_torch``: forward values, backward with a non-trivial upstream gradient, and the
-  ``grad_fn`` name, against real PyTorch on the same inputs, in float32 and float64;
-* non-contiguous inputs are made by slicing a larger array (both libraries see the same strided data).
+* ``test_gradcheck``: float64 finite differences against gradiente's backward (``autograd.gradcheck``);
+* ``test_against_torch``: forward values, backward with a non-trivial upstream gradient, and the
+  ``grad_fn`` name, against real PyTorch on the same inputs, in each of the spec's dtypes;
+* ``test_gradgradcheck``: second derivatives (the rules run on recorded tensors under ``create_graph``);
+* each case runs on contiguous inputs and on strided ones, made by slicing a larger array (both libraries
+  see the same strided data), unless the spec says ``extra={"contiguous_only": True}``.
 """
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -25,8 +29,8 @@ except ImportError:  # pragma: no cover - the reference is optional for gradchec
 class OpSpec:
     name: str
     fn: Callable                                  # fn(lib, *tensors) -> tensor (or tuple; first is checked)
-    shapes: Sequence[Tuple[tuple, ...]]           # one tuple of input shapes per case
-    domain: Tuple[float, float] = (-2.0, 2.0)
+    shapes: Sequence[tuple[tuple, ...]]           # one tuple of input shapes per case
+    domain: tuple[float, float] = (-2.0, 2.0)
     grad_inputs: Optional[Sequence[int]] = None   # which inputs require grad (default: all)
     make_inputs: Optional[Callable] = None        # make_inputs(rng, shapes) -> list of ndarrays (overrides domain)
     gradcheck: bool = True
@@ -34,7 +38,7 @@ class OpSpec:
     rtol32: float = 1e-5
     atol32: float = 1e-5
     check_name: bool = True
-    dtypes: Tuple[str, ...] = ("float32", "float64")
+    dtypes: tuple[str, ...] = ("float32", "float64")
     extra: dict = field(default_factory=dict)
 
     def __str__(self):
@@ -62,45 +66,49 @@ def non_contiguous(array):
     return view
 
 
-def _grad_flags(spec, arrays):
-    idx = spec.grad_inputs if spec.grad_inputs is not None else range(len(arrays))
-    return [i in idx and a.dtype.kind == "f" for i, a in enumerate(arrays)]
+def make_tensors(lib, spec, shapes, seed=0, dtype="float64", contiguous=True):
+    """The inputs of one case as ``lib`` tensors over fresh arrays (strided unless ``contiguous``); the
+    floating-point inputs the spec differentiates require grad. The same seed gives both libraries the
+    same values."""
+    arrays = make_arrays(spec, shapes, seed, dtype)
+    if not contiguous:
+        arrays = [non_contiguous(a) for a in arrays]
+    wanted = spec.grad_inputs if spec.grad_inputs is not None else range(len(arrays))
+    return [lib.from_numpy(a).requires_grad_() if i in wanted and a.dtype.kind == "f" else lib.from_numpy(a)
+            for i, a in enumerate(arrays)]
 
 
 def _first(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-def check_gradcheck(spec, shapes, seed=0, contiguous=True):
-    arrays = make_arrays(spec, shapes, seed)
-    if not contiguous:
-        arrays = [non_contiguous(a) for a in arrays]
-    flags = _grad_flags(spec, arrays)
-    inputs = [gradiente.from_numpy(a).requires_grad_(f) if f else gradiente.from_numpy(a)
-              for a, f in zip(arrays, flags)]
-
+def _ours(spec):
+    """The spec's op in gradiente as a function of its inputs, returning the (first) output."""
     def fn(*xs):
         return _first(spec.fn(gradiente, *xs))
+    return fn
 
-    assert gradiente.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+def check_gradcheck(spec, shapes, seed=0, contiguous=True):
+    inputs = make_tensors(gradiente, spec, shapes, seed, contiguous=contiguous)
+    assert gradiente.autograd.gradcheck(_ours(spec), inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+def check_gradgradcheck(spec, shapes, seed=2):
+    inputs = make_tensors(gradiente, spec, shapes, seed)
+    assert gradiente.autograd.gradgradcheck(_ours(spec), inputs)
 
 
 def check_against_torch(spec, shapes, dtype, seed=0, contiguous=True):
     assert torch is not None
-    arrays = make_arrays(spec, shapes, seed, dtype)
-    if not contiguous:
-        arrays = [non_contiguous(a) for a in arrays]
-    flags = _grad_flags(spec, arrays)
-    g_in = [gradiente.from_numpy(a.copy()).requires_grad_(f) if f else gradiente.from_numpy(a.copy())
-            for a, f in zip(arrays, flags)]
-    t_in = [torch.from_numpy(a.copy()).requires_grad_(f) if f else torch.from_numpy(a.copy())
-            for a, f in zip(arrays, flags)]
+    g_in = make_tensors(gradiente, spec, shapes, seed, dtype, contiguous)
+    t_in = make_tensors(torch, spec, shapes, seed, dtype, contiguous)
     g_out, t_out = _first(spec.fn(gradiente, *g_in)), _first(spec.fn(torch, *t_in))
     rtol, atol = (spec.rtol32, spec.atol32) if dtype == "float32" else (1e-10, 1e-12)
     np.testing.assert_allclose(g_out.detach().numpy(), t_out.detach().numpy(), rtol=rtol, atol=atol,
                                err_msg=f"{spec.name}: forward differs")
     assert str(g_out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], f"{spec.name}: dtype differs"
-    if not any(flags) or not spec.torch_grad:
+    if not any(t.requires_grad for t in t_in) or not spec.torch_grad:
         return
     if spec.check_name:
         assert type(g_out.grad_fn).__name__ == type(t_out.grad_fn).__name__, \
@@ -117,11 +125,53 @@ def check_against_torch(spec, shapes, dtype, seed=0, contiguous=True):
                                    err_msg=f"{spec.name}: grad of input {i} differs")
 
 
-def cases(specs):
-    """pytest parameters: (spec, shapes) for every spec and each of its shape cases."""
+def cases(specs, by_dtype=False):
+    """pytest parameters: (spec, shapes) for every spec and each of its shape cases; with ``by_dtype``,
+    (spec, shapes, dtype) for each of the spec's dtypes too."""
     import pytest
-    return [pytest.param(s, sh, id=f"{s.name}-{'x'.join(str(d) for d in sh[0]) or 'scalar'}-{k}")
-            for s in specs for k, sh in enumerate(s.shapes)]
+    params = []
+    for s in specs:
+        for k, sh in enumerate(s.shapes):
+            case = f"{s.name}-{'x'.join(str(d) for d in sh[0]) or 'scalar'}-{k}"
+            if by_dtype:
+                params += [pytest.param(s, sh, dtype, id=f"{case}-{dtype}") for dtype in s.dtypes]
+            else:
+                params.append(pytest.param(s, sh, id=case))
+    return params
+
+
+def spec_tests(specs):
+    """The table-driven tests of an op-spec table, for a test module to bind at top level::
+
+        test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+    ``test_gradcheck`` and ``test_gradgradcheck`` cover the specs with ``gradcheck=True`` (the second
+    derivatives on each spec's last shape case); ``test_against_torch`` covers every spec, the strided
+    run on other values (seed 1)."""
+    import pytest
+    checked = [s for s in specs if s.gradcheck]
+
+    def strided(spec):
+        return not spec.extra.get("contiguous_only")
+
+    @pytest.mark.parametrize("spec,shapes", cases(checked))
+    def test_gradcheck(spec, shapes):
+        check_gradcheck(spec, shapes)
+        if strided(spec):
+            check_gradcheck(spec, shapes, contiguous=False)
+
+    @pytest.mark.parametrize("spec,shapes,dtype", cases(specs, by_dtype=True))
+    def test_against_torch(spec, shapes, dtype):
+        pytest.importorskip("torch")
+        check_against_torch(spec, shapes, dtype)
+        if strided(spec):
+            check_against_torch(spec, shapes, dtype, seed=1, contiguous=False)
+
+    @pytest.mark.parametrize("spec", checked, ids=str)
+    def test_gradgradcheck(spec):
+        check_gradgradcheck(spec, spec.shapes[-1])
+
+    return test_gradcheck, test_against_torch, test_gradgradcheck
 
 
 def check_same_error(fn):

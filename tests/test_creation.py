@@ -20,9 +20,11 @@ CREATIONS = [
     "full((2, 3), 7)", "full((2,), 1.5)", "full((2,), True)", "empty(0)", "eye(3)", "eye(2, 4)",
     "arange(5)", "arange(1, 6)", "arange(0, 1, 0.1)", "arange(5, dtype=L.float32)", "arange(10, 0, -3)",
     "arange(0.5, 3)", "linspace(0, 1, 5)", "linspace(-3, 7, 11)", "linspace(0, 1, 7, dtype=L.float64)",
-    "linspace(0, 10, 1)", "linspace(0, 10, 0)", "linspace(0.1, 0.9, 33)", "logspace(0, 3, 4)", "zeros_like(L.ones(2, 3))", "ones_like(L.ones(2, dtype=L.int64))",
+    "linspace(0, 10, 1)", "linspace(0, 10, 0)", "linspace(0.1, 0.9, 33)", "logspace(0, 3, 4)",
+    "zeros_like(L.ones(2, 3))", "ones_like(L.ones(2, dtype=L.int64))",
     "full_like(L.ones(3), 2.5)", "FloatTensor([1, 2])", "LongTensor([1.7, 2])", "DoubleTensor(2, 3).zero_()",
-    "Tensor([1, 2])", "Tensor()", "linspace(-1, 1, 50, dtype=L.float64)", "linspace(0, 10, 7, dtype=L.int64)", "tensor([[1., 2.], [3., 4.]]).t()", "from_numpy(np.arange(6.).reshape(2, 3))",
+    "Tensor([1, 2])", "Tensor()", "linspace(-1, 1, 50, dtype=L.float64)", "linspace(0, 10, 7, dtype=L.int64)",
+    "tensor([[1., 2.], [3., 4.]]).t()", "from_numpy(np.arange(6.).reshape(2, 3))",
     "as_tensor([1, 2, 3])", "tensor(np.float64(1.5))", "tensor([np.float64(1.5)])", "tensor(np.arange(3))",
 ]
 

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 
 import gradiente
-from gradiente.utils.data import (ConcatDataset, DataLoader, Dataset, IterableDataset, Subset, TensorDataset,
-                                  default_collate, random_split)
+from gradiente.utils.data import (
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    Subset,
+    TensorDataset,
+    default_collate,
+    random_split,
+)
 
 torch = pytest.importorskip("torch")
 tud = pytest.importorskip("torch.utils.data")

@@ -244,6 +244,14 @@ def test_backward_inputs_accumulates_only_into_inputs():
     np.testing.assert_array_equal(w.grad.numpy(), [2, 2])
 
 
+def test_backward_inputs_listed_twice_get_the_gradient_once():
+    a = torch.tensor([1., 2.], requires_grad=True)
+    b = torch.tensor([3., 4.], requires_grad=True)
+    (a * b).sum().backward(inputs=[a, a, b])        # as PyTorch: each input once, whatever the order
+    np.testing.assert_array_equal(a.grad.numpy(), [3, 4])
+    np.testing.assert_array_equal(b.grad.numpy(), [1, 2])
+
+
 def test_no_grad_enable_grad_set_grad_enabled_and_decorators():
     x = torch.ones(2, requires_grad=True)
     with torch.no_grad():
@@ -293,7 +301,8 @@ def test_grad_mode_is_thread_local():
 
 def test_inplace_on_leaf_requiring_grad_is_an_error_but_allowed_under_no_grad():
     p = torch.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+    with pytest.raises(RuntimeError, match=r"a leaf Variable that requires grad is being used in an in-place "
+                                           r"operation\."):
         p.add_(1)
     (p * p).sum().backward()
     with torch.no_grad():
@@ -518,7 +527,7 @@ def test_leaf_gradients_never_alias_each_other_or_user_arrays():
     assert not np.shares_memory(z.grad.numpy(), g.numpy())
     kept = []
     w = torch.ones(2, requires_grad=True)
-    w.register_hook(lambda grad: kept.append(grad))
+    w.register_hook(kept.append)
     (w * 2).sum().backward()
     w.grad.zero_()
     np.testing.assert_array_equal(kept[0].numpy(), [2, 2])

@@ -113,5 +113,7 @@ def test_digits_demo_trains_to_95_percent(torch_outputs, tmp_path, monkeypatch):
     assert accuracy >= 95.0
     assert (tmp_path / "digits.png").stat().st_size > 1000
     # same seed, same shuffles, same initial weights: PyTorch prints the same epochs (timing aside)
-    drop_timing = lambda text: "\n".join(line for line in text.splitlines() if "trained in" not in line)
+    def drop_timing(text):
+        return "\n".join(line for line in text.splitlines() if "trained in" not in line)
+
     assert_same_output(drop_timing(ours), drop_timing(torch_outputs[(script, tuple(argv))]), 1e-3, 1e-4)

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, _grad_flags, cases, check_against_torch, check_gradcheck, make_arrays
+from harness import OpSpec, cases, make_tensors, spec_tests
 
 import gradiente
 
@@ -338,18 +338,7 @@ def _quiet():
         yield
 
 
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_gradcheck(spec, shapes):
-    if spec.gradcheck:
-        check_gradcheck(spec, shapes)
-        check_gradcheck(spec, shapes, contiguous=False)
-
-
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_against_torch(spec, shapes):
-    for dtype in spec.dtypes:
-        check_against_torch(spec, shapes, dtype)
-    check_against_torch(spec, shapes, "float64", contiguous=False)
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 def _graph(out):
@@ -368,13 +357,7 @@ def _graph(out):
 @pytest.mark.parametrize("spec,shapes", cases(SPECS))
 def test_graph_matches_torch(spec, shapes):
     """Every node of the recorded graph, in order, is the node PyTorch records (PyTorch's decomposition)."""
-    outs = []
-    for lib in (gradiente, torch):
-        arrays = make_arrays(spec, shapes, 0, "float32")
-        flags = _grad_flags(spec, arrays)
-        inputs = [lib.from_numpy(a.copy()).requires_grad_(f) if f else lib.from_numpy(a.copy())
-                  for a, f in zip(arrays, flags)]
-        outs.append(spec.fn(lib, *inputs))
+    outs = [spec.fn(lib, *make_tensors(lib, spec, shapes, dtype="float32")) for lib in (gradiente, torch)]
     if spec.check_name and (outs[1].grad_fn is not None or outs[0].grad_fn is not None):
         assert _graph(outs[0]) == _graph(outs[1])
 
@@ -691,6 +674,6 @@ def _fixed(lib, x):
 
 
 @pytest.mark.parametrize("name", list(SECOND_ORDER))
-def test_gradgradcheck(name):
+def test_second_derivatives(name):
     x = gradiente.from_numpy(np.random.RandomState(0).uniform(-2, 2, (4, 5))).requires_grad_()
     assert gradiente.autograd.gradgradcheck(lambda t: SECOND_ORDER[name](gradiente, t), [x])

@@ -1,7 +1,5 @@
 """Arithmetic ops from the op table: gradcheck in float64 and differential tests against PyTorch."""
-import pytest
-
-from harness import OpSpec, cases, check_against_torch, check_gradcheck
+from harness import OpSpec, spec_tests
 
 BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 1, 3), (2, 1))]
 POSITIVE = (0.5, 2.0)
@@ -34,15 +32,5 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_gradcheck(spec, shapes):
-    if spec.gradcheck:
-        check_gradcheck(spec, shapes)
-        check_gradcheck(spec, shapes, contiguous=False)
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_against_torch(spec, shapes, dtype):
-    pytest.importorskip("torch")
-    check_against_torch(spec, shapes, dtype)

@@ -3,7 +3,7 @@ and differential tests against PyTorch; plus named tests for index assignment, r
 rules and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, cases, check_against_torch, check_gradcheck, check_same_error
+from harness import OpSpec, check_same_error, spec_tests
 
 import gradiente
 
@@ -109,18 +109,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_gradcheck(spec, shapes):
-    if spec.gradcheck:
-        check_gradcheck(spec, shapes)
-        check_gradcheck(spec, shapes, contiguous=False)
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_against_torch(spec, shapes, dtype):
-    check_against_torch(spec, shapes, dtype)
-    check_against_torch(spec, shapes, dtype, contiguous=False)
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 # --- index assignment -----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Linear algebra from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv, dot,
 bmm, addmm, baddbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch."""
 import pytest
-from harness import OpSpec, cases, check_against_torch, check_gradcheck, check_same_error
+from harness import OpSpec, check_same_error, spec_tests
 
 import gradiente
 
@@ -56,17 +56,7 @@ SPECS.append(OpSpec("einsum_list", lambda lib, x, y: lib.einsum("ij,j->i", [x, y
                     check_name=False))
 
 
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_gradcheck(spec, shapes):
-    check_gradcheck(spec, shapes)
-    check_gradcheck(spec, shapes, contiguous=False)
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_against_torch(spec, shapes, dtype):
-    check_against_torch(spec, shapes, dtype)
-    check_against_torch(spec, shapes, dtype, contiguous=False)
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 def _chain(t, depth=5):

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, cases, check_against_torch, check_gradcheck, make_arrays
+from harness import OpSpec, spec_tests
 
 import gradiente
 
@@ -129,36 +129,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_gradcheck(spec, shapes):
-    if spec.gradcheck:
-        check_gradcheck(spec, shapes)
-        check_gradcheck(spec, shapes, contiguous=False)
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("spec,shapes", cases(SPECS))
-def test_against_torch(spec, shapes, dtype):
-    if dtype not in spec.dtypes:
-        pytest.skip(f"{spec.name} runs in {spec.dtypes} only")
-    check_against_torch(spec, shapes, dtype)
-    if dtype == "float64":
-        check_against_torch(spec, shapes, dtype, seed=1, contiguous=False)
-
-
-@pytest.mark.parametrize("spec", [s for s in SPECS if s.gradcheck], ids=str)
-def test_gradgradcheck(spec):
-    """Each rule also runs on recorded tensors (create_graph): second derivatives against finite differences."""
-    shapes = spec.shapes[-1]
-    arrays = make_arrays(spec, shapes, seed=2)
-    wanted = spec.grad_inputs if spec.grad_inputs is not None else range(len(arrays))
-    inputs = [gradiente.from_numpy(a).requires_grad_(i in wanted and a.dtype.kind == "f") for i, a in enumerate(arrays)]
-
-    def fn(*xs):
-        out = spec.fn(gradiente, *xs)
-        return out[0] if isinstance(out, tuple) else out
-
-    assert gradiente.autograd.gradgradcheck(fn, inputs)
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 # --- dim, keepdim, negative dims, errors ---------------------------------------------------------------
@@ -168,7 +139,7 @@ def _outcome(fn, lib):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = fn(lib)
-    except Exception as e:  # noqa: BLE001 - compared with what PyTorch raises
+    except Exception as e:  # compared with what PyTorch raises
         return ("error", type(e).__name__, str(e).split("\n")[0])
     outs = tuple(out) if isinstance(out, tuple) else (out,)
     return tuple((str(o.dtype).split(".")[-1], tuple(o.shape), o.tolist()) if hasattr(o, "dtype") else o
@@ -177,7 +148,7 @@ def _outcome(fn, lib):
 
 def assert_same(fn):
     ours, theirs = _outcome(fn, gradiente), _outcome(fn, torch)
-    if ours and ours[0] == "error" or theirs and theirs[0] == "error":
+    if (ours and ours[0] == "error") or (theirs and theirs[0] == "error"):
         assert ours == theirs
         return
     assert len(ours) == len(theirs)
@@ -216,7 +187,7 @@ NO_KEEPDIM = {"cumsum", "cumprod", "count_nonzero"}
 def test_dim_keepdim_and_errors(name, dim, keepdim):
     """Every reduction with positive, negative, out-of-range, repeated and multiple dims, with and without
     keepdim: same shapes, values and dtypes as PyTorch, or the same error and message."""
-    if isinstance(dim, tuple) and name in SINGLE_DIM or keepdim and name in NO_KEEPDIM:
+    if (isinstance(dim, tuple) and name in SINGLE_DIM) or (keepdim and name in NO_KEEPDIM):
         pytest.skip("not a form PyTorch accepts")
     kw = {"dim": dim} if name in NO_KEEPDIM else {"dim": dim, "keepdim": keepdim}
     assert_same(lambda lib: REDUCTIONS[name](lib, _x(lib), **kw))

@@ -43,7 +43,10 @@ def _trajectories(name, kwargs, steps=50):
     targets = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
     g_params = [gradiente.nn.Parameter(gradiente.from_numpy(a.copy())) for a in init]
     t_params = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in init]
-    groups = lambda ps: [{"params": ps[:2]}, {"params": ps[2:], "lr": kwargs["lr"] / 2}]
+
+    def groups(ps):
+        return [{"params": ps[:2]}, {"params": ps[2:], "lr": kwargs["lr"] / 2}]
+
     g_opt = getattr(gradiente.optim, name)(groups(g_params), **kwargs)
     t_opt = getattr(torch.optim, name)(groups(t_params), **kwargs)
     for _ in range(steps):

@@ -154,7 +154,8 @@ HAND_CASES = [
     Case("max-1e8", _f([1e8, 1.0], np.float64)), Case("above-1e8", _f([100000001.0, 1.0], np.float64)),
     Case("ratio-1000", _f([1.0, 1000.0])), Case("ratio-1001", _f([1.0, 1001.0])),
     Case("min-1e-4", _f([1e-4, 0.05], np.float64)), Case("below-1e-4", _f([9.9999e-5, 0.05], np.float64)),
-    Case("round-up-width", _f([9.99995, 1.5], np.float64)), Case("halves-precision0", _f([0.5, 1.5, 2.5]), {"precision": 0}),
+    Case("round-up-width", _f([9.99995, 1.5], np.float64)),
+    Case("halves-precision0", _f([0.5, 1.5, 2.5]), {"precision": 0}),
     Case("three-digit-exponents", _f([1e300, 1e-300, -1e-300, 5.0], np.float64)),
     Case("int-mode-sci", _f([1e10, -3.0, 0.0])),
     # integers and bools

@@ -39,8 +39,8 @@ TERNARY = {
 
 def _spec(name, fn, arrays, grad_inputs=None):
     """A one-off op spec whose inputs are exactly ``arrays``."""
-    return OpSpec(name, fn, [tuple(a.shape for a in arrays)], make_inputs=lambda rng, shapes: [a.copy() for a in arrays],
-                  grad_inputs=grad_inputs)
+    return OpSpec(name, fn, [tuple(a.shape for a in arrays)],
+                  make_inputs=lambda rng, shapes: [a.copy() for a in arrays], grad_inputs=grad_inputs)
 
 
 def _uniform(rng, shape, domain):
@@ -66,8 +66,8 @@ def test_binary_ops_over_broadcast_shapes(name, shapes, seed, gradcheck):
 
 
 @settings(max_examples=30, deadline=None)
-@given(name=st.sampled_from(sorted(TERNARY)), shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3),
-       seed=st.integers(0, 2 ** 16))
+@given(name=st.sampled_from(sorted(TERNARY)),
+       shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3), seed=st.integers(0, 2 ** 16))
 def test_ternary_ops_over_broadcast_shapes(name, shapes, seed):
     fn, domains = TERNARY[name]
     # PyTorch's clamp backward fails when x is smaller than the broadcast result (its bug, not a property).
@@ -102,8 +102,8 @@ ONE_DIM = {
 
 
 @settings(max_examples=50, deadline=None)
-@given(name=st.sampled_from(sorted(MULTI_DIM) + sorted(ONE_DIM)), shape=array_shapes(min_dims=1, max_dims=3, max_side=4),
-       data=st.data(), seed=st.integers(0, 2 ** 16))
+@given(name=st.sampled_from(sorted(MULTI_DIM) + sorted(ONE_DIM)),
+       shape=array_shapes(min_dims=1, max_dims=3, max_side=4), data=st.data(), seed=st.integers(0, 2 ** 16))
 def test_reductions_over_dims(name, shape, data, seed):
     ndim = len(shape)
     keepdim = data.draw(st.booleans(), label="keepdim")

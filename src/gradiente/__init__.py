@@ -10,32 +10,88 @@ Heavier parts (``nn``, ``optim``, ``utils``, ``viz``, ``autograd.functional``) l
 """
 import importlib as _importlib
 
-from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16,
-                     float32, float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
-                     promote_types, set_default_dtype, short, uint8)
+from . import autograd, return_types
+from . import ops as _ops
+from ._creation import *
+from ._creation import __all__ as _creation_all
+from ._dtype import (
+    bfloat16,
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from ._dtype import result_type as _result_type
+from ._printing import set_printoptions
+from ._random import (
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
 from ._size import Size
 from ._tensor import Tensor, device, is_tensor
-from . import ops as _ops
-from .ops.elementwise import *  # noqa: F401,F403
-from .ops.unary import *  # noqa: F401,F403
-from .ops.comparison import *  # noqa: F401,F403
-from . import return_types  # noqa: F401
-from .ops.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum,  # noqa: F401
-                             logsumexp, max, mean, median, min, norm, prod, std, sum, var)
-from .ops.linalg import *  # noqa: F401,F403
-from .ops.shape import *  # noqa: F401,F403
-from .ops.indexing import *  # noqa: F401,F403
-from .ops.softmax import log_softmax, softmax  # noqa: F401
-from ._creation import *  # noqa: F401,F403
-from ._creation import __all__ as _creation_all
-from ._printing import set_printoptions  # noqa: F401
-from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,  # noqa: F401
-                      multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
-                      set_rng_state)
-from . import autograd
-from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,  # noqa
-                                 no_grad, set_grad_enabled)
+from .autograd.grad_mode import *
+from .ops.comparison import *
+from .ops.elementwise import *
+from .ops.indexing import *
+from .ops.linalg import *
+from .ops.reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    median,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
+)
+from .ops.shape import *
+from .ops.softmax import log_softmax, softmax
+from .ops.unary import *
 
 __version__ = "0.1.0"
 

@@ -118,7 +118,8 @@ def _has_numpy_double(data):
         item = stack.pop()
         if isinstance(item, (list, tuple)):
             stack.extend(item)
-        elif isinstance(item, (np.float64, np.ndarray)) or (isinstance(item, Tensor) and item._data.dtype == np.float64):
+        elif isinstance(item, (np.float64, np.ndarray)) or (isinstance(item, Tensor)
+                                                             and item._data.dtype == np.float64):
             return True
     return False
 
@@ -257,12 +258,13 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step))
         dtype = dt.int64 if ints else dt.get_default_dtype()
-    n = max(int(math.ceil((end - start) / step)), 0)
+    n = max(math.ceil((end - start) / step), 0)
     if dtype.is_floating_point:
         values = (start + np.arange(n, dtype=np.float64) * step).astype(dtype._np)
+    elif all(float(v).is_integer() for v in (start, step)):
+        values = (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dtype._np)
     else:
-        values = (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dtype._np) \
-            if all(float(v).is_integer() for v in (start, step)) else np.floor(start + np.arange(n) * step).astype(dtype._np)
+        values = np.floor(start + np.arange(n) * step).astype(dtype._np)
     return _finish(values, requires_grad)
 
 
@@ -325,7 +327,7 @@ def legacy_new(cls, dtype, args, kwargs):
     elif len(args) == 1:
         arr = np.array(_infer_array(args[0]), dtype=dtype._np, copy=True)
     else:
-        raise TypeError(f"new() received an invalid combination of arguments")
+        raise TypeError("new() received an invalid combination of arguments")
     return cls._make(arr)
 
 

@@ -5,6 +5,8 @@ Promotion follows PyTorch, not NumPy: a Python float meeting an integer tensor g
 float dtype, and a 0-d tensor never widens a dimensioned tensor of the same category
 (float32 tensor + float64 0-d tensor -> float32).
 """
+import builtins
+
 import numpy as np
 
 __all__ = [
@@ -105,7 +107,7 @@ def promote_types(a, b):
         return b if b._rank > a._rank else a if a._rank > b._rank else b
     if {a, b} == {float16, bfloat16}:
         return float32
-    if a._category == _COMPLEX or b._category == _COMPLEX:
+    if _COMPLEX in (a._category, b._category):
         real = promote_types(a.to_real(), b.to_real())
         return complex128 if real is float64 else complex64
     return a if a._rank >= b._rank else b
@@ -139,7 +141,8 @@ def scalar_dtype(value):
     return _default[0]
 
 
-_py_bool, _py_int, _py_float, _py_complex = type(True), type(1), type(1.0), type(1j)
+# The module defines dtypes named bool, int and float; these are Python's own types.
+_py_bool, _py_int, _py_float, _py_complex = builtins.bool, builtins.int, builtins.float, builtins.complex
 
 
 def result_type(*operands):

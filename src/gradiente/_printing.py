@@ -73,7 +73,8 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 def get_printoptions():
     """The current options, as a dict that ``set_printoptions(**options)`` accepts."""
-    return {name: getattr(PRINT_OPTS, name) for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
+    names = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+    return {name: getattr(PRINT_OPTS, name) for name in names}
 
 
 @contextlib.contextmanager

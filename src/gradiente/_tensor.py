@@ -15,8 +15,7 @@ import numpy as np
 
 from . import _dtype as dt
 from ._size import Size
-from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, RemovableHandle, _HookDict
+from .autograd.graph import AccumulateGrad, Node, RemovableHandle, _HookDict
 
 __all__ = ["Tensor", "device", "is_tensor"]
 
@@ -45,7 +44,9 @@ class device:
         self.type, self.index = name, index
 
     def __repr__(self):
-        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -70,6 +71,11 @@ class Tensor:
     """An n-dimensional array that records the operations applied to it when it requires grad."""
 
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_version_box", "__weakref__", "__dict__")
+    _data: np.ndarray
+    _requires_grad: bool
+    grad_fn: "Node | None"
+    _output_nr: int
+    _version_box: "list[int]"
 
     # Set on few tensors, so class defaults rather than per-tensor slots (a tensor is made per op).
     _grad = None                # the accumulated gradient (leaves, and non-leaves that retain_grad)

@@ -265,7 +265,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
         if found is not None:
             return found
         hint = ""
-        if module.startswith("torch.nn") or module == "__main__" or "." in module and module.split(".")[0] != "torch":
+        if module.startswith("torch.nn") or module == "__main__" or ("." in module and module.split(".")[0] != "torch"):
             hint = (" The file seems to hold a whole pickled object (for example a model saved with "
                     "torch.save(model, ...)); gradiente loads tensors and state dicts only: in PyTorch, save "
                     "model.state_dict() instead and load it with model.load_state_dict(...).")

@@ -9,8 +9,14 @@ import numpy as np
 from . import grad_mode
 from .engine import run_backward
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .graph import Node
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
@@ -54,7 +60,8 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
             from .._size import Size
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
                                f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("gradiente.", "torch."))
-        if g._data.dtype.kind != out._data.dtype.kind or (g._data.dtype != out._data.dtype and out._data.dtype.kind != "f"):
+        if (g._data.dtype.kind != out._data.dtype.kind
+                or (g._data.dtype != out._data.dtype and out._data.dtype.kind != "f")):
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
                                f"has a dtype of {out.dtype}.")
@@ -62,6 +69,17 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
             g = g.to(out.dtype)
         grads.append(g if create_graph else g._data)
     return grads
+
+
+def _capture(inputs):
+    """The engine's ``capture`` dict, ``{edge: slot}`` with one slot per distinct input, and each input's slot."""
+    capture: dict[tuple, int] = {}
+    slots: list[int] = []
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        slots.append(capture.setdefault(t._grad_edge(), len(capture)))
+    return capture, slots
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
@@ -82,18 +100,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    capture = {}
-    for slot, t in enumerate(inputs):
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        capture.setdefault(t._grad_edge(), slot)
+    capture, slots = _capture(inputs)
     captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
-    ops_recording = create_graph
-    for t, edge in zip(inputs, capture):
-        g = captured[capture[t._grad_edge()]]
+    for t, slot in zip(inputs, slots):
+        g, captured[slot] = captured[slot], None  # an input listed twice gets its gradient once, as in PyTorch
         if g is None:
             continue
-        if ops_recording:
+        if create_graph:
             t._grad = g if t._grad is None else t._grad + g
         elif t._grad is None:
             t._grad = Tensor._make(np.array(g, dtype=t._data.dtype, copy=True))
@@ -106,7 +119,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into ``.grad``)."""
     from .._tensor import Tensor
     outputs = _as_tuple(outputs)
-    single_input = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
@@ -116,15 +128,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                         create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    capture = {}
-    slots = []
     for t in inputs:
         if not isinstance(t, Tensor):
             raise TypeError(f"grad(): argument 'inputs' must be tuple of Tensors, not {type(t).__name__}")
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edge = t._grad_edge()
-        slots.append(capture.setdefault(edge, len(capture)))
+    capture, slots = _capture(inputs)
     roots = [t._grad_edge() for t in outputs]
     captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
     result = []

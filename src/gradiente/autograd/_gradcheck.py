@@ -79,7 +79,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if inputs[i]._data.dtype != np.float64:
             import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This check "
-                          "will likely fail if all the inputs are not of double precision floating point. ")
+                          "will likely fail if all the inputs are not of double precision floating point. ",
+                          stacklevel=2)
     numerical = _numerical_jacobians(func, inputs, diff_idx, eps)
     analytical = _analytical_jacobians(func, inputs, diff_idx)
     for o, (num_row, ana_row) in enumerate(zip(numerical, analytical)):

@@ -78,8 +78,8 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
     raw = not ops.recording
     push, pop = heapq.heappush, heapq.heappop
 
-    buffers = {}                        # node -> gradients summed so far, one per output
-    heap = []                           # (-sequence number, node) of the nodes in `buffers`
+    buffers: dict = {}                  # node -> gradients summed so far, one per output
+    heap: list = []                     # (-sequence number, node) of the nodes in `buffers`
     for (node, nr), grad in zip(roots, root_grads):
         if node is None:
             continue
@@ -198,6 +198,7 @@ def _apply(node, grads, ops):
 
 def _zeros(meta, ops):
     import numpy as np
+
     from .._tensor import Tensor
     zeros = np.zeros(meta[0], dtype=meta[1])
     return Tensor._make(zeros) if ops.recording else zeros

@@ -4,6 +4,8 @@ The context ``ctx`` a Function receives *is* its backward node (as in PyTorch), 
 ``ctx.save_for_backward`` uses the same saved-value mechanism, version checks included, as built-in ops.
 A user's ``backward`` always sees Tensors; it runs recorded only under ``create_graph=True``.
 """
+from typing import Any, Callable, Optional
+
 import numpy as np
 
 from . import grad_mode
@@ -14,6 +16,10 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"
 
 class FunctionCtx:
     """The methods a Function's ``ctx`` offers (mixed into every Function's backward node)."""
+
+    # Node's saved-value mechanism, which the node this is mixed into provides.
+    save: Callable[..., None]
+    saved: Callable[..., Any]
 
     def save_for_backward(self, *tensors):
         self.save(*tensors)
@@ -40,15 +46,13 @@ class BackwardCFunction(FunctionCtx, Node):
     """The node of a user Function: named ``<ClassName>Backward``; its rule is the user's ``backward``."""
 
     formula = "user-defined backward"
-    _forward_cls = None
+    _forward_cls: "type[Function]"      # set on each Function's own node class (see _FunctionMeta)
 
     def backward(self, ops, *grads):
         from .._tensor import Tensor
         fn = self._forward_cls
         if not ops.recording:
             grads = tuple(Tensor._make(g) if g is not None else None for g in grads)
-        if not self.__dict__.get("_materialize", True):
-            pass
         with grad_mode.set_grad_enabled(ops.recording):
             result = fn.backward(self, *grads)
         if not isinstance(result, tuple):
@@ -61,7 +65,7 @@ class BackwardCFunction(FunctionCtx, Node):
                 raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients "
                                    f"(expected {n_inputs}, got {len(result)})")
         tensor_positions = self.__dict__["_tensor_positions"]
-        out = []
+        out: list[Any] = []                  # one gradient (or None) per input edge
         for pos, (edge, _) in zip(tensor_positions, self.next_functions):
             g = result[pos]
             if g is not None and not isinstance(g, Tensor):
@@ -133,7 +137,8 @@ def _wrap_outputs(ctx, inputs, output, recording):
     dirty = ctx.__dict__.get("_dirty", set())
     non_diff = ctx.__dict__.get("_non_differentiable", set())
     input_ids = {id(t) for t in inputs}
-    wrapped, meta = [], []
+    wrapped = []
+    meta: list[Optional[tuple]] = []            # (shape, dtype) of each output, None for non-tensors
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
             wrapped.append(out)
@@ -147,7 +152,7 @@ def _wrap_outputs(ctx, inputs, output, recording):
             out._version_box[0] += 1
         if recording and id(out) not in non_diff and out._data.dtype.kind in "fc":
             out.grad_fn, out._output_nr, out._requires_grad = ctx, nr, True
-        elif not (id(out) in dirty):
+        elif id(out) not in dirty:
             out._requires_grad = False
         wrapped.append(out)
         meta.append((out._data.shape, out._data.dtype))

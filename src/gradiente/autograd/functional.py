@@ -75,7 +75,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), J·v)``: the Jacobian-vector product, by the double-backward trick
     (differentiate the vector-Jacobian product with respect to its vector)."""
     from .._tensor import Tensor
-    inputs, is_tuple = _as_tuple(inputs)
+    inputs, _ = _as_tuple(inputs)
     if v is None:
         if any(x.numel() != 1 for x in inputs):
             raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
@@ -104,7 +104,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         outputs, out_tuple = _as_tuple(func(*x))
         table = []
         for out in outputs:
-            rows = [[] for _ in x]
+            rows: list[list] = [[] for _ in x]      # rows[j]: d out[k] / d x[j], one per element k
             flat_n = out.numel()
             for k in range(flat_n):
                 seed = np.zeros(flat_n, dtype=out._data.dtype)

@@ -40,10 +40,13 @@ class _Mode:
     def _args(self):
         return ()
 
+    def _set(self):
+        """Switch the thread's mode to this one (each subclass says how)."""
+        raise NotImplementedError
+
     def __enter__(self):
         self._prev = (state.enabled, state.inference)
         self._set()
-        return None
 
     def __exit__(self, *exc):
         state.enabled, state.inference = self._prev

@@ -12,6 +12,7 @@ therefore serves both first- and higher-order derivatives (see ``rule_ops``).
 """
 import itertools
 import weakref
+from typing import Optional
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
@@ -105,7 +106,7 @@ class Node:
         """Keep ``values`` for the rule. Tensors are kept with their version; an output of this node is kept
         as its array only (see ``_SavedOutput``); anything else (numbers, None) as it is."""
         checks = None                               # (position, version) of the tensors among them
-        items = values
+        items: Optional[list] = None                # a copy, made only if an output of this node is saved
         for i, v in enumerate(values):
             cls = v.__class__
             if cls is float or cls is int or v is None:
@@ -116,13 +117,13 @@ class Node:
             if checks is None:
                 checks = []
             if grad_fn is self:
-                if items is values:
+                if items is None:
                     items = list(values)
                 items[i] = _SavedOutput(v, v._output_nr)
                 checks.append((i, None))
             else:
                 checks.append((i, v._version_box[0]))
-        self._saved = values if items is values else tuple(items)
+        self._saved = values if items is None else tuple(items)
         self._saved_versions = checks or ()
 
     def saved(self, ops):

@@ -165,13 +165,13 @@ class NumpyOps:
     @staticmethod
     def cumsum(x, dim):
         # PyTorch's CPU scans accumulate float32 and float16 in double and round each partial result.
-        if x.dtype == np.float32 or x.dtype == np.float16:
+        if x.dtype in (np.float32, np.float16):
             return np.cumsum(x, axis=dim, dtype=np.float64).astype(x.dtype)
         return np.cumsum(x, axis=dim)
 
     @staticmethod
     def cumprod(x, dim):
-        if x.dtype == np.float32 or x.dtype == np.float16:
+        if x.dtype in (np.float32, np.float16):
             return np.cumprod(x, axis=dim, dtype=np.float64).astype(x.dtype)
         return np.cumprod(x, axis=dim)
 
@@ -213,7 +213,6 @@ class NumpyOps:
         from ..nn._functional.padding import constant_pad_array
         return constant_pad_array(x, pad, 0)
 
-
     # --- shape, indexing and linear algebra (shape, indexing and linalg rules) ----------------------------
     @staticmethod
     def getitem(x, index):
@@ -253,13 +252,15 @@ class NumpyOps:
     def einsum(equation, *operands):
         return np.einsum(equation, *operands, optimize=len(operands) > 1)
 
+
 class TensorOps:
     """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
 
     recording = True
 
     def __getattr__(self, name):
-        # exp, log, sin, where, matmul, maximum, ...: the gradiente function of the same name.
+        # Every name not defined below (exp, where, matmul, reshape, cat, cumsum, einsum, ...) is the gradiente
+        # function of the same name, which takes the arguments NumpyOps' method of that name takes.
         import gradiente
         fn = getattr(gradiente, name)
         setattr(self, name, fn)
@@ -291,35 +292,9 @@ class TensorOps:
         return x.expand(shape)
 
     @staticmethod
-    def reshape(x, shape):
-        return x.reshape(shape)
-
-    @staticmethod
-    def unsqueeze(x, dim):
-        return x.unsqueeze(dim)
-
-    @staticmethod
-    def transpose(x, a, b):
-        return x.transpose(a, b)
-
-    @staticmethod
-    def permute(x, dims):
-        return x.permute(dims)
-
-    @staticmethod
-    def zeros_like(x):
-        import gradiente
-        return gradiente.zeros_like(x)
-
-    @staticmethod
     def zeros(shape, like):
         import gradiente
         return gradiente.zeros(shape, dtype=like.dtype)
-
-    @staticmethod
-    def ones_like(x):
-        import gradiente
-        return gradiente.ones_like(x)
 
     @staticmethod
     def cast(x, np_dtype):
@@ -339,6 +314,11 @@ class TensorOps:
     @staticmethod
     def raw(x):
         return x._data
+
+    @staticmethod
+    def logical_not(condition):
+        # A condition is a raw boolean array in both namespaces: it carries no gradient (see ``mask``).
+        return np.logical_not(condition)
 
     @staticmethod
     def fix_meta(grad, shape, np_dtype):
@@ -368,44 +348,18 @@ class TensorOps:
         else:
             variable._grad = current + grad
 
-    # --- selection and scans (elementwise-selection and reduction rules) -------------------------------
+    # --- selection (elementwise-selection rules); the scans come from __getattr__ ------------------------
     @staticmethod
     def select(condition, x, y):
         import gradiente
         cond = condition._data if hasattr(condition, "_data") else np.asarray(condition)
         return gradiente.where(gradiente.from_numpy(cond), x, y)
 
-    @staticmethod
-    def mean(x, dim, keepdim=False):
-        return x.mean(dim, keepdim=keepdim)
-
-    @staticmethod
-    def cumsum(x, dim):
-        return x.cumsum(dim)
-
-    @staticmethod
-    def cumprod(x, dim):
-        return x.cumprod(dim)
-
-    @staticmethod
-    def flip(x, dims):
-        return x.flip(dims)
-
-    @staticmethod
-    def cat(tensors, dim):
-        import gradiente
-        return gradiente.cat(tensors, dim)
-
-    @staticmethod
-    def narrow(x, dim, start, length):
-        return x.narrow(dim, start, length)
-
     # --- activations and padding (nn.functional rules); sigmoid and erf come from __getattr__ -------------
     @staticmethod
     def constant_pad(x, pad):
         from ..nn.functional import pad as pad_fn
         return pad_fn(x, pad)
-
 
     # --- shape, indexing and linear algebra (shape, indexing and linalg rules) ----------------------------
     @staticmethod
@@ -417,27 +371,6 @@ class TensorOps:
         from ..ops.indexing import embed
         return embed(values, shape, index)
 
-    @staticmethod
-    def stack(tensors, dim):
-        import gradiente
-        return gradiente.stack(tensors, dim)
-
-    @staticmethod
-    def roll(x, shifts, dims):
-        return x.roll(shifts, dims)
-
-    @staticmethod
-    def tril(x, k):
-        return x.tril(k)
-
-    @staticmethod
-    def triu(x, k):
-        return x.triu(k)
-
-    @staticmethod
-    def einsum(equation, *operands):
-        import gradiente
-        return gradiente.einsum(equation, *operands)
 
 numpy_ops = NumpyOps()
 tensor_ops = TensorOps()

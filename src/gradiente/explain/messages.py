@@ -12,8 +12,10 @@ LANGUAGES = ("en", "es")
 MESSAGES = {
     "en": {
         "title": "Backward pass of {output}, step by step (chain rule)",
-        "start": "It starts from {derivative} = {grad}; at each step: gradient arriving × local derivative = gradient passed on to the input.",
-        "start_given": "It starts from the gradient given to backward(), {grad}; at each step: gradient arriving × local derivative = gradient passed on to the input.",
+        "start": "It starts from {derivative} = {grad}; "
+                 "at each step: gradient arriving × local derivative = gradient passed on to the input.",
+        "start_given": "It starts from the gradient given to backward(), {grad}; "
+                       "at each step: gradient arriving × local derivative = gradient passed on to the input.",
         "step": "Step {n}",
         "output_is": "its output is {name}",
         "rule": "rule",
@@ -43,8 +45,10 @@ MESSAGES = {
     },
     "es": {
         "title": "Retropropagación de {output}, paso a paso (regla de la cadena)",
-        "start": "Se parte de {derivative} = {grad}; en cada paso: gradiente que llega × derivada local = gradiente que pasa a la entrada.",
-        "start_given": "Se parte del gradiente dado a backward(), {grad}; en cada paso: gradiente que llega × derivada local = gradiente que pasa a la entrada.",
+        "start": "Se parte de {derivative} = {grad}; "
+                 "en cada paso: gradiente que llega × derivada local = gradiente que pasa a la entrada.",
+        "start_given": "Se parte del gradiente dado a backward(), {grad}; "
+                       "en cada paso: gradiente que llega × derivada local = gradiente que pasa a la entrada.",
         "step": "Paso {n}",
         "output_is": "su salida es {name}",
         "rule": "regla",

@@ -80,7 +80,9 @@ def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None
     record.leaves = leaves
     if not callable(local_derivatives):
         wanted = bool(local_derivatives)
-        local_derivatives = lambda index, total: wanted
+
+        def local_derivatives(index, total):
+            return wanted
     handles = []
     # Hooks on every node allocate a few objects per node; on a large graph the cyclic collector
     # would rescan the whole graph again and again meanwhile (none of these objects form cycles).
@@ -138,7 +140,7 @@ def _local_derivative(node, grad):
     from ..autograd.rule_ops import numpy_ops
     try:
         results = node.backward(numpy_ops, np.ones_like(grad))
-    except Exception:  # noqa: BLE001 - the engine runs the rule next and reports any real error itself
+    except Exception:  # the engine runs the rule next and reports any real error itself
         return None
     if type(results) is not tuple:
         results = (results,)

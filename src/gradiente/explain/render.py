@@ -74,7 +74,8 @@ class _Writer:
                 times = " $\\odot$ " if self.md else " × "
                 text = f"{self.values(step.incoming)}{times}{self.values(p.local)} = "
                 if p.reduced_to is not None:
-                    text += f"{self.values(p.product)}, {self.w['broadcast'].format(shape=format_shape(p.reduced_to))}: "
+                    reduced = self.w["broadcast"].format(shape=format_shape(p.reduced_to))
+                    text += f"{self.values(p.product)}, {reduced}: "
                 text += self.values(p.passed)
                 lines.append(f"{target}: {text}")
             else:
@@ -84,7 +85,8 @@ class _Writer:
     def heading(self, step):
         if step.is_leaf:
             what = self.w["leaf"].format(name=self.code(step.leaf_name))
-            return f"{self.w['step'].format(n=step.number)} · {what} ({self.code('AccumulateGrad')}): {self.w['leaf_op'].split(': ', 1)[-1]}"
+            accumulate = self.w["leaf_op"].split(": ", 1)[-1]
+            return f"{self.w['step'].format(n=step.number)} · {what} ({self.code('AccumulateGrad')}): {accumulate}"
         title = f"{self.w['step'].format(n=step.number)} · {self.code(step.name)}"
         op = self.op_name(step)
         if op:

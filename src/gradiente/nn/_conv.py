@@ -296,7 +296,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     lowest = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
     xp = _pad(xa, pads, lowest)
     win = _windows(xp, kernel, stride, dil, (ho, wo))
-    kh, kw = kernel
+    kw = kernel[1]
     out, arg = _window_argmax(win)
     # the input position (in the unpadded image) of each maximum
     iy = np.arange(ho)[:, None] * stride[0] + (arg // kw) * dil[0] - pad[0]

@@ -34,7 +34,7 @@ def calculate_gain(nonlinearity, param=None):
     if nonlinearity == "leaky_relu":
         if param is None:
             negative_slope = 0.01
-        elif not isinstance(param, bool) and isinstance(param, int) or isinstance(param, float):
+        elif (not isinstance(param, bool) and isinstance(param, int)) or isinstance(param, float):
             negative_slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")

@@ -6,6 +6,4 @@ Importing this package attaches every op to ``Tensor`` as a method. The families
 gradients), ``reductions`` (and the scans cumsum/cumprod), ``linalg``, and ``inplace`` (the one in-place
 mechanism).
 """
-from . import elementwise, inplace, linalg, reductions, unary  # noqa: F401
-from . import shape, indexing  # noqa: F401
-from . import comparison, softmax  # noqa: F401
+from . import comparison, elementwise, indexing, inplace, linalg, reductions, shape, softmax, unary

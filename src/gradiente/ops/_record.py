@@ -20,10 +20,7 @@ def wants_grad(*inputs):
     """Whether an op on ``inputs`` must be recorded."""
     if not _state.enabled:
         return False
-    for t in inputs:
-        if isinstance(t, Tensor) and t._requires_grad:
-            return True
-    return False
+    return any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
 
 
 _NUMBERS = {float, int, bool, complex}
@@ -96,11 +93,11 @@ def promote_operands(x, y, floating=False):
     # Fast path: two arrays of one dtype, or an array and a Python number of no higher category.
     if tx is np.ndarray and ty is np.ndarray and xa.dtype is ya.dtype:
         target = xa.dtype
-    elif tx is np.ndarray and (ty is float and xa.dtype.kind in "fc" or ty is int and xa.dtype.kind in "fciu"):
+    elif tx is np.ndarray and ((ty is float and xa.dtype.kind in "fc") or (ty is int and xa.dtype.kind in "fciu")):
         target = xa.dtype
         if ty is int and target.kind in "iu":
             ya = _wrap_int(ya, target)
-    elif ty is np.ndarray and (tx is float and ya.dtype.kind in "fc" or tx is int and ya.dtype.kind in "fciu"):
+    elif ty is np.ndarray and ((tx is float and ya.dtype.kind in "fc") or (tx is int and ya.dtype.kind in "fciu")):
         target = ya.dtype
         if tx is int and target.kind in "iu":
             xa = _wrap_int(xa, target)

@@ -5,6 +5,8 @@ casts. The unary math table lives in ``unary``, comparisons and logical ops in `
 Each op is a forward function next to its node class; each node's docstring is its math. The gradients
 of broadcast inputs are reduced by the engine, never here.
 """
+from typing import ClassVar
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -377,7 +379,7 @@ class FmodBackward0(Node):
 class _ZeroGradBackward(Node):
     """A piecewise-constant op: its gradient is zero wherever it is defined."""
     formula = "derivative 0 (piecewise constant)"
-    _cache = {}
+    _cache: ClassVar[dict] = {}
 
     @classmethod
     def named(cls, name):
@@ -858,7 +860,7 @@ def _via_double(np_fn):
     off by an ulp where PyTorch's is not."""
     def fn(xa, ya):
         dtype = np.result_type(xa, ya)
-        if dtype == np.float32 or dtype == np.float16:
+        if dtype in (np.float32, np.float16):
             return np_fn(np.asarray(xa, np.float64), np.asarray(ya, np.float64)).astype(dtype)
         return np_fn(xa, ya)
     return fn

@@ -49,6 +49,22 @@ def _same_dtype(xa, ya):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(xa)} != {_c_name(ya)}")
 
 
+def _check_multipliable(xa, ya):
+    """Two matrices whose product is defined and of one dtype (mm's and addmm's checks)."""
+    if xa.shape[1] != ya.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xa.shape[0]}x{xa.shape[1]} and "
+                           f"{ya.shape[0]}x{ya.shape[1]})")
+    _same_dtype(xa, ya)
+
+
+def _product(product, node_cls, x, y):
+    """``product(x, y)`` on the arrays as a tensor, recorded with ``node_cls`` (which saves both operands)."""
+    out = as_result(product(x._data, y._data), x._data.dtype)
+    if wants_grad(x, y):
+        record(node_cls, (x, y), out, (x, y))
+    return out
+
+
 # --- the products --------------------------------------------------------------------------------------
 
 class MmBackward0(Node):
@@ -100,14 +116,8 @@ def mm(input, mat2):
         raise RuntimeError("self must be a matrix")
     if ya.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if xa.shape[1] != ya.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xa.shape[0]}x{xa.shape[1]} and "
-                           f"{ya.shape[0]}x{ya.shape[1]})")
-    _same_dtype(xa, ya)
-    out = as_result(np.matmul(xa, ya), xa.dtype)
-    if wants_grad(input, mat2):
-        record(MmBackward0, (input, mat2), out, (input, mat2))
-    return out
+    _check_multipliable(xa, ya)
+    return _product(np.matmul, MmBackward0, input, mat2)
 
 
 @tensor_method("mv")
@@ -122,10 +132,7 @@ def mv(input, vec):
     if xa.dtype != va.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_scalar_name(va)}, "
                            f"{_scalar_name(xa)}, and {_scalar_name(va)}")
-    out = as_result(np.matmul(xa, va), xa.dtype)
-    if wants_grad(input, vec):
-        record(MvBackward0, (input, vec), out, (input, vec))
-    return out
+    return _product(np.matmul, MvBackward0, input, vec)
 
 
 @tensor_method("dot", "inner")
@@ -141,10 +148,7 @@ def dot(input, other):
     if xa.dtype != ya.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_scalar_name(xa)} and "
                            f"{_scalar_name(ya)}")
-    out = as_result(np.dot(xa, ya), xa.dtype)
-    if wants_grad(input, other):
-        record(DotBackward0, (input, other), out, (input, other))
-    return out
+    return _product(np.dot, DotBackward0, input, other)
 
 
 @tensor_method("bmm")
@@ -160,10 +164,7 @@ def bmm(input, mat2):
                            f"{xa.shape[2]}] but got: [{ya.shape[0]}, {ya.shape[1]}].")
     if xa.dtype != ya.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(xa)} but found {_scalar_name(ya)}")
-    out = as_result(np.matmul(xa, ya), xa.dtype)
-    if wants_grad(input, mat2):
-        record(BmmBackward0, (input, mat2), out, (input, mat2))
-    return out
+    return _product(np.matmul, BmmBackward0, input, mat2)
 
 
 class AddmmBackward0(Node):
@@ -213,10 +214,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 must be a matrix, got {xa.ndim}-D tensor")
     if ya.ndim != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {ya.ndim}-D tensor")
-    if xa.shape[1] != ya.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xa.shape[0]}x{xa.shape[1]} and "
-                           f"{ya.shape[0]}x{ya.shape[1]})")
-    _same_dtype(xa, ya)
+    _check_multipliable(xa, ya)
     out = wrap(_scaled_sum(np.matmul(xa, ya), input, (xa.shape[0], ya.shape[1]), beta, alpha))
     if wants_grad(input, mat1, mat2):
         record(AddmmBackward0, (input, mat1, mat2), out, (mat1, mat2), alpha=alpha, beta=beta)

@@ -119,7 +119,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
-    axes = normalize_dims(dim, a.ndim) if not (isinstance(dim, (tuple, list)) and len(dim) == 0) else tuple(range(a.ndim))
+    all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
+    axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
     out = as_result(a.sum(axis=axes, dtype=target, keepdims=keepdim), target)
     if wants_grad(input):
         record(SumBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim)

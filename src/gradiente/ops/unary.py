@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._tensor import Tensor
-from ..autograd.graph import Node
 from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import Node
 from ._record import as_result, record, wants_grad
 from ._table import install
 from .elementwise import type_name
@@ -136,10 +136,13 @@ def _check_kernel(name, a):
 def _make_forward(name, np_fn, node_cls, reads, to_float):
     saves_x, saves_out = "x" in reads, "out" in reads
 
+    def to_save(input, result):
+        return (input,) * saves_x + (result,) * saves_out
+
     def forward(input, *, out=None):
         xa = input._data
         kind = xa.dtype.kind
-        if kind != "f" and kind != "c":
+        if kind not in "fc":
             if to_float:
                 xa = xa.astype(dt.get_default_dtype()._np)
             else:
@@ -157,8 +160,7 @@ def _make_forward(name, np_fn, node_cls, reads, to_float):
                 result = as_result(values, np.bool_ if xa.dtype == np.int8 and input._data.dtype == np.bool_
                                    else xa.dtype)
         if input._requires_grad and _grad_state.enabled:
-            record(node_cls, (input,), result,
-                   (input, result) if saves_x and saves_out else (input,) if saves_x else (result,) if saves_out else ())
+            record(node_cls, (input,), result, to_save(input, result))
         if out is not None:
             from .elementwise import _write_out
             return _write_out(result, out)

@@ -3,7 +3,7 @@
 Each optimizer repeats the operations of PyTorch's single-tensor implementation in the same order, with
 the same float32 rounding (``optim._kernels``), so a training run follows PyTorch's trajectory.
 """
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamw import AdamW

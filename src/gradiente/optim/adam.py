@@ -2,8 +2,7 @@
 import numpy as np
 
 from . import _kernels as K
-from .optimizer import (Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter,
-                        _zeros_like)
+from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
 
 __all__ = ["Adam"]
 

@@ -1,2 +1,2 @@
 """Utilities, as ``torch.utils``: ``data`` (datasets and loaders) and ``hooks``."""
-from . import data, hooks  # noqa: F401
+from . import data, hooks

@@ -7,7 +7,8 @@ recursive calls: the code reads like the recursive torchviz original, the stack 
 """
 from collections import Counter
 
-__all__ = ["ChainSummary", "long_chains", "nodes_reaching", "output_meta", "parents_of", "postorder", "reachable", "run"]
+__all__ = ["ChainSummary", "long_chains", "nodes_reaching", "output_meta", "parents_of", "postorder", "reachable",
+           "run"]
 
 
 def run(walk):

@@ -199,7 +199,8 @@ class EluBackward0(Node):
 
 
 class EluBackward1(Node):
-    """The in-place form, from the saved result:  dx = grad·scale if out > 0 else grad·input_scale·(out + alpha·scale)"""
+    """The in-place form, from the saved result:
+    dx = grad·scale if out > 0 else grad·input_scale·(out + alpha·scale)"""
     formula = "d/dx elu(x) = 1 if x > 0 else elu(x) + α"
 
     def backward(self, ops, grad):

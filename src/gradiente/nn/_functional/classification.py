@@ -143,9 +143,11 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
         if target.dim() > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if not (dim == 1 and target.dim() == 0) and input.shape[0] != target.shape[0]:
-            raise RuntimeError(f"size mismatch (got input: {shape_text(input.shape)}, target: {shape_text(target.shape)})")
+            raise RuntimeError(f"size mismatch (got input: {shape_text(input.shape)}, "
+                               f"target: {shape_text(target.shape)})")
+        weight_shape = shape_text(weight.shape) if weight is not None else ""
         _check_weight(weight, input, n_classes, f"weight tensor should be defined either for all {n_classes} "
-                      f"classes or no classes but got weight tensor of shape: {shape_text(weight.shape) if weight is not None else ''}")
+                      f"classes or no classes but got weight tensor of shape: {weight_shape}")
         return _nll(input, target, weight, reduction, ignore_index, NllLossBackward0)
     if dim == 4:
         return _nll_2d(input, target, weight, reduction, ignore_index)

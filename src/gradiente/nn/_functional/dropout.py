@@ -73,6 +73,16 @@ def _channelwise(input, p, training, inplace, batched):
     return result
 
 
+def _warn_unless_channels(n, dim):
+    """PyTorch's deprecation warning for a ``dropout{n}d`` input that is not (N, C, n spatial dims) or (C, ...)."""
+    if dim not in (n + 1, n + 2):
+        warnings.warn(f"dropout{n}d: Received a {dim}-D input to dropout{n}d, which is deprecated and will result in "
+                      "an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that dropout{n}d exists to provide channel-wise dropout on inputs with "
+                      f"{n} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {n + 1}D "
+                      f"or {n + 2}D inputs).", stacklevel=3)
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, L) or (C, L) input with probability ``p``."""
     _check_p(p)
@@ -88,12 +98,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, H, W) input with probability ``p``."""
     _check_p(p)
     dim = input.dim()
-    if dim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result in an "
-                      "error in a future release. To retain the behavior and silence this warning, please use "
-                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
-                      "inputs).", stacklevel=2)
+    _warn_unless_channels(2, dim)
     if dim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -107,10 +112,5 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, D, H, W) or (C, D, H, W) input with probability ``p``."""
     _check_p(p)
     dim = input.dim()
-    if dim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will result in an "
-                      "error in a future release. To retain the behavior and silence this warning, please use "
-                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
-                      "inputs).", stacklevel=2)
+    _warn_unless_channels(3, dim)
     return _channelwise(input, p, training, inplace, batched=dim == 5)

@@ -71,7 +71,8 @@ class _GatherPadBackward(Node):
         return (grad,)
 
 
-_GATHER_NODES = {(mode, k): type(f"{name}Pad{k}DBackward0", (_GatherPadBackward,), {"__doc__": _GatherPadBackward.__doc__})
+_GATHER_NODES = {(mode, k): type(f"{name}Pad{k}DBackward0", (_GatherPadBackward,),
+                                 {"__doc__": _GatherPadBackward.__doc__})
                  for mode, name in (("reflect", "Reflection"), ("replicate", "Replication")) for k in (1, 2, 3)}
 
 

@@ -34,7 +34,7 @@ def default_collate(batch):
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack([t._data for t in batch])
-    if isinstance(elem, np.ndarray) or isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
+    if isinstance(elem, np.ndarray) or (isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_))):
         if _NUMPY_STR.search(np.asarray(elem).dtype.str) is not None:
             raise TypeError(_COLLATE_ERROR.format(np.asarray(elem).dtype))
         return _stack([np.asarray(b) for b in batch])
@@ -175,7 +175,7 @@ class DataLoader:
                 batch.append(item)
                 if len(batch) == self.batch_size:
                     break
-            if not batch or self.drop_last and len(batch) < self.batch_size:
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
                 return
             yield self.collate_fn(batch)
             if len(batch) < self.batch_size:
