@@ -258,7 +258,8 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         new = type(self)._make(self._data.copy(), self._requires_grad)
         if type(self) is not Tensor:
-            new.__dict__.update(self.__dict__)
+            # a copy is a fresh tensor: it is nobody's view and has no views of its own
+            new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _VIEW_STATE})
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = new
@@ -504,6 +505,9 @@ class Tensor:
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         return self._new_filled(0, size, dtype, requires_grad)
+
+
+_VIEW_STATE = ("_views", "_base", "_view_meta")
 
 
 def _rebuild(array, requires_grad):

@@ -252,6 +252,14 @@ class NumpyOps:
     def einsum(equation, *operands):
         return np.einsum(equation, *operands, optimize=len(operands) > 1)
 
+    @staticmethod
+    def put(x, index, values):
+        """A copy of ``x`` with the elements at flat (C-order) positions ``index`` replaced by ``values``
+        (``torch.put``): how an in-place change through a view reaches its base's gradient."""
+        out = np.array(x, copy=True, order="C")
+        np.put(out, index, values)
+        return out
+
 
 class TensorOps:
     """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
@@ -370,6 +378,16 @@ class TensorOps:
     def embed(values, shape, index):
         from ..ops.indexing import embed
         return embed(values, shape, index)
+
+    @staticmethod
+    def put(x, index, values):
+        import gradiente
+
+        from ..ops.indexing import embed
+        inside = np.zeros(x._data.size, dtype=bool)
+        inside[index.reshape(-1)] = True
+        placed = embed(values.reshape(-1), (inside.size,), (index.reshape(-1),))
+        return gradiente.where(gradiente.from_numpy(inside.reshape(x._data.shape)), placed.reshape(x.shape), x)
 
 
 numpy_ops = NumpyOps()

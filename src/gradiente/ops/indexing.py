@@ -5,9 +5,10 @@ views, SelectBackward0/SliceBackward0), None unsqueezes, and what remains, tenso
 masks, is one advanced-indexing copy (IndexBackward0). The graph therefore has PyTorch's nodes, and an
 integer next to a list means what it means in PyTorch (it selects first), not what it means in NumPy.
 
-``x[index] = v`` goes through the one in-place mechanism (``apply_inplace``): the recorded op is "x with
-that region replaced by v" (CopySlices, or IndexPutBackward0 for advanced indices); its rule zeroes the
-region in x's gradient and hands the region's gradient to v.
+``x[index] = v`` is recorded as PyTorch records it: the basic part of the index makes a view of x, and v
+is written into that view in place (CopyBackwards, or IndexPutBackward0 for the advanced part), which the
+one in-place mechanism (``apply_inplace``) records on x as CopySlices. The write's rule zeroes the region in
+the old values' gradient and hands the region's gradient to v.
 
 Every rule that moves a gradient back into a larger tensor uses ``ops.embed`` (zeros with values added at
 an index: the adjoint of ``x[index]``); ``embed`` below is that operation on tensors, for create_graph.
@@ -21,7 +22,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
 from ._record import record, tensor_method, wants_grad, wrap
-from .inplace import apply_inplace, make_inplace
+from .inplace import apply_inplace, make_inplace, needs_grad
 from .shape import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
@@ -32,9 +33,8 @@ _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or b
 _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
              "a 0-dim tensor to a number")
 _SEQUENCE_INDEX = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
-                   "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor "
-                   "index, x[torch.tensor(seq)], which will result either in an error or a different result")
-_VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+                   "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                   "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result")
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.")
 
@@ -224,7 +224,15 @@ def getitem(self, index):
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
         return select(self, 0, index)
     parsed = _Index(self._data.shape, index, keep_full_slices=type(index) is slice)
-    result = self
+    result = _basic_view(self, parsed)
+    if parsed.advanced is not None:
+        return _index(result, parsed.advanced)
+    return _view(self, self._data.view(), AliasBackward0) if result is self else result
+
+
+def _basic_view(tensor, parsed):
+    """The view the basic steps of an index make (select, slice, unsqueeze), or ``tensor`` if there are none."""
+    result = tensor
     for kind, dim, arg in parsed.steps:
         if kind == "select":
             result = select(result, dim, arg)
@@ -232,43 +240,34 @@ def getitem(self, index):
             result = slice_dim(result, dim, arg.start, arg.stop, arg.step)
         else:
             result = unsqueeze(result, dim)
-    if parsed.advanced is not None:
-        return _index(result, parsed.advanced)
-    return _view(self, self._data.view(), AliasBackward0) if result is self else result
+    return result
 
 
 # --- x[index] = v ----------------------------------------------------------------------------------------
 
-class CopySlices(Node):
-    """out = x with out[index] = v;  dx = grad with the region zeroed;  dv = grad[index]"""
+class IndexPutBackward0(Node):
+    """out = x with out[indices] = v (advanced indices);  dx = grad zeroed there;  dv = grad[indices]"""
     __slots__ = ()
-    formula = "∂/∂x: the gradient outside the written region;  ∂/∂v: the gradient of the region"
+    formula = "∂/∂x: the gradient outside the written places;  ∂/∂v: the gradient at them"
 
     def backward(self, ops, grad):
         (x_node, _), (v_node, _) = self.next_functions
         dx = dv = None
         if x_node is not None:
             keep = np.ones(tuple(grad.shape), dtype=bool)
-            _assign(keep[self.basic], self.advanced, False)
+            _assign(keep, self.advanced, False)
             dx = ops.mask(keep, grad)
         if v_node is not None:
-            dv = ops.getitem(grad, self.basic)
-            if self.advanced is not None:
-                dv = ops.getitem(dv, self.advanced)
+            dv = grad if self.advanced is None else ops.getitem(grad, self.advanced)
         return dx, dv
 
 
-class IndexPutBackward0(CopySlices):
-    """out = x with out[indices] = v (advanced indices);  dx = grad zeroed there;  dv = grad[indices]"""
-    __slots__ = ()
-
-
-class CopyBackwards(CopySlices):
+class CopyBackwards(IndexPutBackward0):
     """out = v copied over all of x;  dx = 0;  dv = grad"""
     __slots__ = ()
 
 
-class FillBackward3(CopySlices):
+class FillBackward3(IndexPutBackward0):
     """out = x with every element set to a number;  dx = 0"""
     __slots__ = ()
 
@@ -312,26 +311,20 @@ def _scalar_name(np_dtype):
     return FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
 
 
-def _setitem_result(old, parsed, value):
-    """``old`` with the region ``parsed`` selects replaced by ``value``, out of place and recorded."""
+def _setitem_result(old, advanced, value):
+    """``old`` with ``value`` written at ``advanced`` (everywhere when None), out of place and recorded."""
     out = old._data.copy()
-    region = out[parsed.basic]
     if isinstance(value, Tensor):
-        value = _fit_value(value, region.shape, parsed.advanced, out.dtype)
-        _assign(region, parsed.advanced, value._data)
-        filled = value._data.ndim == 0 and region.ndim > 0
+        value = _fit_value(value, out.shape, advanced, out.dtype)
+        _assign(out, advanced, value._data)
+        filled = value._data.ndim == 0 and out.ndim > 0
     else:
-        _assign(region, parsed.advanced, value)
-        filled = region.ndim > 0
-    if parsed.advanced is not None:
-        node = CopySlices if parsed.steps else IndexPutBackward0
-    elif parsed.steps:
-        node = CopySlices
-    else:
-        node = FillBackward3 if filled else CopyBackwards
+        _assign(out, advanced, value)
+        filled = out.ndim > 0
+    node = IndexPutBackward0 if advanced is not None else FillBackward3 if filled else CopyBackwards
     result = wrap(out)
     if wants_grad(old, value):
-        record(node, (old, value), result, basic=parsed.basic, advanced=parsed.advanced)
+        record(node, (old, value), result, advanced=advanced)
     return result
 
 
@@ -343,12 +336,10 @@ def setitem(self, index, value):
     if isinstance(value, np.ndarray):
         value = wrap(value)
     parsed = _Index(self._data.shape, index)
-    if not (grad_mode.state.enabled and (self._requires_grad or getattr(value, "_requires_grad", False))):
+    if not (grad_mode.state.enabled and (needs_grad(self) or getattr(value, "_requires_grad", False))):
         _write_region(self, parsed, value)
         return
-    if self._requires_grad and self.grad_fn is None and parsed.steps:
-        raise RuntimeError(_VIEW_OF_LEAF)
-    apply_inplace(self, lambda old: _setitem_result(old, parsed, value))
+    apply_inplace(_basic_view(self, parsed), lambda old: _setitem_result(old, parsed.advanced, value))
 
 
 def _write_region(tensor, parsed, value):

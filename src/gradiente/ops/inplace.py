@@ -1,60 +1,295 @@
-"""In-place operations (``add_``, ``x += 1``, ``x[i] = v``, ...), all through one mechanism.
+"""In-place operations (``add_``, ``x += 1``, ``x[i] = v``, ...), all through one mechanism, and what they
+do to views.
 
 An in-place op computes the out-of-place result, writes its values into the tensor's own memory (so
 views and arrays from ``from_numpy`` see the change), bumps the version counter shared with its views,
 and, when recorded, makes the result's backward node the tensor's ``grad_fn``. When recording, the op
 reads a copy of the old values: the node may need them (``x.mul_(y)`` needs the old ``x`` for ``dy``).
+
+A view (``h[0]``, ``h.t()``, ``h.diagonal()``, ...) shares its base's memory, so changing the view in place
+changes the base, and the graph must say so. As in PyTorch, the change is recorded on the base: its
+``grad_fn`` becomes ``CopySlices`` ("the base with the view's region replaced by the op's result"), and the
+``grad_fn`` of the view, and of every other live view of that base, becomes ``AsStridedBackward0`` over the
+new base. Changing the base itself likewise regenerates its views' ``grad_fn``. Both nodes find the region
+from the arrays' memory layout (PyTorch's ``as_strided`` reading of a view), so one mechanism serves every
+kind of view, and a view op only has to say that it made one (``track_view``).
 """
 import functools
+import math
+import re
+import weakref
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd.graph import Node
 
-__all__ = ["apply_inplace", "make_inplace"]
+__all__ = ["apply_inplace", "make_inplace", "track_view"]
 
+_state = grad_mode.state
+_ref = weakref.ref
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 _NAMES = {np.dtype(k): v for k, v in [("float32", "Float"), ("float64", "Double"), ("float16", "Half"),
                                       ("int64", "Long"), ("int32", "Int"), ("int16", "Short"),
                                       ("int8", "Char"), ("uint8", "Byte"), ("bool", "Bool"),
                                       ("complex64", "ComplexFloat"), ("complex128", "ComplexDouble")]}
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
+# How a view was made (PyTorch's CreationMeta), kept as ``view._view_meta``; only DEFAULT views may be
+# changed in place while recording.
+DEFAULT, NO_GRAD, MULTI_OUTPUT = "default", "no_grad", "multi_output"
+_ADVICE = {
+    NO_GRAD: " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+             "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+             "inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such functions do not allow "
+                  "the output views to be modified inplace. You should replace the inplace operation by an "
+                  "out-of-place one.",
+}
 
-def check_inplace(tensor):
-    """The errors PyTorch raises before an in-place change of ``tensor`` that autograd cannot follow."""
-    if not grad_mode.state.enabled:
+
+# --- views: how they are made and what they remember ----------------------------------------------------
+
+def track_view(out, input, node_cls, multi_output=False):
+    """Make ``out`` (an array view of ``input``'s memory, already wrapped) a view of ``input``: the same version
+    counter and base, how it was made, and, in grad mode, a place in its base's list of views, so that an
+    in-place change of the base or of another view can regenerate its ``grad_fn``."""
+    out._version_box = input._version_box
+    enabled = _state.enabled
+    meta = MULTI_OUTPUT if multi_output else DEFAULT if enabled else NO_GRAD
+    base = input._base
+    if base is None or "_view_meta" not in input.__dict__:
+        base = input                            # ``input`` is no view (``detach()`` results have a _base, too)
+    else:
+        if enabled and input.grad_fn.__class__ is Error:
+            raise RuntimeError(input.grad_fn.message)   # a stale view: PyTorch raises as it reads its grad_fn
+        if meta is DEFAULT:
+            meta = input.__dict__["_view_meta"]     # a view of a view keeps how the first one was made
+            if meta is not DEFAULT and enabled:
+                out._view_op = node_cls             # PyTorch names it in the error, having recorded it
+    attrs = out.__dict__
+    attrs["_base"] = base
+    attrs["_view_meta"] = meta
+    if enabled and (base.grad_fn is not None or not base._requires_grad):
+        # A leaf that requires grad never changes in place while recording, so its views need no list.
+        views = base.__dict__.get("_views")
+        if views is None:
+            base._views = [_ref(out)]
+        else:
+            views.append(_ref(out))
+            if len(views) >= 64 and not len(views) & (len(views) - 1):
+                views[:] = [r for r in views if r() is not None]    # at each power of two, forget dead views
+
+
+def _view_meta(tensor):
+    """How ``tensor`` was made as a view, or None if it is not one."""
+    return tensor.__dict__.get("_view_meta") if tensor._base is not None else None
+
+
+def needs_grad(tensor):
+    """Whether PyTorch counts ``tensor`` as requiring grad when it is changed in place: it does, or it is a view
+    of a tensor that does (in PyTorch such a view requires grad even when made under no_grad)."""
+    return tensor._requires_grad or (tensor._base is not None and tensor._base._requires_grad
+                                     and _view_meta(tensor) is not None)
+
+
+def _op_name(name):
+    """The name of a view op as PyTorch's view errors write it: ``UnbindBackward0`` -> ``Unbind``."""
+    return re.sub(r"Backward\d*$", "", name)
+
+
+def _view_error(view, meta, indirect=False):
+    """PyTorch's message for a view made under no_grad, or by an op with several views as outputs, that is
+    changed in place (or, ``indirect``, used after its base or another view was)."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    node = view.grad_fn
+    if node.__class__ is Error:
+        node = node.origin                      # the view's own op, before it went stale
+    name = _op_name(node.name()) if node is not None else None
+    if name is None and view._base._requires_grad and "_view_op" in view.__dict__:
+        name = _op_name(view._view_op.__name__)
+    if meta == NO_GRAD or name is None:
+        prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in" if name
+                  else "A view was created in")
+        message = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        message = f"Output {view._output_nr} of {name} is a view and {what} modified inplace."
+    return message + _ADVICE[meta]
+
+
+def check_inplace(tensor, others_require_grad=False):
+    """The errors PyTorch raises before an in-place change of ``tensor`` that autograd cannot follow; returns
+    whether grad mode is on. ``others_require_grad``: another operand of the op requires grad."""
+    if not _state.enabled:
         return False
-    if tensor._requires_grad and tensor.grad_fn is None:
-        raise RuntimeError(_LEAF_ERROR)
-    base = tensor._base
-    if base is not None and base._requires_grad and base.grad_fn is None and tensor.__dict__.get("_view_of_graph"):
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    meta = _view_meta(tensor)
+    if meta is None:
+        if tensor._requires_grad and tensor.grad_fn is None:
+            raise RuntimeError(_LEAF_ERROR)
+    elif others_require_grad or needs_grad(tensor):
+        if meta != DEFAULT:
+            raise RuntimeError(_view_error(tensor, meta))
+        if tensor._base._requires_grad and tensor._base.grad_fn is None:
+            raise RuntimeError(_VIEW_OF_LEAF_ERROR)
     return True
 
 
+# --- the mechanism ----------------------------------------------------------------------------------------
+
 def apply_inplace(tensor, compute):
     """Replace ``tensor``'s values by ``compute(old)`` (a function returning a new tensor) in place."""
-    recording = check_inplace(tensor)
-    if recording:
-        old = Tensor._make(tensor._data.copy(), tensor._requires_grad)
-        old.grad_fn, old._output_nr, old._accumulator = tensor.grad_fn, tensor._output_nr, tensor._accumulator
-        with grad_mode.set_grad_enabled(True):
-            result = compute(old)
-        recording = result._requires_grad
-        if recording and tensor._base is not None and tensor.__dict__.get("_view_of_graph"):
-            raise RuntimeError("gradiente does not yet record in-place changes of a view of a tensor that requires "
-                               "grad; apply the operation out of place (y = y.op(...)) instead.")
-    else:
+    if not check_inplace(tensor):
         with grad_mode.no_grad():
             result = compute(tensor)
+        _write(tensor, result._data)
+        return tensor
+    old = Tensor._make(tensor._data.copy(), tensor._requires_grad)
+    old.grad_fn, old._output_nr, old._accumulator = tensor.grad_fn, tensor._output_nr, tensor._accumulator
+    result = compute(old)
+    recording = result._requires_grad and result is not old
+    view = _view_meta(tensor) is not None
+    if recording and view and not tensor._requires_grad:
+        check_inplace(tensor, others_require_grad=True)
     _write(tensor, result._data)
     if recording:
-        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = result.grad_fn, result._output_nr, True
-        tensor._accumulator = None
+        if view:
+            _rebase(tensor, result.grad_fn)
+        else:
+            tensor.grad_fn, tensor._output_nr, tensor._requires_grad = result.grad_fn, result._output_nr, True
+            tensor._accumulator = None
+            _regenerate_views(tensor)
         _adopt_saved_output(tensor, result)
     return tensor
+
+
+def _rebase(view, fn):
+    """Record the in-place change of ``view`` (made by ``fn``, the op's node) on its base, as PyTorch does:
+    the base's new ``grad_fn`` is CopySlices, which runs ``fn`` on the region's gradient. ``fn``'s first edge
+    (to the view's old history) is replaced by the base's old history; its other edges are kept."""
+    base = view._base
+    base_meta = (base._data.shape, base._data.dtype) if base._requires_grad else None
+    input_meta = fn._input_meta or (None,) * len(fn.next_functions)
+    node = CopySlices((base._grad_edge(),) + tuple(fn.next_functions[1:]), (base_meta,) + tuple(input_meta[1:]))
+    node.save(fn)
+    node.view_meta = input_meta[0]
+    node.arrays = (view._data, base._data)
+    base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
+    _regenerate_views(base)
+
+
+def _regenerate_views(base):
+    """After ``base``'s history changed: each live view of it gets a ``grad_fn`` over the new history
+    (AsStridedBackward0), or, for a view that may not follow an in-place change, a node that raises."""
+    views = base.__dict__.get("_views")
+    if not views:
+        return
+    live = [r for r in views if r() is not None]
+    views[:] = live
+    edges, meta = ((base.grad_fn, 0),), ((base._data.shape, base._data.dtype),)
+    for ref in live:
+        view = ref()
+        if view.grad_fn.__class__ is Error:
+            continue                            # already stale, with the message naming its first op
+        if view.__dict__["_view_meta"] == DEFAULT:
+            node = AsStridedBackward0(edges, meta)
+            node.arrays = (view._data, base._data)
+            view.grad_fn, view._output_nr, view._requires_grad = node, 0, True
+        else:
+            node = Error()
+            node.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)
+            node.origin = view.grad_fn
+            view.grad_fn, view._requires_grad = node, True
+
+
+# --- where a view lies in its base ------------------------------------------------------------------------
+
+def _addresses(array):
+    """The byte address of each element of ``array``."""
+    out = np.full(array.shape, array.__array_interface__["data"][0], dtype=np.int64)
+    for d, (n, stride) in enumerate(zip(array.shape, array.strides)):
+        out += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (array.ndim - d - 1))
+    return out
+
+
+def _positions(view, base):
+    """The flat (C-order) position in the array ``base`` of each element of ``view``, an array on its memory:
+    what ``as_strided`` reads."""
+    if base.flags.c_contiguous:                     # memory order is C order: an address is a position
+        base_start = base.__array_interface__["data"][0]
+        if view.flags.c_contiguous:                 # a run of consecutive elements (a row, say)
+            first = (view.__array_interface__["data"][0] - base_start) // base.itemsize
+            return np.arange(first, first + view.size).reshape(view.shape)
+        return (_addresses(view) - base_start) // base.itemsize
+    addresses = _addresses(view)
+    memory = _addresses(base).reshape(-1)
+    order = np.argsort(memory, kind="stable")
+    ordered = memory[order]
+    at = np.minimum(np.searchsorted(ordered, addresses), max(ordered.size - 1, 0))
+    if addresses.size and not np.array_equal(ordered[at], addresses):
+        raise RuntimeError("a view's elements no longer lie in its base's memory (was the base's .data replaced?)")
+    return order[at] if addresses.size else addresses - addresses
+
+
+class _Strided(Node):
+    """A node that knows a view's region of its base (``arrays``: the view's array and the base's, read for
+    their memory layout only), computing the positions when backward first needs them."""
+    __slots__ = ()
+
+    @property
+    def positions(self):
+        positions = self.__dict__.get("_positions")
+        if positions is None:
+            positions = self.__dict__["_positions"] = _positions(*self.arrays)
+        return positions
+
+
+class AsStridedBackward0(_Strided):
+    """out = the base's elements at a view's memory positions (a view's history after an in-place change);
+    dbase = zeros with grad added at those positions"""
+    __slots__ = ()
+    formula = "∂ view/∂base: the gradient placed back at the view's positions, zeros elsewhere"
+
+    def backward(self, ops, grad):
+        shape = self._input_meta[0][0]
+        return (ops.reshape(ops.embed(grad, (math.prod(shape),), (self.positions,)), shape),)
+
+
+class CopySlices(_Strided):
+    """out = base with the view's region replaced by fn(view);  dbase = grad with the region replaced by fn's
+    gradient for the view;  fn's other inputs get fn's gradients of grad[region]"""
+    __slots__ = ()
+    formula = "∂/∂base: the gradient outside the view, and the in-place op's gradient inside it"
+
+    def name(self):
+        return "torch::autograd::CopySlices"          # PyTorch's C++ name, as its messages show it
+
+    def backward(self, ops, grad):
+        fn, = self.saved(ops)
+        positions = self.positions
+        region = ops.getitem(ops.reshape(grad, (-1,)), (positions,))
+        results = fn.backward(ops, region)
+        if results.__class__ is not tuple:
+            results = (results,)
+        d_view, d_base = results[0], None
+        if d_view is not None and self.next_functions[0][0] is not None:
+            if self.view_meta is not None:
+                shape, dtype = self.view_meta
+                if tuple(d_view.shape) != shape or (d_view._data.dtype if ops.recording else d_view.dtype) != dtype:
+                    d_view = ops.fix_meta(d_view, shape, dtype)
+            d_base = ops.put(grad, positions, d_view)
+        return (d_base,) + tuple(results[1:])
+
+
+class Error(Node):
+    """The history of a view that cannot follow an in-place change of its base (as PyTorch's ``Error`` node):
+    running it raises ``message``. ``origin``: the view's node before it went stale."""
+    __slots__ = ()
+    formula = "no derivative: raises"
+
+    def backward(self, ops, grad):
+        raise RuntimeError(self.message)
 
 
 def _adopt_saved_output(tensor, result):
@@ -120,7 +355,7 @@ def _direct(tensor, other):
     a = tensor._data
     if a.dtype.kind != "f" or not a.flags.writeable:
         return False
-    if grad_mode.state.enabled and (tensor._requires_grad or getattr(other, "_requires_grad", False)):
+    if _state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
         return False
     if isinstance(other, Tensor):
         b = other._data

@@ -18,6 +18,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor, _size_args, _wrap_dim
 from ..autograd.graph import Node
 from ._record import record, tensor_method, wants_grad, wrap
+from .inplace import track_view
 
 __all__ = ["atleast_1d", "atleast_2d", "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate", "diag",
            "diagonal", "flatten", "flip", "fliplr", "flipud", "hstack", "moveaxis", "movedim", "narrow", "permute",
@@ -31,26 +32,22 @@ _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride 
 def _view(input, array, node_cls, **attrs):
     """``array``, a view of ``input``'s memory, as a tensor sharing ``input``'s version counter and base."""
     out = wrap(array)
-    out._version_box = input._version_box
-    out._base = input if input._base is None else input._base
+    track_view(out, input, node_cls)
     if wants_grad(input):
         record(node_cls, (input,), out, **attrs)
-        out._view_of_graph = True
     return out
 
 
 def _views(input, arrays, node_cls, **attrs):
-    """Several views of ``input`` made by one multi-output op (split, chunk, unbind)."""
-    base = input if input._base is None else input._base
+    """Several views of ``input`` made by one multi-output op (split, chunk, unbind); as in PyTorch, none of
+    them may be changed in place while recording."""
     outs = []
     for array in arrays:
         out = wrap(array)
-        out._version_box, out._base = input._version_box, base
+        track_view(out, input, node_cls, multi_output=True)
         outs.append(out)
     if wants_grad(input):
         record(node_cls, (input,), outs, **attrs)
-        for out in outs:
-            out._view_of_graph = True
     return tuple(outs)
 
 
@@ -458,7 +455,7 @@ def expanded_shape(input, sizes):
             old = shape[i - lead]
             if s == -1:
                 s = old
-            elif old != 1 and s != old:
+            elif old not in (1, s):
                 raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({old}) at "
                                    f"non-singleton dimension {i}.  Target sizes: {_fmt(sizes)}.  Tensor sizes: "
                                    f"{_fmt(shape)}")
@@ -730,7 +727,7 @@ def unbind(input, dim=0):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, a.ndim)
     lead = (slice(None),) * d
-    return _views(input, [a[lead + (i,)] for i in range(a.shape[d])], UnbindBackward0, dim=d)
+    return _views(input, [a[lead + (i, Ellipsis)] for i in range(a.shape[d])], UnbindBackward0, dim=d)
 
 
 # --- narrowing and selecting ----------------------------------------------------------------------------
@@ -785,7 +782,7 @@ def select(input, dim, index):
     if not -n <= i < n:
         raise IndexError(f"select(): index {i} out of range for tensor of size {_fmt(a.shape)} at dimension {d}")
     index = (slice(None),) * d + (i + n if i < 0 else i,)
-    return _view(input, a[index], SelectBackward0, index=index)
+    return _view(input, a[index + (Ellipsis,)], SelectBackward0, index=index)   # a 0-d view, not a NumPy scalar
 
 
 # --- reordering copies ----------------------------------------------------------------------------------
