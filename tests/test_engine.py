@@ -539,9 +539,18 @@ def test_leaf_gradients_never_alias_each_other_or_user_arrays():
     np.testing.assert_array_equal(b.grad.numpy(), [1, 1])
 
 
+def test_inplace_change_of_a_saved_result_names_the_forward_op():
+    x = torch.tensor([0.5, 1.0], requires_grad=True)
+    y = (x * 1).exp()                  # ExpBackward0 saves its result y
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"\[torch.FloatTensor \[2\]\], which is output 0 of Exp, is at version 1; "
+                                           r"expected version 0 instead"):
+        y.sum().backward()
+
+
 def test_inplace_change_of_a_saved_inplace_result_is_detected():
     x = torch.tensor([0.5, 1.0], requires_grad=True)
     y = (x * 1).exp_()                 # ExpBackward0 saves its result, which is y itself
     y.mul_(2)
-    with pytest.raises(RuntimeError, match=r"output 0 of ExpBackward0, is at version 2; expected version 1"):
+    with pytest.raises(RuntimeError, match=r"output 0 of Exp, is at version 2; expected version 1"):
         y.sum().backward()

@@ -11,6 +11,7 @@ gradiente Tensors under ``create_graph=True`` so that the backward pass is itsel
 therefore serves both first- and higher-order derivatives (see ``rule_ops``).
 """
 import itertools
+import re
 import weakref
 from typing import Optional
 
@@ -198,7 +199,9 @@ def _modified_message(tensor, expected, saved_output=None, node=None):
             origin = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
     else:
         data, now = saved_output.array, saved_output.version_box[0]
-        origin = f", which is output {saved_output.output_nr} of {node.name()},"
+        # PyTorch names a node's own saved output by the forward op: "output 0 of Exp", not ExpBackward0
+        forward_name = re.sub(r"Backward\d*$", "", node.name())
+        origin = f", which is output {saved_output.output_nr} of {forward_name},"
     from .._dtype import FROM_NUMPY
     kind = FROM_NUMPY[data.dtype]._legacy
     shape = ", ".join(str(s) for s in data.shape)
