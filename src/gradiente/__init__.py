@@ -64,10 +64,13 @@ from ._random import (
 from ._size import Size
 from ._tensor import Tensor, device, is_tensor
 from .autograd.grad_mode import *
+from .ops.arithmetic import *
+from .ops.binary_math import *
 from .ops.comparison import *
-from .ops.elementwise import *
+from .ops.fill import *
 from .ops.indexing import *
 from .ops.linalg import *
+from .ops.rearranging import *
 from .ops.reductions import (
     all,
     amax,
@@ -89,9 +92,10 @@ from .ops.reductions import (
     sum,
     var,
 )
-from .ops.shape import *
+from .ops.selection import *
 from .ops.softmax import log_softmax, softmax
 from .ops.unary import *
+from .ops.views import *
 
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ PyTorch makes a random number in three steps, and so does this module:
    float64, times 2**-24 or 2**-53;
 3. a distribution: normals by Box-Muller, integers by a modulo, Bernoulli draws by ``uniform < p``.
 
-Repeating PyTorch's last bit also takes PyTorch's arithmetic, which this module copies in NumPy:
+Repeating PyTorch's last bit also takes PyTorch's arithmetic, which ``_random_math`` copies in NumPy:
 
 - its compiled kernels fuse ``a * b + c`` into one fused multiply-add, rounded once (``_fma``);
 - large float32 normals go through the AVX2 polynomial log, sin and cos of ``avx_mathfun.h``
@@ -28,9 +28,10 @@ import numpy as np
 from . import _dtype as dt
 from ._creation import _check_dtype, _finish, _shape
 from ._mt19937 import Generator
+from ._random_math import _F32, _avx2_log, _avx2_sincos, _c_cos, _c_exp, _c_log, _c_log1p, _c_sin, _c_tan, _fma
 from ._tensor import Tensor, _size_args
 from ._tensor import device as _device
-from .ops.elementwise import broadcast_shape
+from .ops._errors import broadcast_shape
 from .ops.inplace import check_inplace
 
 __all__ = ["Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
@@ -63,133 +64,6 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     default_generator.set_state(new_state)
-
-
-# ==================================================================================================
-# Exact arithmetic: rounding as PyTorch's compiled code rounds
-# ==================================================================================================
-
-def _two_sum(a, b):
-    """``s, err`` with ``s`` the rounded ``a + b`` and ``s + err == a + b`` exactly (Knuth)."""
-    s = a + b
-    b_part = s - a
-    return s, (a - (s - b_part)) + (b - b_part)
-
-
-def _two_prod(a, b):
-    """``p, err`` with ``p`` the rounded ``a * b`` and ``p + err == a * b`` exactly (Dekker)."""
-    p = a * b
-    a_hi, a_lo = _split(a)
-    b_hi, b_lo = _split(b)
-    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-
-
-def _split(a):
-    """``a == hi + lo`` with 26-bit halves, whose products are exact in float64 (Veltkamp)."""
-    scaled = a * 134217729.0   # 2**27 + 1
-    hi = scaled - (scaled - a)
-    return hi, a - hi
-
-
-def _add_round_to_odd(a, b):
-    """``a + b`` in float64, an inexact sum rounded to the neighbour whose last bit is odd.
-
-    Rounding such a result again, to nearest, gives the same as rounding the exact sum once
-    (Boldo & Melquiond, 2008): the odd bit remembers which side of a tie the exact value was on.
-    """
-    s, err = _two_sum(a, b)
-    fix = (err != 0) & np.isfinite(s) & ((s.view(np.uint64) & np.uint64(1)) == 0)
-    return np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-
-
-def _fma(a, b, c, dtype):
-    """``a * b + c`` rounded once to ``dtype`` (float32 or float64), as the FMA instruction does.
-
-    GCC compiles PyTorch's ``x * (to - from) + from`` and ``value * std + mean`` to FMAs; rounding the
-    product first would change the last bit of about half of all results.
-    """
-    if np.ndim(b) == 0 and np.ndim(c) == 0 and (b == 1 or c == 0):
-        # one of the two operations is exact, so rounding the other one is rounding once
-        return np.asarray(a, dtype) * np.asarray(b, dtype) + np.asarray(c, dtype)
-    a, b, c = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
-    if dtype == np.float32:
-        exact = a * b                  # a product of float32 values is exact in float64
-        s = exact + c
-        # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
-        # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
-        tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
-        if tie.any():
-            s[tie] = _add_round_to_odd(exact[tie], c[tie])
-        return s.astype(np.float32)
-    p, p_err = _two_prod(a, b)
-    s, s_err = _two_sum(c, p)
-    return np.where(np.isfinite(s), s + _add_round_to_odd(s_err, p_err), a * b + c)
-
-
-def _from_libm(function):
-    """``function`` from ``math`` (the C library's) applied to each element of a float64 array."""
-    ufunc = np.frompyfunc(function, 1, 1)
-    return lambda x: ufunc(x).astype(np.float64)
-
-
-_c_log, _c_log1p, _c_exp = _from_libm(math.log), _from_libm(math.log1p), _from_libm(math.exp)
-_c_sin, _c_cos, _c_tan = _from_libm(math.sin), _from_libm(math.cos), _from_libm(math.tan)
-
-# --- float32 log, sin and cos of avx_mathfun.h (Cephes polynomials), operation for operation ----------
-# GCC fuses a multiply into the add that uses it; the _fma calls mark where it does.
-
-_F32 = np.float32
-_LOG_POLY = [_F32(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-                               1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
-                               3.3333331174e-1)]
-_SIN_POLY = [_F32(c) for c in (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)]
-_COS_POLY = [_F32(c) for c in (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)]
-_PI_PARTS = [_F32(c) for c in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8)]
-
-
-def _fma32(a, b, c):
-    return _fma(a, b, c, np.float32)
-
-
-def _avx2_log(x):
-    """Natural log of positive normal float32 values, as ``log256_ps``: log(m * 2**e) by a polynomial in m."""
-    bits = x.view(np.uint32)
-    e = ((bits >> 23).astype(np.int32) - 127).astype(_F32) + _F32(1)
-    m = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(_F32)   # mantissa in [0.5, 1)
-    small = m < _F32(0.707106781186547524)        # for m < sqrt(1/2) use 2m - 1, keeping the argument near 0
-    e = e - small.astype(_F32)
-    m = (m - _F32(1)) + np.where(small, m, _F32(0))
-    z = m * m
-    y = np.full_like(m, _LOG_POLY[0])
-    for c in _LOG_POLY[1:]:
-        y = _fma32(y, m, c)
-    y = _fma32(y * m, z, e * _F32(-2.12194440e-4))
-    y = _fma32(-z, _F32(0.5), y)
-    return _fma32(e, _F32(0.693359375), m + y)
-
-
-def _avx2_sincos(x):
-    """``sin(x), cos(x)`` of non-negative float32 values, as ``sincos256_ps``."""
-    j = (x * _F32(1.27323954473516)).astype(np.int32)   # octant of x, by 4/pi
-    j = (j + 1) & ~1
-    y = j.astype(_F32)
-    for part in _PI_PARTS:                               # x - j * pi/4, pi/4 in three parts
-        x = _fma32(y, part, x)
-    z = x * x
-    near_cos = np.full_like(x, _COS_POLY[0])             # cos on [-pi/4, pi/4]
-    for c in _COS_POLY[1:]:
-        near_cos = _fma32(near_cos, z, c)
-    near_cos = _fma32(near_cos * z, z, -(z * _F32(0.5))) + _F32(1)
-    near_sin = np.full_like(x, _SIN_POLY[0])             # sin on [-pi/4, pi/4]
-    for c in _SIN_POLY[1:]:
-        near_sin = _fma32(near_sin, z, c)
-    near_sin = _fma32(near_sin * z, x, x)
-    sin_poly = (j & 2) == 0
-    sin = np.where(sin_poly, near_sin, near_cos)
-    cos = np.where(sin_poly, near_cos, near_sin)
-    sin = np.where((j & 4) != 0, -sin, sin)
-    cos = np.where(((j - 2) & 4) == 0, -cos, cos)
-    return sin, cos
 
 
 # ==================================================================================================

@@ -442,7 +442,7 @@ class Tensor:
             device(dev)
         if target is None or target is self.dtype:
             return self.clone() if copy else self
-        from .ops.elementwise import cast
+        from .ops.arithmetic import cast
         return cast(self, target)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):

@@ -1,9 +1,25 @@
 """The operations library: one module per op family, each op next to its derivative rule.
 
 Importing this package attaches every op to ``Tensor`` as a method. The families:
-``elementwise`` (arithmetic, clamp/where/maximum, atan2/lerp/hypot/xlogy, fills and copies, casts),
-``unary`` (the table of math functions), ``comparison`` (comparisons, logical and bitwise ops: no
-gradients), ``reductions`` (and the scans cumsum/cumprod), ``linalg``, and ``inplace`` (the one in-place
-mechanism).
+``arithmetic`` (+ - * / // % **, casts), ``selection`` (clamp, where, maximum/minimum, fmax/fmin),
+``binary_math`` (atan2, hypot, lerp, xlogy), ``fill`` (zero_, fill_, copy_), ``unary`` (the table of math
+functions), ``comparison`` (comparisons, logical and bitwise ops: no gradients), ``reductions`` (and the
+scans cumsum/cumprod), ``views`` (view, reshape, permute, expand, narrow ...), ``rearranging`` (cat/stack,
+split, repeat, flip/roll, tril/triu), ``indexing``, ``linalg``, ``softmax``, and ``inplace`` (the one
+in-place mechanism). ``_errors`` holds PyTorch's error messages that several families share.
 """
-from . import comparison, elementwise, indexing, inplace, linalg, reductions, shape, softmax, unary
+from . import (
+    arithmetic,
+    binary_math,
+    comparison,
+    fill,
+    indexing,
+    inplace,
+    linalg,
+    rearranging,
+    reductions,
+    selection,
+    softmax,
+    unary,
+    views,
+)

@@ -7,8 +7,8 @@ tensor compared with a float compares as float), as in PyTorch.
 import numpy as np
 
 from .._tensor import Tensor
+from ._errors import broadcasting, type_name
 from ._record import as_result, promote_operands, tensor_method
-from .elementwise import broadcasting, type_name
 from .inplace import apply_inplace
 
 __all__ = [

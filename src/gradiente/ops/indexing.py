@@ -23,7 +23,7 @@ from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
 from ._record import record, tensor_method, wants_grad, wrap
 from .inplace import apply_inplace, make_inplace, needs_grad
-from .shape import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
+from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
            "scatter_add", "take_along_dim"]

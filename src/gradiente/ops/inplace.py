@@ -342,8 +342,8 @@ def _augmented(op_name, ufunc=None):
             ufunc(self._data, other._data if isinstance(other, Tensor) else other, out=self._data)
             self._version_box[0] += 1
             return self
-        from . import elementwise
-        fn = getattr(elementwise, op_name)
+        from . import arithmetic
+        fn = getattr(arithmetic, op_name)
         return apply_inplace(self, lambda old: fn(old, other, **kwargs))
     method.__name__ = method.__qualname__ = op_name + "_"
     return method
@@ -370,7 +370,7 @@ for _dunder, _op in [("__iadd__", "add"), ("__isub__", "sub"), ("__imul__", "mul
 
 
 def _install_arith():
-    from . import elementwise as e
+    from . import arithmetic as e
     for n in ("add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "fmod", "neg", "reciprocal",
               "square", "subtract", "multiply", "divide", "true_divide", "negative", "float_power"):
         setattr(Tensor, n + "_", _augmented(n, _UFUNCS[n]) if n in _UFUNCS else make_inplace(getattr(e, n), n + "_"))

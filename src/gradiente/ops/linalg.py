@@ -14,7 +14,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from ._record import as_result, record, tensor_method, wants_grad, wrap
-from .shape import (
+from .views import (
     _mT,
     _squeeze_result,
     _unsafe_view,

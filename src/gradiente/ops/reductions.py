@@ -15,8 +15,8 @@ from .. import return_types
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
+from ._errors import type_name
 from ._record import as_result, record, tensor_method, wants_grad, wrap
-from .elementwise import type_name
 
 __all__ = [
     "all",
@@ -348,7 +348,7 @@ def _extreme(input, dim, keepdim, name, np_arg, full_node, dim_node):
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
     if isinstance(dim, Tensor) or other is not None:
-        from .elementwise import maximum
+        from .selection import maximum
         return maximum(input, other if other is not None else dim)
     return _extreme(input, dim, keepdim, "max", np.argmax, MaxBackward1, MaxBackward0)
 
@@ -357,7 +357,7 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``minimum``."""
     if isinstance(dim, Tensor) or other is not None:
-        from .elementwise import minimum
+        from .selection import minimum
         return minimum(input, other if other is not None else dim)
     return _extreme(input, dim, keepdim, "min", np.argmin, MinBackward1, MinBackward0)
 

@@ -13,9 +13,9 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node
+from ._errors import type_name
 from ._record import as_result, record, wants_grad
 from ._table import install
-from .elementwise import type_name
 from .inplace import make_inplace
 
 
@@ -162,7 +162,7 @@ def _make_forward(name, np_fn, node_cls, reads, to_float):
         if input._requires_grad and _grad_state.enabled:
             record(node_cls, (input,), result, to_save(input, result))
         if out is not None:
-            from .elementwise import _write_out
+            from .arithmetic import _write_out
             return _write_out(result, out)
         return result
     forward.__name__ = forward.__qualname__ = name
@@ -197,7 +197,7 @@ def _round(input, *, decimals=0, out=None):
     if wants_grad(input):
         record(_round_node(decimals), (input,), result)
     if out is not None:
-        from .elementwise import _write_out
+        from .arithmetic import _write_out
         return _write_out(result, out)
     return result
 
@@ -241,7 +241,7 @@ def logit(input, eps=None, *, out=None):
     if wants_grad(input):
         record(LogitBackward0, (input,), result, (input,), eps=eps)
     if out is not None:
-        from .elementwise import _write_out
+        from .arithmetic import _write_out
         return _write_out(result, out)
     return result
 

@@ -1,0 +1,532 @@
+"""Arithmetic: ``+ - * / // % **``, ``neg``, ``reciprocal`` and their named forms; the shared body of binary
+ops (``_binary``) and the ``out=`` keyword (``_write_out``); dtype casts.
+
+Each op is a forward function next to its node class; each node's docstring is its math. The gradients
+of broadcast inputs are reduced by the engine, never here.
+"""
+from typing import ClassVar
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import Node
+from ._errors import _require_tensor, broadcast_error
+from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+
+__all__ = [
+    "add",
+    "div",
+    "divide",
+    "float_power",
+    "floor_divide",
+    "fmod",
+    "mul",
+    "multiply",
+    "neg",
+    "negative",
+    "positive",
+    "pow",
+    "reciprocal",
+    "remainder",
+    "rsub",
+    "square",
+    "sub",
+    "subtract",
+    "true_divide",
+]
+
+_FLOAT_DEFAULT = dt.get_default_dtype
+
+
+# --- binary arithmetic ---------------------------------------------------------------------------------
+
+class AddBackward0(Node):
+    """out = x + alpha * y;  dx = grad;  dy = alpha * grad"""
+    __slots__ = ()
+    formula = "∂(x + y)/∂x = 1,  ∂(x + y)/∂y = 1"
+
+    def backward(self, ops, grad):
+        alpha = self.__dict__.get("alpha", 1)
+        return grad, (grad if alpha == 1 else grad * alpha)
+
+
+class SubBackward0(Node):
+    """out = x - alpha * y;  dx = grad;  dy = -alpha * grad"""
+    __slots__ = ()
+    formula = "∂(x - y)/∂x = 1,  ∂(x - y)/∂y = -1"
+
+    def backward(self, ops, grad):
+        return grad, -grad * self.__dict__.get("alpha", 1)
+
+
+class RsubBackward1(Node):
+    """out = c - x;  dx = -grad"""
+    __slots__ = ()
+    formula = "∂(c - x)/∂x = -1"
+
+    def backward(self, ops, grad):
+        return (-grad,)
+
+
+class MulBackward0(Node):
+    """out = x * y;  dx = grad * y;  dy = grad * x"""
+    __slots__ = ()
+    formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        edges = self.next_functions
+        return (grad * y if edges[0][0] is not None else None,
+                grad * x if edges[1][0] is not None else None)
+
+
+class DivBackward0(Node):
+    """out = x / y;  dx = grad / y;  dy = -grad * x / y²"""
+    __slots__ = ()
+    formula = "∂(x/y)/∂x = 1/y,  ∂(x/y)/∂y = -x/y²"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        edges = self.next_functions
+        return (grad / y if edges[0][0] is not None else None,
+                -grad * x / (y * y) if edges[1][0] is not None else None)
+
+
+class ReciprocalBackward0(Node):
+    """out = 1 / x;  dx = -grad * out²"""
+    __slots__ = ()
+    formula = "d/dx (1/x) = -1/x²"
+
+    def backward(self, ops, grad):
+        (out,) = self.saved(ops)
+        return (-grad * (out * out),)
+
+
+class PowBackward0(Node):
+    """out = x ** p (p a number);  dx = grad * p * x ** (p - 1)"""
+    formula = "d/dx xⁿ = n·xⁿ⁻¹"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        p = self.exponent
+        if p == 0:
+            return (grad * 0,)
+        return (grad * (p * x ** (p - 1)),)
+
+
+class PowBackward1(Node):
+    """out = x ** y;  dx = grad * y * x ** (y - 1);  dy = grad * out * log(x)"""
+    __slots__ = ()
+    formula = "∂(xʸ)/∂x = y·xʸ⁻¹,  ∂(xʸ)/∂y = xʸ·ln x"
+
+    def backward(self, ops, grad):
+        x, y, out = self.saved(ops)
+        edges = self.next_functions
+        dx = grad * (y * x ** (y - 1)) if edges[0][0] is not None else None
+        dy = None
+        if edges[1][0] is not None:
+            # PyTorch's convention: where x == 0 and y >= 0 the y-derivative is 0, not nan.
+            dy = ops.mask(ops.logical_not((ops.raw(x) == 0) & (ops.raw(y) >= 0)), grad * (out * ops.log(x)))
+        return dx, dy
+
+
+class PowBackward2(Node):
+    """out = c ** x (c a number);  dx = grad * out * log(c)"""
+    formula = "d/dx cˣ = cˣ·ln c"
+
+    def backward(self, ops, grad):
+        (out,) = self.saved(ops)
+        c = self.base
+        if c == 0:
+            return (ops.mask(ops.raw(out) * 0 == 0, grad * 0),)
+        return (grad * (out * float(np.log(c))),)
+
+
+class NegBackward0(Node):
+    """out = -x;  dx = -grad"""
+    __slots__ = ()
+    formula = "d/dx (-x) = -1"
+
+    def backward(self, ops, grad):
+        return (-grad,)
+
+
+def _binary(x, y, fn, node_cls, floating=False, save=True):
+    """The shared body of binary ops: promote, compute, wrap, record.
+
+    ``save``: True keeps both operands for the rule, False neither, or a function
+    ``save(x, y, x_needs_grad, y_needs_grad)`` returning what to keep: keeping only what the rule will read
+    lets the graph release the other operand (as PyTorch does), which matters for long chains."""
+    xa, ya, target = promote_operands(x, y, floating)
+    try:
+        out = fn(xa, ya)
+    except ValueError:
+        raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
+    if _grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
+                                (isinstance(y, Tensor) and y._requires_grad)):
+        if out._data.dtype.kind not in "fc":
+            raise RuntimeError("derivative for this operation is not implemented for integer results")
+        if save is True:
+            saved = (x, y)
+        elif save is False:
+            saved = ()
+        else:
+            saved = save(x, y, isinstance(x, Tensor) and x._requires_grad, isinstance(y, Tensor) and y._requires_grad)
+        record(node_cls, (x, y), out, saved)
+    return out
+
+
+def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
+    """An op of two tensors (a number as ``other`` is a TypeError, as in PyTorch), broadcasting."""
+    def op(input, other, *, out=None):
+        _require_tensor(name, other)
+        result = _binary(input, other, np_fn, node_cls, floating=floating)
+        return result if out is None else _write_out(result, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return tensor_method(name)(op)
+
+
+def _mul_saves(x, y, x_needs, y_needs):
+    """dx = grad·y needs y; dy = grad·x needs x."""
+    return (x if y_needs else None, y if x_needs else None)
+
+
+def _div_saves(x, y, x_needs, y_needs):
+    """dx = grad/y needs y; dy = -grad·x/y² needs x and y."""
+    return (x if y_needs else None, y)
+
+
+def _check_differentiable(out):
+    if out._data.dtype.kind not in "fc":
+        raise RuntimeError("derivative for this operation is not implemented for integer results")
+
+
+def _scale(y, alpha):
+    if alpha == 1:
+        return y
+    return y * alpha
+
+
+@tensor_method("add", "__add__", "__radd__")
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, broadcasting."""
+    if alpha != 1:
+        other = _scale(other, alpha)
+    result = _binary(input, other, np.add, AddBackward0, save=False)
+    return result if out is None else _write_out(result, out)
+
+
+@tensor_method("sub", "subtract", "__sub__")
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other, broadcasting."""
+    if isinstance(input, Tensor) and input._data.dtype == np.bool_ and isinstance(other, Tensor) \
+            and other._data.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if alpha != 1:
+        other = _scale(other, alpha)
+    if not isinstance(input, Tensor):
+        return rsub(other, input)
+    return _write_out(_binary(input, other, np.subtract, SubBackward0, save=False), out)
+
+
+subtract = sub
+
+
+@tensor_method("__rsub__")
+def rsub(input, other, alpha=1):
+    """other - alpha * input (``2 - x``)."""
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    xa, ca, target = promote_operands(input, other)
+    out = as_result(np.subtract(ca, xa), target)
+    if wants_grad(input):
+        record(RsubBackward1, (input,), out)
+    return out
+
+
+@tensor_method("mul", "multiply", "__mul__", "__rmul__")
+def mul(input, other, *, out=None):
+    """input * other, broadcasting."""
+    result = _binary(input, other, np.multiply, MulBackward0, save=_mul_saves)
+    return result if out is None else _write_out(result, out)
+
+
+multiply = mul
+
+
+@tensor_method("div", "divide", "true_divide", "__truediv__")
+def div(input, other, *, rounding_mode=None, out=None):
+    """input / other; integer inputs give the default float dtype unless a rounding_mode is given."""
+    if rounding_mode is not None:
+        return _write_out(_rounded_div(input, other, rounding_mode), out)
+    if not isinstance(input, Tensor):
+        return mul(reciprocal(other), input)
+    return _write_out(_binary(input, other, np.true_divide, DivBackward0, floating=True, save=_div_saves), out)
+
+
+divide = true_divide = div
+
+
+@tensor_method("__rtruediv__")
+def _rtruediv(self, other):
+    """``c / x`` is ``reciprocal(x) * c``, as PyTorch records it."""
+    return mul(reciprocal(self), other)
+
+
+def _rounded_div(x, y, mode):
+    xa, ya, target = promote_operands(x, y)
+    if mode == "floor":
+        out = np.floor_divide(xa, ya) if target.kind in "iu" else np.floor(np.true_divide(xa, ya))
+    elif mode == "trunc":
+        out = np.trunc(np.true_divide(xa, ya)) if target.kind not in "iu" else _int_trunc_div(xa, ya)
+    else:
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
+    out = as_result(out, target)
+    if wants_grad(x, y):
+        record(_ZeroGradBackward.named("DivBackward1" if not isinstance(y, Tensor) else "DivBackward0"),
+               (x, y), out)
+    return out
+
+
+def _int_trunc_div(xa, ya):
+    q = np.floor_divide(xa, ya)
+    fix = (np.remainder(xa, ya) != 0) & ((np.asarray(xa) < 0) != (np.asarray(ya) < 0))
+    return q + fix
+
+
+@tensor_method("floor_divide", "__floordiv__")
+def floor_divide(input, other):
+    """Floor of input / other. Its gradient is zero almost everywhere; PyTorch does not define one."""
+    xa, ya, target = promote_operands(input, other)
+    out = np.floor_divide(xa, ya) if target.kind in "iu" else np.floor(np.true_divide(xa, ya))
+    out = as_result(out, target)
+    if wants_grad(input, other):
+        record(_NotImplementedBackward, (input, other), out, op="floor_divide")
+    return out
+
+
+@tensor_method("__rfloordiv__")
+def _rfloordiv(self, other):
+    return floor_divide(other, self) if isinstance(other, Tensor) else floor_divide(_as_tensor_like(other, self), self)
+
+
+@tensor_method("remainder", "__mod__")
+def remainder(input, other):
+    """Python-style modulus (sign of the divisor); d/dx = 1, d/dy = -floor(x / y)."""
+    xa, ya, target = promote_operands(input, other)
+    out = as_result(np.remainder(xa, ya), target)
+    if wants_grad(input, other):
+        record(RemainderBackward1 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
+               (input, other))
+    return out
+
+
+@tensor_method("__rmod__")
+def _rmod(self, other):
+    return remainder(_as_tensor_like(other, self), self)
+
+
+@tensor_method("fmod")
+def fmod(input, other):
+    """C-style modulus (sign of the dividend)."""
+    xa, ya, target = promote_operands(input, other)
+    out = as_result(np.fmod(xa, ya), target)
+    if wants_grad(input, other):
+        record(FmodBackward0, (input, other), out, (input, other))
+    return out
+
+
+class RemainderBackward0(Node):
+    """out = x - floor(x / y) * y;  dx = grad;  dy = -grad * floor(x / y)"""
+    formula = "∂(x mod y)/∂x = 1,  ∂(x mod y)/∂y = -⌊x/y⌋"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        dy = None
+        if self.next_functions[1][0] is not None:
+            dy = -grad * ops.constant(np.floor(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
+        return grad, dy
+
+
+class RemainderBackward1(RemainderBackward0):
+    """out = x - floor(x / y) * y with a tensor y (PyTorch's name for the tensor-tensor overload)"""
+
+
+class FmodBackward0(Node):
+    """out = x - trunc(x / y) * y;  dx = grad;  dy = -grad * trunc(x / y)"""
+    formula = "∂fmod(x, y)/∂x = 1,  ∂fmod(x, y)/∂y = -trunc(x/y)"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        dy = None
+        if self.next_functions[1][0] is not None:
+            dy = -grad * ops.constant(np.trunc(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
+        return grad, dy
+
+
+class _ZeroGradBackward(Node):
+    """A piecewise-constant op: its gradient is zero wherever it is defined."""
+    formula = "derivative 0 (piecewise constant)"
+    _cache: ClassVar[dict] = {}
+
+    @classmethod
+    def named(cls, name):
+        if name not in cls._cache:
+            cls._cache[name] = type(name, (cls,), {"__doc__": cls.__doc__})
+        return cls._cache[name]
+
+    def backward(self, ops, grad):
+        return tuple(grad * 0 if e[0] is not None else None for e in self.next_functions)
+
+
+class _NotImplementedBackward(Node):
+    """An op PyTorch gives no derivative; backward through it raises as PyTorch does."""
+    formula = "no derivative defined"
+
+    def name(self):
+        return "NotImplemented"
+
+    def backward(self, ops, grad):
+        raise RuntimeError(f"the derivative for '{self.op}' is not implemented.")
+
+
+_NotImplementedBackward.__name__ = "NotImplemented"
+_NotImplementedBackward.__qualname__ = "NotImplemented"
+
+
+def _as_tensor_like(value, like):
+    return wrap(np.asarray(value, dtype=dt.result_type(like, value)._np))
+
+
+@tensor_method("pow", "__pow__")
+def pow(input, exponent):
+    """input ** exponent; tensor or number on either side."""
+    if not isinstance(input, Tensor):
+        return _pow_scalar_base(input, exponent)
+    if isinstance(exponent, Tensor):
+        xa, ya, target = promote_operands(input, exponent)
+        out = as_result(np.power(xa, ya), target)
+        if wants_grad(input, exponent):
+            record(PowBackward1, (input, exponent), out, (input, exponent, out))
+        return out
+    xa, p, target = promote_operands(input, exponent)
+    if target.kind in "iu" and isinstance(p, int) and p < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    out = as_result(_power(xa, p), target)
+    if wants_grad(input):
+        record(PowBackward0, (input,), out, (input,), exponent=exponent)
+    return out
+
+
+def _power(xa, p):
+    # Small integer powers as products, as PyTorch's kernels do: x**2 must equal x*x to the last bit.
+    if p == 2:
+        return xa * xa
+    if p == 1:
+        return xa.copy()
+    if p == 0.5:
+        return np.sqrt(xa)
+    if p == -1:
+        return np.reciprocal(xa)
+    if p == 3:
+        return xa * xa * xa
+    return np.power(xa, p)
+
+
+@tensor_method("__rpow__")
+def _pow_scalar_base(exponent, base):
+    """base ** exponent with a number as the base."""
+    if not isinstance(exponent, Tensor):
+        exponent, base = base, exponent
+    xa, ca, target = promote_operands(exponent, base)
+    out = as_result(np.power(ca, xa), target)
+    if wants_grad(exponent):
+        record(PowBackward2, (exponent,), out, (out,), base=base)
+    return out
+
+
+@tensor_method("float_power")
+def float_power(input, exponent):
+    return pow(input.double() if isinstance(input, Tensor) else input,
+               exponent.double() if isinstance(exponent, Tensor) else exponent)
+
+
+@tensor_method("square")
+def square(input):
+    """input ** 2 (recorded as PowBackward0, as in PyTorch)."""
+    if input._data.dtype == np.bool_:
+        return pow(input.long(), 2)
+    return pow(input, 2)
+
+
+@tensor_method("neg", "negative", "__neg__")
+def neg(input):
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    out = np.negative(input._data)
+    out = wrap(out) if out.__class__ is np.ndarray else as_result(out)     # NumPy gives 0-d results as scalars
+    if wants_grad(input):
+        record(NegBackward0, (input,), out)
+    return out
+
+
+negative = neg
+
+
+@tensor_method("__pos__", "positive")
+def positive(input):
+    return input
+
+
+@tensor_method("reciprocal")
+def reciprocal(input):
+    """1 / input; integer input gives the default float dtype."""
+    xa = input._data
+    if xa.dtype.kind not in "fc":
+        xa = xa.astype(_FLOAT_DEFAULT()._np)
+    out = as_result(np.reciprocal(xa))
+    if wants_grad(input):
+        record(ReciprocalBackward0, (input,), out, (out,))
+    return out
+
+
+def _write_out(result, out):
+    """Support for the ``out=`` keyword: copy into ``out`` (which must not require grad)."""
+    if out is None:
+        return result
+    if out._requires_grad and wants_grad(out):
+        raise RuntimeError(f"{type(result.grad_fn).__name__ if result.grad_fn else 'op'}(): functions with out=... "
+                           "arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    out._data = np.array(result._data, dtype=out._data.dtype) if out._data.shape != result._data.shape \
+        else out._data
+    if out._data is not result._data:
+        np.copyto(out._data, result._data, casting="unsafe")
+    out._bump_version()
+    return out
+
+
+# --- casts ---------------------------------------------------------------------------------------------
+
+class ToCopyBackward0(Node):
+    """out = x converted to another dtype;  dx = grad converted back"""
+    __slots__ = ()
+    formula = "d/dx convert(x) = 1 (converted back to x's dtype)"
+
+    def backward(self, ops, grad):
+        return (grad,)      # the engine converts it back to the input's dtype
+
+
+def cast(input, dtype):
+    """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
+    if dtype._np is None:
+        raise TypeError(f"gradiente has no storage for {dtype}: NumPy has no such type")
+    out = wrap(input._data.astype(dtype._np))
+    if wants_grad(input) and dtype.is_floating_point:
+        record(ToCopyBackward0, (input,), out)
+    return out

@@ -1,0 +1,113 @@
+"""Filling and copying in place: ``zero_``, ``fill_`` (and its out-of-place ``fill``), ``copy_``."""
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.graph import Node
+from ._errors import broadcast_shape
+from ._record import record, tensor_method, wants_grad, wrap
+from .inplace import apply_inplace
+
+__all__ = [
+    "fill",
+    "fill_",
+    "zero_",
+]
+
+
+class ZeroBackward0(Node):
+    """out = 0 (x overwritten);  dx = 0"""
+    formula = "d/dx 0 = 0"
+
+    def backward(self, ops, grad):
+        return (ops.zeros_like(grad),)
+
+
+class FillBackward0(Node):
+    """out = c everywhere (c a number);  dx = 0"""
+    formula = "d/dx c = 0"
+
+    def backward(self, ops, grad):
+        return (ops.zeros_like(grad),)
+
+
+class FillBackward1(Node):
+    """out = v everywhere (v a 0-d tensor);  dx = 0;  dv = Σ grad"""
+    formula = "∂fill(x, v)/∂x = 0,  ∂fill(x, v)/∂v = Σ grad"
+
+    def backward(self, ops, grad):
+        edges = self.next_functions
+        return (ops.zeros_like(grad) if edges[0][0] is not None else None,
+                ops.sum(grad) if edges[1][0] is not None else None)
+
+
+class FillBackward2(FillBackward0):
+    """out = c everywhere (``x.fill_(c)``, c a number);  dx = 0"""
+
+
+class FillBackward3(FillBackward1):
+    """out = v everywhere (``x.fill_(v)``, v a 0-d tensor);  dx = 0;  dv = Σ grad"""
+
+
+class CopyBackwards(Node):
+    """out = src broadcast to x's shape and dtype (``x.copy_(src)``);  dx = 0;  dsrc = grad"""
+    formula = "∂copy/∂x = 0,  ∂copy/∂src = 1"
+
+    def backward(self, ops, grad):
+        edges = self.next_functions
+        return (ops.zeros_like(grad) if edges[0][0] is not None else None,
+                grad if edges[1][0] is not None else None)
+
+
+def _filled(input, value, by_number, by_tensor):
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        result = wrap(np.full(input._data.shape, value._data, dtype=input._data.dtype))
+        if wants_grad(input, value):
+            record(by_tensor, (input, value), result)
+        return result
+    result = wrap(np.full(input._data.shape, value, dtype=input._data.dtype))
+    if wants_grad(input):
+        record(by_number, (input,), result)
+    return result
+
+
+def fill(input, value):
+    """A tensor shaped and typed like ``input``, filled with ``value`` (a number or a 0-d tensor)."""
+    return _filled(input, value, FillBackward0, FillBackward1)
+
+
+@tensor_method("fill_")
+def fill_(input, value):
+    """Fill ``input`` with ``value`` (a number or a 0-d tensor) in place."""
+    return apply_inplace(input, lambda old: _filled(old, value, FillBackward2, FillBackward3))
+
+
+def _zeros(input):
+    result = wrap(np.zeros(input._data.shape, dtype=input._data.dtype))
+    if wants_grad(input):
+        record(ZeroBackward0, (input,), result)
+    return result
+
+
+@tensor_method("zero_")
+def zero_(input):
+    """Fill ``input`` with zeros in place (``p.grad.zero_()``)."""
+    return apply_inplace(input, _zeros)
+
+
+def _copied(input, src):
+    shape = broadcast_shape(input._data.shape, src._data.shape)
+    result = wrap(np.array(np.broadcast_to(src._data, shape), dtype=input._data.dtype))
+    if wants_grad(input, src):
+        record(CopyBackwards, (input, src), result)
+    return result
+
+
+@tensor_method("copy_")
+def copy_(input, src, non_blocking=False):
+    """Copy the values of ``src`` (broadcast to ``input``'s shape, converted to its dtype) into ``input``.
+    The gradient flows to ``src``."""
+    return apply_inplace(input, lambda old: _copied(old, src))
+
