@@ -68,6 +68,22 @@ FROM_NUMPY = {d._np: d for d in ALL_DTYPES if d._np is not None}
 BY_NAME = {d._name: d for d in ALL_DTYPES}
 
 
+# C++ type names, as PyTorch's dtype-mismatch messages print them ("expected dtype float ... got dtype double").
+_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+              "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def scalar_name(np_dtype):
+    """PyTorch's ScalarType name of a NumPy dtype, as its messages print it: Float, Double, Long, Bool ..."""
+    return FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
+
+
+def cpp_name(np_dtype):
+    """The C++ name of a NumPy dtype's scalar type, as PyTorch prints it: float, double, long int ..."""
+    return _CPP_NAMES[np.dtype(np_dtype).name]
+
+
 def from_numpy_dtype(np_dtype):
     """The gradiente dtype stored as ``np_dtype``; TypeError for types PyTorch does not have."""
     try:

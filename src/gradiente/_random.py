@@ -183,18 +183,8 @@ def _exponential(gen, n, lambd):
 # In-place sampling methods of Tensor: uniform_, normal_, random_, bernoulli_, exponential_, ...
 # ==================================================================================================
 
-_TYPE_NAMES = {np.dtype(k): v for k, v in [(np.float64, "double"), (np.float32, "float"),
-                                           (np.float16, "c10::Half"), (np.int64, "long int"),
-                                           (np.int32, "int"), (np.int16, "short int"), (np.int8, "signed char"),
-                                           (np.uint8, "unsigned char"), (np.bool_, "bool")]}
-
-
-def _scalar_name(np_dtype):
-    return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
-
-
 def _not_implemented(kernel, np_dtype):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(np_dtype)}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dt.scalar_name(np_dtype)}\'')
 
 
 def _generator(generator):
@@ -304,7 +294,7 @@ def _random_bounds(np_dtype, low, high):
         limits = (0, 1)
     else:
         limits = (int(np.iinfo(np_dtype).min), int(np.iinfo(np_dtype).max))
-    name = _TYPE_NAMES[np_dtype]
+    name = dt.cpp_name(np_dtype)
     if not limits[0] <= low <= limits[1]:
         raise RuntimeError(f"from is out of bounds for {name}")
     if not limits[0] <= high_inclusive <= limits[1]:
@@ -339,7 +329,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
 def _continuous_check(np_dtype, name):
     if np_dtype.kind != "f":
         raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {_scalar_name(np_dtype)}")
+                           f"floating point but you specified {dt.scalar_name(np_dtype)}")
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -473,7 +463,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     array = _new((n,), dtype, device, "randperm", default=dt.int64)
     if array.dtype.kind == "f" and n > 2**_DIGITS[array.dtype] + 1:
         raise RuntimeError(f"n cannot be greater than {2**_DIGITS[array.dtype] + 1} for "
-                           f"{_scalar_name(array.dtype)} type.")
+                           f"{dt.scalar_name(array.dtype)} type.")
     if n >= (2**32 - 1) // 20:
         raise NotImplementedError("gradiente's randperm supports n < 214748364 (PyTorch shuffles larger n "
                                   "with 64-bit words, which gradiente does not reproduce)")
@@ -546,7 +536,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if probs.dtype.kind != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_scalar_name(probs.dtype)}")
+                           f"{dt.scalar_name(probs.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > probs.shape[-1]:

@@ -103,7 +103,7 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
         else:
             results = _apply(node, grads, ops)
         if not retain_graph and node._saved:
-            node._saved = None
+            node._saved = None          # free what the rule read; a second backward then raises _FREED
         meta = node._input_meta
         if meta is None:                # a node made without input metadata: nothing to adjust
             meta = (None,) * len(node.next_functions)

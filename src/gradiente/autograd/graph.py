@@ -148,14 +148,6 @@ class Node:
                 out[i] = item.array if raw else ops.unpack_output(item, self)
         return out
 
-    def _release(self):
-        if self._saved:
-            self._saved = None
-
-    @property
-    def _saved_tensors_released(self):
-        return self._saved is None
-
     # --- the rule --------------------------------------------------------------------------------------
     def backward(self, ops, *grads):
         raise NotImplementedError(f"{self.name()} has no backward rule")

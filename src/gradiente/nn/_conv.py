@@ -17,6 +17,7 @@ input (``_windows``): no data is copied to make it, and no Python loop runs per 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from ..ops._record import record, wants_grad
@@ -24,9 +25,6 @@ from ._array_rules import arrays_only
 
 __all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d"]
-
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half"}
-
 
 def _tuple(value, n, name="argument"):
     if isinstance(value, (tuple, list)):
@@ -120,8 +118,10 @@ class ConvolutionBackward0(Node):
         g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(groups, o // groups, n * ho * wo)
         edges = self.next_functions
         dx = dw = db = None
+        # the weight, and the im2col columns of the input (None when the weight needs no gradient): both are
+        # saved values, so the engine frees them after backward like any other
+        w, cols = self.saved(ops)
         if edges[0][0] is not None:
-            (w,) = self.saved(ops)
             w2 = w.reshape(groups, o // groups, -1)
             dcols = np.matmul(w2.transpose(0, 2, 1), g2)
             c = self.padded_shape[1]
@@ -132,14 +132,10 @@ class ConvolutionBackward0(Node):
             h, wid = self.hw
             dx = dxp[:, :, pt:pt + h, pl:pl + wid].reshape(x_shape)
         if edges[1][0] is not None:
-            dw = np.matmul(g2, self.cols.transpose(0, 2, 1)).reshape(w_shape)
+            dw = np.matmul(g2, cols.transpose(0, 2, 1)).reshape(w_shape)
         if len(edges) > 2 and edges[2][0] is not None:
             db = g.sum(axis=(0, 2, 3))
         return dx, dw, db
-
-    def _release(self):
-        super()._release()
-        self.cols = None
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
@@ -154,8 +150,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
     if n_spatial == 1:
         wa = wa[:, :, None, :]
     if xa.dtype != wa.dtype:
-        raise RuntimeError(f"expected scalar type {_SCALAR_NAMES.get(xa.dtype.name, xa.dtype.name)} but found "
-                           f"{_SCALAR_NAMES.get(wa.dtype.name, wa.dtype.name)}")
+        raise RuntimeError(f"expected scalar type {scalar_name(xa.dtype)} but found "
+                           f"{scalar_name(wa.dtype)}")
     n, c, h, w = xa.shape
     o, cg, kh, kw = wa.shape
     if cg * groups != c:
@@ -205,11 +201,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
     result = Tensor._make(restore(result))
     inputs = (input, weight) if bias is None else (input, weight, bias)
     if wants_grad(*inputs):
-        record(ConvolutionBackward0, inputs, result, saved=(weight,),
+        record(ConvolutionBackward0, inputs, result, saved=(weight, cols if weight._requires_grad else None),
                x_shape=input._data.shape, w_shape=weight._data.shape, spatial_1d=n_spatial == 1,
                unbatched=input._data.ndim == n_spatial + 1, groups=groups, kernel=kernel, stride=stride,
-               dilation=dilation, pads=pads, hw=(h, w), padded_shape=xp.shape,
-               cols=cols if weight._requires_grad else None)
+               dilation=dilation, pads=pads, hw=(h, w), padded_shape=xp.shape)
     return result
 
 

@@ -2,7 +2,6 @@
 and dtype names as PyTorch's messages print them."""
 import numpy as np
 
-from .. import _dtype as dt
 from .._tensor import Tensor
 
 
@@ -45,16 +44,3 @@ def broadcast_shape(*shapes):
 def _require_tensor(name, value, position=2, arg="other"):
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}")
-
-
-# C++ type names, as PyTorch's dtype-mismatch messages print them ("expected dtype float ... got dtype double").
-_CPP_NAMES = {np.dtype(k): v for k, v in [("float32", "float"), ("float64", "double"), ("float16", "c10::Half"),
-                                          ("int64", "long int"), ("int32", "int"), ("int16", "short int"),
-                                          ("int8", "signed char"), ("uint8", "unsigned char"), ("bool", "bool"),
-                                          ("complex64", "c10::complex<float>"),
-                                          ("complex128", "c10::complex<double>")]}
-
-
-def type_name(np_dtype):
-    """PyTorch's scalar type name of a NumPy dtype, as its messages print it: Float, Long, Bool ..."""
-    return dt.FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]

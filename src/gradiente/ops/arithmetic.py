@@ -200,11 +200,6 @@ def _div_saves(x, y, x_needs, y_needs):
     return (x if y_needs else None, y)
 
 
-def _check_differentiable(out):
-    if out._data.dtype.kind not in "fc":
-        raise RuntimeError("derivative for this operation is not implemented for integer results")
-
-
 def _scale(y, alpha):
     if alpha == 1:
         return y

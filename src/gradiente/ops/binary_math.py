@@ -1,10 +1,11 @@
 """Math of two or more tensors with rules of their own: ``atan2``, ``hypot``, ``lerp``, ``xlogy``."""
 import numpy as np
 
+from .._dtype import cpp_name, scalar_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
-from ._errors import _CPP_NAMES, _require_tensor, broadcasting, type_name
+from ._errors import _require_tensor, broadcasting
 from ._record import as_result, promote_operands, record, tensor_method, wants_grad
 from .arithmetic import _tensor_pair_op, _write_out
 
@@ -65,7 +66,7 @@ def hypot(input, other, *, out=None):
     _require_tensor("hypot", other)
     xa, ya, target = promote_operands(input, other)
     if target.kind != "f":
-        raise NotImplementedError(f'"hypot_cpu" not implemented for \'{type_name(target)}\'')
+        raise NotImplementedError(f'"hypot_cpu" not implemented for \'{scalar_name(target)}\'')
     result = as_result(broadcasting(_hypot_arrays, xa, ya), target)
     if wants_grad(input, other):
         record(HypotBackward0, (input, other), result, (input, other, result))
@@ -100,11 +101,11 @@ def _check_lerp_dtypes(input, end, weight):
     a = input._data.dtype
     if a.kind not in "fc":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{type_name(a)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a)}\'')
     for name, other in (("end", end), ("weight", weight)):
         if isinstance(other, Tensor) and other._data.dtype != a:
-            raise RuntimeError(f"expected dtype {_CPP_NAMES[a]} for `{name}` but got dtype "
-                               f"{_CPP_NAMES[other._data.dtype]}")
+            raise RuntimeError(f"expected dtype {cpp_name(a)} for `{name}` but got dtype "
+                               f"{cpp_name(other._data.dtype)}")
 
 
 def _lerp_arrays(xa, ea, wa):

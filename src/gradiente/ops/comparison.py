@@ -6,8 +6,9 @@ tensor compared with a float compares as float), as in PyTorch.
 """
 import numpy as np
 
+from .._dtype import scalar_name
 from .._tensor import Tensor
-from ._errors import broadcasting, type_name
+from ._errors import broadcasting
 from ._record import as_result, promote_operands, tensor_method
 from .inplace import apply_inplace
 
@@ -90,7 +91,7 @@ def equal(input, other):
 
 def _check_same_dtype(input, other):
     if input._data.dtype != other._data.dtype:
-        raise RuntimeError(f"{type_name(input._data.dtype)} did not match {type_name(other._data.dtype)}")
+        raise RuntimeError(f"{scalar_name(input._data.dtype)} did not match {scalar_name(other._data.dtype)}")
 
 
 @tensor_method("isclose")
@@ -161,7 +162,7 @@ Tensor.logical_not_ = lambda self: apply_inplace(self, logical_not)
 
 def _check_bitwise(name, dtype_np):
     if dtype_np.kind not in "biu":
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{type_name(dtype_np)}\'')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_name(dtype_np)}\'')
 
 
 def _bitwise(name, np_fn, dunder):

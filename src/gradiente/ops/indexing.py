@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from .._dtype import scalar_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node
@@ -297,18 +298,13 @@ def _fit_value(value, region_shape, advanced, dtype):
         mask_fill = len(arrays) == 1 and arrays[0].dtype == np.bool_ and value._data.size == 1
         if value._data.dtype != dtype and not mask_fill:    # PyTorch fills through a single mask, casting
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_scalar_name(dtype)} for the destination and {_scalar_name(value._data.dtype)} "
+                               f"{scalar_name(dtype)} for the destination and {scalar_name(value._data.dtype)} "
                                "for the source.")
         return view(value, stripped) if stripped != shape else value
     if shape == region_shape or not shape:
         return value
     value = view(value, stripped)
     return expand(value, region_shape) if stripped != region_shape else value
-
-
-def _scalar_name(np_dtype):
-    from .._dtype import FROM_NUMPY
-    return FROM_NUMPY[np.dtype(np_dtype)]._legacy[:-len("Tensor")]
 
 
 def _setitem_result(old, advanced, value):

@@ -21,6 +21,7 @@ import weakref
 
 import numpy as np
 
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.graph import Node
@@ -31,10 +32,6 @@ _state = grad_mode.state
 _ref = weakref.ref
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-_NAMES = {np.dtype(k): v for k, v in [("float32", "Float"), ("float64", "Double"), ("float16", "Half"),
-                                      ("int64", "Long"), ("int32", "Int"), ("int16", "Short"),
-                                      ("int8", "Char"), ("uint8", "Byte"), ("bool", "Bool"),
-                                      ("complex64", "ComplexFloat"), ("complex128", "ComplexDouble")]}
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 # How a view was made (PyTorch's CreationMeta), kept as ``view._view_meta``; only DEFAULT views may be
@@ -305,8 +302,8 @@ def _adopt_saved_output(tensor, result):
 def _write(tensor, values):
     target = tensor._data
     if values.dtype != target.dtype and _KIND_ORDER[values.dtype.kind] > _KIND_ORDER[target.dtype.kind]:
-        raise RuntimeError(f"result type {_NAMES[values.dtype]} can't be cast to the desired output type "
-                           f"{_NAMES[target.dtype]}")
+        raise RuntimeError(f"result type {scalar_name(values.dtype)} can't be cast to the desired output type "
+                           f"{scalar_name(target.dtype)}")
     if values.shape != target.shape:
         try:
             shape = np.broadcast_shapes(values.shape, target.shape)

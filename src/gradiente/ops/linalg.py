@@ -30,23 +30,10 @@ from .views import (
 
 __all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "matmul", "mm", "mv", "outer", "t", "trace"]
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def _c_name(array):
-    return _C_NAMES.get(array.dtype.name, array.dtype.name)
-
-
-def _scalar_name(array):
-    """PyTorch's ScalarType name of an array's dtype: Float, Double, Long, ..."""
-    return dt.FROM_NUMPY[array.dtype]._legacy[:-len("Tensor")]
-
-
 def _same_dtype(xa, ya):
     if xa.dtype != ya.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(xa)} != {_c_name(ya)}")
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{dt.cpp_name(xa.dtype)} != {dt.cpp_name(ya.dtype)}")
 
 
 def _check_multipliable(xa, ya):
@@ -130,8 +117,8 @@ def mv(input, vec):
         raise RuntimeError(f"size mismatch, got input ({xa.shape[0]}), mat ({xa.shape[0]}x{xa.shape[1]}), "
                            f"vec ({va.shape[0]})")
     if xa.dtype != va.dtype:
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_scalar_name(va)}, "
-                           f"{_scalar_name(xa)}, and {_scalar_name(va)}")
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {dt.scalar_name(va.dtype)}, "
+                           f"{dt.scalar_name(xa.dtype)}, and {dt.scalar_name(va.dtype)}")
     return _product(np.matmul, MvBackward0, input, vec)
 
 
@@ -146,8 +133,8 @@ def dot(input, other):
                            f"the same number of elements, but got {xa.shape[0]} and {ya.shape[0]} elements "
                            "respectively")
     if xa.dtype != ya.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_scalar_name(xa)} and "
-                           f"{_scalar_name(ya)}")
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {dt.scalar_name(xa.dtype)} and "
+                           f"{dt.scalar_name(ya.dtype)}")
     return _product(np.dot, DotBackward0, input, other)
 
 
@@ -163,7 +150,7 @@ def bmm(input, mat2):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{xa.shape[0]}, "
                            f"{xa.shape[2]}] but got: [{ya.shape[0]}, {ya.shape[1]}].")
     if xa.dtype != ya.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar_name(xa)} but found {_scalar_name(ya)}")
+        raise RuntimeError(f"expected scalar type {dt.scalar_name(xa.dtype)} but found {dt.scalar_name(ya.dtype)}")
     return _product(np.matmul, BmmBackward0, input, mat2)
 
 
@@ -453,7 +440,8 @@ def einsum(equation, *operands):
     arrays = [x._data for x in operands]
     for a in arrays[1:]:
         if a.dtype != arrays[0].dtype:
-            raise RuntimeError(f"expected scalar type {_scalar_name(arrays[0])} but found {_scalar_name(a)}")
+            raise RuntimeError(f"expected scalar type {dt.scalar_name(arrays[0].dtype)} but found "
+                               f"{dt.scalar_name(a.dtype)}")
     inputs, output = _parse_einsum(equation, arrays)
     sizes = {}
     for k, (s, a) in enumerate(zip(inputs, arrays)):

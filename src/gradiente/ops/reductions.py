@@ -12,10 +12,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .. import return_types
+from .._dtype import scalar_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
-from ._errors import type_name
 from ._record import as_result, record, tensor_method, wants_grad, wrap
 
 __all__ = [
@@ -134,7 +134,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         a = a.astype(dtype._np)
     if a.dtype.kind not in "fc":
-        name = dt.FROM_NUMPY[a.dtype]._legacy.replace("Tensor", "")
+        name = dt.scalar_name(a.dtype)
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {name}")
     if dim is None and not keepdim:
@@ -591,7 +591,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         a = a.astype(dtype._np)
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{type_name(a.dtype)}")
+                           f"{scalar_name(a.dtype)}")
     axes = normalize_dims(dim, a.ndim)
     p = float(ord)
     absolute = np.abs(a)

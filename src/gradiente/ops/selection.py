@@ -4,9 +4,10 @@
 import numpy as np
 
 from .. import _dtype as dt
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from ._errors import broadcasting, type_name
+from ._errors import broadcasting
 from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
 from .arithmetic import _as_tensor_like, _tensor_pair_op, _write_out
 
@@ -184,7 +185,7 @@ def where(condition, input=None, other=None, *, out=None):
     cond = condition._data
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{type_name(cond.dtype)}")
+                           f"{scalar_name(cond.dtype)}")
     xa, ya, target = promote_operands(input, other)
     result = as_result(broadcasting(np.where, cond, xa, ya), target)
     if wants_grad(input, other):

@@ -10,10 +10,10 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node
-from ._errors import type_name
 from ._record import as_result, record, wants_grad
 from ._table import install
 from .inplace import make_inplace
@@ -128,7 +128,7 @@ def _check_kernel(name, a):
     """PyTorch's errors for dtypes a function has no kernel for (``floor`` of a bool tensor ...)."""
     kinds, kernel = _NO_KERNEL.get(name, ("", ""))
     if a.dtype.kind in kinds:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{type_name(a.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a.dtype)}\'')
     if name == "relu" and a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
 
@@ -191,7 +191,7 @@ def _round(input, *, decimals=0, out=None):
     if a.dtype.kind in "biu":
         _check_kernel("round", a)
         if decimals != 0:
-            raise NotImplementedError(f'"round_cpu" not implemented for \'{type_name(a.dtype)}\'')
+            raise NotImplementedError(f'"round_cpu" not implemented for \'{scalar_name(a.dtype)}\'')
     work = a.astype(np.float32) if a.dtype == np.float16 else a
     result = as_result(np.round(work, decimals), a.dtype)
     if wants_grad(input):
