@@ -554,3 +554,50 @@ def test_inplace_change_of_a_saved_inplace_result_is_detected():
     y.mul_(2)
     with pytest.raises(RuntimeError, match=r"output 0 of Exp, is at version 2; expected version 1"):
         y.sum().backward()
+
+
+def test_custom_function_materialize_grads():
+    seen = []
+
+    class Two(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, materialize):
+            ctx.set_materialize_grads(materialize)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append(g2)
+            return g1 * 2 + (g2 * 3 if g2 is not None else 0), None
+
+    for materialize in (True, False):
+        x = torch.ones(2, requires_grad=True)
+        a, _ = Two.apply(x, materialize)
+        a.sum().backward()               # the second output gets no gradient
+        np.testing.assert_array_equal(x.grad.numpy(), [2, 2])
+    assert seen[0] is not None and not seen[0].numpy().any()
+    assert seen[1] is None
+
+
+def test_inplace_update_with_a_non_broadcastable_operand_gives_pytorchs_error():
+    p = torch.ones(2, 3)
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b \(4\) at "
+                                           r"non-singleton dimension 1"):
+        p -= torch.ones(4)
+    p -= torch.ones(3) * 2
+    np.testing.assert_array_equal(p.numpy(), np.full((2, 3), -1.0))
+
+
+def test_backward_inputs_give_each_input_its_own_gradient_memory():
+    x = torch.ones(3, requires_grad=True)
+    y = torch.ones(3, requires_grad=True)
+    (x + y).sum().backward(inputs=[x, y])        # one array reaches both inputs
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.add_(1)
+    np.testing.assert_array_equal(y.grad.numpy(), [1, 1, 1])
+    (x + y).sum().backward(inputs=[x])           # and a second call accumulates
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 3, 3])
+    h = x * 1
+    g = torch.ones(3)
+    h.backward(g, inputs=[h])                    # the user's gradient reaches h unchanged
+    assert not np.shares_memory(h.grad.numpy(), g.numpy())

@@ -18,6 +18,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .graph import Node
+from .rule_ops import numpy_ops, tensor_ops
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
@@ -102,16 +103,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     capture, slots = _capture(inputs)
     captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
+    ops = tensor_ops if create_graph else numpy_ops
+    done = set()
     for t, slot in zip(inputs, slots):
-        g, captured[slot] = captured[slot], None  # an input listed twice gets its gradient once, as in PyTorch
-        if g is None:
+        g = captured[slot]
+        if g is None or slot in done:     # an input listed twice gets its gradient once, as in PyTorch
             continue
-        if create_graph:
-            t._grad = g if t._grad is None else t._grad + g
-        elif t._grad is None:
-            t._grad = Tensor._make(np.array(g, dtype=t._data.dtype, copy=True))
-        else:
-            t._grad._data += g
+        done.add(slot)
+        # `captured` and `g` hold the array as the engine's buffer and frame do in AccumulateGrad, so
+        # accumulate's "nobody else holds it" test means the same here (a shared array is copied)
+        ops.accumulate(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

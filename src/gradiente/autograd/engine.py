@@ -150,7 +150,7 @@ def _pre_hooks(node, grads, ops, capture, captured):
         for nr, g in enumerate(grads):
             slot = capture.get((node, nr))
             if slot is not None and g is not None:
-                captured[slot] = g if captured[slot] is None else ops.add_into(captured[slot], g)
+                captured[slot] = g if captured[slot] is None else captured[slot] + g
     if node._pre_hooks:
         wrapped = tuple(ops.wrap(g) if g is not None else None for g in grads)
         for hook in list(node._pre_hooks.values()):
@@ -177,7 +177,7 @@ def _apply(node, grads, ops):
     if len(grads) == 1:
         results = node.backward(ops, grads[0])
     else:
-        if node._output_meta is not None and any(g is None for g in grads):
+        if node._output_meta is not None and node._materialize_grads and any(g is None for g in grads):
             grads = [g if g is not None else _zeros(meta, ops) for g, meta in zip(grads, node._output_meta)]
         results = node.backward(ops, *grads)
     if type(results) is not tuple:

@@ -39,7 +39,8 @@ class FunctionCtx:
         self.__dict__["_non_differentiable"] = {id(t) for t in tensors}
 
     def set_materialize_grads(self, value):
-        self.__dict__["_materialize"] = bool(value)
+        """With False, ``backward`` receives None (not zeros) for outputs that got no gradient."""
+        self._materialize_grads = bool(value)
 
 
 class BackwardCFunction(FunctionCtx, Node):

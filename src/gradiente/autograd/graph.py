@@ -78,6 +78,7 @@ class Node:
     # Rarely set, so kept out of the hot path: class defaults, overridden per node when used.
     _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
     _hooked = False             # True once any hook or retain_grad involves this node
+    _materialize_grads = True   # outputs that got no gradient are given zeros before the rule runs
     _pre_hooks = _hooks = _tensor_pre_hooks = _retain_hooks = None
 
     def __init__(self, next_functions=(), input_meta=None):

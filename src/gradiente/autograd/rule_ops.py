@@ -50,10 +50,6 @@ class NumpyOps:
     sum_to = staticmethod(sum_to)
 
     @staticmethod
-    def unpack_input(tensor):
-        return tensor._data
-
-    @staticmethod
     def unpack_output(saved, node):
         return saved.array
 
@@ -126,10 +122,6 @@ class NumpyOps:
     @staticmethod
     def unwrap(tensor):
         return tensor._data
-
-    @staticmethod
-    def add_into(total, grad):
-        return total + grad
 
     @staticmethod
     def accumulate(variable, grad):
@@ -275,10 +267,6 @@ class TensorOps:
         return fn
 
     @staticmethod
-    def unpack_input(tensor):
-        return tensor
-
-    @staticmethod
     def unpack_output(saved, node):
         from .._tensor import Tensor
         t = Tensor._make(saved.array, saved.requires_grad)
@@ -343,10 +331,6 @@ class TensorOps:
     @staticmethod
     def unwrap(tensor):
         return tensor
-
-    @staticmethod
-    def add_into(total, grad):
-        return total + grad
 
     @staticmethod
     def accumulate(variable, grad):

@@ -10,7 +10,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd import grad_mode
 
-__all__ = ["record", "wants_grad", "as_array", "promote_operands", "tensor_method", "wrap"]
+__all__ = ["record", "wants_grad", "promote_operands", "tensor_method", "wrap"]
 
 _state = grad_mode.state
 wrap = Tensor._make
@@ -23,7 +23,6 @@ def wants_grad(*inputs):
     return any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
 
 
-_NUMBERS = {float, int, bool, complex}
 
 
 def _edge_and_meta(t):
@@ -77,11 +76,6 @@ def _edges_2(x, y):
     ex, mx = _edge_and_meta(x)
     ey, my = _edge_and_meta(y)
     return (ex, ey), (mx, my)
-
-
-def as_array(value):
-    """The array of a tensor, or a Python number as it is (NumPy treats those as weakly typed, like PyTorch)."""
-    return value._data if isinstance(value, Tensor) else value
 
 
 def promote_operands(x, y, floating=False):

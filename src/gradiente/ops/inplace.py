@@ -354,11 +354,18 @@ def _direct(tensor, other):
         return False
     if _state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
         return False
-    if isinstance(other, Tensor):
-        b = other._data
-        return b.dtype == a.dtype and (b.shape == a.shape or np.broadcast_shapes(a.shape, b.shape) == a.shape) \
-            and not np.shares_memory(a, b) if b.ndim else b.dtype == a.dtype
-    return other.__class__ is float or other.__class__ is int
+    if not isinstance(other, Tensor):
+        return other.__class__ is float or other.__class__ is int
+    b = other._data
+    if b.dtype != a.dtype:
+        return False
+    if b.ndim == 0:
+        return True
+    # only an operand that broadcasts to exactly the target's shape; anything else takes the general path,
+    # which raises PyTorch's messages
+    if b.shape != a.shape and (b.ndim > a.ndim or any(s not in (1, t) for s, t in zip(b.shape[::-1], a.shape[::-1]))):
+        return False
+    return not np.may_share_memory(a, b)
 
 
 for _dunder, _op in [("__iadd__", "add"), ("__isub__", "sub"), ("__imul__", "mul"), ("__itruediv__", "div"),
