@@ -87,6 +87,32 @@ def test_diamond_sums_both_paths():
     assert x.grad.item() == pytest.approx(expected)
 
 
+def test_leaf_used_by_two_ops_is_accumulated_once_after_both():
+    # A leaf's AccumulateGrad must be older than every node that uses the leaf, so that the engine
+    # runs it once, with both contributions summed (a hook sees the sum, called a single time).
+    a = torch.tensor([[1.0], [2.0]], requires_grad=True)
+    b = torch.tensor([1.0, 2.0, 3.5], requires_grad=True)
+    seen = []
+    a.register_hook(lambda g: seen.append(g.clone()))
+    ((a * b + a).sum()).backward()
+    assert len(seen) == 1
+    assert seen[0].tolist() == [[9.5], [9.5]] and a.grad.tolist() == [[9.5], [9.5]]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+def test_rule_mask_is_np_where_bit_for_bit(dtype):
+    # NumpyOps.mask ANDs bits instead of branching; its result must be np.where's, nan, -0.0 and inf
+    # included, for contiguous and transposed operands.
+    from gradiente.autograd.rule_ops import numpy_ops
+    rng = np.random.RandomState(0)
+    x = rng.standard_normal((5, 7)).astype(dtype)
+    x[0, 0], x[1, 1], x[2, 2] = np.nan, -0.0, -np.inf
+    keep = rng.standard_normal((5, 7)) > 0
+    for c, v in ((keep, x), (keep.T, x.T), (keep[:, 0:1], x)):
+        got, want = numpy_ops.mask(c, v), np.where(c, v, np.zeros((), dtype))
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
 def test_accumulation_across_backward_calls_and_zero_():
     w = torch.ones(4, requires_grad=True)
     for k in range(1, 4):

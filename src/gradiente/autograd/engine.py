@@ -89,40 +89,55 @@ def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
             push(heap, (-node._seq, node))
         buf[nr] = grad if buf[nr] is None else buf[nr] + grad
 
+    # Hooks, captures and partial runs are rare: one flag, computed once, sends every node of such a
+    # walk through the general path; otherwise only a node with hooks of its own takes it.
+    general = bool(capture) or run_only is not None
+    release = not retain_graph
     while heap:
         node = pop(heap)[1]
         grads = buffers.pop(node)
-        if node._hooked or capture:
+        if general or node._hooked:
             grads = _pre_hooks(node, grads, ops, capture, captured)
-        if run_only is not None and node not in run_only:
-            continue
-        if len(grads) == 1 and not node._hooks:
+            if run_only is not None and node not in run_only:
+                continue
+            results = _apply(node, grads, ops)
+        elif len(grads) == 1:
             results = node.backward(ops, grads[0])          # the common case, without _apply's generality
             if results.__class__ is not tuple:
                 results = (results,)
         else:
             results = _apply(node, grads, ops)
-        if not retain_graph and node._saved:
+        if release and node._saved:
             node._saved = None          # free what the rule read; a second backward then raises _FREED
         meta = node._input_meta
-        if meta is None:                # a node made without input metadata: nothing to adjust
-            meta = (None,) * len(node.next_functions)
-        for (nxt, nr), g, m in zip(node.next_functions, results, meta):
-            if nxt is None or g is None:
+        for i, (nxt, nr) in enumerate(node.next_functions):
+            if nxt is None:
                 continue
+            g = results[i]
+            if g is None:
+                continue
+            m = meta[i] if meta is not None else None
             if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
                 g = ops.fix_meta(g, m[0], m[1])
             buf = buffers.get(nxt)
             if buf is None:
-                buf = buffers[nxt] = [None] if nxt._output_meta is None and nr == 0 else [None] * _num_outputs(nxt, nr)
+                buffers[nxt] = [g] if nr == 0 and nxt._output_meta is None else _new_buffer(nxt, nr, g)
                 push(heap, (-nxt._seq, nxt))
-            elif len(buf) <= nr:
-                buf.extend([None] * (nr + 1 - len(buf)))
-            previous = buf[nr]
-            buf[nr] = g if previous is None else previous + g
+            else:
+                if len(buf) <= nr:
+                    buf.extend([None] * (nr + 1 - len(buf)))
+                previous = buf[nr]
+                buf[nr] = g if previous is None else previous + g
+                previous = None
         # Drop this step's references, so a gradient array's only holder is its buffer (see accumulate).
-        results = g = previous = None
+        results = g = None
     return captured
+
+
+def _new_buffer(node, nr, grad):
+    buf = [None] * _num_outputs(node, nr)
+    buf[nr] = grad
+    return buf
 
 
 def _num_outputs(node, nr):

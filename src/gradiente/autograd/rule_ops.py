@@ -40,6 +40,10 @@ def _sole_view(array):
     return base.base is None and base.size == array.size and sys.getrefcount(base) <= 3
 
 
+#: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
+_SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 class NumpyOps:
     """Rules on raw NumPy arrays (first-order backward)."""
 
@@ -96,7 +100,16 @@ class NumpyOps:
     @staticmethod
     def mask(condition, x):
         """``x`` where ``condition`` (a non-differentiable boolean array) holds, 0 elsewhere."""
-        return np.where(condition, x, np.zeros((), x.dtype))
+        uint = _SAME_SIZE_UINT.get(x.dtype.itemsize) if x.dtype.kind in "fc" else None
+        if uint is None or condition.__class__ is not np.ndarray or condition.dtype != np.bool_ \
+                or condition.shape != x.shape:
+            return np.where(condition, x, np.zeros((), x.dtype))
+        # The same result as np.where, bit for bit, without a branch per element (np.where's branch
+        # mispredicts on a ReLU's random mask and costs ~10x more): AND x's bits with all-ones where the
+        # condition holds and all-zeros (+0.0) elsewhere.
+        bits = np.negative(condition.view(np.uint8), dtype=uint)
+        bits &= x.view(uint)
+        return bits.view(x.dtype)
 
     @staticmethod
     def constant(value, like):

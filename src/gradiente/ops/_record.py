@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd import graph as _graph
 
 __all__ = ["record", "wants_grad", "promote_operands", "tensor_method", "wrap"]
 
@@ -26,6 +27,8 @@ def wants_grad(*inputs):
 
 
 def _edge_and_meta(t):
+    """The edge to ``t``'s history and ``t``'s (shape, dtype); ``(None, 0)`` and None for a number or a
+    tensor that requires no grad."""
     if t.__class__ is float or t.__class__ is int or not (isinstance(t, Tensor) and t._requires_grad):
         return _NO_EDGE, None
     data = t._data
@@ -34,6 +37,8 @@ def _edge_and_meta(t):
 
 
 _NO_EDGE = (None, 0)
+_new_node = object.__new__
+_next_sequence_nr = _graph._sequence.__next__
 
 
 def record(node_cls, inputs, outputs, saved=(), **attrs):
@@ -42,15 +47,23 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     ``saved`` are the values the rule will read (see ``Node.save``); ``attrs`` become attributes of the
     node (shapes, dims, scalar arguments). Returns the node.
     """
-    # One edge and one (shape, dtype) per input: the hot path of every op, so the one- and two-input
-    # cases are spelled out rather than looped.
+    # This runs once per recorded op, so it builds the node's slots directly (no __init__ call) and
+    # spells out the one- and two-input cases rather than looping.
+    node = _new_node(node_cls)
     if len(inputs) == 1:
-        node = node_cls(*_edges_1(inputs[0]))
+        edge, meta = _edge_and_meta(inputs[0])
+        node.next_functions, node._input_meta = (edge,), (meta,)
     elif len(inputs) == 2:
-        node = node_cls(*_edges_2(inputs[0], inputs[1]))
+        edge_x, meta_x = _edge_and_meta(inputs[0])
+        edge_y, meta_y = _edge_and_meta(inputs[1])
+        node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
     else:
         pairs = [_edge_and_meta(t) for t in inputs]
-        node = node_cls(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
+        node.next_functions = tuple(p[0] for p in pairs)
+        node._input_meta = tuple(p[1] for p in pairs)
+    # Numbered after its inputs' edges exist: a leaf's AccumulateGrad, made by the first op that uses the
+    # leaf, must be older than that op's node (the engine runs the newest node first).
+    node._seq = _next_sequence_nr()
     if attrs:
         node.__dict__.update(attrs)
     if outputs.__class__ is Tensor or isinstance(outputs, Tensor):
@@ -64,18 +77,9 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
             node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else None for o in outputs)
     if saved:
         node.save(*saved)
+    else:
+        node._saved = ()
     return node
-
-
-def _edges_1(t):
-    edge, meta = _edge_and_meta(t)
-    return (edge,), (meta,)
-
-
-def _edges_2(x, y):
-    ex, mx = _edge_and_meta(x)
-    ey, my = _edge_and_meta(y)
-    return (ex, ey), (mx, my)
 
 
 def promote_operands(x, y, floating=False):

@@ -141,8 +141,24 @@ def _make_forward(name, np_fn, node_cls, reads, to_float):
 
     def forward(input, *, out=None):
         xa = input._data
-        kind = xa.dtype.kind
-        if kind not in "fc":
+        dtype = xa.dtype
+        if dtype.kind in "fc" and dtype.itemsize != 2:
+            # float32/64 and complex: NumPy's result has the input's dtype (the fast path of every call)
+            values = np_fn(xa)
+            result = Tensor._make(values) if values.__class__ is np.ndarray else as_result(values, dtype)
+        else:
+            result = _other_dtypes(input, xa)
+        if input._requires_grad and _grad_state.enabled:
+            record(node_cls, (input,), result, to_save(input, result))
+        if out is not None:
+            from .arithmetic import _write_out
+            return _write_out(result, out)
+        return result
+
+    def _other_dtypes(input, xa):
+        """Integers and bools (computed in the default float dtype, or refused where PyTorch has no kernel),
+        and float16 (computed in float32 and rounded once, as PyTorch does)."""
+        if xa.dtype.kind not in "fc":
             if to_float:
                 xa = xa.astype(dt.get_default_dtype()._np)
             else:
@@ -150,21 +166,11 @@ def _make_forward(name, np_fn, node_cls, reads, to_float):
                 if xa.dtype == np.bool_ and name in ("sign", "sgn"):
                     xa = xa.astype(np.int8)
         if xa.dtype == np.float16:
-            # PyTorch computes half-precision math in float32 and rounds the result once.
-            result = as_result(np_fn(xa.astype(np.float32)), np.float16)
-        else:
-            values = np_fn(xa)
-            if values.__class__ is np.ndarray and values.dtype == xa.dtype and xa.dtype != np.int8:
-                result = Tensor._make(values)
-            else:
-                result = as_result(values, np.bool_ if xa.dtype == np.int8 and input._data.dtype == np.bool_
-                                   else xa.dtype)
-        if input._requires_grad and _grad_state.enabled:
-            record(node_cls, (input,), result, to_save(input, result))
-        if out is not None:
-            from .arithmetic import _write_out
-            return _write_out(result, out)
-        return result
+            return as_result(np_fn(xa.astype(np.float32)), np.float16)
+        values = np_fn(xa)
+        if values.__class__ is np.ndarray and values.dtype == xa.dtype and xa.dtype != np.int8:
+            return Tensor._make(values)
+        return as_result(values, np.bool_ if xa.dtype == np.int8 and input._data.dtype == np.bool_ else xa.dtype)
     forward.__name__ = forward.__qualname__ = name
     forward.__doc__ = f"Elementwise {name}. Backward: {node_cls.formula}"
     return forward
