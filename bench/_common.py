@@ -20,6 +20,24 @@ def median_time(fn, rounds=7, warmup=2):
     return statistics.median(times)
 
 
+def median_times(fns, rounds=7, warmup=2):
+    """``{name: median wall time}`` for ``fns`` (``{name: fn}``), run in turn within each round.
+
+    Interleaving matters on a shared or throttled machine: if the machine slows down halfway, every
+    contender is slowed in the same rounds, so the ratios stay honest even when the times do not."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            fn()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def report(rows, title):
     """Print a table: benchmark, gradiente time, torch time, ratio, target."""
     print(f"\n{title}")
