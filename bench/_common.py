@@ -8,18 +8,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
-def median_time(fn, rounds=7, warmup=2):
-    """Median wall time of ``fn()`` over ``rounds`` runs, after ``warmup`` runs."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def median_times(fns, rounds=7, warmup=2):
     """``{name: median wall time}`` for ``fns`` (``{name: fn}``), run in turn within each round.
 

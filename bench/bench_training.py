@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import median_time, report  # first: it sets one BLAS thread before NumPy loads
+from _common import median_times, report  # first: it sets one BLAS thread before NumPy loads
 
 # isort: split
 import numpy as np
@@ -81,8 +81,8 @@ def main():
     rounds = 3 if args.quick else 7
     rows = []
     for name, model_fn, n, shape, batch, optimizer_fn, target in BENCHMARKS:
-        times = {lib_name: median_time(epoch(lib, model_fn, n, shape, batch, optimizer_fn), rounds=rounds, warmup=1)
-                 for lib_name, lib in LIBS.items()}
+        times = median_times({lib_name: epoch(lib, model_fn, n, shape, batch, optimizer_fn)
+                              for lib_name, lib in LIBS.items()}, rounds=rounds, warmup=1)
         rows.append((name, times["gradiente"], times["torch"], target, "s"))
     report(rows, "training epochs, one thread (median)")
     print("\nThe CNN ratio is bound by convolution: im2col copies each input kh*kw times and the backward pass "
