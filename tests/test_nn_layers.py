@@ -85,6 +85,18 @@ LAYERS = [
      [(randn, (2, 4, 9, 8))]),
     ("conv2d_same", lambda nn: nn.Conv2d(2, 3, 4, padding="same"), [(randn, (2, 2, 6, 5))]),
     ("conv2d_reflect", lambda nn: nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"), [(randn, (2, 2, 6, 5))]),
+    ("conv2d_circular", lambda nn: nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="circular"),
+     [(randn, (2, 2, 6, 5))]),
+    ("conv1d_circular", lambda nn: nn.Conv1d(2, 3, 3, padding=1, padding_mode="circular"), [(randn, (2, 2, 7))]),
+    ("zero_pad2d", lambda nn: nn.ZeroPad2d((1, 0, 2, 1)), [(randn, (2, 3, 4, 5))]),
+    ("constant_pad1d", lambda nn: nn.ConstantPad1d(2, -1.5), [(randn, (3, 4))]),
+    ("constant_pad3d", lambda nn: nn.ConstantPad3d((1, 0, 0, 1, 1, 1), 2.0), [(randn, (1, 2, 2, 3, 2))]),
+    ("reflection_pad2d", lambda nn: nn.ReflectionPad2d((2, 1, 1, 0)), [(randn, (2, 3, 4, 5))]),
+    ("replication_pad1d", lambda nn: nn.ReplicationPad1d(3), [(randn, (2, 3, 4))]),
+    ("replication_pad3d", lambda nn: nn.ReplicationPad3d(1), [(randn, (2, 2, 3, 2))]),
+    ("circular_pad1d", lambda nn: nn.CircularPad1d((2, 1)), [(randn, (2, 3, 4))]),
+    ("circular_pad2d", lambda nn: nn.CircularPad2d(1), [(randn, (3, 4, 5))]),
+    ("circular_pad3d", lambda nn: nn.CircularPad3d((1, 0, 2, 1, 0, 1)), [(randn, (1, 2, 3, 3, 2))]),
     ("max_pool2d", lambda nn: nn.MaxPool2d(2), [(randn, (2, 3, 8, 8))]),
     ("max_pool2d_ceil", lambda nn: nn.MaxPool2d(3, 2, 1, ceil_mode=True), [(randn, (2, 3, 9, 8))]),
     ("max_pool2d_dilated", lambda nn: nn.MaxPool2d((3, 2), stride=1, dilation=2), [(randn, (3, 9, 8))]),
@@ -245,6 +257,10 @@ def test_max_pool_indices_match_torch():
     (lambda nn, lib: nn.Embedding(3, 2)(lib.tensor([3])), "index out of range in self"),
     (lambda nn, lib: nn.BatchNorm1d(2)(lib.zeros(1, 2)),
      "Expected more than 1 value per channel when training, got input size "),
+    (lambda nn, lib: nn.CircularPad2d(1)(lib.zeros(5)), "expected 3D or 4D input (got 1D input)"),
+    (lambda nn, lib: nn.ReflectionPad2d(1)(lib.zeros(5)),
+     "Padding length should be less than or equal to two times the input dimension but got padding length 4 "
+     "and input of dimension 1"),
 ])
 def test_errors_worded_as_torch(call, message):
     for nn, lib in ((torch.nn, torch), (gradiente.nn, gradiente)):

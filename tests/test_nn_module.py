@@ -49,7 +49,9 @@ def test_repr_identical():
         ada=lib.nn.AdaptiveAvgPool2d((1, 1)), avg=lib.nn.AvgPool2d(3, stride=2), c1=lib.nn.Conv1d(2, 4, 3, stride=2),
         bil=lib.nn.Bilinear(2, 3, 4), sp=lib.nn.Softplus(beta=2), hard=lib.nn.Hardtanh(-2, 2), r6=lib.nn.ReLU6(True),
         elu=lib.nn.ELU(alpha=0.5), prelu=lib.nn.PReLU(3), gn=lib.nn.GroupNorm(2, 4), idn=lib.nn.Identity(),
-        bn=lib.nn.BatchNorm1d(4, momentum=None, affine=False), mse=lib.nn.MSELoss(), ce=lib.nn.CrossEntropyLoss())))
+        bn=lib.nn.BatchNorm1d(4, momentum=None, affine=False), mse=lib.nn.MSELoss(), ce=lib.nn.CrossEntropyLoss(),
+        zp=lib.nn.ZeroPad2d((1, 2, 0, 1)), cp=lib.nn.ConstantPad1d(2, 3.5), rp=lib.nn.ReflectionPad2d(1),
+        rep=lib.nn.ReplicationPad3d(1), circ=lib.nn.CircularPad1d((1, 2)))))
     assert repr(g_seq) == repr(t_seq)
     t_pl, g_pl = both(lambda lib: lib.nn.ParameterList([lib.nn.Parameter(lib.zeros(2, 3)), lib.ones(4)]))
     assert repr(g_pl).replace("gradiente.", "torch.") == repr(t_pl)

@@ -89,8 +89,8 @@ def pad(input, pad, mode="constant", value=None):
 
     ``mode='constant'`` (any number of dimensions, negative amounts crop) fills with ``value`` (0);
     ``'reflect'`` mirrors the input without repeating its edge, ``'replicate'`` repeats the edge; these two
-    pad the last 1, 2 or 3 dimensions of a 2-3, 3-4 or 4-5 dimensional input. ``'circular'`` is not
-    implemented."""
+    pad the last 1, 2 or 3 dimensions of a 2-3, 3-4 or 4-5 dimensional input, and so does ``'circular'``,
+    which wraps around (the end of the input pads its beginning)."""
     if mode not in _MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     a = input._data
@@ -111,8 +111,7 @@ def pad(input, pad, mode="constant", value=None):
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode == "circular":
-        raise NotImplementedError("gradiente does not implement circular padding; pad with torch.cat of the "
-                                  "wrapped slices instead.")
+        return _pad_circular(input, pad)
     gathers = []
     out = a
     for j, (dim, before, after) in enumerate(amounts):
@@ -128,3 +127,44 @@ def pad(input, pad, mode="constant", value=None):
     if wants_grad(input):
         record(_GATHER_NODES[mode, k], (input,), out, gathers=tuple(gathers))
     return out
+
+
+def _pad_circular(input, pad):
+    """Circular padding as PyTorch's ``_pad_circular`` computes it, with the same ops, so that the graph is
+    PyTorch's too (``CopySlices`` over ``SliceBackward0``): copy the input (cropped where a pad is negative)
+    into the middle of an empty result, then, one padded dimension at a time, copy the result's own last
+    columns into its left margin and its first columns into its right margin. Corners are written twice,
+    the second time from a margin that is already filled, which is what wraps them in both dimensions."""
+    k = len(pad) // 2
+    in_shape = tuple(input.shape)
+    out_shape = list(in_shape)
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        out_shape[dim] = in_shape[dim] + before + after
+        if before > in_shape[dim] or after > in_shape[dim]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[dim] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = input.new_empty(out_shape)
+    out_middle, in_kept = out, input
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        out_middle = _slice(out_middle, dim, max(before, 0), out_shape[dim] - max(after, 0))
+        in_kept = _slice(in_kept, dim, max(-before, 0), in_shape[dim] - max(-after, 0))
+    out_middle.copy_(in_kept)
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        end = out_shape[dim] - max(after, 0)           # where the copied input ends
+        if before > 0:
+            _slice(out, dim, 0, before).copy_(_slice(out, dim, end - before, end))
+        if after > 0:
+            start = max(before, 0)
+            _slice(out, dim, out_shape[dim] - after, out_shape[dim]).copy_(_slice(out, dim, start, start + after))
+    return out
+
+
+def _slice(t, dim, start, end):
+    return t.narrow(dim, start, end - start)
