@@ -245,6 +245,29 @@ def test_max_pool_indices_match_torch():
     assert g_idx.dtype is gradiente.int64
 
 
+@pytest.mark.parametrize("nans", [0, 20])
+@pytest.mark.parametrize("args", [(2,), (3, 1, 1), (3, 2, 1)])
+def test_max_pool_ties_and_nans_pick_pytorchs_element(args, nans):
+    # After a ReLU many windows hold equal maxima (zeros); PyTorch takes the first. A NaN wins its window,
+    # and of several NaNs the last one does. Values, indices and the gradient's destination must agree.
+    rng = np.random.RandomState(7)
+    x = np.maximum(rng.standard_normal((2, 3, 8, 8)), 0).round(1)
+    x.flat[rng.choice(x.size, nans, replace=False)] = np.nan
+    upstream = None
+    results = []
+    for lib in (gradiente, torch):
+        t = lib.from_numpy(x.copy()).requires_grad_()
+        out, idx = lib.nn.functional.max_pool2d(t, *args, return_indices=True)
+        if upstream is None:
+            upstream = rng.standard_normal(tuple(out.shape))
+        out.backward(lib.from_numpy(upstream))
+        results.append((out.detach().numpy(), idx.numpy(), t.grad.numpy()))
+    (g_out, g_idx, g_grad), (t_out, t_idx, t_grad) = results
+    np.testing.assert_array_equal(g_out, t_out)
+    np.testing.assert_array_equal(g_idx, t_idx)
+    np.testing.assert_array_equal(g_grad, t_grad)
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda nn, lib: nn.Conv2d(3, 4, 3)(lib.zeros(1, 2, 5, 5)),
      ("Given groups=1, weight of size [4, 3, 3, 3], expected input[1, 2, 5, 5] to have 3 channels, but got 2 "

@@ -265,19 +265,34 @@ class MaxPool2DWithIndicesBackward0(Node):
 
 
 def _window_argmax(win):
-    """The maximum over the kernel axes of ``win`` and its flat kernel offset, by one pass per kernel offset over
-    output-sized views (no copy of the windows). Ties keep the first maximum and a NaN replaces the maximum,
-    as in PyTorch's kernel (``val > max || isnan(val)``)."""
+    """The maximum over the kernel axes of ``win`` and its flat kernel offset, as PyTorch's kernel finds them
+    (the first of equal maxima; a NaN wins, the last NaN if there are several), by passes over output-sized
+    views (no copy of the windows)."""
     kh, kw = win.shape[2:4]
-    out = win[:, :, 0, 0].copy()
+    views = [win[:, :, k // kw, k % kw] for k in range(kh * kw)]
+    out = views[0].copy()
+    for value in views[1:]:
+        np.maximum(out, value, out=out)
+    if out.dtype.kind == "f" and np.isnan(out).any():
+        return _window_argmax_nan(views)
+    # The offset of the first view equal to the maximum: start from the last offset and, going backwards,
+    # move to each offset whose value equals the maximum. Arithmetic on small integers, with no branch per
+    # element (np.copyto(..., where=) mispredicts on random data and costs several times more).
+    small = np.int8 if len(views) < 127 else np.int64
+    arg = np.full(out.shape, len(views) - 1, dtype=small)
+    for k in range(len(views) - 2, -1, -1):
+        arg -= (arg - small(k)) * (views[k] == out).view(np.int8).astype(small, copy=False)
+    return out, arg.astype(np.int64)
+
+
+def _window_argmax_nan(views):
+    """The same with NaNs present: PyTorch's update rule ``val > max || isnan(val)``, one view at a time."""
+    out = views[0].copy()
     arg = np.zeros(out.shape, dtype=np.int64)
     better = np.empty(out.shape, dtype=bool)
-    floating = out.dtype.kind == "f"
-    for k in range(1, kh * kw):
-        value = win[:, :, k // kw, k % kw]
+    for k, value in enumerate(views[1:], start=1):
         np.greater(value, out, out=better)
-        if floating:
-            better |= np.isnan(value)
+        better |= np.isnan(value)
         np.copyto(out, value, where=better)
         np.copyto(arg, k, where=better)
     return out, arg
@@ -291,12 +306,13 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     lowest = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
     xp = _pad(xa, pads, lowest)
     win = _windows(xp, kernel, stride, dil, (ho, wo))
-    kw = kernel[1]
+    kh, kw = kernel
     out, arg = _window_argmax(win)
-    # the input position (in the unpadded image) of each maximum
-    iy = np.arange(ho)[:, None] * stride[0] + (arg // kw) * dil[0] - pad[0]
-    ix = np.arange(wo)[None, :] * stride[1] + (arg % kw) * dil[1] - pad[1]
-    indices = iy * w + ix
+    # The input position (in the unpadded image) of each maximum: where its window starts, plus the offset
+    # of kernel element `arg` within the image (one small table, looked up once per output).
+    window_start = ((np.arange(ho) * stride[0] - pad[0])[:, None] * w + (np.arange(wo) * stride[1] - pad[1])[None, :])
+    offsets = ((np.arange(kh) * dil[0])[:, None] * w + (np.arange(kw) * dil[1])[None, :]).ravel()
+    indices = offsets[arg] + window_start
     result = Tensor._make(restore(out))
     if wants_grad(input):
         base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
