@@ -85,7 +85,7 @@ def main():
                               for lib_name, lib in LIBS.items()}, rounds=rounds, warmup=1)
         rows.append((name, times["gradiente"], times["torch"], target, "s"))
     report(rows, "training epochs, one thread (median)")
-    print("\nThe CNN ratio is bound by convolution: im2col copies each input kh*kw times and the backward pass "
+    print("\nThe CNN's convolutions are im2col products: each input is copied kh*kw times and the backward pass "
           "folds the column gradient back with kh*kw strided adds, where oneDNN convolves in place.")
 
 
