@@ -370,3 +370,17 @@ def test_zero_dim_results_are_writable_arrays(op):
     out = op(gradiente.tensor(0.5))
     assert type(out._data) is np.ndarray and out._data.flags.writeable
     out.zero_()
+
+
+def test_abs_of_complex_is_real_with_pytorchs_gradient():
+    a = np.array([1 + 2j, -3 + 0.5j, 0j], np.complex64)
+    results = []
+    for lib in (gradiente, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = x.abs()
+        y.backward(lib.tensor([1.0, -2.0, 0.5]))
+        results.append((str(y.dtype).split(".")[-1], y.detach().numpy(), x.grad.numpy()))
+    (g_dtype, g_y, g_grad), (t_dtype, t_y, t_grad) = results
+    assert g_dtype == t_dtype == "float32"
+    np.testing.assert_array_equal(g_y, t_y)
+    np.testing.assert_allclose(g_grad, t_grad, rtol=1e-6)

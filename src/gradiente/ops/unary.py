@@ -143,7 +143,8 @@ def _make_forward(name, np_fn, node_cls, reads, to_float):
         xa = input._data
         dtype = xa.dtype
         if dtype.kind in "fc" and dtype.itemsize != 2:
-            # float32/64 and complex: NumPy's result has the input's dtype (the fast path of every call)
+            # float32/64 and complex (the fast path of every call): NumPy's result already has PyTorch's dtype,
+            # the input's, or the real dtype for abs of a complex input
             values = np_fn(xa)
             result = Tensor._make(values) if values.__class__ is np.ndarray else as_result(values, dtype)
         else:
