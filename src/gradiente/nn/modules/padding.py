@@ -56,7 +56,9 @@ class ConstantPad3d(_ConstantPadNd):
     dims = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPad:
+    """Constant padding with 0.0, shown without the value (PyTorch's ``ZeroPad2d((1, 1, 1, 1))``)."""
+
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
@@ -64,20 +66,16 @@ class ZeroPad1d(ConstantPad1d):
         return f"{self.padding}"
 
 
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
+    pass
 
 
-class ZeroPad3d(ConstantPad3d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
+    pass
 
-    def extra_repr(self):
-        return f"{self.padding}"
+
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
+    pass
 
 
 class ReflectionPad1d(_PadNd):
