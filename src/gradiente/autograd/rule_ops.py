@@ -48,7 +48,7 @@ class NumpyOps:
     """Rules on raw NumPy arrays (first-order backward)."""
 
     recording = False
-    exp, log, sin, cos, tanh, sqrt, abs, sign = np.exp, np.log, np.sin, np.cos, np.tanh, np.sqrt, np.abs, np.sign
+    exp, log, sin, cos, tanh, sqrt, abs = np.exp, np.log, np.sin, np.cos, np.tanh, np.sqrt, np.abs
     cosh, sinh, log1p, expm1, square = np.cosh, np.sinh, np.log1p, np.expm1, np.square
     maximum, minimum, where, matmul, logical_not = np.maximum, np.minimum, np.where, np.matmul, np.logical_not
     sum_to = staticmethod(sum_to)
@@ -56,6 +56,14 @@ class NumpyOps:
     @staticmethod
     def unpack_output(saved, node):
         return saved.array
+
+    @staticmethod
+    def sign(x):
+        """PyTorch's sign: 0 for nan (NumPy gives nan), so that abs passes no nan gradient at nan."""
+        s = np.sign(x)
+        if x.dtype.kind == "f":
+            s[np.isnan(x)] = 0
+        return s
 
     @staticmethod
     def sum(x, dim=None, keepdim=False):

@@ -12,7 +12,7 @@ from .. import _dtype as dt
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node
-from ._errors import _require_tensor, broadcast_error
+from ._errors import _require_tensor, broadcast_error, broadcasting
 from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
 
 __all__ = [
@@ -112,7 +112,7 @@ class PowBackward0(Node):
         (x,) = self.saved(ops)
         p = self.exponent
         if p == 0:
-            return (grad * 0,)
+            return (ops.zeros_like(grad),)
         return (grad * (p * x ** (p - 1)),)
 
 
@@ -298,7 +298,10 @@ def _int_trunc_div(xa, ya):
 def floor_divide(input, other):
     """Floor of input / other. Its gradient is zero almost everywhere; PyTorch does not define one."""
     xa, ya, target = promote_operands(input, other)
-    out = np.floor_divide(xa, ya) if target.kind in "iu" else np.floor(np.true_divide(xa, ya))
+    if target.kind in "iu":
+        out = broadcasting(np.floor_divide, xa, ya)
+    else:
+        out = np.floor(broadcasting(np.true_divide, xa, ya))
     out = as_result(out, target)
     if wants_grad(input, other):
         record(_NotImplementedBackward, (input, other), out, op="floor_divide")
@@ -314,7 +317,7 @@ def _rfloordiv(self, other):
 def remainder(input, other):
     """Python-style modulus (sign of the divisor); d/dx = 1, d/dy = -floor(x / y)."""
     xa, ya, target = promote_operands(input, other)
-    out = as_result(np.remainder(xa, ya), target)
+    out = as_result(broadcasting(np.remainder, xa, ya), target)
     if wants_grad(input, other):
         record(RemainderBackward1 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
                (input, other))
@@ -330,9 +333,9 @@ def _rmod(self, other):
 def fmod(input, other):
     """C-style modulus (sign of the dividend)."""
     xa, ya, target = promote_operands(input, other)
-    out = as_result(np.fmod(xa, ya), target)
+    out = as_result(broadcasting(np.fmod, xa, ya), target)
     if wants_grad(input, other):
-        record(FmodBackward0, (input, other), out, (input, other))
+        record(FmodBackward1 if isinstance(other, Tensor) else FmodBackward0, (input, other), out, (input, other))
     return out
 
 
@@ -364,6 +367,10 @@ class FmodBackward0(Node):
         return grad, dy
 
 
+class FmodBackward1(FmodBackward0):
+    """out = x - trunc(x / y) * y with a tensor y (PyTorch's name for the tensor-tensor overload)"""
+
+
 class _ZeroGradBackward(Node):
     """A piecewise-constant op: its gradient is zero wherever it is defined."""
     formula = "derivative 0 (piecewise constant)"
@@ -376,7 +383,7 @@ class _ZeroGradBackward(Node):
         return cls._cache[name]
 
     def backward(self, ops, grad):
-        return tuple(grad * 0 if e[0] is not None else None for e in self.next_functions)
+        return tuple(ops.zeros_like(grad) if e[0] is not None else None for e in self.next_functions)
 
 
 class _NotImplementedBackward(Node):
@@ -405,7 +412,7 @@ def pow(input, exponent):
         return _pow_scalar_base(input, exponent)
     if isinstance(exponent, Tensor):
         xa, ya, target = promote_operands(input, exponent)
-        out = as_result(np.power(xa, ya), target)
+        out = as_result(broadcasting(np.power, xa, ya), target)
         if wants_grad(input, exponent):
             record(PowBackward1, (input, exponent), out, (input, exponent, out))
         return out

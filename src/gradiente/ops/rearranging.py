@@ -333,8 +333,10 @@ def roll(input, shifts, dims=None):
         axes = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
         if len(shifts) != len(axes):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(axes)}")
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {int(axes[0])} but tensor has no dimensions")
         axes = tuple(_wrap_dim(int(d), a.ndim) for d in axes)
-        out = wrap(np.roll(a, shifts, axes))
+        out = wrap(np.ascontiguousarray(np.roll(a, shifts, axes)))     # a fresh tensor, as in PyTorch
     if wants_grad(input):
         record(RollBackward0, (input,), out, shifts=shifts, dims=axes)
     return out

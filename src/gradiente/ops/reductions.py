@@ -374,7 +374,9 @@ class AmaxBackward0(Node):
         grad = unsqueeze_reduced(ops, grad, axes, self.keepdim, xa.ndim)
         mask = xa == value
         count = mask.sum(axis=axes, keepdims=True)
-        return (ops.mask(mask, grad / _as_count(ops, count, grad)),)
+        # A product with the mask, as PyTorch computes it: -0.0 where a negative gradient meets a non-maximum,
+        # and nan everywhere in a slice whose maximum is nan (no element equals it, so the count is 0).
+        return (grad / _as_count(ops, count, grad) * ops.constant(mask, grad),)
 
 
 class AminBackward0(AmaxBackward0):

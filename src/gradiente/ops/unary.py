@@ -14,6 +14,7 @@ from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node
+from ..autograd.rule_ops import numpy_ops
 from ._record import as_result, record, wants_grad
 from ._table import install
 from .inplace import make_inplace
@@ -56,7 +57,11 @@ def _frac(a):
 
 
 def _relu(a):
-    return np.maximum(a, np.zeros((), a.dtype))
+    # PyTorch's relu keeps every x that is not below 0: -0.0 stays -0.0 and nan stays nan (np.maximum would
+    # give +0.0 for -0.0). Computed by the rules' branch-free mask, since a ReLU's sign pattern is random.
+    if a.dtype.kind != "f":
+        return np.maximum(a, np.zeros((), a.dtype))
+    return numpy_ops.mask(~(a < 0), a)
 
 
 def _rsqrt(a):
@@ -64,7 +69,8 @@ def _rsqrt(a):
 
 
 def _zero(ops, grad, x, out):
-    return grad * 0
+    # zeros, not grad * 0: a nan or inf arriving here must not pass through (PyTorch's zeros_like(grad))
+    return ops.zeros_like(grad)
 
 
 #: name, forward, node name, reads, rule(ops, grad, x, out), formula, integer inputs become float
@@ -100,7 +106,7 @@ TABLE = [
      "d/dx atanh x = 1/(1 - x²)", True),
     ("sigmoid", _sigmoid, "SigmoidBackward0", "out", lambda ops, g, x, out: g * (out * (1 - out)),
      "d/dx σ(x) = σ(x)·(1 - σ(x))", True),
-    ("relu", _relu, "ReluBackward0", "out", lambda ops, g, x, out: ops.mask(ops.raw(out) > 0, g),
+    ("relu", _relu, "ReluBackward0", "out", lambda ops, g, x, out: ops.mask(~(ops.raw(out) <= 0), g),
      "d/dx max(0, x) = 1 if x > 0 else 0", False),
     ("abs", np.abs, "AbsBackward0", "x", lambda ops, g, x, out: g * ops.sign(x), "d/dx |x| = sign(x)", False),
     ("sign", _sign, "SignBackward0", "", _zero, "d/dx sign(x) = 0", False),

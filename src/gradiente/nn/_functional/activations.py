@@ -81,6 +81,8 @@ class HardtanhBackward0(Node):
 
     def backward(self, ops, grad):
         x = ops.raw(_saved(self, ops))
+        # At a nan input PyTorch's own answer depends on the tensor's size (1 in its scalar loop, 0 in its
+        # vectorized one); 0, the answer for all but the smallest tensors, is kept here.
         return (ops.mask((x > self.min_val) & (x < self.max_val), grad),)
 
 
@@ -114,11 +116,11 @@ def relu6(input, inplace=False):
 
 
 class ThresholdBackward0(Node):
-    """out = x if x > threshold else value;  dx = grad where x > threshold, else 0"""
+    """out = value if x <= threshold else x;  dx = 0 where x <= threshold, else grad (nan passes)"""
     formula = "d/dx threshold(x) = 1 if x > threshold else 0"
 
     def backward(self, ops, grad):
-        return (ops.mask(ops.raw(_saved(self, ops)) > self.threshold, grad),)
+        return (ops.mask(~(ops.raw(_saved(self, ops)) <= self.threshold), grad),)
 
 
 class ThresholdBackward1(ThresholdBackward0):
@@ -127,7 +129,7 @@ class ThresholdBackward1(ThresholdBackward0):
 
 def _threshold(input, threshold, value, node_cls):
     def forward(a):
-        return np.where(a > threshold, a, np.asarray(value, dtype=a.dtype))
+        return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)     # nan stays nan
     if input._data.dtype.kind != "f":
         return gradiente.Tensor._make(forward(input._data))
     return activation(input, forward, node_cls, "threshold", "x" if node_cls is ThresholdBackward0 else "out",
@@ -385,13 +387,14 @@ def hardsigmoid(input, inplace=False):
 
 
 class HardswishBackward0(Node):
-    """out = x·hardsigmoid(x);  dx = 0 for x < -3, grad·(x/3 + 1/2) for -3 ≤ x ≤ 3, grad for x > 3"""
+    """out = x·hardsigmoid(x);  dx = 0 for x ≤ -3, grad for x ≥ 3, grad·(x/3 + 1/2) otherwise"""
     formula = "d/dx hardswish(x) = 0, x/3 + 1/2, or 1"
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
         xa = ops.raw(x)
-        return (ops.select(xa > 3, grad, ops.mask(xa >= -3, grad * (x / 3 + 0.5))),)
+        # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan)
+        return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, grad * (x / 3 + 0.5))),)
 
 
 def hardswish(input, inplace=False):
@@ -410,7 +413,7 @@ def _inplace_call(input, fn):
 # --- shrinkage, glu, prelu --------------------------------------------------------------------------------
 
 class SoftshrinkBackward0(Node):
-    """out = x - λ for x > λ, x + λ for x < -λ, else 0;  dx = grad outside [-λ, λ], else 0"""
+    """out = x - λ for x > λ, x + λ for x < -λ, else 0;  dx = grad outside [-λ, λ], else 0 (nan: see hardtanh)"""
     formula = "d/dx softshrink(x) = 1 outside [-λ, λ], 0 inside"
 
     def backward(self, ops, grad):
@@ -429,8 +432,9 @@ def softshrink(input, lambd=0.5):
     if a.dtype.kind == "f" and not 0 <= lambd <= np.finfo(a.dtype).max:
         raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
                            f"{scalar_name(a.dtype)}, but found {lambd:g}")
-    return activation(input, lambda a: np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, 0)),
-                      SoftshrinkBackward0, "softshrink_cpu", lambd=lambd)
+    # x minus x clamped to [-λ, λ], as PyTorch's vectorized kernel computes it: +0.0 inside, nan for nan
+    return activation(input, lambda a: a - np.clip(a, -lambd, lambd), SoftshrinkBackward0, "softshrink_cpu",
+                      lambd=lambd)
 
 
 def hardshrink(input, lambd=0.5):
