@@ -60,7 +60,7 @@ class NumpyOps:
     @staticmethod
     def sign(x):
         """PyTorch's sign: 0 for nan (NumPy gives nan), so that abs passes no nan gradient at nan."""
-        s = np.sign(x)
+        s = np.asarray(np.sign(x))          # an array even for 0-d input (NumPy returns a scalar)
         if x.dtype.kind == "f":
             s[np.isnan(x)] = 0
         return s

@@ -107,8 +107,10 @@ class _Index:
             items.append(obj)
         ndim = len(shape)
         if consumed > ndim:
-            if ndim == 0:
-                raise IndexError(_ZERO_DIM)
+            # PyTorch words a 0-d tensor's error by the index's form: a lone number, a lone slice, or a tuple
+            if ndim == 0 and not isinstance(index, tuple):
+                raise IndexError("slice() cannot be applied to a 0-dim tensor." if isinstance(index, slice)
+                                 else _ZERO_DIM)
             raise IndexError(f"too many indices for tensor of dimension {ndim}")
         if sum(o is Ellipsis for o in items) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")

@@ -71,6 +71,9 @@ def cat(tensors, dim=0, *, out=None):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     target = _common_dtype(tensors)
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     skipped = [t._data.shape == (0,) for t in tensors]
     if all(skipped):
         skipped = [False] * len(tensors)

@@ -326,6 +326,8 @@ class TransposeBackward0(Node):
     formula = "transpose: gradient transposed back"
 
     def backward(self, ops, grad):
+        if self.dim0 == self.dim1:          # the identity (always so for a 0-d tensor)
+            return (grad,)
         return (ops.transpose(grad, self.dim0, self.dim1),)
 
 
@@ -333,6 +335,8 @@ class TransposeBackward0(Node):
 def permute(input, *dims):
     """The dims reordered: ``out.shape[i] == input.shape[dims[i]]``. A view."""
     a = input._data
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _size_args(dims)
     if len(dims) != a.ndim:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
@@ -365,6 +369,8 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({_fmt(src)} dims) should contain "
                            f"the same number of dims as destination ({_fmt(dst)} dims)")
     src, dst = _dims(src, n), _dims(dst, n)
+    if n == 0:                              # PyTorch returns an alias of a 0-d tensor
+        return _view(input, input._data.view(), AliasBackward0)
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -392,6 +398,9 @@ def _T(self):
 
 def _mT(self):
     """The last two dims swapped: the transpose of a batch of matrices."""
+    if self._data.ndim == 0:
+        return _zero_dim_identity(self, "Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                                        "these cases.")
     if self._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                            f"{self._data.ndim}-D tensor.")
@@ -401,6 +410,8 @@ def _mT(self):
 def _H(self):
     """The conjugate transpose of a matrix (for real tensors, the transpose)."""
     n = self._data.ndim
+    if n == 0:
+        return _zero_dim_identity(self, "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
     if n != 2:
         hint = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{hint}")
@@ -408,10 +419,18 @@ def _H(self):
 
 
 def _mH(self):
+    if self._data.ndim == 0:
+        return _zero_dim_identity(self, "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
     if self._data.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got "
                            f"{self._data.ndim}-D tensor.")
     return _conj_if_complex(transpose(self, -2, -1))
+
+
+def _zero_dim_identity(t, message):
+    """PyTorch's matrix transposes of a 0-d tensor: a deprecation warning, and the tensor itself."""
+    warnings.warn(message, UserWarning, stacklevel=3)
+    return _conj_if_complex(t)
 
 
 def _conj_if_complex(t):
