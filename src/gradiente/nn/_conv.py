@@ -109,7 +109,7 @@ class ConvolutionBackward0(Node):
     def backward(self, ops, grad):
         arrays_only(ops, "convolution")
         x_shape, w_shape, spatial_1d = self.x_shape, self.w_shape, self.spatial_1d
-        g = grad[None] if self.unbatched else grad
+        g = grad
         if spatial_1d:
             g = g[:, :, None, :]
         n, o, ho, wo = g.shape
@@ -147,6 +147,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
                            f"Expected {n_spatial + 2}-dimensional weight for {n_spatial + 2}-dimensional input "
                            f"{list(input.shape)}, but got {wa.ndim}-dimensional weight of size {list(wa.shape)} "
                            "instead")
+    if input._data.ndim == n_spatial + 1:
+        # An unbatched input: PyTorch convolves a batch of one and records the unsqueeze and squeeze
+        return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, n_spatial).squeeze(0)
     if n_spatial == 1:
         wa = wa[:, :, None, :]
     if xa.dtype != wa.dtype:
@@ -203,7 +206,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
     if wants_grad(*inputs):
         record(ConvolutionBackward0, inputs, result, saved=(weight, cols if weight._requires_grad else None),
                x_shape=input._data.shape, w_shape=weight._data.shape, spatial_1d=n_spatial == 1,
-               unbatched=input._data.ndim == n_spatial + 1, groups=groups, kernel=kernel, stride=stride,
+               groups=groups, kernel=kernel, stride=stride,
                dilation=dilation, pads=pads, hw=(h, w), padded_shape=xp.shape)
     return result
 
@@ -298,8 +301,19 @@ def _window_argmax_nan(views):
     return out, arg
 
 
+def _as_height_one(input, n_spatial, name):
+    """The 4-D array of a pooling input, the tensor to record the 2-D node on, and the function taking
+    results back. PyTorch pools 1-D input as 2-D input of height 1 and records it: UnsqueezeBackward0 below
+    the 2-D node (and SqueezeBackward1 above it, which the caller adds)."""
+    xa, restore = _as_4d(input, n_spatial, name)        # checks the rank, with the 1-D op's name
+    if n_spatial == 1:
+        input = input.unsqueeze(-2)
+        xa, restore = _as_4d(input, 2, name)
+    return xa, input, restore
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n_spatial):
-    xa, restore = _as_4d(input, n_spatial, f"max_pool{n_spatial}d")
+    xa, input, restore = _as_height_one(input, n_spatial, f"max_pool{n_spatial}d")
     kernel, stride, pad, dil, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, dilation,
                                                               ceil_mode, n_spatial)
     n, c, h, w = xa.shape
@@ -319,9 +333,10 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dil, kernel))
         record(MaxPool2DWithIndicesBackward0, (input,), result, flat_index=base + indices, size=n * c * h * w,
                x_shape=input._data.shape, overlapping=overlapping)
-    if return_indices:
-        return result, Tensor._make(restore(indices.astype(np.int64)))
-    return result
+    indices = Tensor._make(restore(indices.astype(np.int64)))
+    if n_spatial == 1:
+        result, indices = result.squeeze(-2), indices.squeeze(-2)
+    return (result, indices) if return_indices else result
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -331,10 +346,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """The maximum of each window along the last axis: ``(N, C, L) -> (N, C, Lo)``.
-
-    Differs from PyTorch in the grad_fn name only (``MaxPool2DWithIndicesBackward0`` where PyTorch's 1-D
-    pooling shows ``SqueezeBackward1``)."""
+    """The maximum of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (the 2-D pool over height 1,
+    as PyTorch records it)."""
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
 
 
@@ -365,7 +378,7 @@ def _avg_divisor(size, out, kernel, stride, pad, count_include_pad):
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, n_spatial):
-    xa, restore = _as_4d(input, n_spatial, f"avg_pool{n_spatial}d")
+    xa, input, restore = _as_height_one(input, n_spatial, f"avg_pool{n_spatial}d")
     kernel, stride, pad, _, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, 1, ceil_mode,
                                                             n_spatial)
     n, c, h, w = xa.shape
@@ -382,7 +395,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if wants_grad(input):
         record(AvgPool2DBackward0, (input,), result, divisor=divisor, kernel=kernel, stride=stride, pads=pads,
                hw=(h, w), padded_shape=xp.shape, out_shape=(n, c, ho, wo), x_shape=input._data.shape)
-    return result
+    return result.squeeze(-2) if n_spatial == 1 else result
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -392,7 +405,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    """The mean of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (grad_fn named as the 2-D op's)."""
+    """The mean of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (the 2-D pool over height 1)."""
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
@@ -418,20 +431,24 @@ def _averaging_matrix(size, out, dtype):
 
 
 def _adaptive_avg_pool(input, output_size, n_spatial):
-    xa, restore = _as_4d(input, n_spatial, f"adaptive_avg_pool{n_spatial}d")
+    xa, input, restore = _as_height_one(input, n_spatial, f"adaptive_avg_pool{n_spatial}d")
     n, c, h, w = xa.shape
     if n_spatial == 1:
         out_hw = (1, _tuple(output_size, 1, "output_size")[0])
     else:
         sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
         out_hw = tuple(s if o is None else int(o) for o, s in zip(sizes, (h, w)))
+    if out_hw == (1, 1):
+        # PyTorch takes the mean over both spatial dims (MeanBackward1) for a 1x1 output
+        result = input.mean((-1, -2), keepdim=True)
+        return result.squeeze(-2) if n_spatial == 1 else result
     a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
     a_w = _averaging_matrix(w, out_hw[1], xa.dtype)
     result = Tensor._make(restore(np.matmul(np.matmul(a_h, xa), a_w.T)))
     if wants_grad(input):
         record(AdaptiveAvgPool2DBackward0, (input,), result, a_h=a_h, a_w=a_w, out_shape=(n, c) + out_hw,
                x_shape=input._data.shape)
-    return result
+    return result.squeeze(-2) if n_spatial == 1 else result
 
 
 def adaptive_avg_pool2d(input, output_size):
