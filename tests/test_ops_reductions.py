@@ -292,3 +292,17 @@ def test_norm_rejects_unknown_orders_and_integers():
     assert_same(lambda lib: lib.tensor([1, 2]).norm())
     with pytest.raises(NotImplementedError, match="nuclear norm"):
         gradiente.ones(2, 2).norm("nuc")
+
+
+@pytest.mark.parametrize("op", ["max", "min", "median"])
+def test_changing_returned_indices_in_place_is_caught_at_backward(op):
+    # The rule reads the indices: changed in place, they would send the gradient to the wrong element.
+    messages = []
+    for lib in (gradiente, torch):
+        x = lib.tensor([[1.0, 3.0, 2.0], [4.0, 0.0, 5.0]], requires_grad=True)
+        values, indices = getattr(x, op)(1)
+        indices.zero_()
+        with pytest.raises(RuntimeError) as info:
+            values.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

@@ -96,6 +96,8 @@ PROGRAMS = {
     "non_scalar_output": (lambda L, x, w: x * w - w, [(2, 2), (2, 2)], 2),
     "custom_function": (lambda L, x: _custom_function(L).apply(x).sum(), [(3,)], 1),
     "matrix_only_first_needs_grad": (lambda L, a, b: a.mm(b).sum(), [(2, 3), (3, 2)], 1),
+    "max_along_dim": (lambda L, x: x.max(1).values.sum() + x.min(0, keepdim=True)[0].sum(), [(2, 3)], 1),
+    "sort_topk_cummax": (lambda L, x: x.sort(1)[0].sum() + x.topk(2, 1)[0].sum() + x.cummax(0)[0].sum(), [(3, 4)], 1),
 }
 
 

@@ -5,7 +5,7 @@ with this module's name: ``gradiente.return_types.max(\\nvalues=tensor(...),\\ni
 """
 import collections
 
-__all__ = ["aminmax", "kthvalue", "max", "median", "min", "mode", "sort", "topk"]
+__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "max", "median", "min", "mode", "sort", "topk"]
 
 
 def _return_type(name, fields=("values", "indices")):
@@ -28,4 +28,6 @@ sort = _return_type("sort")
 topk = _return_type("topk")
 kthvalue = _return_type("kthvalue")
 mode = _return_type("mode")
+cummax = _return_type("cummax")
+cummin = _return_type("cummin")
 aminmax = _return_type("aminmax", ("min", "max"))

@@ -314,7 +314,8 @@ class MaxBackward0(Node):
     formula = "∂max(x, dim)/∂xⱼ = 1 at the index returned, else 0"
 
     def backward(self, ops, grad):
-        return (_value_selecting_backward(ops, grad, self.indices, self.dim, self.keepdim, self.shape),)
+        (indices,) = self.saved(ops)
+        return (_value_selecting_backward(ops, grad, ops.raw(indices), self.dim, self.keepdim, self.shape),)
 
 
 class MinBackward0(MaxBackward0):
@@ -340,7 +341,8 @@ def _extreme(input, dim, keepdim, name, np_arg, full_node, dim_node):
     shape = _reduced_shape(a, (d,), keepdim)
     values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
     if wants_grad(input):
-        record(dim_node, (input,), values, indices=indices._data, dim=d, keepdim=keepdim, shape=a.shape)
+        # the indices are saved as a tensor, so that changing them in place before backward is caught
+        record(dim_node, (input,), values, (indices,), dim=d, keepdim=keepdim, shape=a.shape)
     return getattr(return_types, name)(values, indices)
 
 
@@ -475,7 +477,7 @@ def median(input, dim=None, keepdim=False):
     shape = _reduced_shape(a, (d,), keepdim)
     values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
     if wants_grad(input):
-        record(MedianBackward1, (input,), values, indices=indices._data, dim=d, keepdim=keepdim, shape=a.shape)
+        record(MedianBackward1, (input,), values, (indices,), dim=d, keepdim=keepdim, shape=a.shape)
     return return_types.median(values, indices)
 
 

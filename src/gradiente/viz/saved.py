@@ -193,6 +193,25 @@ def _pair(first, second):
     return row
 
 
+def _taken_at_indices(node, saved, needs, freed):
+    """Ops that take elements at saved ``indices`` (max/min/median along a dim, sort, topk, kthvalue, mode)."""
+    meta = node._input_meta[0] if node._input_meta and node._input_meta[0] else None
+    shape = node.__dict__.get("shape", meta[0] if meta else ())
+    attrs = [("indices", _get(saved, 0, freed)), ("dim", node.dim), ("self_sym_sizes", _sizes(shape))]
+    if "keepdim" in node.__dict__:
+        attrs.append(("keepdim", node.keepdim))
+    return attrs
+
+
+def _running_extreme(node, saved, needs, freed):
+    """cummax / cummin: the indices, the dim, and the input itself."""
+    nxt = node.next_functions[0][0]
+    meta = node._input_meta[0] if node._input_meta else None
+    self_ = FREED if freed else (nxt.variable if hasattr(nxt, "variable") else
+                                 SavedTensor(shape=meta[0], dtype=meta[1]) if meta else None)
+    return [("indices", _get(saved, 0, freed)), ("dim", node.dim), ("self", self_)]
+
+
 def _unsafe_view(node, saved, needs, freed):
     return [("self_sym_sizes", _sizes(node._input_meta[0][0]))]
 
@@ -218,4 +237,8 @@ _ROWS = {
     "MvBackward0": _pair("self", "vec"),
     "BmmBackward0": _pair("self", "mat2"),
     "UnsafeViewBackward0": _unsafe_view,
+    **dict.fromkeys(("MaxBackward0", "MinBackward0", "MedianBackward1", "SortBackward0", "SortBackward1",
+                     "TopkBackward0", "KthvalueBackward0", "ModeBackward0"), _taken_at_indices),
+    "CummaxBackward0": _running_extreme,
+    "CumminBackward0": _running_extreme,
 }
