@@ -471,3 +471,31 @@ def test_views_are_remembered_weakly():
     for _ in range(1000):
         h[1:3]
     assert len(h.__dict__["_views"]) < 128
+
+
+@pytest.mark.parametrize("how", ["no_grad_on_base", "no_grad_on_view", "detached_alias", "setitem_no_grad"])
+def test_untracked_change_regenerates_views_as_pytorch(how):
+    # An in-place change autograd does not record still changes what a view reads: PyTorch then reads the
+    # view through AsStridedBackward0 over its base's history; a multi-output view raises when used.
+    results = []
+    for lib in (gradiente, torch):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        base = x * 1.5
+        view, (first, _) = base[:, :2], base.unbind(0)
+        if how == "no_grad_on_base":
+            with lib.no_grad():
+                base.add_(1.0)
+        elif how == "no_grad_on_view":
+            with lib.no_grad():
+                view.mul_(2.0)
+        elif how == "detached_alias":
+            base.detach().sub_(0.5)
+        else:
+            with lib.no_grad():
+                base[0, 0] = 7.0
+        names = type(view.grad_fn).__name__
+        (view * view).sum().backward()
+        with pytest.raises(RuntimeError) as info:
+            first.sum().backward()
+        results.append((names, x.grad.numpy().tolist(), str(info.value)))
+    assert results[0] == results[1]

@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..autograd.rule_ops import numpy_ops
 from ._record import record, tensor_method, wants_grad, wrap
-from .inplace import apply_inplace, make_inplace, needs_grad
+from .inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
@@ -347,6 +347,7 @@ def _write_region(tensor, parsed, value):
         value = _fit_value(value, region.shape, parsed.advanced, region.dtype)._data
     _assign(region, parsed.advanced, value)
     tensor._version_box[0] += 1
+    untracked_change(tensor)
 
 
 # --- embed: the adjoint of indexing, on tensors -----------------------------------------------------------

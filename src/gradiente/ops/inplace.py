@@ -141,6 +141,7 @@ def apply_inplace(tensor, compute):
         with grad_mode.no_grad():
             result = compute(tensor)
         _write(tensor, result._data)
+        untracked_change(tensor)
         return tensor
     old = Tensor._make(tensor._data.copy(), tensor._requires_grad)
     old.grad_fn, old._output_nr, old._accumulator = tensor.grad_fn, tensor._output_nr, tensor._accumulator
@@ -150,7 +151,9 @@ def apply_inplace(tensor, compute):
     if recording and view and not tensor._requires_grad:
         check_inplace(tensor, others_require_grad=True)
     _write(tensor, result._data)
-    if recording:
+    if not recording:
+        untracked_change(tensor)
+    else:
         if view:
             _rebase(tensor, result.grad_fn)
         else:
@@ -174,6 +177,16 @@ def _rebase(view, fn):
     node.arrays = (view._data, base._data)
     base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
     _regenerate_views(base)
+
+
+def untracked_change(tensor):
+    """After an in-place change autograd did not record (under no_grad, or through a tensor no gradient flows
+    to, such as a detached alias): the views of that memory still read the new values, so, as in PyTorch,
+    each live view that requires grad now reads through AsStridedBackward0 over its base's history (and a
+    view that may not follow in-place changes raises when used)."""
+    base = tensor._base if tensor._base is not None else tensor
+    if base._requires_grad and base.__dict__.get("_views"):
+        _regenerate_views(base)
 
 
 def _regenerate_views(base):
@@ -338,6 +351,7 @@ def _augmented(op_name, ufunc=None):
             # The optimizer pattern `p -= lr * p.grad` under no_grad: compute straight into p's memory.
             ufunc(self._data, other._data if isinstance(other, Tensor) else other, out=self._data)
             self._version_box[0] += 1
+            untracked_change(self)
             return self
         from . import arithmetic
         fn = getattr(arithmetic, op_name)
