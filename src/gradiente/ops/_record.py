@@ -111,10 +111,16 @@ def promote_operands(x, y, floating=False):
         if ty is not np.ndarray and not isinstance(ya, (int, float, complex)):
             ya = np.asarray(ya, dtype=target)
     if floating and target.kind not in "fc":
+        # An integer result computed in floating point: each operand converts from its own values (an int32
+        # -3 stays -3 when met with uint8), as PyTorch casts the inputs, not their integer common type.
         target = dt.get_default_dtype()._np
-        xa = xa.astype(target) if type(xa) is np.ndarray else xa
-        ya = ya.astype(target) if type(ya) is np.ndarray else ya
+        xa, ya = (_as_float(v, target) for v in (x, y))
     return xa, ya, target
+
+
+def _as_float(value, target):
+    data = value._data if isinstance(value, Tensor) else value
+    return data.astype(target) if type(data) is np.ndarray else data
 
 
 def _wrap_int(value, np_dtype):

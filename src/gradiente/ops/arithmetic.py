@@ -200,6 +200,29 @@ def _div_saves(x, y, x_needs, y_needs):
     return (x if y_needs else None, y)
 
 
+def _integer_division_operands(kernel, xa, ya, target):
+    """PyTorch's checks before an integer division (``//``, ``%``, fmod, ``div`` with a rounding mode): no
+    kernel for bools, and a RuntimeError where NumPy would quietly give 0 for a zero divisor."""
+    if target.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if target.kind in "iu" and np.any(np.asarray(ya) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _is_bool(value):
+    return value.__class__ is bool or (isinstance(value, Tensor) and value._data.dtype == np.bool_)
+
+
+def _check_bool_subtraction(x, y):
+    """PyTorch refuses ``-`` when either side is a bool (a tensor or a Python bool)."""
+    if _is_bool(x) and _is_bool(y):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(x) or _is_bool(y):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def _scale(y, alpha):
     if alpha == 1:
         return y
@@ -218,10 +241,7 @@ def add(input, other, *, alpha=1, out=None):
 @tensor_method("sub", "subtract", "__sub__")
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, broadcasting."""
-    if isinstance(input, Tensor) and input._data.dtype == np.bool_ and isinstance(other, Tensor) \
-            and other._data.dtype == np.bool_:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
+    _check_bool_subtraction(input, other)
     if alpha != 1:
         other = _scale(other, alpha)
     if not isinstance(input, Tensor):
@@ -237,6 +257,7 @@ def rsub(input, other, alpha=1):
     """other - alpha * input (``2 - x``)."""
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
+    _check_bool_subtraction(other, input)
     xa, ca, target = promote_operands(input, other)
     out = as_result(np.subtract(ca, xa), target)
     if wants_grad(input):
@@ -275,6 +296,8 @@ def _rtruediv(self, other):
 
 def _rounded_div(x, y, mode):
     xa, ya, target = promote_operands(x, y)
+    if mode in ("floor", "trunc"):
+        _integer_division_operands(f"div_{mode}_cpu", xa, ya, target)
     if mode == "floor":
         out = np.floor_divide(xa, ya) if target.kind in "iu" else np.floor(np.true_divide(xa, ya))
     elif mode == "trunc":
@@ -298,6 +321,7 @@ def _int_trunc_div(xa, ya):
 def floor_divide(input, other):
     """Floor of input / other. Its gradient is zero almost everywhere; PyTorch does not define one."""
     xa, ya, target = promote_operands(input, other)
+    _integer_division_operands("div_floor_cpu", xa, ya, target)
     if target.kind in "iu":
         out = broadcasting(np.floor_divide, xa, ya)
     else:
@@ -317,6 +341,7 @@ def _rfloordiv(self, other):
 def remainder(input, other):
     """Python-style modulus (sign of the divisor); d/dx = 1, d/dy = -floor(x / y)."""
     xa, ya, target = promote_operands(input, other)
+    _integer_division_operands("remainder_cpu", xa, ya, target)
     out = as_result(broadcasting(np.remainder, xa, ya), target)
     if wants_grad(input, other):
         record(RemainderBackward1 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
@@ -333,6 +358,7 @@ def _rmod(self, other):
 def fmod(input, other):
     """C-style modulus (sign of the dividend)."""
     xa, ya, target = promote_operands(input, other)
+    _integer_division_operands("fmod_cpu", xa, ya, target)
     out = as_result(broadcasting(np.fmod, xa, ya), target)
     if wants_grad(input, other):
         record(FmodBackward1 if isinstance(other, Tensor) else FmodBackward0, (input, other), out, (input, other))
@@ -412,17 +438,32 @@ def pow(input, exponent):
         return _pow_scalar_base(input, exponent)
     if isinstance(exponent, Tensor):
         xa, ya, target = promote_operands(input, exponent)
-        out = as_result(broadcasting(np.power, xa, ya), target)
+        out = as_result(broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya), target)
         if wants_grad(input, exponent):
             record(PowBackward1, (input, exponent), out, (input, exponent, out))
         return out
     xa, p, target = promote_operands(input, exponent)
-    if target.kind in "iu" and isinstance(p, int) and p < 0:
+    if target.kind in "iu" and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     out = as_result(_power(xa, p), target)
     if wants_grad(input):
         record(PowBackward0, (input,), out, (input,), exponent=exponent)
     return out
+
+
+def _integer_safe_power(xa, ya):
+    """Integer powers with tensor exponents as PyTorch computes them: a negative exponent gives 0, except for
+    bases 1 (1) and -1 (±1), where NumPy refuses negative integer exponents altogether."""
+    ya = np.asarray(ya)
+    if not (ya < 0).any():
+        return np.power(xa, ya)
+    xa, ya = np.broadcast_arrays(np.asarray(xa), ya)
+    result = np.power(xa, np.where(ya < 0, 0, ya))
+    negative = ya < 0
+    one = np.ones((), result.dtype)
+    minus_one_power = np.where(ya % 2 == 0, one, -one) if result.dtype.kind == "i" else one
+    at_negative = np.where(xa == 1, one, np.where(xa == -1, minus_one_power, np.zeros((), result.dtype)))
+    return np.where(negative, at_negative, result)
 
 
 def _power(xa, p):

@@ -99,13 +99,13 @@ class LerpBackward1(Node):
 
 def _check_lerp_dtypes(input, end, weight):
     a = input._data.dtype
-    if a.kind not in "fc":
-        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a)}\'')
-    for name, other in (("end", end), ("weight", weight)):
+    for name, other in (("end", end), ("weight", weight)):       # PyTorch checks the dtypes first
         if isinstance(other, Tensor) and other._data.dtype != a:
             raise RuntimeError(f"expected dtype {cpp_name(a)} for `{name}` but got dtype "
                                f"{cpp_name(other._data.dtype)}")
+    if a.kind not in "fc":
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a)}\'')
 
 
 def _lerp_arrays(xa, ea, wa):

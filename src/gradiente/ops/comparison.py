@@ -15,8 +15,10 @@ from .inplace import apply_inplace
 __all__ = [
     "allclose",
     "bitwise_and",
+    "bitwise_left_shift",
     "bitwise_not",
     "bitwise_or",
+    "bitwise_right_shift",
     "bitwise_xor",
     "eq",
     "equal",
@@ -191,6 +193,45 @@ def _bitwise(name, np_fn, dunder):
 bitwise_and = _bitwise("bitwise_and", np.bitwise_and, "and")
 bitwise_or = _bitwise("bitwise_or", np.bitwise_or, "or")
 bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, "xor")
+
+
+def _shift(name, kernel, left, dunder):
+    """``x << s`` / ``x >> s`` of integer tensors as PyTorch's kernels shift: a shift by a negative amount or by
+    the type's width or more gives 0 (a right shift of a negative number gives -1), where C and NumPy leave it
+    undefined; a left shift drops the bits that leave the type."""
+    def shift(input, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        xa, ya, target = _promoted(input, other)
+        if target.kind not in "iu":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(target)}\'')
+        xa, amount = np.asarray(xa, dtype=target), np.asarray(ya).astype(np.int64)
+        outside = (amount < 0) | (amount >= 8 * target.itemsize)
+        safe = np.where(outside, 0, amount).astype(target)
+        if left:
+            shifted = np.where(outside, np.zeros((), target), broadcasting(np.left_shift, xa, safe))
+        else:
+            fill = np.where(xa < 0, np.array(-1).astype(target), np.zeros((), target))
+            shifted = np.where(outside, fill, broadcasting(np.right_shift, xa, safe))
+        return as_result(shifted, target)
+    shift.__name__ = shift.__qualname__ = name
+    shift.__doc__ = f"Elementwise ``x {'<<' if left else '>>'} s`` of integer tensors."
+
+    def reflected(self, other):
+        return shift(other if isinstance(other, Tensor) else Tensor._make(np.asarray(other)), self)
+
+    def augmented(self, other):
+        return apply_inplace(self, lambda old: shift(old, other))
+
+    tensor_method(name, f"__{dunder}__")(shift)
+    setattr(Tensor, f"__r{dunder}__", reflected)
+    setattr(Tensor, f"__i{dunder}__", augmented)
+    setattr(Tensor, name + "_", augmented)
+    return shift
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", True, "lshift")
+bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", False, "rshift")
 
 
 @tensor_method("bitwise_not")

@@ -102,6 +102,22 @@ class ClampMaxBackward1(Node):
         return ops.mask(keep, grad), ops.mask(~keep, grad)
 
 
+_C_INTEGER_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def _check_integer_bound(bound, target):
+    """A Python int bound must fit the integer result type, as PyTorch converts it (NumPy would raise its
+    own OverflowError)."""
+    if target.kind not in "iu" or bound.__class__ is not int:
+        return
+    if not -2**63 <= bound < 2**64:
+        raise RuntimeError("int too big to convert")
+    info = np.iinfo(target)
+    lowest = -info.max if target.kind == "u" else info.min     # an unsigned type takes -max..-1, wrapped
+    if not lowest <= bound <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {_C_INTEGER_NAMES[target.name]} without overflow")
+
+
 def _clamp_arrays(input, lo, hi):
     """The forward of every clamp: promote x and the bounds together, then max with lo, min with hi."""
     target = dt.result_type(*(v for v in (input, lo, hi) if v is not None))._np
@@ -109,7 +125,11 @@ def _clamp_arrays(input, lo, hi):
         kernel = "clamp_scalar_cpu" if lo is not None and hi is not None else \
             "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu"
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-    xa, la, ha = (v._data.astype(target, copy=False) if isinstance(v, Tensor) else v for v in (input, lo, hi))
+    for bound in (lo, hi):
+        _check_integer_bound(bound, target)
+    xa, la, ha = (v._data.astype(target, copy=False) if isinstance(v, Tensor) else
+                  np.array(v).astype(target) if v.__class__ is int and target.kind == "u" else v
+                  for v in (input, lo, hi))
     if la is None:
         return as_result(broadcasting(np.minimum, xa, ha), target)
     if ha is None:
