@@ -137,3 +137,16 @@ def test_from_numpy_shares_memory():
     t = gradiente.from_numpy(a)
     a[0] = 5
     assert t[0].item() == 5.0
+
+
+def test_a_requested_dtype_converts_each_python_number_once():
+    # 0.7 must become the double nearest 0.7, not the float32 nearest 0.7 widened (a silent loss of digits);
+    # float16 rounds from the double once.
+    for lib in (gradiente, torch):
+        assert lib.tensor([0.7], dtype=lib.float64).item() == 0.7
+        assert lib.tensor(0.7, dtype=lib.float64).item() == 0.7
+        assert lib.as_tensor([[0.1, 2]], dtype=lib.float64).tolist() == [[0.1, 2.0]]
+        assert lib.DoubleTensor([0.7]).item() == 0.7
+        assert lib.tensor([1e-46], dtype=lib.float64).item() == 1e-46
+    assert gradiente.tensor([0.1], dtype=gradiente.float16).item() == torch.tensor([0.1], dtype=torch.float16).item()
+    assert gradiente.tensor([0.7]).double().item() == torch.tensor([0.7]).double().item()

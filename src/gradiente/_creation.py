@@ -53,8 +53,10 @@ def _ragged_error(data):
     return None
 
 
-def _infer_array(data):
-    """``data`` (number, nested sequence, ndarray, tensor) as an ndarray of PyTorch's inferred dtype."""
+def _infer_array(data, exact=False):
+    """``data`` (number, nested sequence, ndarray, tensor) as an ndarray of PyTorch's inferred dtype.
+    ``exact``: a dtype was requested, so Python floats stay doubles until they are converted to it (PyTorch
+    converts each number once; going through the default float32 first would round 0.7 twice)."""
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, np.ndarray):
@@ -67,9 +69,9 @@ def _infer_array(data):
     if isinstance(data, numbers.Integral):
         return np.asarray(int(data), dtype=np.int64)
     if isinstance(data, numbers.Real):
-        return np.asarray(float(data), dtype=dt.get_default_dtype()._np)
+        return np.asarray(float(data), dtype=np.float64 if exact else dt.get_default_dtype()._np)
     if isinstance(data, numbers.Complex):
-        return np.asarray(data, dtype=dt.get_default_dtype().to_complex()._np)
+        return np.asarray(data, dtype=np.complex128 if exact else dt.get_default_dtype().to_complex()._np)
     if isinstance(data, (list, tuple)):
         err = _ragged_error(data)
         if err is not None:
@@ -80,6 +82,8 @@ def _infer_array(data):
             raise TypeError(f"new(): invalid data type '{_first_leaf_type(data)}'") from e
         if arr.dtype.kind in "US" or arr.dtype == object:
             raise TypeError(f"new(): invalid data type '{_first_bad_type(data)}'")
+        if exact and arr.dtype.kind in "fc":
+            return arr
         if arr.dtype == np.float64 and not _has_numpy_double(data):
             arr = arr.astype(dt.get_default_dtype()._np)
         elif arr.dtype == np.complex128:
@@ -133,7 +137,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    arr = _infer_array(data)
+    arr = _infer_array(data, exact=dtype is not None)
     arr = np.array(arr, dtype=dtype._np if dtype is not None else arr.dtype, copy=True)
     return _finish(arr, requires_grad)
 
@@ -143,7 +147,7 @@ def as_tensor(data, dtype=None, device=None):
     _check_dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
         return data if dtype is None or dtype is data.dtype else data.to(dtype)
-    arr = _infer_array(data)
+    arr = _infer_array(data, exact=dtype is not None)
     if dtype is not None and arr.dtype != dtype._np:
         arr = arr.astype(dtype._np)
     elif not isinstance(data, np.ndarray):
@@ -325,7 +329,7 @@ def legacy_new(cls, dtype, args, kwargs):
             (len(args) == 1 and isinstance(args[0], Size)):
         arr = np.zeros(_shape(args), dtype=dtype._np)
     elif len(args) == 1:
-        arr = np.array(_infer_array(args[0]), dtype=dtype._np, copy=True)
+        arr = np.array(_infer_array(args[0], exact=True), dtype=dtype._np, copy=True)
     else:
         raise TypeError("new() received an invalid combination of arguments")
     return cls._make(arr)
