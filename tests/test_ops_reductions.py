@@ -290,8 +290,20 @@ def test_norm_rejects_unknown_orders_and_integers():
     assert_same(lambda lib: lib.norm(lib.ones(2, 2, 2), "fro", dim=(0, -1, 1)))
     assert_same(lambda lib: lib.norm(lib.ones(2, 2, 2), "abc", dim=(0, -1, 1)))
     assert_same(lambda lib: lib.tensor([1, 2]).norm())
-    with pytest.raises(NotImplementedError, match="nuclear norm"):
-        gradiente.ones(2, 2).norm("nuc")
+
+
+
+def test_nuclear_norm_matches_torch_with_its_graph():
+    a = np.random.RandomState(3).standard_normal((2, 3, 4))
+    results = []
+    for lib in (gradiente, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = x.norm("nuc", dim=(1, 2), keepdim=True)
+        y.sum().backward()
+        results.append((type(y.grad_fn).__name__, tuple(y.shape), y.detach().numpy(), x.grad.numpy()))
+    assert results[0][:2] == results[1][:2]
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-12)
+    np.testing.assert_allclose(results[0][3], results[1][3], rtol=1e-10)
 
 
 @pytest.mark.parametrize("op", ["max", "min", "median"])

@@ -9,6 +9,7 @@ Heavier parts (``nn``, ``optim``, ``utils``, ``viz``, ``autograd.functional``) l
 ``import gradiente`` costs little beyond importing NumPy.
 """
 import importlib as _importlib
+import warnings as _warnings
 
 from . import autograd, return_types
 from . import ops as _ops
@@ -65,11 +66,14 @@ from ._size import Size
 from ._tensor import Tensor, device, is_tensor
 from .autograd.grad_mode import *
 from .ops.arithmetic import *
+from .ops.assembling import *
 from .ops.binary_math import *
 from .ops.comparison import *
+from .ops.elementwise_extra import *
 from .ops.fill import *
 from .ops.indexing import *
 from .ops.linalg import *
+from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import (
     all,
@@ -94,12 +98,24 @@ from .ops.reductions import (
 )
 from .ops.selection import *
 from .ops.softmax import log_softmax, softmax
+from .ops.sorting import *
 from .ops.unary import *
 from .ops.views import *
 
 __version__ = "0.1.0"
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "explain", "linalg", "testing", "distributions", "special", "fft")
+
+def _silence_numpy_float_warnings():
+    """NumPy reports floating-point events (log(0), 0/0, overflow) as RuntimeWarnings where PyTorch computes
+    the same inf or nan silently. Those raised inside gradiente are silenced, so that a program prints what it
+    prints under PyTorch; the user's own NumPy code keeps its warnings (the filter matches gradiente's modules)."""
+    _warnings.filterwarnings("ignore", message=r"(divide by zero|invalid value|overflow|underflow) encountered",
+                             category=RuntimeWarning, module=r"gradiente\.")
+
+
+_silence_numpy_float_warnings()
+
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special")
 
 
 def result_type(tensor1, tensor2):

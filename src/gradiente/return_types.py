@@ -5,7 +5,8 @@ with this module's name: ``gradiente.return_types.max(\\nvalues=tensor(...),\\ni
 """
 import collections
 
-__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "max", "median", "min", "mode", "sort", "topk"]
+__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_qr",
+           "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "max", "median", "min", "mode", "slogdet", "sort", "topk"]
 
 
 def _return_type(name, fields=("values", "indices")):
@@ -31,3 +32,11 @@ mode = _return_type("mode")
 cummax = _return_type("cummax")
 cummin = _return_type("cummin")
 aminmax = _return_type("aminmax", ("min", "max"))
+slogdet = _return_type("slogdet", ("sign", "logabsdet"))
+linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))
+linalg_solve_ex = _return_type("linalg_solve_ex", ("result", "info"))
+linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
+linalg_qr = _return_type("linalg_qr", ("Q", "R"))
+linalg_eigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))

@@ -10,16 +10,20 @@ in-place mechanism). ``_errors`` holds PyTorch's error messages that several fam
 """
 from . import (
     arithmetic,
+    assembling,
     binary_math,
     comparison,
+    elementwise_extra,
     fill,
     indexing,
     inplace,
     linalg,
+    products,
     rearranging,
     reductions,
     selection,
     softmax,
+    sorting,
     unary,
     views,
 )

@@ -122,7 +122,7 @@ def mv(input, vec):
     return _product(np.matmul, MvBackward0, input, vec)
 
 
-@tensor_method("dot", "inner")
+@tensor_method("dot")
 def dot(input, other):
     """The inner product of two 1-D tensors."""
     xa, ya = input._data, other._data
@@ -201,6 +201,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 must be a matrix, got {xa.ndim}-D tensor")
     if ya.ndim != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {ya.ndim}-D tensor")
+    # addmm words its dtype errors unlike mm, and checks them before the shapes
+    for name, first in (("mat1", xa), ("self", input._data)):
+        if first.dtype != ya.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {dt.scalar_name(first.dtype)} "
+                               f"and {dt.scalar_name(ya.dtype)}")
     _check_multipliable(xa, ya)
     out = wrap(_scaled_sum(np.matmul(xa, ya), input, (xa.shape[0], ya.shape[1]), beta, alpha))
     if wants_grad(input, mat1, mat2):

@@ -120,14 +120,20 @@ def stack(tensors, dim=0, *, out=None):
 
 
 def atleast_1d(*tensors):
-    out = tuple(reshape(t, 1) if t._data.ndim == 0 else t for t in _unpack(tensors))
-    return out[0] if len(out) == 1 else out
+    """Each tensor with at least 1 dim. One tensor gives a tensor; several, or a list, give a tuple."""
+    return _each(tensors, lambda t: reshape(t, 1) if t._data.ndim == 0 else t)
 
 
 def atleast_2d(*tensors):
-    out = tuple(reshape(t, 1, 1) if t._data.ndim == 0 else unsqueeze(t, 0) if t._data.ndim == 1 else t
-                for t in _unpack(tensors))
-    return out[0] if len(out) == 1 else out
+    """Each tensor with at least 2 dims (a 1-D one of n as (1, n))."""
+    return _each(tensors, lambda t: reshape(t, 1, 1) if t._data.ndim == 0 else unsqueeze(t, 0) if t._data.ndim == 1
+                 else t)
+
+
+def _each(tensors, fn):
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return fn(tensors[0])
+    return tuple(fn(t) for t in _unpack(tensors))
 
 
 def _unpack(tensors):

@@ -620,16 +620,16 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 @tensor_method("norm")
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """The vector p-norm over ``dim`` (all elements by default); 'fro' is the 2-norm. The nuclear norm
-    ('nuc') needs a singular value decomposition, which gradiente does not provide: it raises."""
+    """The vector p-norm over ``dim`` (all elements by default); 'fro' is the 2-norm; 'nuc', the nuclear norm
+    (the sum of singular values) of the matrices in the last two dims or in ``dim``."""
     if isinstance(p, str):
         if p not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
         if dim is not None and not isinstance(dim, int) and len(dim) > 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
         if p == "nuc":
-            raise NotImplementedError("gradiente does not implement the nuclear norm ('nuc'): it needs a singular "
-                                      "value decomposition.")
+            from .. import linalg
+            return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
         p = 2
     return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)
 

@@ -1,0 +1,883 @@
+"""``torch.linalg``: norms, inverses, solves, determinants and the decompositions (Cholesky, QR, eigh, SVD),
+each with its derivative, for a matrix ``(n, n)`` or a batch of them ``(..., n, n)``.
+
+NumPy's LAPACK computes the factorizations; the derivative rules are the standard matrix-calculus results,
+written with the rule namespace ``ops`` so that they also run on recorded tensors (``create_graph=True``),
+which gives second derivatives. A rule that needs to solve or invert calls ``_solve`` or ``_inverse``:
+NumPy on arrays, this module's own differentiable ``solve``/``inv`` on tensors.
+
+Where PyTorch composes an op from others (``matrix_norm(A, 2)`` is the largest singular value, an
+``amax`` over ``svdvals``), so do we, and the graph shows PyTorch's nodes. Decompositions are unique only up
+to the signs of their singular vectors and eigenvectors; we return NumPy's (LAPACK's) choice.
+
+Real inputs only for gradients: complex matrices factorize, but their rules are not written.
+"""
+import math
+
+import numpy as np
+
+from . import return_types
+from ._dtype import cpp_name, scalar_name
+from ._tensor import _wrap_dim
+from .autograd.graph import Node
+from .ops._record import as_result, record, wants_grad, wrap
+from .ops.linalg import matmul, mm
+from .ops.products import linalg_cross, vdot
+from .ops.reductions import amax, amin
+from .ops.reductions import vector_norm as _vector_norm
+from .ops.selection import where
+from .ops.views import clone, permute, reshape, unsqueeze
+from .ops.views import diagonal as _diagonal
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_ex", "svd", "svdvals", "vecdot", "vector_norm"]
+
+
+class LinAlgError(RuntimeError):
+    """A matrix without the property an operation needs (singular, not positive-definite), as in PyTorch."""
+
+
+# The named results (``gradiente.return_types.linalg_qr(Q=..., R=...)``)
+slogdet_type = return_types.slogdet
+linalg_slogdet, linalg_inv_ex, linalg_solve_ex = (return_types.linalg_slogdet, return_types.linalg_inv_ex,
+                                                  return_types.linalg_solve_ex)
+linalg_cholesky_ex, linalg_qr = return_types.linalg_cholesky_ex, return_types.linalg_qr
+linalg_eigh, linalg_svd = return_types.linalg_eigh, return_types.linalg_svd
+
+
+# --- checks, with PyTorch's messages ---------------------------------------------------------------------
+
+def _check_matrix(name, a, arg="A"):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+
+
+def _check_square(name, a):
+    _check_matrix(name, a)
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+
+
+def _check_floating(name, a):
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_name(a.dtype)}")
+    if a.dtype == np.float16:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
+
+
+def _batch_prefix(a, index):
+    """PyTorch names the failing matrix of a batch: ``(Batch element 1): ``."""
+    return f"(Batch element {index}): " if a.ndim > 2 else ""
+
+
+def _first_failure(a, info):
+    """The flat batch index of the first matrix whose ``info`` is non-zero, and that info."""
+    flat = np.reshape(info, -1)
+    index = int(np.flatnonzero(flat)[0])
+    return index, int(flat[index])
+
+
+# --- what the rules compute with ------------------------------------------------------------------------
+
+def _mT(ops, x):
+    return ops.transpose(x, -1, -2)
+
+
+def _solve(ops, a, b):
+    """a⁻¹ b for matrices ``b``."""
+    return solve(a, b) if ops.recording else np.linalg.solve(a, b)
+
+
+def _inverse(ops, a):
+    return inv(a) if ops.recording else np.linalg.inv(a)
+
+
+def _right_solve(ops, x, a):
+    """x a⁻¹ (``x`` times the inverse of ``a`` on the right), as (a⁻ᵀ xᵀ)ᵀ."""
+    return _mT(ops, _solve(ops, _mT(ops, a), _mT(ops, x)))
+
+
+def _eye(ops, n, like):
+    return ops.constant(np.eye(n), like)
+
+
+def _diag_matrix(ops, v):
+    """Matrices with ``v`` (..., n) on their diagonals."""
+    return ops.unsqueeze(v, -1) * _eye(ops, v.shape[-1], v)
+
+
+def _off_diagonal_inverse(ops, e):
+    """1 / e off the diagonal, 0 on it (where e is 0): the factor of the eigen- and singular-vector rules."""
+    eye = _eye(ops, e.shape[-1], e)
+    return (1 - eye) / (e + eye)
+
+
+def _unsqueeze2(ops, x):
+    return ops.unsqueeze(ops.unsqueeze(x, -1), -1)
+
+
+# --- LAPACK's info, for the error messages -----------------------------------------------------------------
+
+def _lu_info(a):
+    """LAPACK getrf's ``info`` for each matrix: the 1-based position of the first zero pivot of an LU
+    factorization with partial pivoting, 0 when there is none (what PyTorch reports for a singular matrix)."""
+    n = a.shape[-1]
+    u = np.array(a.reshape((-1, n, n)), dtype=np.result_type(a.dtype, np.float32))
+    info = np.zeros(len(u), dtype=np.int32)
+    batch = np.arange(len(u))
+    for k in range(n):
+        p = k + np.argmax(np.abs(u[:, k:, k]), axis=1)
+        row_k = u[batch, k].copy()
+        u[batch, k] = u[batch, p]
+        u[batch, p] = row_k
+        pivot = u[:, k, k]
+        info[(pivot == 0) & (info == 0)] = k + 1
+        factor = np.divide(u[:, k + 1:, k], pivot[:, None], out=np.zeros_like(u[:, k + 1:, k]),
+                           where=pivot[:, None] != 0)
+        u[:, k + 1:, k:] -= factor[:, :, None] * u[:, None, k, k:]
+    return info.reshape(a.shape[:-2])
+
+
+def _cholesky_info(a):
+    """For each matrix, the order of the first leading minor that is not positive-definite (0 when none)."""
+    n = a.shape[-1]
+    m = np.array(a.reshape((-1, n, n)), dtype=np.result_type(a.dtype, np.float32))
+    low = np.zeros_like(m)
+    info = np.zeros(len(m), dtype=np.int32)
+    for j in range(n):
+        pivot = m[:, j, j] - (low[:, j, :j] ** 2).sum(-1)
+        failed = ~(pivot > 0)
+        info[failed & (info == 0)] = j + 1
+        root = np.sqrt(np.where(failed, 1, pivot))
+        low[:, j, j] = root
+        below = m[:, j + 1:, j] - np.einsum("bik,bk->bi", low[:, j + 1:, :j], low[:, j, :j])
+        low[:, j + 1:, j] = below / root[:, None]
+    return info.reshape(a.shape[:-2])
+
+
+def _factorize(factorize, a, find_info):
+    """``factorize(a)`` (NumPy, one call for the batch) and LAPACK's info for each matrix. When a matrix fails,
+    NumPy raises for the whole batch: ``find_info`` then says which, and those results are nan."""
+    try:
+        return factorize(a), np.zeros(a.shape[:-2], dtype=np.int32)
+    except np.linalg.LinAlgError:
+        info = find_info(a)
+        result = np.full_like(a, np.nan)
+        for index in np.ndindex(info.shape):
+            if info[index] == 0:
+                try:
+                    result[index] = factorize(a[index])
+                except np.linalg.LinAlgError:     # a pivot LAPACK found to be 0 that our replay rounded away
+                    info[index] = a.shape[-1]
+        return result, info
+
+
+# --- determinants ---------------------------------------------------------------------------------------
+
+def _cofactor_array(a):
+    """det(A)·A⁻ᵀ (the cofactor matrix) from an SVD, A = U S Vᵀ: det(U) det(Vᵀ) U diag(Π_{j≠i} sⱼ) Vᵀ.
+    Defined for a singular A as well, where A⁻ᵀ is not."""
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones(s.shape[:-1] + (1,), dtype=s.dtype)
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(s, -1)[..., :-1]], -1), -1), -1)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
+
+
+class LinalgDetBackward0(Node):
+    """out = det(A);  dA = grad · det(A) · A⁻ᵀ (the cofactor matrix, which a singular A has too)"""
+    __slots__ = ()
+    formula = "∂det(A)/∂A = det(A)·A⁻ᵀ"
+
+    def backward(self, ops, grad):
+        a, out = self.saved(ops)
+        if ops.recording:       # differentiable again, for an invertible A
+            cofactor = _unsqueeze2(ops, out) * _mT(ops, inv(a))
+        else:
+            cofactor = _cofactor_array(a)
+        return (_unsqueeze2(ops, grad) * cofactor,)
+
+
+def det(A, *, out=None):
+    """The determinant of a square matrix, or of each in a batch ``(..., n, n)``.
+
+    Differs from PyTorch on purpose at an exactly singular matrix: its gradient is the cofactor matrix (what
+    finite differences give), where PyTorch 2.13 returns zeros (pytorch/pytorch#104675)."""
+    a = A._data
+    _check_square("linalg.det", a)
+    _check_floating("linalg.det", a)
+    result = as_result(np.linalg.det(a), a.dtype)
+    if wants_grad(A):
+        record(LinalgDetBackward0, (A,), result, (A, result))
+    return result if out is None else out.copy_(result)
+
+
+class LinalgSlogdetBackward0(Node):
+    """(sign, out) = (sign det(A), log |det(A)|);  dA = grad_out · A⁻ᵀ (the sign is piecewise constant)"""
+    __slots__ = ()
+    formula = "∂ log|det(A)|/∂A = A⁻ᵀ"
+
+    def backward(self, ops, grad_sign, grad):
+        (a,) = self.saved(ops)
+        return (_unsqueeze2(ops, grad) * _mT(ops, _inverse(ops, a)),)
+
+
+def _slogdet(A, name):
+    a = A._data
+    _check_square(name, a)
+    _check_floating(name, a)
+    sign, logabsdet = np.linalg.slogdet(a)
+    sign, logabsdet = as_result(sign, a.dtype), as_result(logabsdet, np.finfo(a.dtype).dtype)
+    if wants_grad(A):
+        record(LinalgSlogdetBackward0, (A,), (sign, logabsdet), (A,))
+    return sign, logabsdet
+
+
+def _slogdet_as(A, result_type):
+    return result_type(*_slogdet(A, "linalg.slogdet"))
+
+
+def slogdet(A, *, out=None):
+    """The sign and the log of the absolute value of the determinant, ``(sign, logabsdet)``: the log stays
+    finite where the determinant itself would overflow or underflow."""
+    return _slogdet_as(A, linalg_slogdet)
+
+
+def _logdet(A):
+    """log det(A) (``torch.logdet``): nan for a negative determinant, -inf for a zero one."""
+    sign, logabsdet = _slogdet(A, "logdet")
+    return where(sign < 0, math.nan, logabsdet)
+
+
+# --- inverse and solve ----------------------------------------------------------------------------------
+
+class LinalgInvExBackward0(Node):
+    """out = A⁻¹;  dA = −A⁻ᵀ · grad · A⁻ᵀ"""
+    __slots__ = ()
+    formula = "∂A⁻¹/∂A: G ↦ −A⁻ᵀ·G·A⁻ᵀ"
+
+    def backward(self, ops, grad):
+        (out,) = self.saved(ops)
+        transposed = _mT(ops, out)
+        return (-ops.matmul(ops.matmul(transposed, grad), transposed),)
+
+
+def _invert(A):
+    """A⁻¹ as a recorded tensor, and LAPACK's info (nan fills the inverse of a singular matrix)."""
+    a = A._data
+    _check_square("linalg.inv", a)
+    _check_floating("linalg.inv", a)
+    inverse, info = _factorize(np.linalg.inv, a, _lu_info)
+    result = wrap(inverse)
+    if wants_grad(A):
+        record(LinalgInvExBackward0, (A,), result, (result,))
+    return result, info
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """The inverse and LAPACK's ``info`` (0, or the position of the first zero pivot of a singular matrix),
+    without raising. Differs from PyTorch: a singular matrix's inverse is all nan, not LAPACK's partial
+    result."""
+    inverse, info = _invert(A)
+    if check_errors and info.any():
+        _raise_singular_inverse(A._data, info, "linalg.inv_ex")
+    return linalg_inv_ex(inverse, wrap(info))
+
+
+def _raise_singular_inverse(a, info, name):
+    index, position = _first_failure(a, info)
+    raise LinAlgError(f"{name}: {_batch_prefix(a, index)}The diagonal element {position} is zero, the inversion "
+                      "could not be completed because the input matrix is singular.")
+
+
+def inv(A, *, out=None):
+    """The inverse of a square matrix, or of each in a batch; raises ``LinAlgError`` for a singular one."""
+    inverse, info = _invert(A)
+    if info.any():
+        _raise_singular_inverse(A._data, info, "linalg.inv")
+    return inverse if out is None else out.copy_(inverse)
+
+
+class LinalgSolveExBackward0(Node):
+    """X = A⁻¹B;  dB = A⁻ᵀ·grad;  dA = −dB·Xᵀ   (left=False, X = BA⁻¹:  dB = grad·A⁻ᵀ;  dA = −Xᵀ·dB)"""
+    __slots__ = ()
+    formula = "∂(A⁻¹B)/∂B: G ↦ A⁻ᵀG,  ∂/∂A: G ↦ −A⁻ᵀG·Xᵀ"
+
+    def backward(self, ops, grad):
+        a, x = self.saved(ops)
+        if self.vector:
+            grad, x = ops.unsqueeze(grad, -1), ops.unsqueeze(x, -1)
+        if self.left:
+            grad_b = _solve(ops, _mT(ops, a), grad)
+            grad_a = -ops.matmul(grad_b, _mT(ops, x))
+        else:
+            grad_b = _right_solve(ops, grad, _mT(ops, a))
+            grad_a = -ops.matmul(_mT(ops, x), grad_b)
+        if self.vector:
+            grad_b = ops.sum(grad_b, -1)
+        return (grad_a if self.next_functions[0][0] is not None else None,
+                grad_b if self.next_functions[1][0] is not None else None)
+
+
+def _solve_array(a, b, left):
+    if left:
+        return np.linalg.solve(a, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+def _solve_arrays(A, B, left):
+    """The solution array, whether B is a (batch of) vector(s), and LAPACK's info for each matrix of A."""
+    a, b = A._data, B._data
+    _check_square("linalg.solve", a)
+    _check_floating("linalg.solve", a)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{scalar_name(a.dtype)} and B of type {scalar_name(b.dtype)} instead")
+    # A vector is a column on either side, so with left=False it fits only a 1×1 A (as in PyTorch).
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    rhs = b[..., None] if vector else b
+    n = a.shape[-1]
+    if rhs.ndim < 2 or rhs.shape[-2 if left else -1] != n:
+        shape = rhs.shape if rhs.ndim >= 2 else (*rhs.shape, 1)
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} "
+                           f"= B ({n}x{n} and {shape[-2]}x{shape[-1]})")
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
+    try:
+        x = _solve_array(a, rhs, left)
+    except np.linalg.LinAlgError:
+        # Solve again with each singular matrix replaced by I, and give its solutions as nan.
+        info = _factorize(np.linalg.inv, a, _lu_info)[1]
+        singular = (info != 0)[..., None, None]
+        x = _solve_array(np.where(singular, np.eye(n, dtype=a.dtype), a), rhs, left)
+        x = np.where(singular, np.nan, x)
+    if vector:
+        x = x[..., 0]
+    return x, vector, info
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """``solve`` and LAPACK's info, without raising for a singular A. Differs from PyTorch: the solution for a
+    singular matrix is nan, where PyTorch returns LAPACK's partial result (often ±inf)."""
+    x, vector, info = _solve_arrays(A, B, left)
+    if check_errors and info.any():
+        _raise_singular_solve(A._data, info, "torch.linalg.solve_ex")
+    result = wrap(x)
+    if wants_grad(A, B):
+        record(LinalgSolveExBackward0, (A, B), result, (A, result), left=left, vector=vector)
+    return linalg_solve_ex(result, wrap(info))
+
+
+def _raise_singular_solve(a, info, name):
+    index, _ = _first_failure(a, info)
+    raise LinAlgError(f"{name}: {_batch_prefix(a, index)}The solver failed because the input matrix is "
+                      "singular.")
+
+
+def solve(A, B, *, left=True, out=None):
+    """X with ``A X = B`` (``X A = B`` with ``left=False``). B is a matrix ``(..., n, k)`` or a vector
+    ``(..., n)``; batch dims broadcast. Raises ``LinAlgError`` for a singular A."""
+    x, vector, info = _solve_arrays(A, B, left)
+    if info.any():
+        _raise_singular_solve(A._data, info, "torch.linalg.solve")
+    result = wrap(x)
+    if wants_grad(A, B):
+        record(LinalgSolveExBackward0, (A, B), result, (A, result), left=left, vector=vector)
+    return result if out is None else out.copy_(result)
+
+
+# --- Cholesky -------------------------------------------------------------------------------------------
+
+def _phi(ops, m):
+    """The lower triangle of m with its diagonal halved: the part of a symmetric change that L carries."""
+    n = m.shape[-1]
+    return ops.tril(m, 0) * ops.constant(1 - 0.5 * np.eye(n), m)
+
+
+class LinalgCholeskyExBackward0(Node):
+    """A = L Lᵀ;  dA = sym(L⁻ᵀ Φ(Lᵀ·grad) L⁻¹), Φ = lower triangle with the diagonal halved, sym(M) = (M + Mᵀ)/2"""
+    __slots__ = ()
+    formula = "∂L/∂A: G ↦ sym(L⁻ᵀ Φ(LᵀG) L⁻¹)"
+
+    def backward(self, ops, grad, *_):
+        (factor,) = self.saved(ops)
+        low, grad = (_mT(ops, factor), _mT(ops, grad)) if self.upper else (factor, grad)
+        low_t = _mT(ops, low)
+        left = _solve(ops, low_t, _phi(ops, ops.matmul(low_t, grad)))      # L⁻ᵀ Φ
+        grad_a = _right_solve(ops, left, low)                                # L⁻ᵀ Φ L⁻¹
+        return ((grad_a + _mT(ops, grad_a)) * 0.5,)
+
+
+def _factor(A, upper):
+    a = A._data
+    _check_square("linalg.cholesky", a)
+    _check_floating("linalg.cholesky", a)
+    low, info = _factorize(np.linalg.cholesky, a, _cholesky_info)
+    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low)
+    if wants_grad(A):
+        record(LinalgCholeskyExBackward0, (A,), result, (result,), upper=upper)
+    return result, info
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """``cholesky`` and LAPACK's info (the order of the first leading minor that is not positive-definite),
+    without raising. Differs from PyTorch: the factor of such a matrix is nan, not LAPACK's partial factor."""
+    low, info = _factor(A, upper)
+    if check_errors and info.any():
+        _raise_not_positive_definite(A._data, info, "linalg.cholesky_ex")
+    return linalg_cholesky_ex(low, wrap(info))
+
+
+def _raise_not_positive_definite(a, info, name):
+    index, order = _first_failure(a, info)
+    raise LinAlgError(f"{name}: {_batch_prefix(a, index)}The factorization could not be completed because "
+                      f"the input is not positive-definite (the leading minor of order {order} is not "
+                      "positive-definite).")
+
+
+def cholesky(A, *, upper=False, out=None):
+    """The lower-triangular L with ``A = L Lᵀ`` for a symmetric positive-definite A (only its lower triangle is
+    read); ``upper=True`` gives ``U = Lᵀ``. Raises ``LinAlgError`` if A is not positive-definite."""
+    low, info = _factor(A, upper)
+    if info.any():
+        _raise_not_positive_definite(A._data, info, "linalg.cholesky")
+    return low if out is None else out.copy_(low)
+
+
+# --- QR -------------------------------------------------------------------------------------------------
+
+def _qr_tall(ops, q, r, grad_q, grad_r):
+    """dA of A = QR for m ≥ n: (grad_q + Q·mirror(N))·R⁻ᵀ, N = grad_r·Rᵀ − Qᵀ·grad_q, where mirror keeps the
+    upper triangle of N and copies it below the diagonal (a symmetric matrix)."""
+    n = ops.matmul(grad_r, _mT(ops, r)) - ops.matmul(_mT(ops, q), grad_q)
+    mirrored = ops.triu(n, 0) + _mT(ops, ops.triu(n, 1))
+    return _right_solve(ops, grad_q + ops.matmul(q, mirrored), _mT(ops, r))
+
+
+class LinalgQrBackward0(Node):
+    """A = QR (m ≥ n);  dA = (gQ + Q·mirror(gR·Rᵀ − Qᵀ·gQ))·R⁻ᵀ (mirror: the upper triangle, copied below).
+    For m < n, A = [X | Y] with X square:
+    X's rule with gQ + Y·gR₂ᵀ, and dY = Q·gR₂"""
+    __slots__ = ()
+    formula = "∂(Q, R)/∂A: (gQ + Q·mirror(gR·Rᵀ − Qᵀ·gQ))·R⁻ᵀ"
+
+    def backward(self, ops, grad_q, grad_r):
+        if self.mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                               "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+        m, n = self._input_meta[0][0][-2:]
+        if self.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        q, r = self.saved(ops)
+        if m >= n:
+            return (_qr_tall(ops, q, r, grad_q, grad_r),)
+        r_left, r_right = ops.narrow(r, -1, 0, m), ops.narrow(r, -1, m, n - m)
+        grad_left, grad_right = ops.narrow(grad_r, -1, 0, m), ops.narrow(grad_r, -1, m, n - m)
+        y = ops.matmul(q, r_right)
+        grad_x = _qr_tall(ops, q, r_left, grad_q + ops.matmul(y, _mT(ops, grad_right)), grad_left)
+        return (ops.cat([grad_x, ops.matmul(q, grad_right)], -1),)
+
+
+def qr(A, mode="reduced", *, out=None):
+    """A = QR with Q's columns orthonormal and R upper-triangular. ``mode``: 'reduced' (Q is m×k, k = min(m, n)),
+    'complete' (Q is m×m), or 'r' (R only; Q is empty). Returns ``(Q, R)``."""
+    a = A._data
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
+                           "'complete'")
+    _check_matrix("linalg.qr", a)
+    _check_floating("linalg.qr", a)
+    if mode == "r":
+        q, r = np.zeros((0,), dtype=a.dtype), np.linalg.qr(a, mode="r")
+    else:
+        q, r = np.linalg.qr(a, mode=mode)
+    q, r = wrap(q), wrap(r)
+    if wants_grad(A):
+        record(LinalgQrBackward0, (A,), (q, r), (q, r), mode=mode)
+    return linalg_qr(q, r)
+
+
+# --- symmetric eigendecomposition ----------------------------------------------------------------------
+
+class LinalgEighBackward0(Node):
+    """A = V diag(L) Vᵀ;  dA = V (diag(gL) + F ∘ skew(Vᵀ·gV)) Vᵀ, Fᵢⱼ = 1/(Lⱼ − Lᵢ) off the diagonal,
+    skew(M) = (M − Mᵀ)/2"""
+    __slots__ = ()
+    formula = "∂(L, V)/∂A: V (diag(gL) + F∘skew(VᵀgV)) Vᵀ,  Fᵢⱼ = 1/(Lⱼ − Lᵢ)"
+
+    def backward(self, ops, grad_values, grad_vectors):
+        values, vectors = self.saved(ops)
+        inner = _diag_matrix(ops, grad_values)
+        # Skipped when no eigenvector got a gradient (eigvalsh): that term divides by eigenvalue gaps, which
+        # are 0 for a repeated eigenvalue. (Under create_graph the eigenvectors of eigvalsh do get one.)
+        if ops.raw(grad_vectors).any():
+            k = ops.matmul(_mT(ops, vectors), grad_vectors)
+            gaps = ops.unsqueeze(values, -2) - ops.unsqueeze(values, -1)
+            inner = inner + (k - _mT(ops, k)) * 0.5 * _off_diagonal_inverse(ops, gaps)
+        return (ops.matmul(ops.matmul(vectors, inner), _mT(ops, vectors)),)
+
+
+def _eigh(A, UPLO, values_only):
+    a = A._data
+    _check_square("linalg.eigh", a)
+    if a.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{scalar_name(a.dtype)}'")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    if values_only and not wants_grad(A):
+        return wrap(np.linalg.eigvalsh(a, UPLO)), None
+    values, vectors = np.linalg.eigh(a, UPLO)
+    values, vectors = wrap(values), wrap(vectors)
+    if wants_grad(A):
+        record(LinalgEighBackward0, (A,), (values, vectors), (values, vectors))
+    return values, vectors
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of a symmetric matrix, of which only the
+    ``UPLO`` triangle is read. Returns ``(eigenvalues, eigenvectors)``."""
+    return linalg_eigh(*_eigh(A, UPLO, values_only=False))
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues (ascending) of a symmetric matrix."""
+    return _eigh(A, UPLO, values_only=True)[0]
+
+
+# --- singular value decomposition ------------------------------------------------------------------------
+
+class LinalgSvdBackward0(Node):
+    """A = U diag(S) Vᵀ (k = min(m, n) singular values);
+    dA = U [diag(gS) + (F∘(J − Jᵀ))S + S(F∘(K − Kᵀ))] Vᵀ + (I − UUᵀ) gU S⁻¹ Vᵀ + U S⁻¹ gVᵀ (I − VVᵀ),
+    J = Uᵀ gU, K = Vᵀ gV, Fᵢⱼ = 1/(sⱼ² − sᵢ²) off the diagonal"""
+    __slots__ = ()
+    formula = "∂(U, S, Vh)/∂A: U[diag(gS) + (F∘(J−Jᵀ))S + S(F∘(K−Kᵀ))]Vᵀ + projections"
+
+    def backward(self, ops, grad_u, grad_s, grad_vh):
+        u, s, vh = self.saved(ops)
+        m, n = self._input_meta[0][0][-2:]
+        k = min(m, n)
+        if self.full_matrices:              # the extra columns of a full U or V carry no information about A
+            u, grad_u = ops.narrow(u, -1, 0, k), ops.narrow(grad_u, -1, 0, k)
+            vh, grad_vh = ops.narrow(vh, -2, 0, k), ops.narrow(grad_vh, -2, 0, k)
+        inner = _diag_matrix(ops, grad_s)
+        if not (ops.raw(grad_u).any() or ops.raw(grad_vh).any()):     # svdvals: no gap terms to divide
+            return (ops.matmul(ops.matmul(u, inner), vh),)
+        j = ops.matmul(_mT(ops, u), grad_u)
+        kv = ops.matmul(vh, _mT(ops, grad_vh))
+        squares = s * s
+        factor = _off_diagonal_inverse(ops, ops.unsqueeze(squares, -2) - ops.unsqueeze(squares, -1))
+        s_row, s_col = ops.unsqueeze(s, -2), ops.unsqueeze(s, -1)
+        inner = inner + (factor * (j - _mT(ops, j))) * s_row + s_col * (factor * (kv - _mT(ops, kv)))
+        grad_a = ops.matmul(ops.matmul(u, inner), vh)
+        if m > k:
+            grad_a = grad_a + ops.matmul((grad_u - ops.matmul(u, j)) / s_row, vh)
+        if n > k:
+            grad_a = grad_a + ops.matmul(u, (grad_vh - ops.matmul(_mT(ops, kv), vh)) / s_col)
+        return (grad_a,)
+
+
+def _svd(A, full_matrices, values_only):
+    a = A._data
+    _check_matrix("linalg.svd", a)
+    _check_floating("linalg.svd", a)
+    if values_only and not wants_grad(A):
+        return None, wrap(np.linalg.svd(a, compute_uv=False)), None
+    u, s, vh = (wrap(x) for x in np.linalg.svd(a, full_matrices=full_matrices))
+    if wants_grad(A):
+        record(LinalgSvdBackward0, (A,), (u, s, vh), (u, s, vh), full_matrices=full_matrices)
+    return u, s, vh
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """A = U diag(S) Vh with S descending. ``full_matrices=True`` (the default) gives square U (m×m) and Vh
+    (n×n); False gives the k = min(m, n) columns that matter. Returns ``(U, S, Vh)``."""
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
+    return linalg_svd(*_svd(A, full_matrices, values_only=False))
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values, descending."""
+    return _svd(A, False, values_only=True)[1]
+
+
+# --- pseudo-inverse and rank ----------------------------------------------------------------------------------
+
+class LinalgPinvBackward0(Node):
+    """P = A⁺;  dA = −Pᵀ G Pᵀ + (I − AP) Gᵀ P Pᵀ + Pᵀ P Gᵀ (I − PA) (valid where the rank does not change)"""
+    __slots__ = ()
+    formula = "∂A⁺/∂A: G ↦ −PᵀGPᵀ + (I − AP)GᵀPPᵀ + PᵀPGᵀ(I − PA)"
+
+    def backward(self, ops, grad):
+        a, p = self.saved(ops)
+        p_t, grad_t = _mT(ops, p), _mT(ops, grad)
+        first = -ops.matmul(ops.matmul(p_t, grad), p_t)
+        second = ops.matmul(grad_t - ops.matmul(a, ops.matmul(p, grad_t)), ops.matmul(p, p_t))
+        third = ops.matmul(ops.matmul(p_t, p), grad_t - ops.matmul(ops.matmul(grad_t, p), a))
+        return (first + second + third,)
+
+
+def _tolerance(s_max, shape, dtype, atol, rtol):
+    """PyTorch's cut-off for "zero" singular values: max(atol, rtol·σ_max), rtol defaulting to eps·max(m, n)
+    unless a positive atol is given."""
+    atol = 0.0 if atol is None else float(atol)
+    if rtol is None:
+        rtol = 0.0 if atol > 0 else np.finfo(dtype).eps * max(shape[-2:])
+    return np.maximum(atol, float(rtol) * s_max)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The Moore-Penrose pseudo-inverse, from an SVD (an eigendecomposition with ``hermitian=True``); singular
+    values at most the tolerance (see ``_tolerance``) count as zero. ``rcond`` is the older name of ``rtol``."""
+    a = A._data
+    if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype == np.float16:
+        raise RuntimeError(f"linalg.pinv({scalar_name(a.dtype)}{{[{', '.join(map(str, a.shape))}]}}): expected a "
+                           "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
+    rtol = rcond if rtol is None else rtol
+    if hermitian:
+        values, vectors = np.linalg.eigh(a)
+        magnitude = np.abs(values)
+        tol = _tolerance(magnitude.max(-1, initial=0), a.shape, a.dtype, atol, rtol)
+        kept = np.where(magnitude > tol[..., None], 1 / np.where(magnitude == 0, 1, values), 0)
+        value = (vectors * kept[..., None, :]) @ np.swapaxes(vectors, -1, -2).conj()
+    else:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        tol = _tolerance(s.max(-1, initial=0), a.shape, a.dtype, atol, rtol)
+        kept = np.where(s > tol[..., None], 1 / np.where(s == 0, 1, s), 0)
+        value = np.swapaxes(vh, -1, -2).conj() @ (kept[..., None] * np.swapaxes(u, -1, -2).conj())
+    result = wrap(value.astype(a.dtype, copy=False))
+    if wants_grad(A):
+        record(LinalgPinvBackward0, (A,), result, (A, result))
+    return result if out is None else out.copy_(result)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values above the tolerance (see ``_tolerance``; ``tol`` is an older name of
+    ``atol``). Not differentiable: an int64 count."""
+    a = A._data
+    _check_matrix("torch.linalg.matrix_rank", a, arg="input")
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    tolerance = _tolerance(s.max(-1, initial=0), a.shape, a.dtype, atol, rtol)
+    return wrap(np.asarray((s > tolerance[..., None]).sum(-1), dtype=np.int64))
+
+
+# --- powers and chains of products -----------------------------------------------------------------------
+
+def matrix_power(A, n, *, out=None):
+    """A square matrix (or batch) to the integer power ``n``, by repeated squaring; a negative ``n`` inverts
+    first, and ``n = 0`` gives the identity. Composed of matmul and inv, as PyTorch composes it."""
+    _check_square("linalg.matrix_power", A._data)
+    result = _power(A, n)
+    return result if out is None else out.copy_(result)
+
+
+def _power(A, n):
+    a = A._data
+    if n == 0:
+        identity = clone(A)
+        eye = wrap(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape))
+        return identity.copy_(eye)                  # a copy that forgets A: zero gradient, as PyTorch's
+    if n == 1:
+        return clone(A)
+    if n < 0:
+        A, n = inv(A), -n
+        if n == 1:
+            return A
+    if n == 2:
+        return matmul(A, A)
+    if n == 3:
+        return matmul(matmul(A, A), A)
+    result, square = None, None
+    while n > 0:                                    # the binary digits of n, lowest first
+        square = A if square is None else matmul(square, square)
+        if n % 2:
+            result = square if result is None else matmul(result, square)
+        n //= 2
+    return result
+
+
+def _chain_order(sizes):
+    """The cheapest way to multiply matrices of shapes (sizes[i], sizes[i+1]): split[i][j] is where the
+    product of matrices i..j splits last (the classic dynamic programme)."""
+    count = len(sizes) - 1
+    cost = [[0] * count for _ in range(count)]
+    split = [[0] * count for _ in range(count)]
+    for length in range(1, count):
+        for i in range(count - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _multiply_in_order(matrices, split, i, j):
+    if i == j:
+        return matrices[i]
+    k = split[i][j]
+    return mm(_multiply_in_order(matrices, split, i, k), _multiply_in_order(matrices, split, k + 1, j))
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of two or more matrices in the order that costs the fewest multiplications. The first may
+    be a 1-D row vector and the last a 1-D column vector; the others are matrices."""
+    tensors = list(tensors)
+    count = len(tensors)
+    if count < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {count}")
+    first, last = tensors[0]._data.ndim, tensors[-1]._data.ndim
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t._data.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D")
+    for i, t in enumerate(tensors):
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{cpp_name(tensors[0]._data.dtype)} and tensor {i} {cpp_name(t._data.dtype)}")
+    matrices = list(tensors)
+    if first == 1:
+        matrices[0] = unsqueeze(matrices[0], 0)
+    if last == 1:
+        matrices[-1] = unsqueeze(matrices[-1], -1)
+    for i in range(count - 1):
+        left, right = matrices[i]._data.shape, matrices[i + 1]._data.shape
+        if left[1] != right[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes [{left[0]}, {left[1]}] and "
+                               f"[{right[0]}, {right[1]}] cannot be multiplied")
+    sizes = [m._data.shape[0] for m in matrices] + [matrices[-1]._data.shape[1]]
+    product = _multiply_in_order(matrices, _chain_order(sizes), 0, count - 1)
+    shape = ((sizes[0],) if first == 2 else ()) + ((sizes[-1],) if last == 2 else ())
+    result = reshape(product, shape)
+    return result if out is None else out.copy_(result)
+
+
+# --- norms ---------------------------------------------------------------------------------------------------
+
+def _ord_text(ord):
+    """An order as PyTorch prints it in messages: 3, 3.5, inf, fro."""
+    if isinstance(ord, float) and ord.is_integer():
+        return str(int(ord))
+    return str(ord)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The vector p-norm (Σ|x|ᵖ)^(1/p) over ``dim`` (all elements by default); ``ord`` may be inf, -inf or 0."""
+    result = _vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    return result if out is None else out.copy_(result)
+
+
+def _matrix_dims(a, dim):
+    if isinstance(dim, int) or len(dim) != 2:
+        text = str(dim) if isinstance(dim, int) else " ".join(str(d) for d in dim)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {text}")
+    d0, d1 = (_wrap_dim(d, a.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def _spectral(A, d0, d1, keepdim, reduce):
+    """``reduce`` over the singular values of the matrices in dims (d0, d1) (PyTorch: moved last by a permute)."""
+    ndim = A._data.ndim
+    rest = [i for i in range(ndim) if i not in (d0, d1)]
+    values = svdvals(permute(A, rest + [d0, d1]))
+    if not keepdim:
+        return reduce(values, -1, False)
+    kept = unsqueeze(reduce(values, -1, True), -1)
+    return permute(kept, np.argsort(rest + [d0, d1]).tolist())
+
+
+def _absolute_sums(A, d0, d1, keepdim, reduce):
+    """``reduce`` over dim d1 of the sums of |A| over dim d0 (max column sum: ord 1; max row sum: ord inf)."""
+    sums = _vector_norm(A, 1, d0, keepdim)
+    return reduce(sums, d1 - 1 if d1 > d0 and not keepdim else d1, keepdim)
+
+
+def _sum_values(values, dim, keepdim):
+    return values.sum(dim, keepdim=keepdim)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """A matrix norm over dims ``dim``: 'fro' (Frobenius), 'nuc' (sum of singular values), ±2 (largest or
+    smallest singular value), ±1 (largest or smallest absolute column sum), ±inf (the same for rows)."""
+    a = A._data
+    _check_matrix("linalg.matrix_norm", a)
+    _check_floating("linalg.matrix_norm", a)
+    d0, d1 = _matrix_dims(a, dim)
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        result = _vector_norm(A, 2, (d0, d1), keepdim)
+    elif ord == "nuc":
+        result = _spectral(A, d0, d1, keepdim, _sum_values)
+    elif not isinstance(ord, str) and abs(ord) in (1, 2, math.inf):
+        reduce = amax if ord > 0 else amin
+        if abs(ord) == 2:
+            result = _spectral(A, d0, d1, keepdim, reduce)
+        elif abs(ord) == 1:
+            result = _absolute_sums(A, d0, d1, keepdim, reduce)
+        else:
+            result = _absolute_sums(A, d1, d0, keepdim, reduce)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {_ord_text(ord)} not supported.")
+    return result if out is None else out.copy_(result)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """``vector_norm`` or ``matrix_norm``, chosen as PyTorch chooses: a string ``ord``, two dims, or (with an
+    ``ord`` and no ``dim``) a 2-D input mean a matrix norm; with neither, the 2-norm of all elements."""
+    a = A._data
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        if len(dims) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {dims}")
+    elif ord is not None and a.ndim not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{a.ndim}D.")
+    if ord is None:
+        result = _vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    elif isinstance(ord, str) or (dim is not None and len(dims) == 2) or (dim is None and a.ndim == 2):
+        result = matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    else:
+        result = _vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    return result if out is None else out.copy_(result)
+
+
+# --- products and views under their linalg names ----------------------------------------------------------
+
+def cross(input, other, *, dim=-1, out=None):
+    """The cross product of 3-vectors along ``dim`` (the last by default); other dims broadcast."""
+    result = linalg_cross(input, other, dim)
+    return result if out is None else out.copy_(result)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """Σ conj(x)·y over ``dim`` (for real tensors, the sum of products), other dims broadcast."""
+    xa, ya = x._data, y._data
+    _check_floating("linalg.vecdot", xa)
+    if xa.dtype != ya.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{scalar_name(xa.dtype)} and y of type {scalar_name(ya.dtype)} instead")
+    if xa.ndim == 1 and ya.ndim == 1 and dim in (0, -1):
+        result = vdot(x, y)
+    else:
+        result = ((x.conj() if xa.dtype.kind == "c" else x) * y).sum(dim)
+    return result if out is None else out.copy_(result)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal ``offset`` of each matrix over dims (dim1, dim2), as a last dim (a view)."""
+    return _diagonal(A, offset, dim1, dim2)

@@ -1,0 +1,543 @@
+"""The assembling ops (``ops/assembling.py``) from the op table: gradcheck in float64, differential tests against
+PyTorch with a non-trivial upstream gradient, grad_fn names and second derivatives. Then named tests for what
+the table cannot see: outputs that carry no gradient (positions, counts), views and in-place forms, the
+meshgrid warning, ties and zeros in scatter_reduce, and PyTorch's error messages."""
+import warnings
+
+import numpy as np
+import pytest
+from harness import OpSpec, check_same_error, spec_tests
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+
+def _pieces_weighted(lib, pieces):
+    """Every output of a multi-output op, each scaled differently, joined so that each piece's gradient counts."""
+    return lib.cat([p.reshape(-1) * (k + 1) for k, p in enumerate(pieces)])
+
+
+def _with_nans(rng, shapes):
+    """Inputs with NaNs at fixed places (never a whole row), for the NaN-aware reductions."""
+    arrays = [rng.uniform(-2.0, 2.0, size=s) for s in shapes]
+    flat = arrays[0].reshape(-1)
+    flat[::3] = np.nan
+    return arrays
+
+
+def _index(lib, values):
+    return lib.tensor(values)
+
+
+MASK = [[True, False, True, True], [False, False, True, False], [True, True, False, False]]
+REPEATED = [[0, 1, 0], [2, 2, 2], [3, 0, 0]]     # scatter_reduce's index: positions written once, twice, thrice
+
+SPECS = [
+    # differences and rotations
+    OpSpec("diff", lambda lib, x: lib.diff(x), [((3, 4),), ((5,),)]),
+    OpSpec("diff_n2_dim0", lambda lib, x: x.diff(n=2, dim=0), [((4, 3),)]),
+    OpSpec("diff_n_past_length", lambda lib, x: lib.diff(x, n=3), [((2, 3),)]),
+    OpSpec("diff_prepend_append", lambda lib, x, p, q: lib.diff(x, prepend=p, append=q), [((3, 4), (3, 1), (3, 2))]),
+    OpSpec("diff_n0", lambda lib, x: lib.diff(x, n=0), [((3,),)]),
+    OpSpec("rot90", lambda lib, x: lib.rot90(x), [((3, 4),)]),
+    OpSpec("rot90_k2", lambda lib, x: x.rot90(2), [((3, 4),)]),
+    OpSpec("rot90_k3_dims", lambda lib, x: lib.rot90(x, 3, (1, 2)), [((2, 3, 4),)]),
+    OpSpec("rot90_negative", lambda lib, x: lib.rot90(x, -1, [1, 0]), [((3, 4),)]),
+    OpSpec("rot90_k0", lambda lib, x: lib.rot90(x, 4), [((3, 4),)]),
+    # splitting
+    OpSpec("tensor_split_sections", lambda lib, x: lib.tensor_split(x, 3, dim=1)[0], [((3, 7),)]),
+    OpSpec("tensor_split_last", lambda lib, x: x.tensor_split(3, 1)[2], [((3, 7),)]),
+    OpSpec("tensor_split_indices", lambda lib, x: lib.tensor_split(x, [1, 4])[1], [((5, 2),)]),
+    OpSpec("tensor_split_all", lambda lib, x: _pieces_weighted(lib, lib.tensor_split(x, [-1, 1, 10])), [((6,),)]),
+    OpSpec("tensor_split_tensor", lambda lib, x: lib.tensor_split(x, lib.tensor([2]))[1], [((4,),)]),
+    OpSpec("vsplit", lambda lib, x: _pieces_weighted(lib, lib.vsplit(x, 2)), [((4, 3),)]),
+    OpSpec("hsplit", lambda lib, x: x.hsplit([1])[1], [((2, 3),), ((4,),)]),
+    OpSpec("dsplit", lambda lib, x: lib.dsplit(x, 2)[1], [((2, 1, 4),)]),
+    # grids, broadcasting, combinations
+    OpSpec("meshgrid_ij", lambda lib, a, b: lib.meshgrid(a, b, indexing="ij")[1], [((3,), (4,)), ((), (2,))]),
+    OpSpec("meshgrid_xy", lambda lib, a, b, c: lib.meshgrid([a, b, c], indexing="xy")[0], [((3,), (4,), (2,))]),
+    OpSpec("meshgrid_xy_second", lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")[1], [((3,), (4,))]),
+    OpSpec("cartesian_prod", lambda lib, a, b: lib.cartesian_prod(a, b), [((3,), (4,))]),
+    OpSpec("cartesian_prod_three", lambda lib, a, b, c: lib.cartesian_prod(a, b, c), [((2,), (3,), (2,))]),
+    OpSpec("combinations", lambda lib, x: lib.combinations(x), [((4,),)]),
+    OpSpec("combinations_r3", lambda lib, x: lib.combinations(x, 3), [((5,),)]),
+    OpSpec("combinations_replacement", lambda lib, x: lib.combinations(x, 2, with_replacement=True), [((3,),)]),
+    OpSpec("broadcast_tensors", lambda lib, x, y: lib.broadcast_tensors(x, y)[1], [((3, 4), (4,)), ((2, 1), (1, 3))]),
+    # stacking
+    OpSpec("atleast_3d", lambda lib, x: lib.atleast_3d(x), [((),), ((4,),), ((2, 3),), ((2, 3, 1, 2),)]),
+    OpSpec("atleast_3d_many", lambda lib, x, y: lib.atleast_3d(x, y)[1], [((), (3,))]),
+    OpSpec("column_stack", lambda lib, x, y, z: lib.column_stack([x, y, z]), [((3,), (3, 2), (3,)), ((), (1, 2), ())]),
+    OpSpec("dstack", lambda lib, x, y: lib.dstack([x, y]), [((3,), (3,)), ((2, 3), (2, 3, 2))]),
+    # take and the index_* family
+    OpSpec("take", lambda lib, x: lib.take(x, _index(lib, [[0, 5], [5, -1]])), [((3, 4),)]),
+    OpSpec("take_0d_index", lambda lib, x: x.take(_index(lib, -1)), [((4,),), ((),)]),
+    OpSpec("index_add", lambda lib, x, s: lib.index_add(x, 1, _index(lib, [0, 2, 0]), s, alpha=2.0),
+           [((3, 4), (3, 3))]),
+    OpSpec("index_add_dim0", lambda lib, x, s: x.index_add(0, _index(lib, [2]), s), [((3, 4), (1, 4))]),
+    OpSpec("index_add_source_only", lambda lib, x, s: lib.index_add(x, 0, _index(lib, [1, 1]), s),
+           [((3,), (2,))], grad_inputs=[1]),
+    OpSpec("index_copy", lambda lib, x, s: x.index_copy(1, _index(lib, [3, 0]), s), [((3, 4), (3, 2))]),
+    OpSpec("index_copy_0d_source", lambda lib, x, s: lib.index_copy(x, 0, _index(lib, 1), s), [((3,), ())]),
+    OpSpec("index_fill", lambda lib, x: lib.index_fill(x, 1, _index(lib, [0, -1, 0]), 2.5), [((3, 4),)]),
+    OpSpec("index_fill_tensor", lambda lib, x, v: x.index_fill(0, _index(lib, [1, 1, 2]), v), [((3, 2), ())]),
+    OpSpec("masked_scatter", lambda lib, x, s: x.masked_scatter(_index(lib, MASK), s), [((3, 4), (8,))]),
+    OpSpec("masked_scatter_broadcast", lambda lib, x, s: lib.masked_scatter(x, _index(lib, [[True], [False]]), s),
+           [((4,), (2, 3))]),
+    *[OpSpec(f"scatter_reduce_{reduce}{'' if include_self else '_excluding_self'}",
+             lambda lib, x, s, reduce=reduce, include_self=include_self:
+             x.scatter_reduce(1, _index(lib, REPEATED), s, reduce, include_self=include_self),
+             [((3, 4), (3, 3))])
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
+    OpSpec("scatter_reduce_0d", lambda lib, x, s: lib.scatter_reduce(x, 0, _index(lib, 0), s, "prod"),
+           [((), ())]),
+    # NaN-aware reductions and the log-sum-exp scan
+    OpSpec("nansum", lambda lib, x: lib.nansum(x), [((3, 4),), ((),)], make_inputs=_with_nans),
+    OpSpec("nansum_dim", lambda lib, x: x.nansum(1, keepdim=True), [((3, 4),)], make_inputs=_with_nans),
+    OpSpec("nansum_dims", lambda lib, x: lib.nansum(x, (0, 2)), [((2, 3, 2),)], make_inputs=_with_nans),
+    OpSpec("nanmean", lambda lib, x: lib.nanmean(x), [((3, 4),)], make_inputs=_with_nans),
+    OpSpec("nanmean_dim", lambda lib, x: x.nanmean(-1), [((3, 4),)], make_inputs=_with_nans),
+    OpSpec("logcumsumexp", lambda lib, x: lib.logcumsumexp(x, -1), [((3, 4),), ((5,),), ((),)]),
+    OpSpec("logcumsumexp_dim0", lambda lib, x: x.logcumsumexp(0), [((4, 2),)]),
+    OpSpec("logcumsumexp_wide_range", lambda lib, x: lib.logcumsumexp(x, 0), [((6,),)], domain=(-100.0, 100.0)),
+    # vander: PyTorch 2.13 cannot backpropagate through it (see test_vander_gradient), so only the forward is
+    # compared with it here; the gradient is checked numerically
+    OpSpec("vander", lambda lib, x: lib.vander(x), [((3,),)], torch_grad=False),
+    OpSpec("vander_increasing", lambda lib, x: lib.vander(x, 4, increasing=True), [((3,),)], torch_grad=False),
+]
+
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+
+def _both(fn):
+    """``fn(lib)`` for gradiente and for PyTorch."""
+    return fn(gradiente), fn(torch)
+
+
+def _same_tensor(g, t):
+    assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    assert tuple(g.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(g.numpy(), t.numpy())
+
+
+# --- outputs that carry no gradient ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn_name", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("args", [(3, 3), (3, 4), (4, 2), (3, 4, 1), (3, 4, -1), (3, 4, -5), (3, 4, 10), (0, 3),
+                                  (1, 1)])
+def test_triangle_indices_match_torch(fn_name, args):
+    g, t = _both(lambda lib: getattr(lib, fn_name)(*args))
+    _same_tensor(g, t)
+    g, t = _both(lambda lib: getattr(lib, fn_name)(*args, dtype=lib.int32))
+    _same_tensor(g, t)
+
+
+HISTC_CASES = [
+    ([1.0, 2.0, 1.0, 4.0, 2.5], {"bins": 4}),
+    ([1.0, 2.0, 1.0, 4.0, 2.5], {"bins": 4, "min": 0, "max": 3}),
+    ([2.0, 2.0], {"bins": 4}),
+    ([], {"bins": 3}),
+    ([1.0, float("nan"), 0.5], {"bins": 3, "min": 0, "max": 2}),
+    ([0.0, 0.1, 0.2, 0.3, 0.7, 1.0], {"bins": 10, "min": 0.0, "max": 1.0}),
+    ([-3.0, 5.0, 0.25], {"bins": 7, "min": -1, "max": 1}),
+]
+
+
+@pytest.mark.parametrize("values,kwargs", HISTC_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histc_matches_torch(values, kwargs, dtype):
+    array = np.array(values, dtype=dtype)
+    g, t = _both(lambda lib: lib.histc(lib.from_numpy(array.copy()), **kwargs))
+    _same_tensor(g, t)
+
+
+def test_histc_of_random_values_matches_torch():
+    values = np.random.RandomState(0).randn(1000).astype(np.float32)
+    g, t = _both(lambda lib: lib.from_numpy(values.copy()).histc(bins=13))
+    _same_tensor(g, t)
+
+
+def test_histc_is_not_recorded():
+    x = gradiente.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    out = gradiente.histc(x, 3)
+    assert out.grad_fn is None and not out.requires_grad
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.diff(lib.tensor([True, False, False, True])),
+    lambda lib: lib.diff(lib.tensor([1, 4, 9, 16]), n=2),
+    lambda lib: lib.diff(lib.tensor([1.0, 2.0]), prepend=lib.tensor([1])),
+    lambda lib: lib.diff(lib.tensor([1.0, 2.0, 4.0]), n=5),
+    lambda lib: lib.combinations(lib.tensor([1, 2, 3])),
+    lambda lib: lib.combinations(lib.tensor([1, 2, 3]), 0),
+    lambda lib: lib.combinations(lib.tensor([1.0, 2.0]), 3),
+    lambda lib: lib.combinations(lib.tensor([1, 2]), 3, with_replacement=True),
+    lambda lib: lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])),
+    lambda lib: lib.take(lib.arange(6).reshape(2, 3), lib.tensor([[5, 0], [-1, -6]])),
+    lambda lib: lib.vander(lib.tensor([1, 2, 3], dtype=lib.int32)),
+    lambda lib: lib.vander(lib.tensor([True, False]), 3),
+    lambda lib: lib.vander(lib.tensor([2.0, 3.0]), 0),
+    lambda lib: lib.nansum(lib.tensor([1, 2], dtype=lib.int32)),
+    lambda lib: lib.nansum(lib.tensor([[1.0, float("nan")]]), dtype=lib.float64),
+    lambda lib: lib.nanmean(lib.tensor([[float("nan"), float("nan")], [1.0, 2.0]]), 1),
+    lambda lib: lib.index_add(lib.zeros(3, dtype=lib.long), 0, lib.tensor([1, 1]), lib.tensor([3, 4]), alpha=2),
+    lambda lib: lib.index_add(lib.zeros(3), 0, lib.tensor([2], dtype=lib.int32), lib.ones(1)),
+    lambda lib: lib.index_fill(lib.zeros(3, dtype=lib.long), 0, lib.tensor([0, 2]), 2.5),
+    lambda lib: lib.index_fill(lib.zeros(2, 2), 1, lib.tensor([1]), lib.tensor(3, dtype=lib.long)),
+    lambda lib: lib.scatter_reduce(lib.tensor([5, -5, 2]), 0, lib.tensor([0, 0, 1]), lib.tensor([2, 2, 2]), "mean"),
+    lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([0, 0]), lib.tensor([-2.0, -1.0]), "amax",
+                                   include_self=False),
+    lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([0, 2]), lib.tensor([-2.0, 4.0]), "max"),
+    lambda lib: lib.logcumsumexp(lib.tensor([0.0, float("-inf"), 1000.0, float("inf"), 1.0]), 0),
+], ids=lambda fn: "")
+def test_values_and_dtypes_match_torch(fn):
+    g, t = _both(fn)
+    _same_tensor(g.detach(), t.detach())
+
+
+def test_tensor_split_pieces_match_torch():
+    for args in [(3,), (4,), ([1, 10, 2],), ([-1],), ((2, 2),), (1,)]:
+        for dim in (0, 1):
+            g, t = _both(lambda lib, args=args, dim=dim: lib.tensor_split(lib.arange(35.0).reshape(5, 7), *args,
+                                                                         dim=dim))
+            assert len(g) == len(t)
+            for a, b in zip(g, t):
+                _same_tensor(a, b)
+
+
+@pytest.mark.parametrize("k", range(-2, 5))
+def test_rot90_memory_layout_matches_torch(k):
+    """An odd number of turns gives a transposed (non-contiguous) copy, as in PyTorch."""
+    g, t = _both(lambda lib: lib.rot90(lib.arange(12.0).reshape(3, 4), k))
+    _same_tensor(g, t)
+    assert g.stride() == t.stride() and g.is_contiguous() == t.is_contiguous()
+
+
+# --- what comes back as it went in, and views -----------------------------------------------------------
+
+def test_inputs_returned_as_they_are():
+    for lib in (gradiente, torch):
+        x, v = lib.zeros(3, 4), lib.zeros(4)
+        out = lib.broadcast_tensors(x, v)
+        assert out[0] is x and out[1] is not v
+        assert lib.cartesian_prod(v) is v
+        assert lib.atleast_3d(x)._base is x
+        y = lib.zeros(2, 3, 4)
+        assert lib.atleast_3d(y) is y
+        assert isinstance(lib.atleast_3d([y]), tuple)
+
+
+def test_split_pieces_are_views_that_may_change_in_place():
+    """tensor_split makes its pieces one slice at a time: unlike split's, they may be changed in place."""
+    def run(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        y = x * 1
+        first, second = lib.tensor_split(y, 2)
+        second.mul_(10)
+        (y * lib.arange(6.0)).sum().backward()
+        return y.tolist(), x.grad.tolist(), type(y.grad_fn).__name__, first._version, second._base is y
+    assert run(gradiente) == run(torch)
+
+
+def test_meshgrid_outputs_share_memory_with_inputs():
+    for lib in (gradiente, torch):
+        a = lib.tensor([1.0, 2.0])
+        grid, _ = lib.meshgrid(a, lib.tensor([3.0, 4.0, 5.0]), indexing="ij")
+        a[0] = 7.0
+        assert grid[0].tolist() == [7.0, 7.0, 7.0] and grid._base is a
+
+
+# --- the meshgrid warning ---------------------------------------------------------------------------------
+
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [(w.category, str(w.message)) for w in caught]
+
+
+def test_meshgrid_warns_without_indexing_as_torch_does():
+    g, t = _both(lambda lib: _warnings_of(lambda: lib.meshgrid(lib.zeros(2), lib.zeros(3))))
+    assert g == t and len(g) == 1
+
+
+def test_meshgrid_is_quiet_with_indexing():
+    for lib in (gradiente, torch):
+        assert _warnings_of(lambda lib=lib: lib.meshgrid(lib.zeros(2), indexing="xy")) == []
+        assert _warnings_of(lambda lib=lib: lib.cartesian_prod(lib.zeros(2), lib.zeros(3))) == []
+
+
+def test_meshgrid_without_indexing_means_ij():
+    with pytest.warns(UserWarning):
+        grids = gradiente.meshgrid(gradiente.zeros(2), gradiente.zeros(3))
+    assert [tuple(g.shape) for g in grids] == [(2, 3), (2, 3)]
+
+
+# --- in-place forms ---------------------------------------------------------------------------------------
+
+INPLACE = [
+    ("index_add_", lambda lib, y, s: y.index_add_(1, lib.tensor([0, 2, 0]), s, alpha=-1.5), (3, 3)),
+    ("index_copy_", lambda lib, y, s: y.index_copy_(1, lib.tensor([3, 1, 0]), s), (3, 3)),
+    ("index_fill_", lambda lib, y, s: y.index_fill_(0, lib.tensor([2]), s.sum()), (2, 2)),
+    ("masked_scatter_", lambda lib, y, s: y.masked_scatter_(lib.tensor(MASK), s), (3, 3)),
+    ("scatter_reduce_", lambda lib, y, s: y.scatter_reduce_(1, lib.tensor(REPEATED), s, "prod"), (3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,source_shape", INPLACE, ids=[i[0] for i in INPLACE])
+def test_inplace_forms_match_torch(name, fn, source_shape):
+    source = np.random.RandomState(0).uniform(0.5, 1.5, size=source_shape)
+    weights = np.random.RandomState(1).uniform(0.5, 1.5, size=(3, 4))
+
+    def run(lib):
+        x = lib.arange(1.0, 13.0, dtype=lib.float64).reshape(3, 4).requires_grad_()
+        s = lib.from_numpy(source.copy()).requires_grad_()
+        y = x * 1
+        out = fn(lib, y, s)
+        assert out is y
+        (y * lib.from_numpy(weights)).sum().backward()
+        return y.detach().numpy(), x.grad.numpy(), s.grad.numpy(), type(y.grad_fn).__name__, y._version
+    g, t = run(gradiente), run(torch)
+    for a, b in zip(g[:3], t[:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert g[3:] == t[3:]
+
+
+@pytest.mark.parametrize("name,fn,source_shape", INPLACE, ids=[i[0] for i in INPLACE])
+def test_inplace_forms_refuse_a_leaf_that_requires_grad(name, fn, source_shape):
+    check_same_error(lambda lib: fn(lib, lib.ones(3, 4, requires_grad=True), lib.ones(source_shape)))
+
+
+@pytest.mark.parametrize("name,fn,source_shape", INPLACE, ids=[i[0] for i in INPLACE])
+def test_inplace_forms_write_into_views_without_grad(name, fn, source_shape):
+    """Unrecorded, the write reaches the base's memory and bumps the version counter it shares with its views."""
+    for lib in (gradiente, torch):
+        base = lib.full((2, 3, 4), 2.0)
+        view = base[1]
+        fn(lib, view, lib.full(source_shape, 3.0))
+        assert view._version == base._version == 1
+        assert (base[1] != 2).any() and (base[0] == 2).all()
+
+
+def test_inplace_detection_through_index_add():
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 1
+        z = y * y                           # saves y
+        y.index_add_(0, lib.tensor([0]), lib.ones(1))
+        with pytest.raises(RuntimeError) as err:
+            z.sum().backward()
+        return "modified by an inplace operation" in str(err.value)
+    assert run(gradiente) and run(torch)
+
+
+def test_tensor_methods_exist_where_torch_has_them():
+    names = ["diff", "rot90", "tensor_split", "vsplit", "hsplit", "dsplit", "take", "index_add", "index_add_",
+             "index_copy", "index_copy_", "index_fill", "index_fill_", "masked_scatter", "masked_scatter_",
+             "scatter_reduce", "scatter_reduce_", "nansum", "nanmean", "logcumsumexp", "histc"]
+    for name in names:
+        assert hasattr(torch.Tensor, name) and hasattr(gradiente.Tensor, name), name
+    for name in ["meshgrid", "cartesian_prod", "broadcast_tensors", "combinations", "tril_indices", "vander",
+                 "atleast_3d", "column_stack", "dstack"]:
+        assert hasattr(gradiente, name) and not hasattr(gradiente.Tensor, name), name
+
+
+# --- scatter_reduce: ties and zeros -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("values", [[3.0, 1.0, 0.0, 3.0], [0.0, 2.0, 0.0, 5.0], [3.0, 0.0, 2.0, 2.0]],
+                         ids=["tie_with_self", "two_zeros", "one_zero"])
+def test_scatter_reduce_ties_and_zeros_match_torch(reduce, include_self, values):
+    """Ties share amax/amin's gradient (PyTorch counts x's own value as a tie even with include_self=False);
+    prod's gradient stays exact where a value is 0."""
+    def run(lib):
+        x = lib.tensor([3.0, 2.0, 0.0], dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = lib.scatter_reduce(x, 0, lib.tensor([0, 0, 1, 1]), s, reduce, include_self=include_self)
+        y.backward(lib.tensor([1.0, 10.0, 100.0], dtype=lib.float64))
+        return y.tolist(), x.grad.tolist(), s.grad.tolist()
+    g, t = run(gradiente), run(torch)
+    np.testing.assert_allclose(np.array(g[0] + g[1] + g[2]), np.array(t[0] + t[1] + t[2]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_with_a_larger_src(reduce):
+    """Only src's part that index covers takes part. Intended difference: PyTorch 2.13's backward raises here
+    (its rule returns a gradient of index's shape for src); gradiente's gives src the gradient of its shape,
+    zero outside that part."""
+    index = [[0, 1, 0], [2, 2, 2], [3, 0, 0]]
+    x_values = np.random.RandomState(0).uniform(0.5, 2, (3, 4))
+    s_values = np.random.RandomState(1).uniform(0.5, 2, (4, 5))
+
+    def run(lib):
+        x, s = lib.from_numpy(x_values.copy()).requires_grad_(), lib.from_numpy(s_values.copy()).requires_grad_()
+        return x, s, lib.scatter_reduce(x, 1, lib.tensor(index), s, reduce)
+    (x, s, g), (_, _, t) = run(gradiente), run(torch)
+    np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError):
+        t.sum().backward()
+    g.backward(gradiente.ones(3, 4, dtype=gradiente.float64))
+    assert tuple(s.grad.shape) == (4, 5) and not s.grad.numpy()[3:].any() and not s.grad.numpy()[:, 3:].any()
+    assert gradiente.autograd.gradcheck(lambda x, s: gradiente.scatter_reduce(x, 1, gradiente.tensor(index), s, reduce),
+                                        (x, s))
+
+
+def test_scatter_reduce_prod_second_derivative_with_a_zero():
+    x = gradiente.tensor([3.0, 2.0], dtype=gradiente.float64, requires_grad=True)
+    s = gradiente.tensor([0.0, 2.0, 1.5], dtype=gradiente.float64, requires_grad=True)
+    index = gradiente.tensor([0, 0, 1])
+    assert gradiente.autograd.gradgradcheck(lambda x, s: gradiente.scatter_reduce(x, 0, index, s, "prod"), (x, s))
+
+
+# --- numerics ---------------------------------------------------------------------------------------------
+
+def test_logcumsumexp_gradient_with_zero_and_negative_upstream():
+    def run(lib):
+        x = lib.tensor([[50.0, -80.0, 3.0, 88.0], [0.0, 0.0, 0.0, 0.0]], requires_grad=True)
+        y = lib.logcumsumexp(x, 1)
+        y.backward(lib.tensor([[1.0, 0.0, -2.0, 0.5], [0.0, -1.0, 0.0, 3.0]]))
+        return y.detach().numpy(), x.grad.numpy()
+    (gy, gdx), (ty, tdx) = run(gradiente), run(torch)
+    np.testing.assert_allclose(gy, ty, rtol=1e-6)
+    np.testing.assert_allclose(gdx, tdx, rtol=1e-5, atol=1e-6)
+    assert np.isfinite(gdx).all()
+
+
+def test_nan_gradient_of_nansum_and_nanmean_is_zero_where_nan():
+    def run(lib):
+        x = lib.tensor([[1.0, float("nan")], [2.0, 4.0]], requires_grad=True)
+        (lib.nansum(x) + lib.nanmean(x, 0).sum()).backward()
+        return x.grad.tolist()
+    assert run(gradiente) == run(torch) == [[1.5, 0.0], [1.5, 2.0]]
+
+
+def test_vander_gradient():
+    """Intended difference: PyTorch 2.13's vander raises on backward (its cumprod's saved input is then
+    overwritten); gradiente's gives the gradient of the same values, here checked against PyTorch's gradient
+    of the powers written out."""
+    x = torch.tensor([1.5, -2.0, 0.5], requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        torch.vander(x).sum().backward()
+    upstream = torch.arange(1.0, 13.0).reshape(3, 4)
+    powers = torch.stack([x ** k for k in range(3, -1, -1)], 1)
+    powers.backward(upstream)
+    g = gradiente.tensor([1.5, -2.0, 0.5], requires_grad=True)
+    out = gradiente.vander(g, 4)
+    out.backward(gradiente.arange(1.0, 13.0).reshape(3, 4))
+    np.testing.assert_allclose(out.detach().numpy(), powers.detach().numpy())
+    np.testing.assert_allclose(g.grad.numpy(), x.grad.numpy(), rtol=1e-6)
+    t_out = torch.vander(x.detach().requires_grad_(), 4)
+    assert type(out.grad_fn).__name__ == type(t_out.grad_fn).__name__ == "FlipBackward0"
+    assert type(out.grad_fn.next_functions[0][0]).__name__ == type(t_out.grad_fn.next_functions[0][0]).__name__
+
+
+# --- PyTorch's error messages -------------------------------------------------------------------------------
+
+ERRORS = [
+    ("diff_0d", lambda lib: lib.diff(lib.tensor(1.0))),
+    ("diff_negative_order", lambda lib: lib.diff(lib.zeros(3), n=-1)),
+    ("diff_dim", lambda lib: lib.diff(lib.zeros(3, 4), dim=2)),
+    ("diff_prepend_ndim", lambda lib: lib.diff(lib.zeros(3, 4), prepend=lib.zeros(4))),
+    ("diff_prepend_shape", lambda lib: lib.diff(lib.zeros(3, 4), prepend=lib.zeros(2, 2))),
+    ("diff_prepend_number", lambda lib: lib.diff(lib.zeros(3), prepend=1.0)),
+    ("rot90_three_dims", lambda lib: lib.rot90(lib.zeros(3, 4), 1, [0, 1, 2])),
+    ("rot90_1d", lambda lib: lib.rot90(lib.zeros(3))),
+    ("rot90_same_dims", lambda lib: lib.rot90(lib.zeros(3, 4), 1, [0, -2])),
+    ("rot90_dim_range", lambda lib: lib.rot90(lib.zeros(3, 4), 1, [0, 2])),
+    ("tensor_split_0d", lambda lib: lib.tensor_split(lib.tensor(1.0), 2)),
+    ("tensor_split_zero_sections", lambda lib: lib.tensor_split(lib.zeros(3), 0)),
+    ("tensor_split_float_tensor", lambda lib: lib.tensor_split(lib.zeros(3), lib.tensor([1.0]))),
+    ("tensor_split_int_tensor", lambda lib: lib.tensor_split(lib.zeros(3), lib.tensor([1], dtype=lib.int32))),
+    ("tensor_split_2d_tensor", lambda lib: lib.tensor_split(lib.zeros(3), lib.tensor([[1]]))),
+    ("vsplit_1d", lambda lib: lib.vsplit(lib.zeros(4), 2)),
+    ("vsplit_not_divisible", lambda lib: lib.vsplit(lib.zeros(3, 4), 2)),
+    ("vsplit_zero", lambda lib: lib.vsplit(lib.zeros(3, 4), 0)),
+    ("vsplit_0d_tensor", lambda lib: lib.vsplit(lib.zeros(3, 4), lib.tensor(2))),
+    ("hsplit_0d", lambda lib: lib.hsplit(lib.tensor(1.0), 2)),
+    ("hsplit_not_divisible", lambda lib: lib.hsplit(lib.zeros(3, 4), 3)),
+    ("dsplit_2d", lambda lib: lib.dsplit(lib.zeros(3, 4), 2)),
+    ("meshgrid_empty", lambda lib: lib.meshgrid([], indexing="ij")),
+    ("meshgrid_indexing", lambda lib: lib.meshgrid(lib.zeros(2), indexing="foo")),
+    ("meshgrid_dtypes", lambda lib: lib.meshgrid(lib.zeros(2), lib.tensor([1, 2]), indexing="ij")),
+    ("meshgrid_not_tensor", lambda lib: lib.meshgrid(1, indexing="ij")),
+    ("cartesian_prod_2d", lambda lib: lib.cartesian_prod(lib.zeros(2), lib.zeros(3, 4))),
+    ("cartesian_prod_0d", lambda lib: lib.cartesian_prod(lib.zeros(2), lib.tensor(1.0))),
+    ("cartesian_prod_none", lambda lib: lib.cartesian_prod()),
+    ("broadcast_tensors_shapes", lambda lib: lib.broadcast_tensors(lib.zeros(3, 4), lib.zeros(4), lib.zeros(2, 1, 3))),
+    ("broadcast_tensors_number", lambda lib: lib.broadcast_tensors(lib.zeros(3), 1.0)),
+    ("tril_indices_row", lambda lib: lib.tril_indices(-1, 3)),
+    ("triu_indices_col", lambda lib: lib.triu_indices(3, -2)),
+    ("tril_indices_float", lambda lib: lib.tril_indices(3, 3, dtype=lib.float32)),
+    ("triu_indices_int16", lambda lib: lib.triu_indices(3, 3, dtype=lib.int16)),
+    ("combinations_2d", lambda lib: lib.combinations(lib.zeros(3, 4))),
+    ("combinations_negative_r", lambda lib: lib.combinations(lib.zeros(3), -1)),
+    ("column_stack_empty", lambda lib: lib.column_stack([])),
+    ("dstack_empty", lambda lib: lib.dstack([])),
+    ("dstack_shapes", lambda lib: lib.dstack([lib.zeros(3, 4), lib.zeros(3)])),
+    ("take_out_of_range", lambda lib: lib.take(lib.zeros(3, 4), lib.tensor([12]))),
+    ("take_negative_out_of_range", lambda lib: lib.take(lib.zeros(3, 4), lib.tensor([-13]))),
+    ("take_float_index", lambda lib: lib.take(lib.zeros(3), lib.tensor([1.0]))),
+    ("take_list", lambda lib: lib.take(lib.zeros(3), [1])),
+    ("take_empty", lambda lib: lib.take(lib.zeros(0), lib.tensor([0]))),
+    ("index_add_out_of_range", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0, 5]), lib.ones(3, 2))),
+    ("index_add_negative", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0, -1]), lib.ones(3, 2))),
+    ("index_add_count", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0, 2]), lib.ones(3, 3))),
+    ("index_add_shape", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0, 2]), lib.ones(2, 2))),
+    ("index_add_source_dims", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0, 2]), lib.ones(2))),
+    ("index_add_2d_index", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([[0]]), lib.ones(3, 1))),
+    ("index_add_float_index", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0.0]), lib.ones(3, 1))),
+    ("index_add_dtype", lambda lib: lib.index_add(lib.zeros(3, 4), 1, lib.tensor([0]),
+                                                  lib.ones(3, 1, dtype=lib.float64))),
+    ("index_add_0d_source", lambda lib: lib.index_add(lib.zeros(3), 0, lib.tensor(1), lib.tensor(2.0))),
+    ("index_copy_out_of_range", lambda lib: lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([0, 5]), lib.ones(3, 2))),
+    ("index_copy_negative", lambda lib: lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([-1, 0]), lib.ones(3, 2))),
+    ("index_copy_count", lambda lib: lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([0, 2]), lib.ones(3, 3))),
+    ("index_copy_slices", lambda lib: lib.index_copy(lib.zeros(2, 3, 4), 1, lib.tensor([0, 1]), lib.ones(2, 2, 5))),
+    ("index_copy_2d_index", lambda lib: lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([[0]]), lib.ones(3, 1))),
+    ("index_copy_int32_index", lambda lib: lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([0], dtype=lib.int32),
+                                                          lib.ones(3, 1))),
+    ("index_copy_dtype", lambda lib: lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([0]),
+                                                    lib.ones(3, 1, dtype=lib.float64))),
+    ("index_fill_out_of_range", lambda lib: lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([0, 5]), 1.0)),
+    ("index_fill_negative_out_of_range", lambda lib: lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([-5]), 1.0)),
+    ("index_fill_1d_value", lambda lib: lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([0]), lib.tensor([1.0]))),
+    ("index_fill_2d_index", lambda lib: lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([[0]]), 1.0)),
+    ("index_fill_int32_index", lambda lib: lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([0], dtype=lib.int32), 1.0)),
+    ("masked_scatter_float_mask", lambda lib: lib.masked_scatter(lib.zeros(3), lib.zeros(3), lib.ones(3))),
+    ("masked_scatter_dtype", lambda lib: lib.masked_scatter(lib.zeros(3), lib.ones(3, dtype=lib.bool),
+                                                            lib.ones(3, dtype=lib.float64))),
+    ("masked_scatter_too_few", lambda lib: lib.masked_scatter(lib.zeros(3), lib.ones(3, dtype=lib.bool), lib.ones(2))),
+    ("masked_scatter_shapes", lambda lib: lib.masked_scatter(lib.zeros(3, 4), lib.ones(2, dtype=lib.bool),
+                                                             lib.ones(12))),
+    ("masked_scatter_inplace_shape", lambda lib: lib.zeros(4).masked_scatter_(lib.ones(3, dtype=lib.bool),
+                                                                              lib.ones(12))),
+    ("scatter_reduce_reduce", lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([0]), lib.ones(1), "add")),
+    ("scatter_reduce_dtype", lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([0]),
+                                                            lib.ones(1, dtype=lib.float64), "sum")),
+    ("scatter_reduce_out_of_range", lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([3]), lib.ones(1),
+                                                                   "sum")),
+    ("scatter_reduce_dims", lambda lib: lib.scatter_reduce(lib.zeros(3, 4), 1, lib.tensor([0]), lib.ones(1, 1),
+                                                           "sum")),
+    ("scatter_reduce_src_too_small", lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([0, 0]), lib.ones(1),
+                                                                    "sum")),
+    ("scatter_reduce_float_index", lambda lib: lib.scatter_reduce(lib.zeros(3), 0, lib.tensor([0.0]), lib.ones(1),
+                                                                  "sum")),
+    ("vander_2d", lambda lib: lib.vander(lib.zeros(2, 2))),
+    ("vander_negative_n", lambda lib: lib.vander(lib.zeros(2), -1)),
+    ("nansum_complex", lambda lib: lib.nansum(lib.tensor([1j]))),
+    ("nanmean_int", lambda lib: lib.nanmean(lib.tensor([1, 2]))),
+    ("nanmean_int_dtype", lambda lib: lib.nanmean(lib.zeros(2), dtype=lib.int64)),
+    ("logcumsumexp_int", lambda lib: lib.logcumsumexp(lib.tensor([1, 2]), 0)),
+    ("logcumsumexp_dim", lambda lib: lib.logcumsumexp(lib.zeros(2), 1)),
+    ("histc_int", lambda lib: lib.histc(lib.tensor([1, 2]), 4)),
+    ("histc_bins", lambda lib: lib.histc(lib.zeros(2), 0)),
+    ("histc_min_max", lambda lib: lib.histc(lib.zeros(2), 3, min=3, max=1)),
+    ("histc_infinite_data", lambda lib: lib.histc(lib.tensor([1.0, float("inf")]), 3)),
+    ("histc_infinite_max", lambda lib: lib.histc(lib.tensor([1.0]), 3, 0, float("inf"))),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_messages_match_torch(name, fn):
+    check_same_error(fn)

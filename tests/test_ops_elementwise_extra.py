@@ -1,0 +1,464 @@
+"""The extra elementwise ops (ops/elementwise_extra.py): float64 gradcheck, differential tests against PyTorch
+(forward, backward with a non-trivial upstream gradient, grad_fn names) in float32 and float64, and second
+derivatives, from the op table; then values over wide ranges (nan, ±inf, -0.0, subnormals, the poles) against
+PyTorch in float64, float32 and float16, the integer ops, in-place forms, and PyTorch's error messages.
+
+Where gradiente is the more accurate of the two (PyTorch's trigamma and digamma reflect through tan(πx) and
+lose digits near the poles; its float32 I₀ overflows at 88.7), the comparison leaves those points out and a
+named test checks gradiente against the true value instead."""
+import math
+
+import numpy as np
+import pytest
+from harness import OpSpec, check_same_error, spec_tests
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+UNARY = [((3,),), ((2, 3),), ((),)]
+BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))]
+
+
+def away_from_integers(lo, hi):
+    """Values in (lo, hi) at least 0.1 from an integer (the poles of lgamma, digamma, polygamma)."""
+    def make(rng, shapes):
+        out = []
+        for s in shapes:
+            v = rng.uniform(lo, hi, size=s)
+            frac = v - np.floor(v)
+            out.append(np.asarray(np.floor(v) + 0.1 + 0.8 * frac))
+        return out
+    return make
+
+
+def float_and_int_exponents(rng, shapes):
+    """Exponents from 0 up: PyTorch's gradient for a negative integer exponent is 0 (it computes 2^y in integers),
+    see test_ldexp_gradient_for_negative_integer_exponents."""
+    return [np.asarray(rng.uniform(-2, 2, size=shapes[0])), np.asarray(rng.randint(0, 5, size=shapes[1]))]
+
+
+def away_from_zero(rng, shapes):
+    """Values with |x| in (0.2, 2) and either sign: copysign's derivative is ±1 there."""
+    return [np.asarray(rng.uniform(0.2, 2, size=s) * rng.choice([-1.0, 1.0], size=s)) for s in shapes]
+
+
+SPECS = [
+    OpSpec("sinc", lambda lib, x: lib.sinc(x), UNARY),
+    OpSpec("sinc_method", lambda lib, x: (x * 3).sinc(), [((2, 3),)]),
+    OpSpec("deg2rad", lambda lib, x: lib.deg2rad(x), UNARY),
+    OpSpec("rad2deg", lambda lib, x: x.rad2deg(), UNARY),
+    OpSpec("erfc", lambda lib, x: lib.erfc(x), UNARY),
+    OpSpec("erfinv", lambda lib, x: lib.erfinv(x), UNARY, domain=(-0.95, 0.95)),
+    OpSpec("lgamma", lambda lib, x: lib.lgamma(x), UNARY, domain=(0.1, 6)),
+    OpSpec("lgamma_negative", lambda lib, x: x.lgamma(), [((2, 3),)], make_inputs=away_from_integers(-4, 0)),
+    OpSpec("digamma", lambda lib, x: lib.digamma(x), UNARY, domain=(0.2, 6)),
+    OpSpec("digamma_negative", lambda lib, x: x.digamma(), [((2, 3),)], make_inputs=away_from_integers(-4, 0)),
+    # PyTorch's float64 trigamma is accurate to about 1e-9 only (ψ⁽¹⁾(1) = π²/6 comes out 5e-10 high), outside
+    # the float64 tolerance: compared in float32 here, and against exact values in test_trigamma_is_accurate
+    OpSpec("polygamma1", lambda lib, x: lib.polygamma(1, x), UNARY, domain=(0.2, 6), dtypes=("float32",)),
+    OpSpec("polygamma2_method", lambda lib, x: x.polygamma(2), [((2, 3),)], domain=(0.3, 5)),
+    OpSpec("polygamma3_negative", lambda lib, x: lib.polygamma(3, x), [((2, 3),)],
+           make_inputs=away_from_integers(-3, 0)),
+    OpSpec("polygamma0", lambda lib, x: lib.polygamma(0, x), [((3,),)], domain=(0.5, 4)),
+    OpSpec("mvlgamma", lambda lib, x: lib.mvlgamma(x, 3), UNARY, domain=(1.2, 5)),
+    OpSpec("mvlgamma_p1", lambda lib, x: x.mvlgamma(1), [((4,),)], domain=(0.5, 5)),
+    OpSpec("i0", lambda lib, x: lib.i0(x), UNARY, domain=(-4, 4)),
+    OpSpec("fix", lambda lib, x: lib.fix(x * 3), UNARY),
+    OpSpec("nan_to_num", lambda lib, x: lib.nan_to_num(x, nan=1.0), UNARY),
+    OpSpec("logaddexp", lambda lib, x, y: lib.logaddexp(x, y), BCAST),
+    OpSpec("logaddexp2", lambda lib, x, y: x.logaddexp2(y), BCAST),
+    OpSpec("copysign", lambda lib, x, y: lib.copysign(x, y), BCAST, make_inputs=away_from_zero),
+    OpSpec("copysign_number", lambda lib, x: x.copysign(-1.5), UNARY, make_inputs=away_from_zero),
+    OpSpec("nextafter", lambda lib, x, y: lib.nextafter(x, y), BCAST),
+    OpSpec("ldexp_float_exponent", lambda lib, x, y: lib.ldexp(x, y), BCAST),
+    OpSpec("ldexp_int_exponent", lambda lib, x, e: x.ldexp(e), [((2, 3), (3,)), ((3,), ())],
+           make_inputs=float_and_int_exponents),
+    OpSpec("frexp_mantissa", lambda lib, x: lib.frexp(x).mantissa, UNARY),
+]
+
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+
+# --- values over wide ranges, against PyTorch -----------------------------------------------------------------
+
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, -2.5, 1e-300, -1e-300, 5e-324,
+           1e-30, 1e300, -1e300, 171.6, 200.0, 1e-8, 1 - 1e-16, -1 + 1e-16, 1.4616321449683622]
+
+
+def wide_values(lo=-1e6, hi=None):
+    rng = np.random.default_rng(7)
+    values = np.concatenate([SPECIAL, rng.uniform(-10, 10, 600), rng.uniform(-200, 200, 200),
+                             10 ** rng.uniform(-30, 30, 200), -(10 ** rng.uniform(-30, 6, 200))])
+    values = values[(values >= lo) | np.isnan(values)]
+    return values if hi is None else values[(values <= hi) | np.isnan(values)]
+
+
+def assert_same_values(ours, theirs, rtol, atol=0.0):
+    """Equal nan and infinity patterns (signed), finite values within tolerance, the same dtype."""
+    a, b = ours.detach().numpy().astype(np.float64), theirs.detach().numpy().astype(np.float64)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    np.testing.assert_array_equal(a[np.isinf(b)], b[np.isinf(b)])
+    finite = np.isfinite(b)
+    np.testing.assert_allclose(a[finite], b[finite], rtol=rtol, atol=atol)
+
+
+def as_dtype(values, dtype):
+    with np.errstate(over="ignore"):            # values beyond float16's or float32's range become ±inf
+        return np.asarray(values, dtype=dtype)
+
+
+def compare_unary(name, values, dtype, rtol, atol=0.0, torch_fn=None, ours_fn=None):
+    x = as_dtype(values, dtype)
+    ours = (ours_fn or getattr(gradiente, name))(gradiente.from_numpy(x.copy()))
+    theirs = (torch_fn or getattr(torch, name))(torch.from_numpy(x.copy()))
+    assert_same_values(ours, theirs, rtol, atol)
+
+
+_DIGAMMA_VALUES = wide_values()[np.abs(wide_values() - (-1 + 1e-16)) > 1e-15]
+
+#: name -> (float64 (rtol, atol), float32 (rtol, atol), values)
+WIDE = {
+    # near lgamma's zeros on the negative axis (ln|Γ| = 0 between the poles) the reflection formula loses a few
+    # digits relative to the small value: 3e-14, still far inside the tolerance
+    "lgamma": ((1e-12, 0), (1e-6, 1e-8), wide_values()),
+    "erfc": ((1e-13, 0), (2e-6, 1e-44), wide_values()),
+    "sinc": ((1e-13, 1e-300), (2e-6, 1e-44), wide_values()),
+    "deg2rad": ((0, 0), (0, 0), wide_values()),
+    "rad2deg": ((0, 0), (0, 0), wide_values()),
+    "fix": ((0, 0), (0, 0), wide_values()),
+    "nan_to_num": ((0, 0), (0, 0), wide_values()),
+    # I₀ overflows past 713.98; in float32 PyTorch's overflows early (at 88.7: its e^x is a float32), so float32
+    # is compared below that
+    "i0": ((1e-13, 0), (2e-6, 0), wide_values(-85, 85)),
+    # digamma has a zero at 1.4616 and one between each pair of negative poles: there the value is small and
+    # PyTorch's (like any shifted sum) keeps absolute accuracy only; PyTorch's reflection loses digits right next
+    # to the poles (-1 + 1e-16), left out
+    "digamma": ((1e-12, 1e-13), (1e-6, 1e-6), _DIGAMMA_VALUES),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE))
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_values_over_wide_ranges_match_torch(name, dtype):
+    tol64, tol32, values = WIDE[name]
+    rtol, atol = {"float64": tol64, "float32": tol32, "float16": (1e-3, 1e-7)}[dtype]
+    compare_unary(name, values, dtype, rtol, atol)
+
+
+def test_erfinv_over_its_domain_matches_torch():
+    rng = np.random.default_rng(3)
+    values = np.concatenate([SPECIAL, rng.uniform(-1, 1, 2000), 1 - 10 ** rng.uniform(-16, 0, 300),
+                             -1 + 10 ** rng.uniform(-16, 0, 300), [1.5, -1.5]])
+    compare_unary("erfinv", values, "float64", 1e-14)
+    compare_unary("erfinv", values, "float32", 2e-7)
+    compare_unary("erfinv", values, "float16", 1e-3)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
+def test_polygamma_values_match_torch(n):
+    # PyTorch's trigamma reflects through sin(πx) computed after rounding πx: at and next to the negative poles it
+    # gives finite values (6.6e32 at -1) where the true value is infinite or much larger; those are left out
+    # (test_polygamma_near_negative_poles). Its zeta loops forever for very negative x: kept above -1e6.
+    values = wide_values(-1e6)
+    if n == 1:
+        with np.errstate(invalid="ignore"):
+            values = values[~((values < 0) & (np.abs(values - np.round(values)) < 1e-6))]
+    # PyTorch's trigamma is good to 2e-9 (see test_trigamma_is_accurate); float32 results in the subnormal range
+    # keep few digits in either library
+    rtol64 = 2e-9 if n == 1 else 1e-11
+    for dtype, rtol, atol in (("float64", rtol64, 1e-300), ("float32", 1e-5, 1e-40)):
+        x = as_dtype(values, dtype)
+        if dtype == "float32" and n == 1:
+            x = x[x > 0]        # PyTorch's float32 reflection, sin(πx) in float32, is off by up to 10% below 0
+        ours = gradiente.polygamma(n, gradiente.from_numpy(x.copy()))
+        theirs = torch.polygamma(n, torch.from_numpy(x.copy()))
+        assert_same_values(ours, theirs, rtol, atol)
+
+
+def test_polygamma_near_negative_poles_is_the_true_value():
+    x = gradiente.tensor(np.array([-1.0, -2.0, -0.9999999999999999, -3.5, -1e300]))
+    assert gradiente.polygamma(1, x).tolist()[:2] == [math.inf, math.inf]
+    # ψ⁽¹⁾(x) ≈ 1/(x + 1)² next to -1; at -3.5 by reflection, π² - ψ⁽¹⁾(4.5)
+    assert gradiente.polygamma(1, x)[2].item() == pytest.approx(1 / (1 - 0.9999999999999999) ** 2, rel=1e-14)
+    assert gradiente.polygamma(1, x)[3].item() == pytest.approx(9.6208792980503482, rel=1e-14)
+    assert gradiente.polygamma(2, x)[:2].tolist() == [-math.inf, -math.inf]
+    d = gradiente.digamma(gradiente.tensor(np.array([-1.0, 0.0, -0.0]))).tolist()
+    assert math.isnan(d[0]) and d[1:] == [-math.inf, math.inf]
+
+
+def test_special_functions_are_accurate_in_float64():
+    """Against reference values computed with mpmath at 30 digits: a few ulp, near the zeros of lgamma too."""
+    cases = [("lgamma", 0.5, 0.57236494292470008707), ("lgamma", 1 + 1e-10, -5.772157125783244041e-11),
+             ("lgamma", 2 - 1e-9, -4.2278436975733279119e-10), ("lgamma", -2.5, -0.056243716497674050673),
+             ("lgamma", 1e10, 220258509288.81058147), ("digamma", 1e-5, -100000.57719921567289),
+             ("digamma", 25.5, 3.2189424728839197665), ("erfc", 10.0, 2.088487583762544757e-45),
+             ("erfc", -3.0, 1.9999779095030014146), ("erfinv", 1 - 1e-15, 5.6759157397447131788),
+             ("erfinv", -0.3, -0.27246271472675434502), ("i0", 700.0, 1.5295933476718737363e+302)]
+    for name, x, expected in cases:
+        got = getattr(gradiente, name)(gradiente.tensor(np.array([x]))).item()
+        assert got == pytest.approx(expected, rel=4e-15), name
+
+
+def test_trigamma_is_accurate():
+    """ψ⁽¹⁾ at points where it is known exactly: π²/6 at 1, π²/2 at 1/2, π²/6 - 1 at 2 (mpmath for 3.4)."""
+    x = gradiente.tensor(np.array([1.0, 0.5, 2.0, 3.4]))
+    expected = [math.pi ** 2 / 6, math.pi ** 2 / 2, math.pi ** 2 / 6 - 1, 0.341541397785833275468]
+    np.testing.assert_allclose(gradiente.polygamma(1, x).numpy(), expected, rtol=4e-16)
+
+
+def test_ldexp_gradient_for_negative_integer_exponents():
+    """dx = 2^y. PyTorch computes 2^y in integers for an integer y, so its gradient is 0 for y < 0; gradiente
+    gives the true derivative there (and PyTorch's everywhere else)."""
+    x = gradiente.tensor([1.5, 2.0, -3.0], requires_grad=True)
+    gradiente.ldexp(x, gradiente.tensor([-4, 2, 0])).sum().backward()
+    assert x.grad.tolist() == [0.0625, 4.0, 1.0]
+
+
+def test_float32_rounds_the_float64_value():
+    """float32 (and float16) results are the float64 value rounded once: within half an ulp where PyTorch's float32
+    kernels may be a few ulp off (its float32 digamma next to the root 1.4616, say)."""
+    x = np.linspace(0.05, 6, 301, dtype=np.float32)
+    for name in ("lgamma", "digamma", "erfc", "i0", "erfinv"):
+        v = x / 7 if name == "erfinv" else x
+        ours32 = getattr(gradiente, name)(gradiente.from_numpy(v.copy())).numpy()
+        ours64 = getattr(gradiente, name)(gradiente.from_numpy(v.astype(np.float64))).numpy()
+        np.testing.assert_array_equal(ours32, ours64.astype(np.float32))
+
+
+def test_integer_and_bool_inputs_compute_in_the_default_float_dtype():
+    for name in ("lgamma", "digamma", "erfc", "erfinv", "i0", "sinc", "deg2rad", "rad2deg"):
+        for values in ([1, 2, 3], [True, False]):
+            ours = getattr(gradiente, name)(gradiente.tensor(values))
+            theirs = getattr(torch, name)(torch.tensor(values))
+            assert_same_values(ours, theirs, 1e-6)
+    assert_same_values(gradiente.polygamma(1, gradiente.tensor([1, 2])), torch.polygamma(1, torch.tensor([1, 2])),
+                       1e-6)
+    assert_same_values(gradiente.mvlgamma(gradiente.tensor([3, 4]), 2), torch.mvlgamma(torch.tensor([3, 4]), 2),
+                       1e-6)
+    assert gradiente.fix(gradiente.tensor([1, -2])).dtype is gradiente.int64
+    assert gradiente.nan_to_num(gradiente.tensor([1, 2])).dtype is gradiente.int64
+
+
+def test_nan_to_num_replacements_and_gradient():
+    values = np.array([math.nan, math.inf, -math.inf, 1.5, -0.0])
+    for dtype in ("float64", "float32", "float16"):
+        for kwargs in ({}, {"nan": 1.0, "posinf": 2.0, "neginf": -3.0}, {"nan": 1e40, "posinf": 1e39},
+                       {"neginf": 7}):
+            ours = gradiente.nan_to_num(gradiente.from_numpy(values.astype(dtype)), **kwargs)
+            theirs = torch.nan_to_num(torch.from_numpy(values.astype(dtype)), **kwargs)
+            assert_same_values(ours, theirs, 0)
+    x = gradiente.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    gradiente.nan_to_num(x).backward(gradiente.full((5,), 2.0, dtype=gradiente.float64))
+    torch.nan_to_num(t).backward(torch.full((5,), 2.0, dtype=torch.float64))
+    assert x.grad.tolist() == t.grad.tolist() == [0.0, 0.0, 0.0, 2.0, 2.0]
+
+
+def test_logaddexp_at_infinities_matches_torch():
+    a = np.array([1.5, -math.inf, math.inf, -math.inf, math.nan, math.inf, 800.0])
+    b = np.array([-1.0, 2.5, math.inf, -math.inf, 1.0, 1.0, 799.0])
+    for name in ("logaddexp", "logaddexp2"):
+        x, y = gradiente.tensor(a, requires_grad=True), gradiente.tensor(b, requires_grad=True)
+        tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        ours, theirs = getattr(gradiente, name)(x, y), getattr(torch, name)(tx, ty)
+        assert_same_values(ours, theirs, 1e-15)
+        ours.backward(gradiente.ones(7, dtype=gradiente.float64))
+        theirs.backward(torch.ones(7, dtype=torch.float64))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-15)
+        np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-15)
+
+
+def test_copysign_values_dtypes_and_gradient_at_zero():
+    a = np.array([1.0, -2.0, math.nan, 3.0, 0.0, -0.0, math.inf])
+    b = np.array([-0.0, 0.0, -1.0, math.nan, -1.0, 1.0, -2.0])
+    x, t = gradiente.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, u = gradiente.tensor(b, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ours, theirs = gradiente.copysign(x, y), torch.copysign(t, u)
+    np.testing.assert_array_equal(np.signbit(ours.detach().numpy()), np.signbit(theirs.detach().numpy()))
+    assert_same_values(ours, theirs, 0)
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    np.testing.assert_array_equal(y.grad.numpy(), u.grad.numpy())
+    for other in (-1, 2.5, True):
+        assert_same_values(gradiente.copysign(gradiente.tensor([1, -2]), other),
+                           torch.copysign(torch.tensor([1, -2]), other), 0)
+    assert_same_values(gradiente.copysign(gradiente.tensor([1.0, -2.0], dtype=gradiente.float16), -1.0),
+                       torch.copysign(torch.tensor([1.0, -2.0], dtype=torch.float16), -1.0), 0)
+
+
+def test_nextafter_steps_one_ulp():
+    for dtype in ("float64", "float32", "float16"):
+        a = np.array([0.0, 1.0, math.nan, math.inf, 1.0, -0.0], dtype=dtype)
+        b = np.array([1.0, 0.0, 1.0, 0.0, 1.0, -1.0], dtype=dtype)
+        ours = gradiente.nextafter(gradiente.from_numpy(a), gradiente.from_numpy(b))
+        theirs = torch.nextafter(torch.from_numpy(a), torch.from_numpy(b))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_ldexp_exact_powers_and_overflow_like_torch():
+    cases = [
+        (np.array([0.0, 1.0, 3.0, 1e-30], np.float32), np.array([200, 130, -150, 110])),
+        (np.array([0.0, 3.0, 1.0], np.float64), np.array([1200, -1075, -1074])),
+        (np.array([0.0, 3.0, 1.0], np.float16), np.array([20, -25, -24])),
+        (np.array([0, 3, 1]), np.array([200, -150, -149])),                          # integers: x·2^y in float32
+        (np.array([0.0, 1.0, 1.5]), np.array([200.0, 0.5, -0.3])),                   # a float exponent
+        (np.array([1.5, 2.0], np.float32), np.array([1.0, 2.5], np.float64)),
+        (np.array([True, False]), np.array([True, True])),
+    ]
+    for a, b in cases:
+        ours = gradiente.ldexp(gradiente.from_numpy(a), gradiente.from_numpy(b))
+        theirs = torch.ldexp(torch.from_numpy(a), torch.from_numpy(b))
+        assert_same_values(ours, theirs, 1e-15)
+
+
+def test_frexp_returns_mantissa_and_int32_exponent():
+    values = np.array([math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -2.5, 1e-300, 5e-324, 1e300, 0.75])
+    for dtype in ("float64", "float32", "float16"):
+        v = as_dtype(values, dtype)
+        ours, theirs = gradiente.frexp(gradiente.from_numpy(v)), torch.frexp(torch.from_numpy(v))
+        np.testing.assert_array_equal(ours.mantissa.numpy(), theirs.mantissa.numpy())
+        np.testing.assert_array_equal(ours.exponent.numpy(), theirs.exponent.numpy())
+        assert ours.exponent.dtype is gradiente.int32
+    result = gradiente.tensor([1.5]).frexp()
+    assert repr(result).startswith("gradiente.return_types.frexp(\nmantissa=tensor([0.7500]),\nexponent=")
+    mantissa, exponent = result
+    assert (mantissa.item(), exponent.item()) == (0.75, 1)
+    x = gradiente.tensor([1.5, 6.0], requires_grad=True)
+    m = gradiente.frexp(x).mantissa
+    assert type(m.grad_fn).__name__ == "FrexpBackward0" and gradiente.frexp(x).exponent.grad_fn is None
+    m.sum().backward()
+    assert x.grad.tolist() == [0.5, 0.125]
+
+
+def test_heaviside_values_and_no_derivative():
+    a = np.array([-1.0, 0.0, 2.0, math.nan, -0.0])
+    v = np.array([0.5, 0.5, 0.5, 0.5, 7.0])
+    assert_same_values(gradiente.heaviside(gradiente.from_numpy(a), gradiente.from_numpy(v)),
+                       torch.heaviside(torch.from_numpy(a), torch.from_numpy(v)), 0)
+    for ints in (np.array([-2, 0, 3]), np.array([True, False, True])):
+        np.testing.assert_array_equal(gradiente.heaviside(gradiente.from_numpy(ints), gradiente.from_numpy(ints)),
+                                      torch.heaviside(torch.from_numpy(ints), torch.from_numpy(ints)))
+    x = gradiente.tensor([1.5, -2.0], requires_grad=True)
+    out = gradiente.heaviside(x, gradiente.tensor([0.5, 0.5]))
+    assert type(out.grad_fn).__name__ == "NotImplemented"
+    assert out.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError) as failure:
+        out.sum().backward()
+    assert str(failure.value) == "derivative for aten::heaviside is not implemented"
+
+
+def test_gcd_and_lcm_match_torch():
+    a, b = np.array([0, -4, 6, 0, -2 ** 63, 12]), np.array([0, 6, -9, 5, 0, 18])
+    for name in ("gcd", "lcm"):
+        for dtype in ("int64", "int32", "int16", "int8", "uint8"):
+            x = np.abs(a).astype(dtype) if dtype == "uint8" else a.astype(dtype)
+            y = np.abs(b).astype(dtype) if dtype == "uint8" else b.astype(dtype)
+            ours = getattr(gradiente, name)(gradiente.from_numpy(x), gradiente.from_numpy(y))
+            theirs = getattr(torch, name)(torch.from_numpy(x), torch.from_numpy(y))
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+            assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    # lcm wraps around on overflow, as PyTorch's does
+    big = gradiente.lcm(gradiente.tensor([2 ** 40]), gradiente.tensor([2 ** 40 + 1]))
+    assert big.tolist() == torch.lcm(torch.tensor([2 ** 40]), torch.tensor([2 ** 40 + 1])).tolist()
+    assert gradiente.gcd(gradiente.tensor([4], dtype=gradiente.int32), gradiente.tensor([6])).dtype is gradiente.int64
+
+
+# --- methods, in-place forms, names ---------------------------------------------------------------------------
+
+INPLACE = [("sinc_", ()), ("deg2rad_", ()), ("rad2deg_", ()), ("erfc_", ()), ("erfinv_", ()), ("lgamma_", ()),
+           ("digamma_", ()), ("i0_", ()), ("fix_", ()), ("nan_to_num_", ()), ("polygamma_", (2,)),
+           ("mvlgamma_", (1,))]
+
+
+@pytest.mark.parametrize("name,args", INPLACE, ids=[n for n, _ in INPLACE])
+def test_inplace_forms_match_torch(name, args):
+    values = np.array([0.3, 0.7, 1.9, 2.5])
+    ours, theirs = gradiente.from_numpy(values.copy()), torch.from_numpy(values.copy())
+    assert getattr(ours, name)(*args) is ours
+    getattr(theirs, name)(*args)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-13)
+    # recorded in place: the node is the out-of-place op's
+    x = gradiente.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    y, u = x * 1, t * 1
+    getattr(y, name)(*args)
+    getattr(u, name)(*args)
+    assert type(y.grad_fn).__name__ == type(u.grad_fn).__name__
+    y.sum().backward()
+    u.sum().backward()
+    # digamma's and polygamma's gradients use PyTorch's trigamma, good to 2e-9 (test_trigamma_is_accurate)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=2e-9)
+
+
+def test_binary_inplace_forms():
+    for name, other in (("copysign_", -1.0), ("heaviside_", np.array([0.5])), ("nextafter_", np.array([0.0])),
+                        ("ldexp_", np.array([3]))):
+        values = np.array([0.5, -1.5, 0.0])
+        ours, theirs = gradiente.from_numpy(values.copy()), torch.from_numpy(values.copy())
+        wrap_g = gradiente.from_numpy(other) if isinstance(other, np.ndarray) else other
+        wrap_t = torch.from_numpy(other) if isinstance(other, np.ndarray) else other
+        getattr(ours, name)(wrap_g)
+        getattr(theirs, name)(wrap_t)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    a = gradiente.tensor([12, 18])
+    a.gcd_(gradiente.tensor([8, 27]))
+    assert a.tolist() == [4, 9]
+    a.lcm_(gradiente.tensor([6, 6]))
+    assert a.tolist() == [12, 18]
+
+
+def test_api_names_match_torch():
+    functions = ["nan_to_num", "logaddexp", "logaddexp2", "sinc", "heaviside", "copysign", "deg2rad", "rad2deg",
+                 "nextafter", "ldexp", "frexp", "gcd", "lcm", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
+                 "mvlgamma", "i0", "fix", "logit", "signbit", "float_power", "clamp_min", "clamp_max", "positive",
+                 "rsub"]
+    for name in functions:
+        assert hasattr(gradiente, name), name
+        assert hasattr(gradiente.Tensor, name) == hasattr(torch.Tensor, name), name
+        assert hasattr(gradiente.Tensor, name + "_") == hasattr(torch.Tensor, name + "_"), name + "_"
+
+
+def test_grad_fn_names_of_the_integer_exponent_and_number_forms():
+    x = gradiente.tensor([1.5, 2.0], requires_grad=True)
+    assert type(gradiente.copysign(x, -1.0).grad_fn).__name__ == "CopysignBackward1"
+    assert type(gradiente.copysign(x, gradiente.tensor([1.0, -1.0])).grad_fn).__name__ == "CopysignBackward0"
+    out = gradiente.ldexp(x, gradiente.tensor([1, 2]))
+    assert type(out.grad_fn).__name__ == "LdexpBackward0" and out.grad_fn.next_functions[1] == (None, 0)
+    assert type(gradiente.fix(x).grad_fn).__name__ == "TruncBackward0"
+
+
+# --- errors ---------------------------------------------------------------------------------------------------
+
+ERRORS = [
+    lambda lib: lib.polygamma(-1, lib.tensor([0.5])),
+    lambda lib: lib.polygamma(1.0, lib.tensor([0.5])),
+    lambda lib: lib.mvlgamma(lib.tensor([2.5]), 0),
+    lambda lib: lib.logaddexp(lib.tensor([1, 2]), lib.tensor([1, 2])),
+    lambda lib: lib.logaddexp2(lib.tensor([True]), lib.tensor([False])),
+    lambda lib: lib.logaddexp(lib.tensor([1.0]), 2.0),
+    lambda lib: lib.nextafter(lib.tensor([1, 2]), lib.tensor([1, 2])),
+    lambda lib: lib.nextafter(lib.tensor([1.0]), 2.0),
+    lambda lib: lib.heaviside(lib.tensor([1.0]), lib.tensor([1], dtype=lib.int64)),
+    lambda lib: lib.heaviside(lib.tensor([1.0]), 0.5),
+    lambda lib: lib.ldexp(lib.tensor([1.0]), 2.0),
+    lambda lib: lib.ldexp(lib.tensor([1.0, 2.0]), lib.tensor([True, False])),
+    lambda lib: lib.frexp(lib.tensor([1, 2])),
+    lambda lib: lib.gcd(lib.tensor([1.0]), lib.tensor([2])),
+    lambda lib: lib.gcd(lib.tensor([True]), lib.tensor([True])),
+    lambda lib: lib.lcm(lib.tensor([4]), 6),
+    lambda lib: lib.fix(lib.tensor([True])),
+    lambda lib: lib.tensor([1, 2]).lgamma_(),
+    lambda lib: lib.tensor([1, 2]).polygamma_(1),
+    lambda lib: lib.tensor([1, 2]).copysign_(lib.tensor([1, -2])),
+    lambda lib: lib.logaddexp(lib.ones(2, 3), lib.ones(4)),
+    lambda lib: lib.copysign(lib.ones(2, 3), lib.ones(4)),
+    lambda lib: lib.tensor([0.5], requires_grad=True).lgamma_(),
+]
+
+
+@pytest.mark.parametrize("call", ERRORS)
+def test_errors_match_torch(call):
+    check_same_error(call)

@@ -1,0 +1,378 @@
+"""``gradiente.special`` and ``gradiente.testing`` against ``torch.special`` and ``torch.testing``.
+
+special: the op table (float64 gradcheck, forward/backward/grad_fn against PyTorch in float32 and float64, second
+derivatives), the nodes each alias records, and values over wide ranges including nan, ±inf and the tails.
+testing: ``assert_close`` raises what PyTorch raises, message for message, over a catalogue of mismatches
+(values, shapes, dtypes, nan, inf, integers, nested sequences and mappings, custom messages); ``make_tensor``
+draws the very values PyTorch draws from the same seed."""
+import math
+
+import numpy as np
+import pytest
+from harness import OpSpec, check_same_error, spec_tests
+from test_ops_elementwise_extra import assert_same_values
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+UNARY = [((3,),), ((2, 3),), ((),)]
+BCAST = [((3,), (3,)), ((2, 3), (3,)), ((), (2, 3))]
+
+
+def positive_second(lo, hi):
+    """x in (-2, 2), then y in (lo, hi)."""
+    def make(rng, shapes):
+        return [np.asarray(rng.uniform(-2, 2, size=shapes[0])), np.asarray(rng.uniform(lo, hi, size=shapes[1]))]
+    return make
+
+
+def zeta_inputs(rng, shapes):
+    """s in (1.5, 5) (ζ is differentiated in q only), q in (0.3, 3)."""
+    return [np.asarray(rng.uniform(1.5, 5, size=shapes[0])), np.asarray(rng.uniform(0.3, 3, size=shapes[1]))]
+
+
+
+
+def sp(lib):
+    return lib.special
+
+
+SPECS = [
+    OpSpec("expit", lambda lib, x: sp(lib).expit(x), UNARY),
+    OpSpec("logit", lambda lib, x: sp(lib).logit(x), UNARY, domain=(0.05, 0.95)),
+    OpSpec("logit_eps", lambda lib, x: sp(lib).logit(x, eps=0.2), [((2, 3),)], domain=(0.05, 0.95)),
+    OpSpec("erf", lambda lib, x: sp(lib).erf(x), UNARY),
+    OpSpec("erfc", lambda lib, x: sp(lib).erfc(x), UNARY),
+    OpSpec("erfcx", lambda lib, x: sp(lib).erfcx(x), UNARY, domain=(-2, 6)),
+    OpSpec("erfinv", lambda lib, x: sp(lib).erfinv(x), UNARY, domain=(-0.9, 0.9)),
+    OpSpec("expm1", lambda lib, x: sp(lib).expm1(x), UNARY),
+    OpSpec("exp2", lambda lib, x: sp(lib).exp2(x), UNARY),
+    OpSpec("log1p", lambda lib, x: sp(lib).log1p(x), UNARY, domain=(-0.5, 2)),
+    OpSpec("logsumexp", lambda lib, x: sp(lib).logsumexp(x, 1), [((2, 3),), ((4, 5),)]),
+    OpSpec("logsumexp_keepdim", lambda lib, x: sp(lib).logsumexp(x, 0, keepdim=True), [((2, 3),)]),
+    OpSpec("softmax", lambda lib, x: sp(lib).softmax(x, 1), [((2, 3),)]),
+    OpSpec("log_softmax", lambda lib, x: sp(lib).log_softmax(x, 0), [((2, 3),)]),
+    OpSpec("softmax_dtype", lambda lib, x: sp(lib).softmax(x, -1, dtype=lib.float64), [((2, 3),)]),
+    OpSpec("xlogy", lambda lib, x, y: sp(lib).xlogy(x, y), BCAST, make_inputs=positive_second(0.3, 3)),
+    OpSpec("xlog1py", lambda lib, x, y: sp(lib).xlog1py(x, y), BCAST, make_inputs=positive_second(-0.7, 3)),
+    OpSpec("xlog1py_number_x", lambda lib, y: sp(lib).xlog1py(2.5, y), UNARY, domain=(-0.7, 3)),
+    OpSpec("xlog1py_number_y", lambda lib, x: sp(lib).xlog1py(x, 0.75), UNARY),
+    OpSpec("gammaln", lambda lib, x: sp(lib).gammaln(x), UNARY, domain=(0.2, 5)),
+    OpSpec("digamma", lambda lib, x: sp(lib).digamma(x), UNARY, domain=(0.3, 5)),
+    OpSpec("psi", lambda lib, x: sp(lib).psi(x), UNARY, domain=(0.3, 5)),
+    OpSpec("polygamma", lambda lib, x: sp(lib).polygamma(2, x), UNARY, domain=(0.3, 5)),
+    OpSpec("multigammaln", lambda lib, x: sp(lib).multigammaln(x, 2), UNARY, domain=(1.0, 5)),
+    OpSpec("i0", lambda lib, x: sp(lib).i0(x), UNARY, domain=(-3, 3)),
+    OpSpec("i0e", lambda lib, x: sp(lib).i0e(x), UNARY, domain=(-3, 3)),
+    OpSpec("i1", lambda lib, x: sp(lib).i1(x), UNARY, domain=(-3, 3)),
+    OpSpec("i1e", lambda lib, x: sp(lib).i1e(x), UNARY, domain=(-3, 3)),
+    OpSpec("sinc", lambda lib, x: sp(lib).sinc(x), UNARY),
+    OpSpec("entr", lambda lib, x: sp(lib).entr(x), UNARY, domain=(0.1, 3)),
+    OpSpec("ndtr", lambda lib, x: sp(lib).ndtr(x), UNARY, domain=(-3, 3)),
+    OpSpec("ndtri", lambda lib, x: sp(lib).ndtri(x), UNARY, domain=(0.02, 0.98)),
+    OpSpec("log_ndtr", lambda lib, x: sp(lib).log_ndtr(x), UNARY, domain=(-6, 4)),
+    OpSpec("round", lambda lib, x: sp(lib).round(x * 3), UNARY),
+    OpSpec("round_decimals", lambda lib, x: sp(lib).round(x * 3, decimals=1), [((2, 3),)]),
+    OpSpec("zeta", lambda lib, x, q: sp(lib).zeta(x, q), [((3,), (3,)), ((2, 3), (3,))], grad_inputs=[1],
+           make_inputs=zeta_inputs),
+    OpSpec("zeta_number_s", lambda lib, q: sp(lib).zeta(2.5, q), UNARY, domain=(0.3, 3)),
+]
+
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+
+# --- names and aliases --------------------------------------------------------------------------------------
+
+def test_namespace_holds_pytorchs_names():
+    names = ["expit", "logit", "erf", "erfc", "erfcx", "erfinv", "expm1", "exp2", "log1p", "logsumexp", "softmax",
+             "log_softmax", "xlogy", "xlog1py", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "i0", "i0e",
+             "i1", "i1e", "sinc", "entr", "ndtr", "ndtri", "log_ndtr", "round", "zeta"]
+    for name in names:
+        assert hasattr(torch.special, name), name
+        assert callable(getattr(gradiente.special, name)), name
+    assert sorted(gradiente.special.__all__) == sorted(names)
+    assert gradiente.special.expit is gradiente.sigmoid and gradiente.special.psi is gradiente.digamma
+
+
+@pytest.mark.parametrize("name,args", [("expit", ()), ("logit", ()), ("erf", ()), ("erfc", ()), ("erfinv", ()),
+                                       ("expm1", ()), ("exp2", ()), ("log1p", ()), ("gammaln", ()),
+                                       ("digamma", ()), ("psi", ()), ("i0", ()), ("sinc", ()), ("round", ()),
+                                       ("logsumexp", (0,)), ("softmax", (0,)), ("log_softmax", (0,)),
+                                       ("multigammaln", (1,))])
+def test_aliases_record_pytorchs_node(name, args):
+    g = gradiente.tensor(np.array([0.3, 0.6]), requires_grad=True)
+    t = torch.tensor([0.3, 0.6], dtype=torch.float64, requires_grad=True)
+    ours, theirs = getattr(gradiente.special, name)(g, *args), getattr(torch.special, name)(t, *args)
+    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
+
+
+def test_ndtr_records_pytorchs_composite_graph():
+    x = gradiente.tensor(np.array([0.3, -1.0]), requires_grad=True)
+    node, names = gradiente.special.ndtr(x).grad_fn, []
+    while node is not None and node.next_functions:
+        names.append(type(node).__name__)
+        node = node.next_functions[0][0]
+    assert names == ["MulBackward1", "AddBackward1", "ErfBackward0", "MulBackward1"]
+
+
+# --- values over wide ranges --------------------------------------------------------------------------------
+
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -2.5, 0.5, 1e-300, -1e-300, 5e-324, 30.0,
+           -30.0, 700.0, 714.0, -700.0, 26.6, -26.6, 38.0, -38.0]
+
+
+def wide_values(lo=-1e6, hi=1e6):
+    rng = np.random.default_rng(11)
+    values = np.concatenate([SPECIAL, rng.uniform(-10, 10, 600), rng.uniform(-40, 40, 300), rng.uniform(-800, 800, 200),
+                             10 ** rng.uniform(-30, 6, 100), -(10 ** rng.uniform(-30, 6, 100))])
+    return values[((values >= lo) & (values <= hi)) | np.isnan(values)]
+
+
+#: name -> (values, float64 (rtol, atol), float32 (rtol, atol))
+WIDE = {
+    # erfcx overflows below -26.6: PyTorch's is off by up to 5e-14 near there (gradiente's keeps x² split exactly)
+    "erfcx": (wide_values(), (1e-13, 0), (1e-5, 0)),
+    # PyTorch's float32 I₁ overflows at 88.7 (its e^x is a float32)
+    "i0e": (wide_values(), (1e-13, 0), (2e-6, 0)),
+    "i1": (wide_values(-85, 85), (1e-13, 5e-324), (2e-6, 0)),      # I₁(5e-324) is a tie between 0 and 5e-324
+    "i1e": (wide_values(), (1e-13, 5e-324), (2e-6, 0)),
+    # ndtr is PyTorch's composite (1 + erf(x/√2))/2, which cancels in the lower tail: absolute agreement there
+    "ndtr": (wide_values(), (1e-13, 1e-16), (2e-6, 1e-7)),
+    # the upper tail of log_ndtr is -Φ(-x) ≈ -e^(-x²/2)/(x√2π): PyTorch's keeps x/√2 rounded, 1.6e-13 off at 35
+    "log_ndtr": (wide_values(), (2e-13, 1e-320), (1e-5, 1e-40)),
+    "entr": (wide_values(), (1e-15, 0), (2e-7, 0)),
+    "expit": (wide_values(), (1e-15, 0), (4e-7, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_values_over_wide_ranges_match_torch(name, dtype):
+    values, tol64, tol32 = WIDE[name]
+    rtol, atol = tol64 if dtype == "float64" else tol32
+    with np.errstate(over="ignore"):
+        x = values.astype(dtype)
+    assert_same_values(getattr(gradiente.special, name)(gradiente.from_numpy(x.copy())),
+                       getattr(torch.special, name)(torch.from_numpy(x.copy())), rtol, atol)
+
+
+def test_ndtri_over_its_domain_including_subnormals():
+    rng = np.random.default_rng(5)
+    p = np.concatenate([[math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 5e-324, 1e-320, 1 - 1e-16],
+                        rng.uniform(0, 1, 2000), 10 ** rng.uniform(-320, 0, 500), 1 - 10 ** rng.uniform(-16, 0, 200)])
+    for dtype, rtol in (("float64", 1e-14), ("float32", 5e-7)):
+        with np.errstate(under="ignore"):
+            x = p.astype(dtype)
+        assert_same_values(gradiente.special.ndtri(gradiente.from_numpy(x.copy())),
+                           torch.special.ndtri(torch.from_numpy(x.copy())), rtol)
+
+
+def test_ndtri_inverts_log_ndtr_in_the_far_tail():
+    p = np.array([1e-300, 1e-100, 1e-20, 0.3])
+    z = gradiente.special.ndtri(gradiente.from_numpy(p))
+    np.testing.assert_allclose(gradiente.special.log_ndtr(z).numpy(), np.log(p), rtol=1e-14)
+
+
+def test_xlog1py_values_and_conventions():
+    x = np.array([0.0, 0.0, 1.0, 2.0, 0.0, math.nan, 3.0, -1.0])
+    y = np.array([-1.0, math.nan, -1.0, -2.0, -3.0, 0.0, 1e-20, 0.5])
+    assert_same_values(gradiente.special.xlog1py(gradiente.from_numpy(x), gradiente.from_numpy(y)),
+                       torch.special.xlog1py(torch.from_numpy(x), torch.from_numpy(y)), 1e-15)
+    assert_same_values(gradiente.special.xlog1py(gradiente.tensor([1, 0]), gradiente.tensor([1, 2])),
+                       torch.special.xlog1py(torch.tensor([1, 0]), torch.tensor([1, 2])), 1e-7)
+
+
+def test_zeta_values_off_its_domain_match_torch():
+    s = [2.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 1.0, 0.9, math.inf, math.inf, math.nan, 2.0, 2.0, -2.0, 2.0, 3.0, 4.0, 2.5,
+         math.inf, math.inf, 3.5, 1.5, 20.0, 2.0]
+    q = [math.inf, -math.inf, math.nan, 0.0, -0.0, -1.0, -2.5, 2.0, 2.0, 2.0, 0.5, 1.0, -1e8 + 0.5, 1e-300, 2.0,
+         -1e-300, -1e-300, -0.5, -1.5, 1.0, -2.0, 0.3, 1e5, 0.7, 1e300]
+    ours = gradiente.special.zeta(gradiente.from_numpy(np.array(s)), gradiente.from_numpy(np.array(q)))
+    theirs = torch.special.zeta(torch.tensor(s, dtype=torch.float64), torch.tensor(q, dtype=torch.float64))
+    assert_same_values(ours, theirs, 1e-12)
+    assert_same_values(gradiente.special.zeta(gradiente.tensor([2, 3]), 2), torch.special.zeta(torch.tensor([2, 3]), 2),
+                       1e-7)
+
+
+def test_zeta_has_no_derivative_in_s():
+    s = gradiente.tensor([2.5, 3.0], requires_grad=True)
+    q = gradiente.tensor([1.5, 2.0], requires_grad=True)
+    for out in (gradiente.special.zeta(s, q), gradiente.special.zeta(s, 2.0)):
+        with pytest.raises(NotImplementedError) as failure:
+            out.sum().backward()
+        assert str(failure.value) == "the derivative for 'zeta' is not implemented."
+    assert type(gradiente.special.zeta(s, 2.0).grad_fn).__name__ == "SpecialZetaBackward2"
+
+
+def test_round_matches_torch_with_decimals():
+    values = np.array([0.5, 1.5, 2.5, -0.5, 1.25, 1.35, -2.675])
+    for decimals in (0, 1, 2):
+        assert_same_values(gradiente.special.round(gradiente.from_numpy(values), decimals=decimals),
+                           torch.special.round(torch.from_numpy(values), decimals=decimals), 1e-15)
+
+
+SPECIAL_ERRORS = [
+    lambda lib: lib.special.polygamma(-1, lib.tensor([0.5])),
+    lambda lib: lib.special.multigammaln(lib.tensor([2.5]), 0),
+    lambda lib: lib.special.softmax(lib.tensor([1, 2]), 0),
+    lambda lib: lib.special.xlog1py(lib.ones(2, 3), lib.ones(4)),
+]
+
+
+@pytest.mark.parametrize("call", SPECIAL_ERRORS)
+def test_special_errors_match_torch(call):
+    check_same_error(call)
+
+
+# --- testing.assert_close ----------------------------------------------------------------------------------------
+
+NAN, INF = math.nan, math.inf
+
+
+def _tensor_cases(lib):
+    t = lib.tensor
+    return [
+        (t([1.0, 2.0, 3.0]), t([1.0, 2.1, 3.0]), {}),
+        (t([1.0, 2.0, 3.0], dtype=lib.float64), t([1.0, 2.1, 3.5], dtype=lib.float64), {}),
+        (t([[1.0, 2.0], [3.0, 4.0]]), t([[1.0, 2.0], [3.0, 5.0]]), {}),
+        (t(1.0), t(1.5), {}),
+        (t([1.0]), t([1.5]), {}),
+        (t([1, 2, 3]), t([1, 5, 3]), {}),
+        (t(1), t(2), {}),
+        (t([True, False]), t([True, True]), {}),
+        (t([1.0, 2.0]), t([1.0, 2.0, 3.0]), {}),
+        (t([1.0, 2.0]), t([1.0, 2.0], dtype=lib.float64), {}),
+        (t([1.0, 2.0]), t([1, 2, 3]), {}),
+        (t([1, 2], dtype=lib.int32), t([1, 2]), {}),
+        (t([NAN, 1.0]), t([NAN, 1.0]), {}),
+        (t([NAN, 1.0]), t([NAN, 1.0]), {"equal_nan": True}),
+        (t([NAN, 1.0]), t([1.0, 1.0]), {}),
+        (t([NAN]), t([1.0]), {"equal_nan": True}),
+        (t([INF, 1.0]), t([-INF, 1.0]), {}),
+        (t([INF, 1.0]), t([INF, 1.0]), {}),
+        (t([1.0]), t([1.05]), {"rtol": 0.1, "atol": 0}),
+        (t([1.0, 2.0]), t([1.0, 2.5]), {"rtol": 0.0, "atol": 0.2}),
+        (t([1.0, 2.0]), t([1.0, 3.0]), {"rtol": 0, "atol": 0}),
+        (t([1, 2]), t([1, 3]), {"rtol": 0.1, "atol": 0.1}),
+        (t([1.0, 2.0]), t([1.0, 2.5], dtype=lib.float64), {"check_dtype": False}),
+        (t([1, 2]), t([1.0, 2.5]), {"check_dtype": False}),
+        (t([1.0, 2.0], dtype=lib.float16), t([1.0, 2.5], dtype=lib.float16), {}),
+        (t(1.0, dtype=lib.float16), t(1.1, dtype=lib.float16), {}),
+        (t([0.0, 1.0]), t([1e-3, 1.0]), {}),
+        (t([1.0]), t([0.0]), {}),
+        (t(1.0), t(0.0), {}),
+        (t([1e10]), t([2e10]), {}),
+        (t([0.1]), t([0.2]), {}),
+        (t([1 + 1j]), t([1 + 2j]), {}),
+        (t(1 + 1j), t(1 + 2j), {}),
+        (t([100, -100], dtype=lib.int8), t([-100, 100], dtype=lib.int8), {}),
+        (t([1, 200], dtype=lib.uint8), t([250, 100], dtype=lib.uint8), {}),
+        (t([2 ** 62]), t([-(2 ** 62)])) + ({},),
+        (t([-0.0]), t([0.0]), {}),
+        (t([1e-40]), t([0.0]), {}),
+        (t([1.0], requires_grad=True), t([2.0]), {}),
+        (t([]), t([]), {}),
+        (lib.arange(10.0), lib.arange(10.0) + t([0, 0, 0, 1.0, 0, 0, 2, 0, 0, 0]), {}),
+        (lib.zeros(7), t([0.0, 0, 1, 0, 0, 0, 0]), {}),
+        (lib.zeros(1000), lib.cat([lib.ones(999), lib.zeros(1)]), {}),
+        (lib.zeros(2, 3, 4), lib.zeros(2, 3, 4) + (lib.arange(24.0).reshape(2, 3, 4) == 23), {}),
+        (lib.zeros(2, 2).t(), lib.zeros(2, 2), {"check_stride": True}),
+        (t([1.0]), t([2.0]), {"msg": "custom"}),
+        (t([1.0]), t([2.0]), {"msg": lambda m: "X" + m + "Y"}),
+        (t([1.0]), t([1.0]), {"rtol": 0.1}),
+        (t([1.0]), t([1.0]), {"atol": 0.1}),
+    ]
+
+
+def _other_cases(lib):
+    t = lib.tensor
+    return [
+        (1.0, 1.1, {}), (1, 2, {}), (1, 1.0, {}), (1, 1.0, {"check_dtype": False}), (2.5, 2, {"check_dtype": False}),
+        (1.0, 1 + 1j, {"check_dtype": False}), (1 + 1j, 1 + 2j, {}), (True, False, {}), (NAN, NAN, {}),
+        (NAN, NAN, {"equal_nan": True}), (1.0, 0.0, {}), (INF, -INF, {}), (1.0, 1.0 + 1e-8, {}),
+        (np.float64(1.0), np.float64(1.5), {}), (np.float32(1.0), 1.5, {}), (None, None, {}), (None, 1, {}),
+        ("a", "b", {}), (t(1.0), 1.0, {}), ([1.0, 2.0], t([1.0, 2.0]), {}), (t([1.0]), [1.0], {"msg": "custom"}),
+        ([1.0, 2.0], [1.0, 2.5], {}), ([1.0, 2.0], [1.0, 2.0, 3.0], {}), ((1.0, 2.0), [1.0, 2.0], {}),
+        ([t([1.0, 2.0]), (t(3.0), t([4.0, 5.0]))], [t([1.0, 2.0]), (t(3.0), t([4.0, 6.0]))], {}),
+        ({"a": t([1.0]), "b": t([2.0])}, {"a": t([1.0]), "b": t([3.0])}, {}),
+        ({"a": 1.0}, {"b": 1.0}, {}), ({"a": 1.0}, {"a": 1.0, "b": 2.0, "c": 3.0}, {}),
+        ({"a": 1.0, "z": 2.0, "c": 3}, {"a": 1.0}, {}), ({1: 1.0}, {2: 1.0}, {}), ({"a": 1.0}, [1.0], {}),
+        ({"a": [1.0, {"b": 2.0}]}, {"a": [1.0, {"b": 3.0}]}, {}), ([1.0], [t(1.0)], {}), (["a"], ["a"], {}),
+        ([[1.0], [1.0, 2.0]], [[1.0], [1.0]], {}), ([t([0.0, 0.0])], [t([0.0, 0.0, 0.0])], {}),
+        ([1.0, 2.0], [1.0, 3.0], {"msg": "custom"}), ([1.0, 2.0], [1.0, 3.0], {"msg": lambda m: "<" + m + ">"}),
+        (np.array([1.0, 2.0]), np.array([1.0, 3.0]), {}), (np.array([1.0, 2.0]), t([1.0, 2.0]), {}),
+        (t([1.0, 2.0], dtype=lib.float64), np.array([1.0, 3.0]), {}),
+    ]
+
+
+def _outcome(lib, actual, expected, kwargs):
+    try:
+        lib.testing.assert_close(actual, expected, **kwargs)
+    except Exception as error:      # the outcome is the exception, whatever its type
+        text = str(error).replace("torch.", "gradiente.")
+        return type(error), text.replace("<class 'gradiente.Tensor'>", "<class 'gradiente._tensor.Tensor'>")
+    return None
+
+
+@pytest.mark.parametrize("case", range(len(_tensor_cases(gradiente))))
+def test_assert_close_on_tensors_raises_what_torch_raises(case):
+    ours = _outcome(gradiente, *_tensor_cases(gradiente)[case])
+    theirs = _outcome(torch, *_tensor_cases(torch)[case])
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("case", range(len(_other_cases(gradiente))))
+def test_assert_close_on_numbers_and_containers_raises_what_torch_raises(case):
+    ours = _outcome(gradiente, *_other_cases(gradiente)[case])
+    theirs = _outcome(torch, *_other_cases(torch)[case])
+    assert ours == theirs
+
+
+def test_assert_close_message_example():
+    with pytest.raises(AssertionError) as failure:
+        gradiente.testing.assert_close(gradiente.tensor([1.0, 2.0, 3.0]), gradiente.tensor([1.0, 2.5, 3.0]))
+    assert str(failure.value) == ("Tensor-likes are not close!\n\n"
+                                  "Mismatched elements: 1 / 3 (33.3%)\n"
+                                  "Greatest absolute difference: 0.5 at index (1,) (up to 1e-05 allowed)\n"
+                                  "Greatest relative difference: 0.20000000298023224 at index (1,) (up to 1.3e-06 "
+                                  "allowed)")
+    gradiente.testing.assert_close(gradiente.tensor([1.0, 2.0]), gradiente.tensor([1.0, 2.0 + 1e-6]))
+
+
+# --- testing.make_tensor -----------------------------------------------------------------------------------------
+
+MAKE = [((2, 3), "float32", {}), ((4,), "float64", {"low": -2, "high": 3}), ((2, 3), "int64", {}),
+        ((5,), "uint8", {}), ((5,), "int8", {"low": -200, "high": 200}), ((3, 2), "bool", {}),
+        ((2, 2), "complex64", {}), ((6,), "float16", {}), ((3, 4), "float32", {"noncontiguous": True}),
+        ((3, 4), "int64", {"low": 0, "high": 2, "exclude_zero": True}),
+        ((5,), "float32", {"low": 0, "high": 1e-30, "exclude_zero": True}), ((), "int32", {}),
+        ((2, 3), "float32", {"requires_grad": True})]
+
+
+@pytest.mark.parametrize("shape,dtype,kwargs", MAKE)
+def test_make_tensor_draws_torchs_values(shape, dtype, kwargs):
+    torch.manual_seed(3)
+    gradiente.manual_seed(3)
+    theirs = torch.testing.make_tensor(shape, dtype=getattr(torch, dtype), device="cpu", **kwargs)
+    ours = gradiente.testing.make_tensor(shape, dtype=getattr(gradiente, dtype), device="cpu", **kwargs)
+    assert ours.detach().tolist() == theirs.detach().tolist()
+    assert ours.stride() == theirs.stride() and ours.requires_grad == theirs.requires_grad
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+def test_make_tensor_takes_the_shape_as_several_ints():
+    assert tuple(gradiente.testing.make_tensor(2, 3, dtype=gradiente.float32, device="cpu").shape) == (2, 3)
+
+
+MAKE_ERRORS = [
+    lambda lib: lib.testing.make_tensor(3, dtype=lib.float32, device="cpu", low=5, high=3),
+    lambda lib: lib.testing.make_tensor(3, dtype=lib.int64, device="cpu", low=2, high=2),
+    lambda lib: lib.testing.make_tensor(3, dtype=lib.float32, device="cpu", low=math.nan),
+    lambda lib: lib.testing.make_tensor(3, dtype=lib.float32),
+]
+
+
+@pytest.mark.parametrize("call", MAKE_ERRORS)
+def test_make_tensor_errors_match_torch(call):
+    check_same_error(call)
