@@ -1,0 +1,51 @@
+"""Adadelta (Zeiler, 2012): steps scaled by the ratio of running RMS of past updates to that of gradients."""
+import numpy as np
+
+from . import _kernels as K
+from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """``v = rho * v + (1 - rho) * g²``, ``delta = sqrt(u + eps) / sqrt(v + eps) * g``,
+    ``u = rho * u + (1 - rho) * delta²``, ``p -= lr * delta``. Same operations, order and rounding as
+    PyTorch's single-tensor implementation, except float32 ``sqrt``."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        _check_nonnegative(**{"learning rate": lr})
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        _check_nonnegative(**{"epsilon value": eps, "weight_decay value": weight_decay})
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
+                    "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+            for p, grad in self._params_with_grad(group):
+                param = p._data
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_counter()
+                    state["square_avg"] = _zeros_like(p)
+                    state["acc_delta"] = _zeros_like(p)
+                _increment(state["step"])
+                if weight_decay != 0:
+                    grad = K.add_scaled(grad, param, weight_decay)
+                square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
+                square_avg *= K.scalar(rho, square_avg)
+                K.addcmul_(square_avg, grad, grad, 1 - rho)
+                std = np.sqrt(square_avg + K.scalar(eps, square_avg))
+                delta = np.sqrt(acc_delta + K.scalar(eps, acc_delta))
+                delta /= std
+                delta *= grad
+                acc_delta *= K.scalar(rho, acc_delta)
+                K.addcmul_(acc_delta, delta, delta, 1 - rho)
+                K.add_scaled(param, delta, -lr, out=param)
+                _changed(p, state["square_avg"], state["acc_delta"])
+        return loss
