@@ -34,3 +34,20 @@ SPECS = [
 
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
+
+
+def test_small_arithmetic_details_match_torch():
+    # rsub with a number honours alpha; round records RoundBackward1 whenever decimals is given; float_power_
+    # refuses a float32 base; unary + refuses bools; floor_divide's node has PyTorch's name()
+    for lib in (gradiente, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.rsub(x, 3.0, alpha=2)
+        y.sum().backward()
+        assert y.tolist() == [1.0, -1.0] and x.grad.tolist() == [-2.0, -2.0]
+        assert type(lib.round(x, decimals=0).grad_fn).__name__ == "RoundBackward1"
+        assert type(lib.round(x).grad_fn).__name__ == "RoundBackward0"
+        assert lib.floor_divide(x, 2).grad_fn.name() == "torch::autograd::NotImplemented"
+        with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float"):
+            lib.tensor([1.0]).float_power_(2)
+        with pytest.raises(RuntimeError, match="The `\\+` operator, on a bool tensor is not supported."):
+            +lib.tensor([True])

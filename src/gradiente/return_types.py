@@ -5,8 +5,9 @@ with this module's name: ``gradiente.return_types.max(\\nvalues=tensor(...),\\ni
 """
 import collections
 
-__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_qr",
-           "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "max", "median", "min", "mode", "slogdet", "sort", "topk"]
+__all__ = ["aminmax", "cummax", "cummin", "frexp", "kthvalue", "linalg_cholesky_ex", "linalg_eigh",
+           "linalg_inv_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "max", "median",
+           "min", "mode", "slogdet", "sort", "topk"]
 
 
 def _return_type(name, fields=("values", "indices")):
@@ -40,3 +41,4 @@ linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
 linalg_qr = _return_type("linalg_qr", ("Q", "R"))
 linalg_eigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
+frexp = _return_type("frexp", ("mantissa", "exponent"))

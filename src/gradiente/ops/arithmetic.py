@@ -62,12 +62,13 @@ class SubBackward0(Node):
 
 
 class RsubBackward1(Node):
-    """out = c - x;  dx = -grad"""
+    """out = c - alpha * x;  dx = -alpha * grad"""
     __slots__ = ()
     formula = "∂(c - x)/∂x = -1"
 
     def backward(self, ops, grad):
-        return (-grad,)
+        alpha = self.__dict__.get("alpha", 1)
+        return (-grad if alpha == 1 else -grad * alpha,)
 
 
 class MulBackward0(Node):
@@ -259,9 +260,12 @@ def rsub(input, other, alpha=1):
         return sub(other, input, alpha=alpha)
     _check_bool_subtraction(other, input)
     xa, ca, target = promote_operands(input, other)
-    out = as_result(np.subtract(ca, xa), target)
+    out = as_result(np.subtract(ca, xa if alpha == 1 else xa * alpha), target)
     if wants_grad(input):
-        record(RsubBackward1, (input,), out)
+        if alpha == 1:
+            record(RsubBackward1, (input,), out)
+        else:
+            record(RsubBackward1, (input,), out, alpha=alpha)
     return out
 
 
@@ -417,7 +421,7 @@ class _NotImplementedBackward(Node):
     formula = "no derivative defined"
 
     def name(self):
-        return "NotImplemented"
+        return "torch::autograd::NotImplemented"
 
     def backward(self, ops, grad):
         raise RuntimeError(f"the derivative for '{self.op}' is not implemented.")
@@ -524,6 +528,8 @@ negative = neg
 
 @tensor_method("__pos__", "positive")
 def positive(input):
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 

@@ -21,10 +21,10 @@ from numpy.polynomial import chebyshev as _cheb
 from numpy.polynomial import polynomial as _poly
 
 from .. import _dtype as dt
+from .. import return_types
 from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from ..return_types import _return_type
 from ._errors import _require_tensor, broadcasting
 from ._record import as_result, promote_operands, record, wants_grad
 from ._special import erf as erf_array
@@ -832,7 +832,7 @@ def heaviside(input, values, *, out=None):
     return _finish(result, out)
 
 
-frexp_result = _return_type("frexp", ("mantissa", "exponent"))
+frexp_result = return_types.frexp
 
 
 class FrexpBackward0(Node):

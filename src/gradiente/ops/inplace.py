@@ -392,6 +392,15 @@ def _install_arith():
     for n in ("add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "fmod", "neg", "reciprocal",
               "square", "subtract", "multiply", "divide", "true_divide", "negative", "float_power"):
         setattr(Tensor, n + "_", _augmented(n, _UFUNCS[n]) if n in _UFUNCS else make_inplace(getattr(e, n), n + "_"))
+    plain_float_power_ = Tensor.float_power_
+
+    def float_power_(self, exponent):
+        # the result is double: PyTorch refuses to narrow it back into a tensor of another dtype
+        if self._data.dtype.kind == "f" and self._data.dtype != np.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self._data.dtype)} but the "
+                               "operation's result requires dtype Double")
+        return plain_float_power_(self, exponent)
+    Tensor.float_power_ = float_power_
 
 
 _install_arith()

@@ -198,8 +198,14 @@ globals().update(FUNCTIONS)
 __all__ = list(FUNCTIONS)
 
 
-def _round(input, *, decimals=0, out=None):
-    """Round half to even (as PyTorch does), to ``decimals`` places; gradient zero."""
+_NOT_GIVEN = object()
+
+
+def _round(input, *, decimals=_NOT_GIVEN, out=None):
+    """Round half to even (as PyTorch does), to ``decimals`` places; gradient zero. PyTorch records the
+    overload with ``decimals`` (RoundBackward1) whenever the argument is given, even as 0."""
+    node_cls = RoundBackward0 if decimals is _NOT_GIVEN else RoundBackward1
+    decimals = 0 if decimals is _NOT_GIVEN else decimals
     a = input._data
     if a.dtype.kind in "biu":
         _check_kernel("round", a)
@@ -208,15 +214,11 @@ def _round(input, *, decimals=0, out=None):
     work = a.astype(np.float32) if a.dtype == np.float16 else a
     result = as_result(np.round(work, decimals), a.dtype)
     if wants_grad(input):
-        record(_round_node(decimals), (input,), result)
+        record(node_cls, (input,), result)
     if out is not None:
         from .arithmetic import _write_out
         return _write_out(result, out)
     return result
-
-
-def _round_node(decimals):
-    return RoundBackward0 if decimals == 0 else RoundBackward1
 
 
 RoundBackward0 = type("RoundBackward0", (UnaryNode,), {"__slots__": (), "rule": staticmethod(_zero), "reads": "",
