@@ -442,6 +442,8 @@ def _adaptive_avg_pool(input, output_size, n_spatial):
         # PyTorch takes the mean over both spatial dims (MeanBackward1) for a 1x1 output
         result = input.mean((-1, -2), keepdim=True)
         return result.squeeze(-2) if n_spatial == 1 else result
+    if xa.dtype.kind not in "fc":
+        raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{scalar_name(xa.dtype)}\'')
     a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
     a_w = _averaging_matrix(w, out_hw[1], xa.dtype)
     result = Tensor._make(restore(np.matmul(np.matmul(a_h, xa), a_w.T)))
