@@ -14,10 +14,11 @@ torch = pytest.importorskip("torch")
 
 KINDS = ["cross_entropy", "nll_loss", "bce", "bce_logits", "mse", "l1", "smooth_l1", "huber", "kl_div",
          "cosine_embedding", "margin_ranking", "activation", "layer_norm", "group_norm", "batch_norm", "conv1d",
-         "conv2d", "max_pool", "avg_pool", "adaptive_avg_pool", "pad", "softmax", "normalize", "linear", "embedding"]
+         "conv2d", "max_pool", "avg_pool", "adaptive_avg_pool", "pad", "softmax", "normalize", "linear", "embedding",
+         "interpolate"]
 ACTIVATIONS = ["relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "leaky_relu", "hardtanh", "relu6",
                "hardsigmoid", "hardswish", "logsigmoid", "softsign", "tanhshrink", "softshrink", "hardshrink", "glu",
-               "prelu", "threshold", "softmin", "log_softmax"]
+               "prelu", "threshold", "softmin", "log_softmax", "rrelu"]
 
 
 def make_case(seed):
@@ -101,7 +102,8 @@ def make_case(seed):
             special = {"glu": lambda: F.glu(xi, 1), "threshold": lambda: F.threshold(xi, 0.3, -2.0),
                        "softmin": lambda: F.softmin(xi, dim=1), "log_softmax": lambda: F.log_softmax(xi, dim=1),
                        "elu": lambda: F.elu(xi, alpha=0.7), "softplus": lambda: F.softplus(xi, beta=2, threshold=3),
-                       "leaky_relu": lambda: F.leaky_relu(xi, 0.2), "gelu": lambda: F.gelu(xi, approximate=approximate)}
+                       "leaky_relu": lambda: F.leaky_relu(xi, 0.2), "gelu": lambda: F.gelu(xi, approximate=approximate),
+                       "rrelu": lambda: F.rrelu(xi, training=False)}
             return (special[name]() if name in special else getattr(F, name)(xi)), [xi]
     elif kind in ("layer_norm", "group_norm", "batch_norm"):
         groups, width = r.choice([1, 2]), 2 * c
@@ -169,6 +171,16 @@ def make_case(seed):
             xi, wi = t(lib, x), t(lib, w)
             bi = t(lib, b) if b is not None else None
             return lib.nn.functional.linear(xi, wi, bi), [xi, wi] + ([bi] if bi is not None else [])
+    elif kind == "interpolate":
+        mode = r.choice(["nearest", "nearest-exact", "bilinear", "bicubic", "area"])
+        x, by_size = rs.standard_normal((n, c, 3, 4)), r.random() < 0.5
+        size, scale = (r.randrange(1, 8), r.randrange(1, 8)), r.choice([0.5, 1.5, 2, 3])
+        corners = r.choice([None, True, False]) if mode in ("bilinear", "bicubic") else None
+
+        def call(lib):
+            xi = t(lib, x)
+            kwargs = {"size": size} if by_size else {"scale_factor": scale}
+            return lib.nn.functional.interpolate(xi, mode=mode, align_corners=corners, **kwargs), [xi]
     else:
         index, w, padding_idx = rs.randint(0, 6, (n, 3)), rs.standard_normal((6, c)), r.choice([None, 0, 2])
 
