@@ -1,5 +1,5 @@
 """Stateless neural-network functions, as ``torch.nn.functional``: activations, softmax, linear, dropout,
-losses, padding, one-hot and distances.
+losses, padding, one-hot, distances, convolution, pooling, normalization, embedding bags and attention.
 
 Each function records the same backward nodes as PyTorch: a dedicated node where PyTorch has one
 (``GeluBackward0``, ``NllLossBackward0``, ``BinaryCrossEntropyWithLogitsBackward0``, ...), otherwise the
@@ -13,7 +13,13 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 * ``losses``: mse, l1, smooth_l1, huber, kl_div, binary_cross_entropy (with logits), poisson and gaussian nll
 * ``margin``: soft_margin, multi_margin, margin_ranking, hinge/cosine embedding, triplet, multilabel_soft_margin
 * ``classification``: nll_loss, cross_entropy;  ``padding``: pad;  ``sparse``: one_hot
-* ``distance``: normalize, cosine_similarity, pairwise_distance
+* ``distance``: normalize, cosine_similarity, pairwise_distance, pdist
+* ``convolution_transposed``: conv_transpose1d/2d;  ``convolution3d``: conv3d (both on ``convolution_core``'s
+  matrix products over strided windows)
+* ``max_pooling``: adaptive_max_pool1d/2d (and their ``_with_indices`` forms), max_unpool1d/2d
+* ``normalization``: instance_norm, local_response_norm, rms_norm
+* ``embedding_bag``: embedding_bag;  ``channel_shuffle``: channel_shuffle
+* ``attention``: scaled_dot_product_attention
 * from their own modules beside nn's layers: ``nn._conv`` (conv1d/2d, max/avg_pool1d/2d,
   adaptive_avg_pool1d/2d), ``nn._normalization`` (layer_norm, batch_norm, group_norm), ``nn._embedding``
   (embedding)
@@ -64,9 +70,14 @@ from ._functional.activations import (  # noqa: F401
     threshold,
     threshold_,
 )
+from ._functional.attention import scaled_dot_product_attention  # noqa: F401
+from ._functional.channel_shuffle import channel_shuffle  # noqa: F401
 from ._functional.classification import cross_entropy, nll_loss  # noqa: F401
-from ._functional.distance import cosine_similarity, normalize, pairwise_distance  # noqa: F401
+from ._functional.convolution3d import conv3d  # noqa: F401
+from ._functional.convolution_transposed import conv_transpose1d, conv_transpose2d  # noqa: F401
+from ._functional.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401
 from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401
+from ._functional.embedding_bag import embedding_bag  # noqa: F401
 from ._functional.linear import bilinear, linear  # noqa: F401
 from ._functional.losses import (  # noqa: F401
     binary_cross_entropy,
@@ -88,7 +99,17 @@ from ._functional.margin import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from ._functional.max_pooling import (  # noqa: F401
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+)
+from ._functional.normalization import instance_norm, local_response_norm, rms_norm  # noqa: F401
 from ._functional.padding import pad  # noqa: F401
+from ._functional.resampling import *  # noqa: F403
 from ._functional.sparse import one_hot  # noqa: F401
 from ._normalization import batch_norm, group_norm, layer_norm  # noqa: F401
 

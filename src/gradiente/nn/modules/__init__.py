@@ -1,4 +1,6 @@
 """The layers of ``torch.nn``: ``Module`` and containers, then one file per layer family."""
+from . import resampling as _resampling
+from . import rnn as _rnn
 from .activation import (
     CELU,
     ELU,
@@ -29,10 +31,13 @@ from .activation import (
     Threshold,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
 from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
@@ -55,7 +60,7 @@ from .loss import (
     TripletMarginLoss,
 )
 from .module import Module, register_module_forward_hook, register_module_forward_pre_hook
-from .normalization import GroupNorm, LayerNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import (
     CircularPad1d,
     CircularPad2d,
@@ -73,8 +78,21 @@ from .padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
-from .sparse import Embedding
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+)
+from .resampling import *
+from .rnn import *
+from .sparse import Embedding, EmbeddingBag
 
 __all__ = [
     "Module", "register_module_forward_hook", "register_module_forward_pre_hook",
@@ -84,12 +102,17 @@ __all__ = [
     "Sigmoid", "Tanh", "LogSigmoid", "Hardsigmoid", "Hardswish", "Softplus", "Softsign", "Tanhshrink", "Softshrink",
     "Hardshrink", "GLU", "Softmax", "Softmin", "LogSoftmax", "Softmax2d",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-    "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d",
+    "InstanceNorm2d", "LocalResponseNorm", "RMSNorm",
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
     "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
     "CircularPad1d", "CircularPad2d", "CircularPad3d",
-    "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d",
+    "PairwiseDistance", "CosineSimilarity", "ChannelShuffle",
     "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "HuberLoss", "SmoothL1Loss",
     "KLDivLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
     "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
 ]
+__all__ += _resampling.__all__ + _rnn.__all__

@@ -1,5 +1,6 @@
 """``BatchNorm1d``/``BatchNorm2d``: per-channel normalization with batch statistics in training and running
-statistics (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) in ``eval()`` mode."""
+statistics (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) in ``eval()`` mode; and
+``_NormBase``, the parameters and running statistics that batch and instance norms share."""
 from ... import _dtype as dt
 from ..._creation import ones, tensor, zeros
 from .. import init
@@ -10,8 +11,11 @@ from .normalization import _affine_parameters, _reset_affine
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
 
 
-class _BatchNorm(Module):
-    _version = 2
+class _NormBase(Module):
+    """What batch and instance norms share, as in PyTorch: ``num_features`` channels, an optional affine
+    ``weight``/``bias`` (1 and 0) and, with ``track_running_stats``, the buffers ``running_mean``,
+    ``running_var`` (0 and 1) and ``num_batches_tracked``."""
+
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
@@ -49,6 +53,12 @@ class _BatchNorm(Module):
     def extra_repr(self):
         return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
                 "track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None))
+
+
+class _BatchNorm(_NormBase):
+    # PyTorch keeps the version and the checkpoint upgrade below on _NormBase, so that its instance norms
+    # report version 2 as well; here they stay on the batch norms, and InstanceNorm keeps Module's version 1
+    _version = 2
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):

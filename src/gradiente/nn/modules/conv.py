@@ -1,16 +1,27 @@
-"""``Conv1d`` and ``Conv2d``: learned cross-correlations (see ``nn._conv`` for the computation)."""
+"""Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d`` (their adjoints).
+See ``nn._conv`` and ``nn._functional.convolution_*`` for the computation."""
 from ..._creation import empty
 from .. import functional as F
 from .. import init
 from .._conv import conv1d, conv2d
+from .._functional.convolution3d import conv3d
+from .._functional.convolution_transposed import conv_transpose1d, conv_transpose2d
 from ..parameter import Parameter
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single
+from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+
+# the functions a layer runs, by its number of spatial dims
+_CONVOLUTIONS = {1: conv1d, 2: conv2d, 3: conv3d}
+_TRANSPOSED_CONVOLUTIONS = {1: conv_transpose1d, 2: conv_transpose2d}
 
 
 class _ConvNd(Module):
+    """A convolution layer. Its weight is ``(out_channels, in_channels/groups, *kernel_size)``, or for a
+    ``transposed`` one ``(in_channels, out_channels/groups, *kernel_size)`` (the transpose), as PyTorch's; both
+    are initialized as PyTorch's, the fan-in read from the weight's dim 1 either way."""
+
     __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
                      "out_channels", "kernel_size"]
 
@@ -53,7 +64,10 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i + 1] = total_padding - left_pad
         else:
             self._reversed_padding_repeated_twice = _reverse_repeat_tuple(self.padding, 2)
-        self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), dtype=dtype))
+        if transposed:
+            self.weight = Parameter(empty((in_channels, out_channels // groups, *kernel_size), dtype=dtype))
+        else:
+            self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_channels, dtype=dtype))
         else:
@@ -80,7 +94,7 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
     def _conv_forward(self, input, weight, bias):
-        conv = conv1d if len(self.kernel_size) == 1 else conv2d
+        conv = _CONVOLUTIONS[len(self.kernel_size)]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -110,3 +124,73 @@ class Conv2d(_ConvNd):
         super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
                          padding if isinstance(padding, str) else _pair(padding), _pair(dilation), False, _pair(0),
                          groups, bias, padding_mode, dtype=dtype)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution: ``(N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out)``; weight
+    ``(C_out, C_in/groups, kd, kh, kw)``, initialized as PyTorch's."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
+                         padding if isinstance(padding, str) else _triple(padding), _triple(dilation), False,
+                         _triple(0), groups, bias, padding_mode, dtype=dtype)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution layer: a ``_ConvNd`` with ``transposed=True``, whose ``forward`` takes an
+    optional ``output_size``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding,
+                 groups, bias, padding_mode, device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
+                         output_padding, groups, bias, padding_mode, dtype=dtype)
+
+    def _output_padding(self, input, output_size):
+        """The ``output_padding`` giving ``output_size`` (which may include the batch and channel sizes), among
+        the ``stride`` output sizes the input allows."""
+        if output_size is None:
+            return self.output_padding
+        spatial = len(self.kernel_size)
+        leading = input.dim() - spatial
+        if len(output_size) == leading + spatial:
+            output_size = output_size[leading:]
+        if len(output_size) != spatial:
+            raise ValueError(f"ConvTranspose{spatial}D: for {input.dim()}D input, output_size must have {spatial} "
+                             f"or {leading + spatial} elements (got {len(output_size)})")
+        smallest = [(input.shape[leading + d] - 1) * self.stride[d] - 2 * self.padding[d]
+                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(spatial)]
+        largest = [low + s - 1 for low, s in zip(smallest, self.stride)]
+        for size, low, high in zip(output_size, smallest, largest):
+            if not low <= size <= high:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} "
+                                 f"to {largest} (for an input of {input.shape[2:]})")
+        return tuple(size - low for size, low in zip(output_size, smallest))
+
+    def forward(self, input, output_size=None):
+        conv = _TRANSPOSED_CONVOLUTIONS[len(self.kernel_size)]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
+                    self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution: ``(N, C_in, L) -> (N, C_out, L_out)``, ``L_out = (L - 1)·stride - 2·padding +
+    dilation·(k - 1) + output_padding + 1``; weight ``(C_in, C_out/groups, k)``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride), _single(padding),
+                         _single(dilation), True, _single(output_padding), groups, bias, padding_mode, dtype=dtype)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution: ``(N, C_in, H, W) -> (N, C_out, H_out, W_out)``; weight
+    ``(C_in, C_out/groups, kh, kw)``. ``forward(input, output_size)`` picks the output padding that gives
+    ``output_size``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
+                         _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode, dtype=dtype)

@@ -1,13 +1,16 @@
-"""``LayerNorm`` and ``GroupNorm``: per-sample normalization with a learned elementwise affine map."""
+"""Per-sample normalization: ``LayerNorm``, ``GroupNorm`` and ``RMSNorm`` (with a learned elementwise affine
+map), and ``LocalResponseNorm`` (across neighbouring channels). Batch and instance norms, which keep running
+statistics, are in ``batchnorm`` and ``instancenorm``."""
 import numbers
 
 from ..._creation import empty
 from .. import init
+from .._functional.normalization import local_response_norm, rms_norm
 from .._normalization import group_norm, layer_norm
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 def _affine_parameters(module, shape, affine, bias, dtype):
@@ -83,3 +86,52 @@ class GroupNorm(Module):
     def extra_repr(self):
         return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, "
                 "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
+
+
+class LocalResponseNorm(Module):
+    """Divides each element by ``(k + alpha·mean of x² over size neighbouring channels)^beta``."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class RMSNorm(Module):
+    """Scales the last dims (``normalized_shape``) of each sample to unit root mean square, then by ``weight``
+    (which starts at 1)."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)

@@ -1,9 +1,12 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` (see ``nn._conv``)."""
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` (see ``nn._conv``),
+``AdaptiveMaxPool1d/2d`` and ``MaxUnpool1d/2d`` (see ``nn._functional.max_pooling``)."""
 from .. import _conv
+from .._functional import max_pooling
 from .module import Module
-from .utils import _single
+from .utils import _pair, _single
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -105,3 +108,58 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
     def forward(self, input):
         return _conv.adaptive_avg_pool2d(input, self.output_size)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    __constants__ = ["output_size", "return_indices"]
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling to length ``output_size``: ``(N, C, L) -> (N, C, output_size)``."""
+
+    def forward(self, input):
+        return max_pooling.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling to ``output_size`` (None keeps that size): ``(N, C, H, W) -> (N, C, *output_size)``."""
+
+    def forward(self, input):
+        return max_pooling.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    _expand = staticmethod(_single)     # an int (or a sequence) as one value per spatial dim
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = self._expand(kernel_size)
+        self.stride = self._expand(stride if stride is not None else kernel_size)
+        self.padding = self._expand(padding)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool1d``: ``forward(input, indices, output_size=None)``."""
+
+    def forward(self, input, indices, output_size=None):
+        return max_pooling.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool2d``: ``forward(input, indices, output_size=None)``."""
+
+    _expand = staticmethod(_pair)
+
+    def forward(self, input, indices, output_size=None):
+        return max_pooling.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)

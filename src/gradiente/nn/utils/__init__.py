@@ -1,3 +1,4 @@
-"""``torch.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``torch.nn.utils``: gradient clipping, parameter/vector conversion, and ``rnn`` (packed sequences)."""
+from . import rnn
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters

@@ -1,0 +1,21 @@
+"""``ChannelShuffle``: interleaves groups of channels (see ``nn._functional.channel_shuffle``)."""
+from .._functional.channel_shuffle import channel_shuffle
+from .module import Module
+
+__all__ = ["ChannelShuffle"]
+
+
+class ChannelShuffle(Module):
+    """Interleaves ``groups`` groups of channels of ``(N, C, *)`` input (``F.channel_shuffle``)."""
+
+    __constants__ = ["groups"]
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

@@ -1,0 +1,34 @@
+"""Distance layers: ``PairwiseDistance`` and ``CosineSimilarity`` (see ``nn._functional.distance``)."""
+from .._functional.distance import cosine_similarity, pairwise_distance
+from .module import Module
+
+__all__ = ["PairwiseDistance", "CosineSimilarity"]
+
+
+class PairwiseDistance(Module):
+    """``‖x1 - x2 + eps‖ₚ`` along the last dim (``F.pairwise_distance``)."""
+
+    __constants__ = ["norm", "eps", "keepdim"]
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CosineSimilarity(Module):
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (``F.cosine_similarity``)."""
+
+    __constants__ = ["dim", "eps"]
+
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1, x2):
+        return cosine_similarity(x1, x2, self.dim, self.eps)
