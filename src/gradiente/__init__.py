@@ -115,7 +115,7 @@ def _silence_numpy_float_warnings():
 
 _silence_numpy_float_warnings()
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special")
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special", "distributions")
 
 
 def result_type(tensor1, tensor2):
@@ -130,7 +130,8 @@ def numel(input):
     return input.numel()
 
 
-_LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization"}
+_LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
+                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional"}
 
 
 def __getattr__(name):
