@@ -2,12 +2,12 @@
 import numpy as np
 
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
+from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(Optimizer):
+class Adadelta(_SingleTensorOptimizer):
     """``v = rho * v + (1 - rho) * g²``, ``delta = sqrt(u + eps) / sqrt(v + eps) * g``,
     ``u = rho * u + (1 - rho) * delta²``, ``p -= lr * delta``. Same operations, order and rounding as
     PyTorch's single-tensor implementation, except float32 ``sqrt``."""
@@ -22,30 +22,21 @@ class Adadelta(Optimizer):
                     "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_counter()
-                    state["square_avg"] = _zeros_like(p)
-                    state["acc_delta"] = _zeros_like(p)
-                _increment(state["step"])
-                if weight_decay != 0:
-                    grad = K.add_scaled(grad, param, weight_decay)
-                square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
-                square_avg *= K.scalar(rho, square_avg)
-                K.addcmul_(square_avg, grad, grad, 1 - rho)
-                std = np.sqrt(square_avg + K.scalar(eps, square_avg))
-                delta = np.sqrt(acc_delta + K.scalar(eps, acc_delta))
-                delta /= std
-                delta *= grad
-                acc_delta *= K.scalar(rho, acc_delta)
-                K.addcmul_(acc_delta, delta, delta, 1 - rho)
-                K.add_scaled(param, delta, -lr, out=param)
-                _changed(p, state["square_avg"], state["acc_delta"])
-        return loss
+    def _init_state(self, p, group):
+        return {"square_avg": _zeros_like(p), "acc_delta": _zeros_like(p)}
+
+    def _update(self, param, grad, state, step, group):
+        rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
+        if weight_decay != 0:
+            grad = K.add_scaled(grad, param, weight_decay)
+        square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
+        square_avg *= K.scalar(rho, square_avg)
+        K.addcmul_(square_avg, grad, grad, 1 - rho)
+        std = np.sqrt(square_avg + K.scalar(eps, square_avg))
+        delta = np.sqrt(acc_delta + K.scalar(eps, acc_delta))
+        delta /= std
+        delta *= grad
+        acc_delta *= K.scalar(rho, acc_delta)
+        K.addcmul_(acc_delta, delta, delta, 1 - rho)
+        K.add_scaled(param, delta, -group["lr"], out=param)
+        _changed(state["square_avg"], state["acc_delta"])

@@ -3,12 +3,12 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter
+from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(Optimizer):
+class Adagrad(_SingleTensorOptimizer):
     """``s += g²``, ``p -= clr * g / (sqrt(s) + eps)`` with ``clr = lr / (1 + (t - 1) * lr_decay)``. Same
     operations, order and rounding as PyTorch's single-tensor implementation, except float32 ``sqrt``."""
 
@@ -20,32 +20,23 @@ class Adagrad(Optimizer):
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
+        # Unlike the other optimizers, PyTorch's Adagrad makes every parameter's state at once.
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p)
+                self._start_state(p, group)
 
-    def _init_state(self, p):
-        state = self.state[p]
-        state["step"] = _step_counter()
-        state["sum"] = Tensor._make(np.full_like(p._data, self.defaults["initial_accumulator_value"]))
-        return state
+    def _init_state(self, p, group):
+        # PyTorch fills the sum with the constructor's value, not the group's.
+        return {"sum": Tensor._make(np.full_like(p._data, self.defaults["initial_accumulator_value"]))}
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            lr, lr_decay, weight_decay, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p] if len(self.state[p]) else self._init_state(p)
-                step = _increment(state["step"])
-                if weight_decay != 0:
-                    grad = K.add_scaled(grad, param, weight_decay)
-                clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = state["sum"]._data
-                K.addcmul_(state_sum, grad, grad, 1)
-                std = np.sqrt(state_sum)
-                std += K.scalar(eps, std)
-                K.addcdiv_(param, grad, std, -clr)
-                _changed(p, state["sum"])
-        return loss
+    def _update(self, param, grad, state, step, group):
+        weight_decay = group["weight_decay"]
+        if weight_decay != 0:
+            grad = K.add_scaled(grad, param, weight_decay)
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        state_sum = state["sum"]._data
+        K.addcmul_(state_sum, grad, grad, 1)
+        std = np.sqrt(state_sum)
+        std += K.scalar(group["eps"], std)
+        K.addcdiv_(param, grad, std, -clr)
+        _changed(state["sum"])

@@ -3,12 +3,12 @@ import numpy as np
 
 from . import _kernels as K
 from ._adam_family import apply_weight_decay, check_adam_args
-from .optimizer import Optimizer, _changed, _closure_loss, _increment, _step_counter, _zeros_like
+from .optimizer import _changed, _SingleTensorOptimizer, _zeros_like
 
 __all__ = ["Adamax"]
 
 
-class Adamax(Optimizer):
+class Adamax(_SingleTensorOptimizer):
     """``m = lerp(m, g, 1 - beta1)``, ``u = max(beta2 * u, |g| + eps)``, ``p -= lr / (1 - beta1^t) * m / u``.
     Same operations, order and rounding as PyTorch's single-tensor implementation (no square root, so float32
     runs match PyTorch's bit for bit)."""
@@ -20,26 +20,17 @@ class Adamax(Optimizer):
                     "maximize": maximize, "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_counter()
-                    state["exp_avg"] = _zeros_like(p)
-                    state["exp_inf"] = _zeros_like(p)
-                step = _increment(state["step"])
-                grad = apply_weight_decay(param, grad, lr, weight_decay, decoupled=False)
-                exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
-                K.lerp_(exp_avg, grad, 1 - beta1)
-                exp_inf *= K.scalar(beta2, exp_inf)
-                np.maximum(exp_inf, np.abs(grad) + K.scalar(eps, grad), out=exp_inf)
-                clr = lr / (1 - beta1 ** step)
-                K.addcdiv_(param, exp_avg, exp_inf, -clr)
-                _changed(p, state["exp_avg"], state["exp_inf"])
-        return loss
+    def _init_state(self, p, group):
+        return {"exp_avg": _zeros_like(p), "exp_inf": _zeros_like(p)}
+
+    def _update(self, param, grad, state, step, group):
+        beta1, beta2 = group["betas"]
+        lr = group["lr"]
+        grad = apply_weight_decay(param, grad, lr, group["weight_decay"], decoupled=False)
+        exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
+        K.lerp_(exp_avg, grad, 1 - beta1)
+        exp_inf *= K.scalar(beta2, exp_inf)
+        np.maximum(exp_inf, np.abs(grad) + K.scalar(group["eps"], grad), out=exp_inf)
+        clr = lr / (1 - beta1 ** step)
+        K.addcdiv_(param, exp_avg, exp_inf, -clr)
+        _changed(state["exp_avg"], state["exp_inf"])

@@ -3,7 +3,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
+from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
 
 __all__ = ["ASGD"]
 
@@ -13,7 +13,7 @@ def _float32_scalar(value):
     return Tensor._make(np.array(value, dtype=np.float32))
 
 
-class ASGD(Optimizer):
+class ASGD(_SingleTensorOptimizer):
     """``p = p * (1 - lambd * eta) - eta * g`` with ``eta_t = lr / (1 + lambd * lr * t)^alpha``; from step ``t0``
     on, ``ax`` averages the iterates (``ax += (p - ax) * mu`` with ``mu_t = 1 / max(1, t - t0)``; before it,
     ``ax = p``). The average is ``state['ax']``: copy it into the parameters to use it. Same operations, order
@@ -27,33 +27,22 @@ class ASGD(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-            weight_decay = group["weight_decay"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_counter()
-                    state["eta"] = _float32_scalar(lr)
-                    state["mu"] = _float32_scalar(1.0)
-                    state["ax"] = _zeros_like(p)
-                step = _increment(state["step"])
-                if weight_decay != 0:
-                    grad = K.add_scaled(grad, param, weight_decay)
-                eta = float(state["eta"]._data)
-                param *= K.scalar(1 - lambd * eta, param)
-                K.add_scaled(param, grad, -eta, out=param)
-                ax, mu = state["ax"]._data, state["mu"]._data
-                if float(mu) != 1:
-                    ax += (param - ax) * mu.astype(ax.dtype)
-                else:
-                    ax[...] = param
-                # Both go through a float32 tensor in PyTorch, even when the state was loaded as float64.
-                state["eta"]._data[...] = np.float32(lr / ((1 + lambd * lr * step) ** alpha))
-                state["mu"]._data[...] = np.float32(1 / max(1, step - t0))
-                _changed(p, state["ax"], state["eta"], state["mu"])
-        return loss
+    def _init_state(self, p, group):
+        return {"eta": _float32_scalar(group["lr"]), "mu": _float32_scalar(1.0), "ax": _zeros_like(p)}
+
+    def _update(self, param, grad, state, step, group):
+        lr, lambd, alpha, weight_decay = group["lr"], group["lambd"], group["alpha"], group["weight_decay"]
+        if weight_decay != 0:
+            grad = K.add_scaled(grad, param, weight_decay)
+        eta = float(state["eta"]._data)
+        param *= K.scalar(1 - lambd * eta, param)
+        K.add_scaled(param, grad, -eta, out=param)
+        ax, mu = state["ax"]._data, state["mu"]._data
+        if float(mu) != 1:
+            ax += (param - ax) * mu.astype(ax.dtype)
+        else:
+            ax[...] = param
+        # Both go through a float32 tensor in PyTorch, even when the state was loaded as float64.
+        state["eta"]._data[...] = np.float32(lr / ((1 + lambd * lr * step) ** alpha))
+        state["mu"]._data[...] = np.float32(1 / max(1, step - group["t0"]))
+        _changed(state["ax"], state["eta"], state["mu"])

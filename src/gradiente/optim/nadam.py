@@ -3,8 +3,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _kernels as K
-from ._adam_family import apply_weight_decay, check_adam_args, update_moments
-from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
+from ._adam_family import check_adam_args, moment_state, update_moments
+from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer
 
 __all__ = ["NAdam"]
 
@@ -14,11 +14,13 @@ def _momentum(beta1, momentum_decay, step):
     return beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
 
 
-class NAdam(Optimizer):
+class NAdam(_SingleTensorOptimizer):
     """Adam's moments, with the step taken from the gradient and the momentum of the *next* step:
     ``p -= lr * ((1 - mu_t) / (1 - prod mu) * g + mu_{t+1} / (1 - prod mu * mu_{t+1}) * m) / (sqrt(v_hat) + eps)``.
     ``decoupled_weight_decay`` scales ``p`` by ``1 - lr * weight_decay`` instead (NAdamW). Same operations,
     order and rounding as PyTorch's single-tensor implementation, except float32 ``sqrt``."""
+
+    _options_added_later = (("decoupled_weight_decay", False),)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
@@ -31,39 +33,22 @@ class NAdam(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("decoupled_weight_decay", False)
+    def _init_state(self, p, group):
+        # The running product of the momentum coefficients, a float32 scalar as in PyTorch.
+        return {"mu_product": Tensor._make(np.ones((), dtype=np.float32)), **moment_state(p)}
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_counter()
-                    # The running product of the momentum coefficients, a float32 scalar as in PyTorch.
-                    state["mu_product"] = Tensor._make(np.ones((), dtype=np.float32))
-                    state["exp_avg"] = _zeros_like(p)
-                    state["exp_avg_sq"] = _zeros_like(p)
-                step = _increment(state["step"])
-                bias_correction2 = 1 - beta2 ** step
-                grad = apply_weight_decay(param, grad, lr, weight_decay, group["decoupled_weight_decay"])
-                mu = _momentum(beta1, group["momentum_decay"], step)
-                mu_next = _momentum(beta1, group["momentum_decay"], step + 1)
-                mu_product = state["mu_product"]._data
-                mu_product *= K.scalar(mu, mu_product)
-                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
-                denom = np.sqrt(exp_avg_sq / K.scalar(bias_correction2, exp_avg_sq))
-                denom += K.scalar(eps, denom)
-                product = float(mu_product)
-                K.addcdiv_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - product))
-                K.addcdiv_(param, exp_avg, denom, (-lr * mu_next) / (1.0 - product * mu_next))
-                _changed(p, state["mu_product"], state["exp_avg"], state["exp_avg_sq"])
-        return loss
+    def _update(self, param, grad, state, step, group):
+        beta1, beta2 = group["betas"]
+        lr = group["lr"]
+        grad, exp_avg, exp_avg_sq = update_moments(param, grad, state, group)
+        mu = _momentum(beta1, group["momentum_decay"], step)
+        mu_next = _momentum(beta1, group["momentum_decay"], step + 1)
+        mu_product = state["mu_product"]._data
+        mu_product *= K.scalar(mu, mu_product)
+        _changed(state["mu_product"])
+        bias_correction2 = 1 - beta2 ** step
+        denom = np.sqrt(exp_avg_sq / K.scalar(bias_correction2, exp_avg_sq))
+        denom += K.scalar(group["eps"], denom)
+        product = float(mu_product)
+        K.addcdiv_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - product))
+        K.addcdiv_(param, exp_avg, denom, (-lr * mu_next) / (1.0 - product * mu_next))

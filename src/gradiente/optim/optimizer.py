@@ -1,7 +1,9 @@
 """``Optimizer``: parameter groups, per-parameter state, ``zero_grad``, ``state_dict``, step hooks.
 
 Subclasses implement ``step()``; it runs (hooks around it) on the parameters' arrays in place, outside the
-autograd graph, bumping each parameter's version as PyTorch's in-place updates do.
+autograd graph, bumping each parameter's version as PyTorch's in-place updates do. Optimizers that update each
+parameter on its own derive from ``_SingleTensorOptimizer`` instead, and implement only how a parameter's state
+starts and how one parameter moves.
 """
 import functools
 import warnings
@@ -94,6 +96,10 @@ class Optimizer:
     """Base class of optimizers. ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of
     dicts (parameter groups, each with its own options overriding ``defaults``)."""
 
+    # ``(option, value)`` pairs for group options added in later versions: state saved before them (a pickle, a
+    # state dict) gets PyTorch's defaults when loaded, as its ``__setstate__`` gives them.
+    _options_added_later: tuple = ()
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
@@ -131,6 +137,9 @@ class Optimizer:
                      "_optimizer_load_state_dict_post_hooks"):
             self.__dict__.setdefault(name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for option, value in self._options_added_later:
+                group.setdefault(option, value)
 
     def __repr__(self):
         format_string = self.__class__.__name__ + " ("
@@ -315,3 +324,41 @@ class Optimizer:
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
             post_hook(self)
 
+
+class _SingleTensorOptimizer(Optimizer):
+    """An optimizer that moves each parameter on its own, as PyTorch's single-tensor ("for-loop")
+    implementations do. A subclass gives the state a parameter starts with (``_init_state``) and one parameter's
+    update (``_update``); the loop, the lazily made state and the ``step`` counter are here."""
+
+    def _init_state(self, p, group):
+        """The state ``p`` starts with besides ``step``: a dict of tensors, in PyTorch's key order."""
+        raise NotImplementedError
+
+    def _update(self, param, grad, state, step, group):
+        """Move ``param`` (the parameter's array, in place) given ``grad`` and ``state``, at step ``step`` (a
+        float, already counted), with ``group``'s options; bump the version of each state tensor it changes."""
+        raise NotImplementedError
+
+    def _start_state(self, p, group):
+        """``p``'s state, made anew: the ``step`` counter first, as in PyTorch's state dicts."""
+        state = self.state[p]
+        state["step"] = _step_counter()
+        state.update(self._init_state(p, group))
+        return state
+
+    def _params_with_state(self, group):
+        """``(p, grad, state, step)`` for each of the group's parameters that has a gradient. State is made on a
+        parameter's first update (so one that never gets a gradient has none, as in PyTorch), and ``step`` is
+        counted before the update, as PyTorch's ``step_t += 1`` opens it."""
+        for p, grad in self._params_with_grad(group):
+            state = self.state[p] or self._start_state(p, group)
+            yield p, grad, state, _increment(state["step"])
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            for p, grad, state, step in self._params_with_state(group):
+                self._update(p._data, grad, state, step, group)
+                _changed(p)
+        return loss

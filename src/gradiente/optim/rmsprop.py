@@ -2,12 +2,12 @@
 import numpy as np
 
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
+from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
 
 __all__ = ["RMSprop"]
 
 
-class RMSprop(Optimizer):
+class RMSprop(_SingleTensorOptimizer):
     """``v = alpha * v + (1 - alpha) * g²``, ``p -= lr * g / (sqrt(v) + eps)`` (``centered`` subtracts the
     squared running mean of ``g`` from ``v``; ``momentum`` accumulates the step in a buffer). Same operations,
     order and rounding as PyTorch's single-tensor implementation, except float32 ``sqrt``."""
@@ -21,44 +21,36 @@ class RMSprop(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_counter()
-                    state["square_avg"] = _zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = _zeros_like(p)
-                    if centered:
-                        state["grad_avg"] = _zeros_like(p)
-                _increment(state["step"])
-                if weight_decay != 0:
-                    grad = K.add_scaled(grad, param, weight_decay)
-                square_avg = state["square_avg"]._data
-                square_avg *= K.scalar(alpha, square_avg)
-                K.addcmul_(square_avg, grad, grad, 1 - alpha)
-                if centered:
-                    grad_avg = state["grad_avg"]._data
-                    K.lerp_(grad_avg, grad, 1 - alpha)
-                    avg = K.addcmul_(square_avg.copy(), grad_avg, grad_avg, -1)
-                    np.sqrt(avg, out=avg)
-                    _changed(state["grad_avg"])
-                else:
-                    avg = np.sqrt(square_avg)
-                avg += K.scalar(eps, avg)
-                if momentum > 0:
-                    buf = state["momentum_buffer"]._data
-                    buf *= K.scalar(momentum, buf)
-                    K.addcdiv_(buf, grad, avg, 1)
-                    K.add_scaled(param, buf, -lr, out=param)
-                    _changed(state["momentum_buffer"])
-                else:
-                    K.addcdiv_(param, grad, avg, -lr)
-                _changed(p, state["square_avg"])
-        return loss
+    def _init_state(self, p, group):
+        state = {"square_avg": _zeros_like(p)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = _zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = _zeros_like(p)
+        return state
+
+    def _update(self, param, grad, state, step, group):
+        lr, alpha, weight_decay = group["lr"], group["alpha"], group["weight_decay"]
+        if weight_decay != 0:
+            grad = K.add_scaled(grad, param, weight_decay)
+        square_avg = state["square_avg"]._data
+        square_avg *= K.scalar(alpha, square_avg)
+        K.addcmul_(square_avg, grad, grad, 1 - alpha)
+        if group["centered"]:
+            grad_avg = state["grad_avg"]._data
+            K.lerp_(grad_avg, grad, 1 - alpha)
+            avg = K.addcmul_(square_avg.copy(), grad_avg, grad_avg, -1)
+            np.sqrt(avg, out=avg)
+            _changed(state["grad_avg"])
+        else:
+            avg = np.sqrt(square_avg)
+        avg += K.scalar(group["eps"], avg)
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"]._data
+            buf *= K.scalar(group["momentum"], buf)
+            K.addcdiv_(buf, grad, avg, 1)
+            K.add_scaled(param, buf, -lr, out=param)
+            _changed(state["momentum_buffer"])
+        else:
+            K.addcdiv_(param, grad, avg, -lr)
+        _changed(state["square_avg"])

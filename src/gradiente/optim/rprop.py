@@ -2,8 +2,9 @@
 when it flips; only the gradient's sign is used."""
 import numpy as np
 
+from .._tensor import Tensor
 from . import _kernels as K
-from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss, _increment, _step_counter, _zeros_like
+from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
 
 __all__ = ["Rprop"]
 
@@ -17,7 +18,7 @@ def _step_size_factors(grad, prev, etaminus, etaplus):
     return sign
 
 
-class Rprop(Optimizer):
+class Rprop(_SingleTensorOptimizer):
     """``s *= etaplus`` (or ``etaminus`` after a sign flip), clamped to ``step_sizes``; ``p -= sign(g) * s``,
     except after a flip, where the step is skipped and the gradient forgotten. Same operations, order and
     rounding as PyTorch's single-tensor implementation (float32 runs match bit for bit)."""
@@ -31,29 +32,18 @@ class Rprop(Optimizer):
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient. ``closure`` re-evaluates and returns the loss."""
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            etaminus, etaplus = group["etas"]
-            step_size_min, step_size_max = group["step_sizes"]
-            for p, grad in self._params_with_grad(group):
-                param = p._data
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_counter()
-                    state["prev"] = _zeros_like(p)
-                    state["step_size"] = _zeros_like(p)
-                    state["step_size"]._data[...] = group["lr"]
-                _increment(state["step"])
-                prev, step_size = state["prev"]._data, state["step_size"]._data
-                factors = _step_size_factors(grad, prev, etaminus, etaplus)
-                step_size *= factors
-                np.clip(step_size, K.scalar(step_size_min, step_size), K.scalar(step_size_max, step_size),
-                        out=step_size)
-                grad = np.array(grad, copy=True)
-                grad[factors == K.scalar(etaminus, factors)] = 0
-                K.addcmul_(param, np.sign(grad), step_size, -1)
-                prev[...] = grad
-                _changed(p, state["prev"], state["step_size"])
-        return loss
+    def _init_state(self, p, group):
+        return {"prev": _zeros_like(p), "step_size": Tensor._make(np.full_like(p._data, group["lr"]))}
+
+    def _update(self, param, grad, state, step, group):
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        prev, step_size = state["prev"]._data, state["step_size"]._data
+        factors = _step_size_factors(grad, prev, etaminus, etaplus)
+        step_size *= factors
+        np.clip(step_size, K.scalar(step_size_min, step_size), K.scalar(step_size_max, step_size), out=step_size)
+        grad = np.array(grad, copy=True)
+        grad[factors == K.scalar(etaminus, factors)] = 0
+        K.addcmul_(param, np.sign(grad), step_size, -1)
+        prev[...] = grad
+        _changed(state["prev"], state["step_size"])
