@@ -2,7 +2,7 @@
 at the top level (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``), each recording
 the node PyTorch records for it (``special.expit(x).grad_fn`` is ``SigmoidBackward0``), and the functions
 only found here (``erfcx``, ``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, ``xlog1py``,
-``zeta``). Their array math lives in ``ops.elementwise_extra``.
+``zeta``). Their array math lives in ``ops._special_functions``.
 """
 import math
 
@@ -13,29 +13,31 @@ from ._tensor import Tensor
 from .autograd.graph import Node
 from .ops._errors import broadcasting
 from .ops._record import as_result, promote_operands, record, wants_grad
-from .ops.arithmetic import _write_out
-from .ops.binary_math import xlogy
-from .ops.elementwise_extra import (
+from .ops._special_functions import (
     _exp_square,
     _in_double,
-    _needs,
-    _rule_fn,
-    digamma,
-    erfc,
     erfcx_array,
-    erfinv,
-    i0,
     i0_array,
     i0e_array,
     i1_array,
     i1e_array,
+    ndtri_array,
+    zeta_array,
+)
+from .ops.arithmetic import _write_out
+from .ops.binary_math import xlogy
+from .ops.elementwise_extra import (
+    _needs,
+    _rule_fn,
+    digamma,
+    erfc,
+    erfinv,
+    i0,
     lgamma,
     mvlgamma,
-    ndtri_array,
     polygamma,
     sinc,
     unary_functions,
-    zeta_array,
 )
 from .ops.reductions import logsumexp as _logsumexp
 from .ops.softmax import log_softmax as _log_softmax

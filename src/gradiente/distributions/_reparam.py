@@ -12,7 +12,7 @@ Intended difference from PyTorch: PyTorch evaluates the same derivative with fit
 """
 import numpy as np
 
-from ..ops.elementwise_extra import digamma_array
+from ..ops._special_functions import digamma_array
 
 __all__ = ["beta_grad", "standard_gamma_grad"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd.graph import Node
 from ..ops._errors import broadcasting
 from ..ops._record import record, wants_grad, wrap
-from ..ops.elementwise_extra import lgamma_array
+from ..ops._special_functions import lgamma_array
 
 __all__ = ["gammainc"]
 
