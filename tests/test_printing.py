@@ -280,3 +280,14 @@ def test_set_printoptions_resets_sci_mode_like_torch():
         lib.set_printoptions(sci_mode=True)
         lib.set_printoptions(precision=3)
     assert _same(gradiente.tensor([1.5, 2.0]), torch.tensor([1.5, 2.0]))
+
+
+def test_grad_fn_suffix_is_the_class_name_as_torch_prints_it():
+    # Nodes whose name() is a C++ name (CopySlices, NotImplemented) still print their class name.
+    reprs = []
+    for lib in (gradiente, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 1
+        y[0] = 5
+        reprs.append((repr(y), repr(lib.floor_divide(x, 2)), y.grad_fn.name()))
+    assert reprs[0] == reprs[1]

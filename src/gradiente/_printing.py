@@ -291,7 +291,7 @@ def tensor_repr(t, tensor_contents=None):
             text = _tensor_str(array, indent)
 
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")     # the class name, as PyTorch prints it
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
 
