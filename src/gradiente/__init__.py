@@ -13,6 +13,7 @@ import warnings as _warnings
 
 from . import autograd, return_types
 from . import ops as _ops
+from ._config import *
 from ._creation import *
 from ._creation import __all__ as _creation_all
 from ._dtype import (
@@ -69,9 +70,12 @@ from .ops.arithmetic import *
 from .ops.assembling import *
 from .ops.binary_math import *
 from .ops.comparison import *
+from .ops.complex_numbers import *
 from .ops.elementwise_extra import *
 from .ops.fill import *
+from .ops.functional_aliases import *
 from .ops.indexing import *
+from .ops.legacy_linalg import *
 from .ops.linalg import *
 from .ops.products import *
 from .ops.rearranging import *
@@ -96,9 +100,11 @@ from .ops.reductions import (
     sum,
     var,
 )
+from .ops.scattering import *
 from .ops.selection import *
 from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
+from .ops.statistics import *
 from .ops.unary import *
 from .ops.views import *
 

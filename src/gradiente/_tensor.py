@@ -242,10 +242,12 @@ class Tensor:
     def __str__(self):
         return self.__repr__()
 
-    def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
-            return self.item().__format__(spec)
-        return object.__format__(self.__repr__(), spec) if spec else self.__repr__()
+    def __format__(self, format_spec):
+        """``f"{t:.2f}"``: a 0-d tensor formats as its number (``f"{t}"`` too, as PyTorch does); any other tensor,
+        or a subclass such as Parameter, only with an empty spec, as its str."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self._data.copy(), self._requires_grad))

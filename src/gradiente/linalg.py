@@ -1,7 +1,9 @@
-"""``torch.linalg``: norms, inverses, solves, determinants and the decompositions (Cholesky, QR, eigh, SVD),
-each with its derivative, for a matrix ``(n, n)`` or a batch of them ``(..., n, n)``.
+"""``torch.linalg``: norms, inverses, solves (general and triangular), determinants, the matrix exponential and the
+decompositions (Cholesky, LU, QR, eigh, SVD), each with its derivative, for a matrix ``(n, n)`` or a batch of them
+``(..., n, n)``.
 
-NumPy's LAPACK computes the factorizations; the derivative rules are the standard matrix-calculus results,
+NumPy's LAPACK computes the factorizations (LU and the triangular solves, which NumPy does not expose, are
+written here as LAPACK computes them); the derivative rules are the standard matrix-calculus results,
 written with the rule namespace ``ops`` so that they also run on recorded tensors (``create_graph=True``),
 which gives second derivatives. A rule that needs to solve or invert calls ``_solve`` or ``_inverse``:
 NumPy on arrays, this module's own differentiable ``solve``/``inv`` on tensors.
@@ -20,6 +22,8 @@ from . import return_types
 from ._dtype import cpp_name, scalar_name
 from ._tensor import _wrap_dim
 from .autograd.graph import Node
+from .autograd.rule_ops import numpy_ops
+from .ops._errors import broadcast_shape
 from .ops._record import as_result, record, wants_grad, wrap
 from .ops.linalg import matmul, mm
 from .ops.products import linalg_cross, vdot
@@ -30,8 +34,9 @@ from .ops.views import clone, permute, reshape, unsqueeze
 from .ops.views import diagonal as _diagonal
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
-           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "svd", "svdvals", "vecdot", "vector_norm"]
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "vecdot", "vector_norm"]
 
 
 class LinAlgError(RuntimeError):
@@ -44,6 +49,10 @@ linalg_slogdet, linalg_inv_ex, linalg_solve_ex = (return_types.linalg_slogdet, r
                                                   return_types.linalg_solve_ex)
 linalg_cholesky_ex, linalg_qr = return_types.linalg_cholesky_ex, return_types.linalg_qr
 linalg_eigh, linalg_svd = return_types.linalg_eigh, return_types.linalg_svd
+# Made with return_types' own constructor, so they print as ``gradiente.return_types.linalg_lu(...)``.
+linalg_lu = return_types._return_type("linalg_lu", ("P", "L", "U"))
+linalg_lu_factor = return_types._return_type("linalg_lu_factor", ("LU", "pivots"))
+linalg_lu_factor_ex = return_types._return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
 
 
 # --- checks, with PyTorch's messages ---------------------------------------------------------------------
@@ -123,21 +132,7 @@ def _unsqueeze2(ops, x):
 def _lu_info(a):
     """LAPACK getrf's ``info`` for each matrix: the 1-based position of the first zero pivot of an LU
     factorization with partial pivoting, 0 when there is none (what PyTorch reports for a singular matrix)."""
-    n = a.shape[-1]
-    u = np.array(a.reshape((-1, n, n)), dtype=np.result_type(a.dtype, np.float32))
-    info = np.zeros(len(u), dtype=np.int32)
-    batch = np.arange(len(u))
-    for k in range(n):
-        p = k + np.argmax(np.abs(u[:, k:, k]), axis=1)
-        row_k = u[batch, k].copy()
-        u[batch, k] = u[batch, p]
-        u[batch, p] = row_k
-        pivot = u[:, k, k]
-        info[(pivot == 0) & (info == 0)] = k + 1
-        factor = np.divide(u[:, k + 1:, k], pivot[:, None], out=np.zeros_like(u[:, k + 1:, k]),
-                           where=pivot[:, None] != 0)
-        u[:, k + 1:, k:] -= factor[:, :, None] * u[:, None, k, k:]
-    return info.reshape(a.shape[:-2])
+    return _lu_arrays(a)[2]
 
 
 def _cholesky_info(a):
@@ -388,6 +383,93 @@ def solve(A, B, *, left=True, out=None):
     return result if out is None else out.copy_(result)
 
 
+# --- triangular solves ------------------------------------------------------------------------------------
+
+def _substitute(a, b, upper, unitriangular):
+    """X with a X = b for a triangular ``a``, on arrays: forward (lower) or back (upper) substitution, one row
+    of X at a time, all columns and batch entries together. Only ``a``'s triangle is read (its diagonal not
+    at all with ``unitriangular``); batch dims broadcast."""
+    n = a.shape[-1]
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+    x = np.zeros(shape, np.result_type(a.dtype, b.dtype))
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        solved = slice(i + 1, n) if upper else slice(0, i)
+        row = b[..., i, :] - (a[..., i:i + 1, solved] @ x[..., solved, :])[..., 0, :]
+        x[..., i, :] = row if unitriangular else row / a[..., i, i, None]
+    return x
+
+
+def _triangular(ops, a, b, upper, unitriangular=False, transpose=False):
+    """op(a)⁻¹ b for a triangular ``a``, op(a) = aᵀ with ``transpose`` (triangular on the other side): NumPy on
+    arrays, the differentiable ``solve_triangular`` on tensors."""
+    if transpose:
+        a, upper = _mT(ops, a), not upper
+    if ops.recording:
+        return solve_triangular(a, b, upper=upper, unitriangular=unitriangular)
+    return _substitute(a, b, upper, unitriangular)
+
+
+def _triangular_grads(ops, a, x, grad, upper, unitriangular, left=True, transpose=False):
+    """(dA, dB) of X = op(A)⁻¹B (``left``) or X = B·A⁻¹, dA kept to the triangle of A that is read.
+    X = A⁻¹B: dB = A⁻ᵀG, dA = −dB·Xᵀ;  X = A⁻ᵀB: dB = A⁻¹G, dA = −X·dBᵀ;  X = BA⁻¹: dB = GA⁻ᵀ, dA = −Xᵀ·dB."""
+    if left:
+        grad_b = _triangular(ops, a, grad, upper, unitriangular, transpose=not transpose)
+        grad_a = -ops.matmul(x, _mT(ops, grad_b)) if transpose else -ops.matmul(grad_b, _mT(ops, x))
+    else:
+        grad_b = _mT(ops, _triangular(ops, a, _mT(ops, grad), upper, unitriangular))
+        grad_a = -ops.matmul(_mT(ops, x), grad_b)
+    offset = 1 if unitriangular else 0            # a unit diagonal is not read, so it gets no gradient
+    return (ops.triu(grad_a, offset) if upper else ops.tril(grad_a, -offset)), grad_b
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """X = A⁻¹B, A triangular;  dB = A⁻ᵀ·grad;  dA = −dB·Xᵀ, kept to A's triangle (left=False: X = BA⁻¹)"""
+    __slots__ = ()
+    formula = "∂(A⁻¹B)/∂B: G ↦ A⁻ᵀG,  ∂/∂A: G ↦ tri(−A⁻ᵀG·Xᵀ)"
+
+    def backward(self, ops, grad):
+        a, x = self.saved(ops)
+        grad_a, grad_b = _triangular_grads(ops, a, x, grad, self.upper, self.unitriangular, self.left)
+        return (grad_a if self.next_functions[0][0] is not None else None,
+                grad_b if self.next_functions[1][0] is not None else None)
+
+
+def _check_triangular_system(A, B, left):
+    """PyTorch's checks of a triangular system: matrices, A square, sizes that fit, batch dims that broadcast."""
+    a, b = A._data, B._data
+    name = "linalg.solve_triangular"
+    _check_matrix(name, a)
+    _check_matrix(name, b, arg="B")
+    _check_square(name, a)
+    n = a.shape[-1]
+    if b.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
+                           f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    broadcast_shape(b.shape[:-2], a.shape[:-2])             # PyTorch names B's size first
+    for array in (a, b):
+        if array.dtype.kind not in "fc" or array.dtype == np.float16:
+            raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{scalar_name(array.dtype)}'")
+
+
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with ``A X = B`` (``X A = B`` with ``left=False``), A = ``input`` ``(..., n, n)`` upper or lower triangular
+    and B ``(..., n, k)`` (``(..., k, n)`` with ``left=False``); only A's ``upper`` (or lower) triangle is read, and
+    its diagonal is taken as ones with ``unitriangular``. Batch dims broadcast. (PyTorch's documentation calls the
+    first argument A; its keyword is ``input``.)"""
+    A = input
+    _check_triangular_system(A, B, left)
+    a, b = A._data, B._data
+    if left:
+        x = _substitute(a, b, upper, unitriangular)
+    else:                                           # X A = B is Aᵀ Xᵀ = Bᵀ, Aᵀ triangular on the other side
+        x = np.swapaxes(_substitute(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not upper, unitriangular), -1, -2)
+    result = wrap(x.astype(a.dtype, copy=False))
+    if wants_grad(A, B):
+        record(LinalgSolveTriangularBackward0, (A, B), result, (A, result), upper=upper, left=left,
+               unitriangular=unitriangular)
+    return result if out is None else out.copy_(result)
+
+
 # --- Cholesky -------------------------------------------------------------------------------------------
 
 def _phi(ops, m):
@@ -410,21 +492,27 @@ class LinalgCholeskyExBackward0(Node):
         return ((grad_a + _mT(ops, grad_a)) * 0.5,)
 
 
-def _factor(A, upper):
+def _factor(A, upper, node_cls=LinalgCholeskyExBackward0):
+    """The factor (L, or U = Lᵀ with ``upper``) recorded as ``node_cls``, and LAPACK's info; A is checked by
+    the caller (``torch.cholesky`` words its errors differently)."""
+    low, info = _factorize(np.linalg.cholesky, A._data, _cholesky_info)
+    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low)
+    if wants_grad(A):
+        record(node_cls, (A,), result, (result,), upper=upper)
+    return result, info
+
+
+def _checked_factor(A, upper):
     a = A._data
     _check_square("linalg.cholesky", a)
     _check_floating("linalg.cholesky", a)
-    low, info = _factorize(np.linalg.cholesky, a, _cholesky_info)
-    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low)
-    if wants_grad(A):
-        record(LinalgCholeskyExBackward0, (A,), result, (result,), upper=upper)
-    return result, info
+    return _factor(A, upper)
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``cholesky`` and LAPACK's info (the order of the first leading minor that is not positive-definite),
     without raising. Differs from PyTorch: the factor of such a matrix is nan, not LAPACK's partial factor."""
-    low, info = _factor(A, upper)
+    low, info = _checked_factor(A, upper)
     if check_errors and info.any():
         _raise_not_positive_definite(A._data, info, "linalg.cholesky_ex")
     return linalg_cholesky_ex(low, wrap(info))
@@ -440,10 +528,243 @@ def _raise_not_positive_definite(a, info, name):
 def cholesky(A, *, upper=False, out=None):
     """The lower-triangular L with ``A = L Lᵀ`` for a symmetric positive-definite A (only its lower triangle is
     read); ``upper=True`` gives ``U = Lᵀ``. Raises ``LinAlgError`` if A is not positive-definite."""
-    low, info = _factor(A, upper)
+    low, info = _checked_factor(A, upper)
     if info.any():
         _raise_not_positive_definite(A._data, info, "linalg.cholesky")
     return low if out is None else out.copy_(low)
+
+
+# --- LU -------------------------------------------------------------------------------------------------
+
+def _lu_arrays(a):
+    """LU with partial pivoting as LAPACK's getrf computes it, for each (m, n) matrix of ``a``: the packed factors
+    (L's multipliers below the diagonal, U on and above it), the 1-based row swapped into each position (int32),
+    and ``info`` (the 1-based position of the first zero pivot, 0 when there is none)."""
+    m, n = a.shape[-2:]
+    k, batch_shape = min(m, n), a.shape[:-2]
+    count = math.prod(batch_shape)
+    lu = np.array(a.reshape((count, m, n)), dtype=np.result_type(a.dtype, np.float32))
+    pivots = np.zeros((count, k), dtype=np.int32)
+    info = np.zeros(count, dtype=np.int32)
+    batch = np.arange(count)
+    for j in range(k):
+        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        row_j = lu[batch, j].copy()
+        lu[batch, j] = lu[batch, p]
+        lu[batch, p] = row_j
+        pivot = lu[:, j, j]
+        info[(pivot == 0) & (info == 0)] = j + 1
+        # A zero pivot is its column's largest entry: the column below it is zero already, and stays so.
+        np.divide(lu[:, j + 1:, j], pivot[:, None], out=lu[:, j + 1:, j], where=pivot[:, None] != 0)
+        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, None, j, j + 1:]
+    return (lu.reshape(batch_shape + (m, n)), pivots.reshape(batch_shape + (k,)),
+            info.reshape(batch_shape))
+
+
+def _permutation(pivots, m, dtype):
+    """The permutation matrix P of A = P L U, from LAPACK's pivots (row i was swapped with row pivots[i])."""
+    batch_shape, k = pivots.shape[:-1], pivots.shape[-1]
+    count = math.prod(batch_shape)
+    order = np.tile(np.arange(m), (count, 1))       # order[i]: the row of A in row i of L U
+    swaps = pivots.reshape((count, k)).astype(np.intp) - 1
+    rows = np.arange(len(order))
+    for i in range(k):
+        j = swaps[:, i]
+        order[rows, i], order[rows, j] = order[rows, j], order[rows, i].copy()
+    return np.swapaxes(np.eye(m, dtype=dtype)[order], -1, -2).reshape(batch_shape + (m, m))
+
+
+def _unpack(ops, lu):
+    """L (unit lower-triangular, m×k) and U (upper-triangular, k×n) from packed factors, k = min(m, n)."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    low = ops.tril(ops.narrow(lu, -1, 0, k), -1) + ops.constant(np.eye(m, k), lu)
+    return low, ops.triu(ops.narrow(lu, -2, 0, k), 0)
+
+
+def _lu_backward(ops, p, low, up, grad_l, grad_u):
+    """dA of A = P L U from the gradients of L and U (Φ = tril₋₁(Lᵀ·gL) + triu(gU·Uᵀ), square: dA = P L⁻ᵀ Φ U⁻ᵀ).
+    A wide A = P L [U₁ | U₂] adds dA₂ = P L⁻ᵀ gU₂ and −gU₂U₂ᵀ to Lᵀ·gL; a tall Pᵀ A = [L₁; L₂] U adds
+    dB₂ = gL₂ U⁻ᵀ and −L₂ᵀgL₂ to gU·Uᵀ."""
+    m, n = low.shape[-2], up.shape[-1]
+
+    def square(low, up, low_grad, up_grad):      # L⁻ᵀ (tril₋₁(low_grad) + triu(up_grad)) U⁻ᵀ
+        phi = ops.tril(low_grad, -1) + ops.triu(up_grad, 0)
+        left = _triangular(ops, low, phi, upper=False, unitriangular=True, transpose=True)
+        return _mT(ops, _triangular(ops, up, _mT(ops, left), upper=True))
+
+    low_t_grad = ops.matmul(_mT(ops, low), grad_l)
+    if m == n:
+        return ops.matmul(p, square(low, up, low_t_grad, ops.matmul(grad_u, _mT(ops, up))))
+    if m < n:
+        up1, up2 = ops.narrow(up, -1, 0, m), ops.narrow(up, -1, m, n - m)
+        grad_u1, grad_u2 = ops.narrow(grad_u, -1, 0, m), ops.narrow(grad_u, -1, m, n - m)
+        grad_a1 = square(low, up1, low_t_grad - ops.matmul(grad_u2, _mT(ops, up2)),
+                         ops.matmul(grad_u1, _mT(ops, up1)))
+        grad_a2 = _triangular(ops, low, grad_u2, upper=False, unitriangular=True, transpose=True)
+        return ops.matmul(p, ops.cat([grad_a1, grad_a2], -1))
+    low1, low2 = ops.narrow(low, -2, 0, n), ops.narrow(low, -2, n, m - n)
+    grad_l1, grad_l2 = ops.narrow(grad_l, -2, 0, n), ops.narrow(grad_l, -2, n, m - n)
+    grad_b1 = square(low1, up, ops.matmul(_mT(ops, low1), grad_l1),
+                     ops.matmul(grad_u, _mT(ops, up)) - ops.matmul(_mT(ops, low2), grad_l2))
+    grad_b2 = _mT(ops, _triangular(ops, up, _mT(ops, grad_l2), upper=True))
+    return ops.matmul(p, ops.cat([grad_b1, grad_b2], -2))
+
+
+class LinalgLuFactorExBackward0(Node):
+    """LU = packed (L, U) of A = P L U;  dA = the rule of A = P L U with gL = tril₋₁(gLU), gU = triu(gLU)"""
+    __slots__ = ()
+    formula = "∂(L, U)/∂A: P L⁻ᵀ (tril₋₁(Lᵀ·gL) + triu(gU·Uᵀ)) U⁻ᵀ"
+
+    def backward(self, ops, grad):
+        (lu,) = self.saved(ops)
+        low, up = _unpack(ops, lu)
+        k = min(lu.shape[-2:])
+        grad_l = ops.tril(ops.narrow(grad, -1, 0, k), -1)
+        grad_u = ops.triu(ops.narrow(grad, -2, 0, k), 0)
+        return (_lu_backward(ops, ops.constant(self.permutation, grad), low, up, grad_l, grad_u),)
+
+
+class LinalgLuBackward0(Node):
+    """A = P L U;  dA = P L⁻ᵀ (tril₋₁(Lᵀ·gL) + triu(gU·Uᵀ)) U⁻ᵀ for a square A (see ``_lu_backward``)"""
+    __slots__ = ()
+    formula = "∂(L, U)/∂A: P L⁻ᵀ (tril₋₁(Lᵀ·gL) + triu(gU·Uᵀ)) U⁻ᵀ"
+
+    def backward(self, ops, grad_l, grad_u):
+        low, up = self.saved(ops)
+        return (_lu_backward(ops, ops.constant(self.permutation, grad_l), low, up, grad_l, grad_u),)
+
+
+def _lu_checked(A, pivot, name):
+    """``_lu_arrays`` of A after PyTorch's checks."""
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead")
+    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{scalar_name(a.dtype)}'")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    return _lu_arrays(a)
+
+
+def _lu_factor(A, pivot):
+    """LU, pivots and info as tensors, LU recorded (``LinalgLuFactorExBackward0``)."""
+    a = A._data
+    lu, pivots, info = _lu_checked(A, pivot, "torch.lu_factor")
+    result = wrap(lu.astype(a.dtype, copy=False))
+    if wants_grad(A):
+        record(LinalgLuFactorExBackward0, (A,), result, (result,),
+               permutation=_permutation(pivots, a.shape[-2], a.dtype))
+    return result, wrap(pivots), wrap(info)
+
+
+def _raise_zero_pivot(a, info, name):
+    index, position = _first_failure(a, info)
+    raise RuntimeError(f"{name}: {_batch_prefix(a, index)}U[{position},{position}] is zero and using it on "
+                       "lu_solve would result in a division by zero. If you still want to perform the "
+                       "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """``lu_factor`` and LAPACK's info (the position of the first zero pivot, 0 when none), without raising."""
+    lu, pivots, info = _lu_factor(A, pivot)
+    if check_errors and info._data.any():
+        _raise_zero_pivot(A._data, info._data, "torch.linalg.lu_factor_ex")
+    return linalg_lu_factor_ex(lu, pivots, info)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """A = P L U with partial pivoting, compactly: ``(LU, pivots)``, L's multipliers below LU's diagonal and U on
+    and above it, and pivots (int32, 1-based) the row swapped into each position, as LAPACK gives them. Raises
+    for a singular A (a zero pivot would divide ``lu_solve`` by zero); ``lu_factor_ex`` does not."""
+    lu, pivots, info = _lu_factor(A, pivot)
+    if info._data.any():
+        _raise_zero_pivot(A._data, info._data, "torch.linalg.lu_factor")
+    return linalg_lu_factor(lu, pivots)
+
+
+def lu(A, *, pivot=True, out=None):
+    """A = P L U with partial pivoting: P a permutation matrix (m×m), L unit lower-triangular (m×k), U upper-
+    triangular (k×n), k = min(m, n). Returns ``(P, L, U)``; L and U are differentiable."""
+    a = A._data
+    packed, pivots, _ = _lu_checked(A, pivot, "linalg.lu")
+    low, up = (wrap(f.astype(a.dtype, copy=False)) for f in _unpack(numpy_ops, packed))
+    permutation = _permutation(pivots, a.shape[-2], a.dtype)
+    if wants_grad(A):
+        record(LinalgLuBackward0, (A,), (low, up), (low, up), permutation=permutation)
+    return linalg_lu(wrap(permutation), low, up)
+
+
+class LinalgLuSolveBackward0(Node):
+    """X = op(A)⁻¹B (or B·op(A)⁻¹), A = P L U given as (LU, pivots);  dB = op(A)⁻ᵀ·grad (grad·op(A)⁻ᵀ), and dA as
+    for ``solve``, carried to the packed factors: dLU = tril₋₁(Pᵀ·dA·Uᵀ) + triu(Lᵀ·Pᵀ·dA)"""
+    __slots__ = ()
+    formula = "∂X/∂B: G ↦ A⁻ᵀG,  ∂X/∂LU: tril₋₁(Pᵀ dA Uᵀ) + triu(Lᵀ Pᵀ dA), dA = −A⁻ᵀG·Xᵀ"
+
+    def backward(self, ops, grad):
+        lu, x = self.saved(ops)
+        p = ops.constant(self.permutation, grad)
+        low, up = _unpack(ops, lu)
+        if self.left:
+            grad_b = _lu_apply(ops, p, low, up, grad, not self.adjoint)
+            grad_op = -ops.matmul(grad_b, _mT(ops, x))
+        else:
+            grad_b = _mT(ops, _lu_apply(ops, p, low, up, _mT(ops, grad), self.adjoint))
+            grad_op = -ops.matmul(_mT(ops, x), grad_b)
+        grad_lu = None
+        if self.next_functions[0][0] is not None:
+            grad_a = _mT(ops, grad_op) if self.adjoint else grad_op
+            moved = ops.matmul(_mT(ops, p), grad_a)                                      # Pᵀ dA
+            grad_lu = ops.tril(ops.matmul(moved, _mT(ops, up)), -1) + ops.triu(ops.matmul(_mT(ops, low), moved), 0)
+        return grad_lu, (grad_b if self.next_functions[1][0] is not None else None)
+
+
+def _lu_apply(ops, p, low, up, b, transpose):
+    """A⁻¹b = U⁻¹ L⁻¹ Pᵀ b, or A⁻ᵀb = P L⁻ᵀ U⁻ᵀ b with ``transpose``, for A = P L U."""
+    if transpose:
+        inner = _triangular(ops, up, b, upper=True, transpose=True)
+        return ops.matmul(p, _triangular(ops, low, inner, upper=False, unitriangular=True, transpose=True))
+    inner = _triangular(ops, low, ops.matmul(_mT(ops, p), b), upper=False, unitriangular=True)
+    return _triangular(ops, up, inner, upper=True)
+
+
+def _check_lu_solve(LU, pivots, B, left):
+    lu_array, b = LU._data, B._data
+    _check_matrix("linalg.lu_solve", lu_array, arg="LU")
+    _check_matrix("linalg.lu_solve", b, arg="B")
+    _check_square("torch.linalg.lu_solve", lu_array)
+    n = lu_array.shape[-1]
+    if b.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'}"
+                           f" = B ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    if pivots._data.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    if pivots._data.shape[-1:] != (n,):
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix")
+    if lu_array.dtype != b.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{scalar_name(lu_array.dtype)} and B of type {scalar_name(b.dtype)} instead")
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with ``A X = B`` (``X A = B`` with ``left=False``; Aᵀ in place of A with ``adjoint``) for A given by
+    ``lu_factor``'s ``(LU, pivots)``: two triangular solves instead of a new factorization. Batch dims
+    broadcast; differentiable in LU and B."""
+    _check_lu_solve(LU, pivots, B, left)
+    lu_array = LU._data
+    permutation = _permutation(np.asarray(pivots._data), lu_array.shape[-1], lu_array.dtype)
+    low, up = _unpack(numpy_ops, lu_array)
+    b = B._data
+    if left:
+        x = _lu_apply(numpy_ops, permutation, low, up, b, adjoint)
+    else:                                           # X op(A) = B is op(A)ᵀ Xᵀ = Bᵀ
+        x = np.swapaxes(_lu_apply(numpy_ops, permutation, low, up, np.swapaxes(b, -1, -2), not adjoint), -1, -2)
+    result = wrap(x.astype(lu_array.dtype, copy=False))
+    if wants_grad(LU, B):
+        record(LinalgLuSolveBackward0, (LU, B), result, (LU, result), permutation=permutation, left=left,
+               adjoint=adjoint)
+    return result if out is None else out.copy_(result)
 
 
 # --- QR -------------------------------------------------------------------------------------------------
@@ -762,6 +1083,62 @@ def multi_dot(tensors, *, out=None):
     shape = ((sizes[0],) if first == 2 else ()) + ((sizes[-1],) if last == 2 else ())
     result = reshape(product, shape)
     return result if out is None else out.copy_(result)
+
+
+# --- the matrix exponential ------------------------------------------------------------------------------
+
+_TAYLOR_TERMS = 18      # for ‖X‖₁ ≤ 1/2 the first term left out is below 2⁻¹⁸/18! ≈ 6·10⁻²², far under double's epsilon
+
+
+def _expm_array(a):
+    """exp(a) = Σ aᵏ/k! for each square matrix of ``a``, by scaling and squaring: the Taylor sum of X = a / 2ˢ, with
+    s the smallest power that brings ‖X‖₁ to 1/2, squared s times (exp(a) = exp(X)^(2ˢ)). Computed in double
+    precision, whatever a's dtype."""
+    work = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    norms = np.abs(work).sum(-2).max(-1, initial=0.0)
+    # a non-finite matrix is not scaled: its Taylor sum is non-finite anyway
+    steps = np.where(np.isfinite(norms) & (norms > 0.5), np.ceil(np.log2(np.where(norms > 0.5, norms, 1) / 0.5)), 0)
+    steps = steps.astype(np.int64)
+    x = work / np.exp2(steps)[..., None, None]
+    total = term = np.broadcast_to(np.eye(a.shape[-1], dtype=work.dtype), work.shape)
+    for k in range(1, _TAYLOR_TERMS + 1):
+        term = (term @ x) / k
+        total = total + term
+    for i in range(int(steps.max(initial=0))):
+        total = np.where((steps > i)[..., None, None], total @ total, total)
+    return total.astype(a.dtype, copy=False)
+
+
+class LinalgMatrixExpBackward0(Node):
+    """out = exp(A);  dA = the upper-right block of exp([[Aᵀ, grad], [0, Aᵀ]]) (the adjoint of exp's derivative)"""
+    __slots__ = ()
+    formula = "∂exp(A)/∂A: G ↦ [exp([[Aᵀ, G], [0, Aᵀ]])]₁₂"
+
+    def backward(self, ops, grad):
+        (a,) = self.saved(ops)
+        n = a.shape[-1]
+        a_t = _mT(ops, a)
+        top = ops.cat([a_t, grad], -1)
+        bottom = ops.cat([ops.zeros(a_t.shape, a_t), a_t], -1)
+        block = ops.cat([top, bottom], -2)
+        exp_block = matrix_exp(block) if ops.recording else _expm_array(block)
+        return (ops.narrow(ops.narrow(exp_block, -2, 0, n), -1, n, n),)
+
+
+def matrix_exp(input):
+    """The matrix exponential exp(A) = Σ Aᵏ/k! of a square matrix A = ``input``, or of each in a batch
+    ``(..., n, n)``."""
+    A = input
+    a = A._data
+    _check_matrix("linalg.matrix_exp", a)
+    _check_square("linalg.matrix_exp", a)
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(a.dtype)}")
+    result = wrap(_expm_array(a))
+    if wants_grad(A):
+        record(LinalgMatrixExpBackward0, (A,), result, (A,))
+    return result
 
 
 # --- norms ---------------------------------------------------------------------------------------------------

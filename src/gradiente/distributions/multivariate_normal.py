@@ -3,8 +3,8 @@ import math
 from typing import ClassVar
 
 from .. import Size, eye, flip, linalg, matmul
+from ..linalg import solve_triangular
 from . import constraints
-from ._triangular import solve_triangular
 from .distribution import Distribution
 from .utils import _standard_normal, broadcast_shapes, lazy_property
 
