@@ -124,7 +124,8 @@ class ThresholdBackward0(Node):
 
 
 class ThresholdBackward1(ThresholdBackward0):
-    """The in-place form: PyTorch tests the saved result against the threshold."""
+    """The in-place form: the same rule on the input as it was (a replaced element gets no gradient even when
+    ``value`` is above the threshold, as in PyTorch)."""
 
 
 def _threshold(input, threshold, value, node_cls):
@@ -132,8 +133,7 @@ def _threshold(input, threshold, value, node_cls):
         return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)     # nan stays nan
     if input._data.dtype.kind != "f":
         return gradiente.Tensor._make(forward(input._data))
-    return activation(input, forward, node_cls, "threshold", "x" if node_cls is ThresholdBackward0 else "out",
-                      threshold=threshold)
+    return activation(input, forward, node_cls, "threshold", "x", threshold=threshold)
 
 
 def threshold(input, threshold, value, inplace=False):
