@@ -150,3 +150,14 @@ def test_a_requested_dtype_converts_each_python_number_once():
         assert lib.tensor([1e-46], dtype=lib.float64).item() == 1e-46
     assert gradiente.tensor([0.1], dtype=gradiente.float16).item() == torch.tensor([0.1], dtype=torch.float16).item()
     assert gradiente.tensor([0.7]).double().item() == torch.tensor([0.7]).double().item()
+
+
+def test_like_functions_keep_a_dense_inputs_memory_layout():
+    # PyTorch's preserve_format: a transposed input gives a transposed result (dropout's noise is drawn in
+    # memory order, so the layout decides which elements are dropped); a strided or expanded one gives C order.
+    for make in (lambda lib: lib.zeros(2, 3).t(), lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1),
+                 lambda lib: lib.zeros(2, 4)[:, ::2], lambda lib: lib.zeros(3, 1).expand(3, 2)):
+        strides = [tuple(fn(make(lib)).stride()) for lib in (gradiente, torch)
+                   for fn in (lambda t, lib=lib: lib.empty_like(t), lambda t, lib=lib: lib.zeros_like(t),
+                              lambda t, lib=lib: lib.full_like(t, 2.0))]
+        assert strides[:3] == strides[3:]

@@ -216,8 +216,24 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 
 def _like(input, value, dtype, requires_grad):
-    dtype = dtype or input.dtype
-    return _finish(np.full(input._data.shape, value, dtype=dtype._np), requires_grad)
+    """A new tensor shaped like ``input``, filled with ``value``. PyTorch's default ``preserve_format`` keeps
+    the input's memory layout when it is dense (a transposed tensor gives a transposed result), which shows
+    wherever values are then written in memory order, as ``bernoulli_`` does for dropout."""
+    data = input._data
+    order = "K" if _dense(data) else "C"
+    out = np.empty_like(data, dtype=(dtype or input.dtype)._np, order=order)
+    out.fill(value)
+    return _finish(out, requires_grad)
+
+
+def _dense(array):
+    """Whether ``array``'s elements fill a block of memory without gaps or overlaps, in some order of dims."""
+    expected = array.itemsize
+    for stride, size in sorted((abs(st), n) for st, n in zip(array.strides, array.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):

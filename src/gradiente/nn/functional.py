@@ -19,7 +19,7 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 * ``max_pooling``: adaptive_max_pool1d/2d (and their ``_with_indices`` forms), max_unpool1d/2d
 * ``normalization``: instance_norm, local_response_norm, rms_norm
 * ``embedding_bag``: embedding_bag;  ``channel_shuffle``: channel_shuffle
-* ``attention``: scaled_dot_product_attention
+* ``attention``: scaled_dot_product_attention, multi_head_attention_forward
 * from their own modules beside nn's layers: ``nn._conv`` (conv1d/2d, max/avg_pool1d/2d,
   adaptive_avg_pool1d/2d), ``nn._normalization`` (layer_norm, batch_norm, group_norm), ``nn._embedding``
   (embedding)
@@ -70,7 +70,7 @@ from ._functional.activations import (  # noqa: F401
     threshold,
     threshold_,
 )
-from ._functional.attention import scaled_dot_product_attention  # noqa: F401
+from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
 from ._functional.channel_shuffle import channel_shuffle  # noqa: F401
 from ._functional.classification import cross_entropy, nll_loss  # noqa: F401
 from ._functional.convolution3d import conv3d  # noqa: F401

@@ -216,6 +216,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 @tensor_method("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    names = [dt.cpp_name(t._data.dtype) for t in (input, batch1)]
+    if input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
+                           f"{dt.cpp_name(batch2._data.dtype)}")
     product = bmm(batch1.detach(), batch2.detach())._data
     xa, ya = batch1._data, batch2._data
     out = wrap(_scaled_sum(product, input, (xa.shape[0], xa.shape[1], ya.shape[2]), beta, alpha))

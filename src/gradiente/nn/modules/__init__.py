@@ -1,6 +1,7 @@
 """The layers of ``torch.nn``: ``Module`` and containers, then one file per layer family."""
 from . import resampling as _resampling
 from . import rnn as _rnn
+from . import transformer as _transformer
 from .activation import (
     CELU,
     ELU,
@@ -93,6 +94,7 @@ from .pooling import (
 from .resampling import *
 from .rnn import *
 from .sparse import Embedding, EmbeddingBag
+from .transformer import *
 
 __all__ = [
     "Module", "register_module_forward_hook", "register_module_forward_pre_hook",
@@ -115,4 +117,4 @@ __all__ = [
     "KLDivLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
     "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
 ]
-__all__ += _resampling.__all__ + _rnn.__all__
+__all__ += _transformer.__all__ + _resampling.__all__ + _rnn.__all__
