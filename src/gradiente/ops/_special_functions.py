@@ -9,12 +9,8 @@ rounded once. The ops of ``elementwise_extra`` and ``gradiente.special`` (``torc
 """
 import functools
 import math
-from fractions import Fraction
 
 import numpy as np
-from numpy.polynomial import Polynomial
-from numpy.polynomial import chebyshev as _cheb
-from numpy.polynomial import polynomial as _poly
 
 from ._special import erf as erf_array
 
@@ -34,6 +30,15 @@ __all__ = [
 ]
 
 _SQRT_PI = math.sqrt(math.pi)
+
+
+# numpy.polynomial is reached through the attribute, so that it loads on first use (~2 ms), not with gradiente
+def _polyval(x, coef):
+    return np.polynomial.polynomial.polyval(x, coef)
+
+
+def _chebval(x, coef):
+    return np.polynomial.chebyshev.chebval(x, coef)
 _EULER_GAMMA = 0.57721566490153286061
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -63,6 +68,7 @@ def _fill(x, cases, default=np.nan):
 @functools.cache
 def _bernoulli(count):
     """B₂, B₄, ..., B₂ₖ (k = ``count``) as exact fractions, by the Akiyama-Tanigawa algorithm."""
+    from fractions import Fraction  # here, not at import: fractions loads decimal (~2.5 ms of every import)
     row, even = [], []
     for m in range(2 * count + 1):
         row.append(Fraction(1, m + 1))
@@ -122,7 +128,7 @@ def _lgamma_taylor():
 def _stirling_lgamma(x):
     """lgamma for x >= 8: (x - ½)·ln x - x + ½ln 2π + Σₖ B₂ₖ / (2k(2k-1)·x²ᵏ⁻¹)."""
     coef = [float(b / ((2 * k + 2) * (2 * k + 1))) for k, b in enumerate(_bernoulli(10))]
-    series = _poly.polyval(1 / (x * x), coef) / x
+    series = _polyval(1 / (x * x), coef) / x
     with np.errstate(invalid="ignore"):         # inf - inf at x = inf, replaced below
         out = (x - 0.5) * np.log(x) - x + _HALF_LOG_2PI + series
     return np.where(x == np.inf, np.inf, out)
@@ -139,10 +145,10 @@ def _lgamma_from_half(x):
         product = np.ones_like(v)
         for j in range(6):
             product *= np.where(j < n, y + j, 1.0)
-        return _poly.polyval(y - 2, around_2) + np.log(product)
+        return _polyval(y - 2, around_2) + np.log(product)
 
-    return _fill(x, [(x < 1.5, lambda v: _poly.polyval(v - 1, around_1)),
-                     ((x >= 1.5) & (x < 2.5), lambda v: _poly.polyval(v - 2, around_2)),
+    return _fill(x, [(x < 1.5, lambda v: _polyval(v - 1, around_1)),
+                     ((x >= 1.5) & (x < 2.5), lambda v: _polyval(v - 2, around_2)),
                      ((x >= 2.5) & (x < 8), shifted),
                      (x >= 8, _stirling_lgamma)])
 
@@ -154,7 +160,7 @@ def lgamma_array(x):
     around_1, _ = _lgamma_taylor()
     small = np.abs(x) < 0.5
     negative = (x <= -0.5) & ~_is_integer(x)
-    return _fill(x, [(small, lambda v: _poly.polyval(v, around_1) - np.log(np.abs(v))),   # lgamma(1+v) - ln|v|
+    return _fill(x, [(small, lambda v: _polyval(v, around_1) - np.log(np.abs(v))),   # lgamma(1+v) - ln|v|
                      (x >= 0.5, _lgamma_from_half),
                      (negative, lambda v: np.log(np.pi / np.abs(_sinpi(v))) - _lgamma_from_half(1 - v)),
                      ((x <= -0.5) & _is_integer(x), lambda v: np.full_like(v, np.inf))])
@@ -173,7 +179,7 @@ def _digamma_positive(x):
         y = np.where(below, y + 1, y)
     coef = [float(b / (2 * k + 2)) for k, b in enumerate(_bernoulli(9))]
     t = 1 / (y * y)
-    return total + (np.log(y) - 0.5 / y - t * _poly.polyval(t, coef))
+    return total + (np.log(y) - 0.5 / y - t * _polyval(t, coef))
 
 
 @_in_double
@@ -207,9 +213,9 @@ def _hurwitz_zeta(s, q):
 @functools.cache
 def _cot_derivative(n):
     """The polynomial Cₙ with dⁿ/dθⁿ cot θ = Cₙ(cot θ), from C₀(c) = c and Cₙ₊₁(c) = -(1 + c²)·Cₙ'(c)."""
-    p = Polynomial([0.0, 1.0])
+    p = np.polynomial.Polynomial([0.0, 1.0])
     for _ in range(n):
-        p = -Polynomial([1.0, 0.0, 1.0]) * p.deriv()
+        p = -np.polynomial.Polynomial([1.0, 0.0, 1.0]) * p.deriv()
     return p
 
 
@@ -307,12 +313,12 @@ def _erfcx_tables():
 def _erfcx_asymptotic(x):
     """erfcx(x) for x >= 8: 1/(x√π)·Σₖ (-1)ᵏ (2k-1)!!/(2x²)ᵏ; the 24 terms used fall to 1e-19 of the sum."""
     coef = [(-1) ** k * float(math.prod(range(1, 2 * k, 2))) for k in range(24)]
-    return _poly.polyval(0.5 / (x * x), coef) / (x * _SQRT_PI)
+    return _polyval(0.5 / (x * x), coef) / (x * _SQRT_PI)
 
 
 def _erfcx_from_half(x):
     """erfcx(x) = e^(x²)·erfc(x) for x >= 1/2 (it is smooth and slowly varying there)."""
-    cases = [((x >= lo) & (x < hi), lambda v, lo=lo, hi=hi, c=c: _cheb.chebval((2 * v - lo - hi) / (hi - lo), c))
+    cases = [((x >= lo) & (x < hi), lambda v, lo=lo, hi=hi, c=c: _chebval((2 * v - lo - hi) / (hi - lo), c))
              for lo, hi, c in _erfcx_tables()]
     return _fill(x, [*cases, (x >= 8, _erfcx_asymptotic)])
 
@@ -353,8 +359,8 @@ def _erfinv_guess(a, y):
     """A first guess of z >= 0 with erf(z) = a (y = 1 - a), to about 1e-7 where Giles's fit holds (w < 16) and
     1e-4 from the asymptotic erfc(z) ≈ e^(-z²)/(z√π)·(1 - 1/(2z²)) beyond."""
     w = -np.log(y * (1 + a))
-    central = a * _poly.polyval(w - 2.5, _GILES_CENTRAL)
-    tail = a * _poly.polyval(np.sqrt(w) - 3, _GILES_TAIL)
+    central = a * _polyval(w - 2.5, _GILES_CENTRAL)
+    tail = a * _polyval(np.sqrt(w) - 3, _GILES_TAIL)
     z = np.sqrt(-np.log(y))
     for _ in range(3):
         z = np.sqrt(-np.log(y * z * _SQRT_PI / (1 - 0.5 / (z * z))))
@@ -413,7 +419,7 @@ def _bessel_i(x, order, scaled):
 
     def series(v):
         coef = [1 / (math.factorial(k) * math.factorial(k + order)) for k in range(42)]
-        out = _poly.polyval(v * v / 4, coef) * (v / 2) ** order
+        out = _polyval(v * v / 4, coef) * (v / 2) ** order
         return out * np.exp(-v) if scaled else out
 
     def asymptotic(v):
@@ -421,7 +427,7 @@ def _bessel_i(x, order, scaled):
         coef = [(-1) ** k * math.prod(mu - (2 * j - 1) ** 2 for j in range(1, k + 1)) / (math.factorial(k) * 8 ** k)
                 for k in range(30)]
         with np.errstate(invalid="ignore"):     # inf·0 at v = inf, nan as in PyTorch
-            out = _poly.polyval(1 / v, coef) / np.sqrt(2 * np.pi * v)
+            out = _polyval(1 / v, coef) / np.sqrt(2 * np.pi * v)
             if scaled:
                 return out
             half = np.exp(v / 2)                # e^v in two halves: I₀ is finite up to 713.98, e^v only to 709.78
