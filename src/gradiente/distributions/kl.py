@@ -111,6 +111,16 @@ def _x_log_x(tensor):
     return xlogy(tensor, tensor)  # 0 at 0
 
 
+def _register_infinite_kl(type_p, *types_q, batch_param):
+    """Register KL(p ‖ q) = inf for p of ``type_p`` and q of each of ``types_q``: every such q has a support
+    narrower than p's (an interval or a half-line against the whole line, {0, ..., n} against all counts), so
+    it puts no mass where p puts some. The result has the shape of p's parameter ``batch_param``."""
+    def kl_infinity(p, q):
+        return _infinite_like(getattr(p, batch_param))
+    for type_q in types_q:
+        register_kl(type_p, type_q)(kl_infinity)
+
+
 # --- same family --------------------------------------------------------------------------------------------
 
 @register_kl(Bernoulli, Bernoulli)
@@ -298,10 +308,7 @@ def _kl_beta_uniform(p, q):
     return result
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
+_register_infinite_kl(Exponential, Beta, Uniform, batch_param="rate")
 
 
 @register_kl(Exponential, Gamma)
@@ -322,10 +329,7 @@ def _kl_exponential_normal(p, q):
     return t1 - 1 + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
+_register_infinite_kl(Gamma, Beta, Uniform, batch_param="concentration")
 
 
 @register_kl(Gamma, Exponential)
@@ -344,12 +348,7 @@ def _kl_gamma_normal(p, q):
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
+_register_infinite_kl(Laplace, Beta, Exponential, Gamma, Uniform, batch_param="loc")
 
 
 @register_kl(Laplace, Normal)
@@ -363,12 +362,7 @@ def _kl_laplace_normal(p, q):
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
-@register_kl(Normal, Beta)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
+_register_infinite_kl(Normal, Beta, Exponential, Gamma, Uniform, batch_param="loc")
 
 
 @register_kl(Normal, Laplace)
@@ -382,10 +376,7 @@ def _kl_normal_laplace(p, q):
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
+_register_infinite_kl(Poisson, Bernoulli, Binomial, batch_param="rate")
 
 
 @register_kl(Uniform, Beta)

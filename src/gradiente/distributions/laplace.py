@@ -3,13 +3,14 @@ from typing import ClassVar
 
 from .. import empty, expm1, log, log1p
 from . import constraints
+from ._location import _LocScale
 from .distribution import Distribution
 from .utils import _finfo
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale, Distribution):
     """Laplace distribution with location ``loc`` and scale ``scale``.
 
     ``rsample`` inverts the CDF: u uniform on (-1, 1) (``uniform_(eps - 1, 1)``, as PyTorch, so that |u| < 1),
@@ -20,20 +21,8 @@ class Laplace(Distribution):
     support = constraints.real
     has_rsample = True
 
-    def __init__(self, loc, scale, validate_args=None):
-        batch_shape = self._set_broadcast_params(loc=loc, scale=scale)
-        super().__init__(batch_shape, validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Laplace, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

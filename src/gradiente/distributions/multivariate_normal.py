@@ -5,6 +5,7 @@ from typing import ClassVar
 from .. import Size, eye, flip, linalg, matmul
 from ..linalg import solve_triangular
 from . import constraints
+from ._location import _SymmetricAboutLoc
 from .distribution import Distribution
 from .utils import _standard_normal, broadcast_shapes, lazy_property
 
@@ -30,7 +31,7 @@ def _precision_to_scale_tril(precision):
     return solve_triangular(inverse_factor, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_SymmetricAboutLoc, Distribution):
     """Multivariate normal with mean vector ``loc`` and exactly one of ``covariance_matrix`` Σ,
     ``precision_matrix`` Σ⁻¹ or ``scale_tril`` L (lower triangular with positive diagonal, Σ = L Lᵀ).
 
@@ -95,14 +96,6 @@ class MultivariateNormal(Distribution):
         a triangular one, so that a gradient reaches all of L's entries, as PyTorch's does."""
         inverse = linalg.inv(self._unbroadcasted_scale_tril)
         return matmul(inverse.mT, inverse).expand(self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -4,13 +4,14 @@ from typing import ClassVar
 
 from .. import erf, erfinv, log, no_grad, normal
 from . import constraints
+from ._location import _LocScale
 from .exp_family import ExponentialFamily
 from .utils import _is_number, _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_LocScale, ExponentialFamily):
     """Normal distribution with mean ``loc`` and standard deviation ``scale`` (numbers or tensors, broadcast
     together).
 
@@ -24,20 +25,8 @@ class Normal(ExponentialFamily):
     has_rsample = True
     _mean_carrier_measure = 0
 
-    def __init__(self, loc, scale, validate_args=None):
-        batch_shape = self._set_broadcast_params(loc=loc, scale=scale)
-        super().__init__(batch_shape, validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Normal, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

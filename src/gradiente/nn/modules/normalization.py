@@ -28,10 +28,21 @@ def _affine_parameters(module, shape, affine, bias, dtype):
 
 
 def _reset_affine(module):
+    """``reset_parameters`` of the normalization layers: the affine map starts as the identity. RMSNorm has no
+    ``bias`` at all, as in PyTorch."""
     if module.weight is not None:
         init.ones_(module.weight)
-    if module.bias is not None:
+    if getattr(module, "bias", None) is not None:
         init.zeros_(module.bias)
+
+
+def _set_normalized_shape(module, normalized_shape, eps, elementwise_affine):
+    """Store LayerNorm's and RMSNorm's shared settings; ``normalized_shape`` may be one int, for the last dim."""
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    module.normalized_shape = tuple(normalized_shape)
+    module.eps = eps
+    module.elementwise_affine = elementwise_affine
 
 
 class LayerNorm(Module):
@@ -42,16 +53,11 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
+        _set_normalized_shape(self, normalized_shape, eps, elementwise_affine)
         _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        _reset_affine(self)
+    reset_parameters = _reset_affine
 
     def forward(self, input):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -77,8 +83,7 @@ class GroupNorm(Module):
         _affine_parameters(self, (num_channels,), affine, bias, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        _reset_affine(self)
+    reset_parameters = _reset_affine
 
     def forward(self, input):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -115,20 +120,14 @@ class RMSNorm(Module):
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
+        _set_normalized_shape(self, normalized_shape, eps, elementwise_affine)
         if elementwise_affine:
             self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+    reset_parameters = _reset_affine
 
     def forward(self, x):
         return rms_norm(x, self.normalized_shape, self.weight, self.eps)
