@@ -189,6 +189,12 @@ def _retain(tensor, grad, ops):
 def _apply(node, grads, ops):
     """Run one node's rule (and its post-hooks). The engine then brings each gradient to its input's shape
     and dtype: the one central un-broadcast, so rules never think about broadcasting."""
+    if not node.complex_ok and node._hooked and _produced_complex(grads, ops):
+        raise NotImplementedError(
+            f"gradiente does not compute gradients of complex tensors through {node.name()} yet: its rule is "
+            "written for real numbers, and PyTorch's convention for complex ones (the conjugate Wirtinger "
+            "derivative) would give a different gradient. Real and imaginary parts can be differentiated "
+            "separately (torch.view_as_real).")
     if len(grads) == 1:
         results = node.backward(ops, grads[0])
     else:
@@ -209,6 +215,10 @@ def _apply(node, grads, ops):
                 wrapped_in = tuple(replaced)
         results = tuple(ops.unwrap(g) if g is not None else None for g in wrapped_in)
     return results
+
+
+def _produced_complex(grads, ops):
+    return any(g is not None and (g._data.dtype if ops.recording else g.dtype).kind == "c" for g in grads)
 
 
 def _zeros(meta, ops):

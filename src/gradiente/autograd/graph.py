@@ -79,6 +79,11 @@ class Node:
     _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
     _hooked = False             # True once any hook or retain_grad involves this node
     _materialize_grads = True   # outputs that got no gradient are given zeros before the rule runs
+    #: whether the rule is right for complex tensors under PyTorch's convention (the gradient is the conjugate
+    #: Wirtinger derivative): true for rules that only move, sum or copy gradients, and for those written for it;
+    #: a rule written for real numbers (grad * f'(x)) would give a silently wrong complex gradient, so the engine
+    #: refuses to run it on a node that produced a complex result (see ``record``)
+    complex_ok = False
     _pre_hooks = _hooks = _tensor_pre_hooks = _retain_hooks = None
 
     def __init__(self, next_functions=(), input_meta=None):
@@ -210,6 +215,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
     formula = "leaf.grad += grad"
     _hooked = True              # a leaf's own hooks live on its tensor: always look
+    complex_ok = True
 
     def __init__(self, variable):
         # Created when the leaf is first used by a recorded op, so before every node that feeds it: the

@@ -69,6 +69,8 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     if outputs.__class__ is Tensor or isinstance(outputs, Tensor):
         outputs.grad_fn = node
         outputs._requires_grad = True
+        if outputs._data.dtype.kind == "c" and not node_cls.complex_ok:
+            node._hooked = True             # the engine's general path, which refuses to run the rule
     else:
         for nr, out in enumerate(outputs):
             if out is not None:

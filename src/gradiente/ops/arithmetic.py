@@ -44,6 +44,7 @@ _FLOAT_DEFAULT = dt.get_default_dtype
 
 class AddBackward0(Node):
     """out = x + alpha * y;  dx = grad;  dy = alpha * grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂(x + y)/∂x = 1,  ∂(x + y)/∂y = 1"
 
@@ -54,6 +55,7 @@ class AddBackward0(Node):
 
 class SubBackward0(Node):
     """out = x - alpha * y;  dx = grad;  dy = -alpha * grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂(x - y)/∂x = 1,  ∂(x - y)/∂y = -1"
 
@@ -63,6 +65,7 @@ class SubBackward0(Node):
 
 class RsubBackward1(Node):
     """out = c - alpha * x;  dx = -alpha * grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂(c - x)/∂x = -1"
 
@@ -147,11 +150,15 @@ class PowBackward2(Node):
 
 class NegBackward0(Node):
     """out = -x;  dx = -grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "d/dx (-x) = -1"
 
     def backward(self, ops, grad):
         return (-grad,)
+
+
+_REAL_NUMBERS = (int, float)
 
 
 def _binary(x, y, fn, node_cls, floating=False, save=True):
@@ -176,7 +183,10 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
             saved = ()
         else:
             saved = save(x, y, isinstance(x, Tensor) and x._requires_grad, isinstance(y, Tensor) and y._requires_grad)
-        record(node_cls, (x, y), out, saved)
+        node = record(node_cls, (x, y), out, saved)
+        if out._data.dtype.kind == "c" and (x.__class__ in _REAL_NUMBERS or y.__class__ in _REAL_NUMBERS):
+            # a product or quotient with a real number: grad·c is PyTorch's grad·conj(c), so the rule holds
+            node.__dict__.pop("_hooked", None)
     return out
 
 
@@ -564,6 +574,7 @@ def _write_out(result, out):
 
 class ToCopyBackward0(Node):
     """out = x converted to another dtype;  dx = grad converted back"""
+    complex_ok = True
     __slots__ = ()
     formula = "d/dx convert(x) = 1 (converted back to x's dtype)"
 

@@ -57,6 +57,7 @@ def _is_complex(t):
 
 class ViewAsRealBackward0(Node):
     """out[..., 0] = Re z, out[..., 1] = Im z (a view);  dz = grad[..., 0] + i·grad[..., 1]"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ view_as_real(z)/∂z: the last dim's two entries joined back as a + ib"
 
@@ -66,6 +67,7 @@ class ViewAsRealBackward0(Node):
 
 class ViewAsComplexBackward0(Node):
     """out = x[..., 0] + i·x[..., 1] (a view);  dx[..., 0] = Re grad, dx[..., 1] = Im grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ view_as_complex(x)/∂x: the gradient's real and imaginary parts, side by side"
 
@@ -147,6 +149,7 @@ Tensor.imag = property(imag, _set_imag)
 
 class ComplexBackward0(Node):
     """out = a + ib;  da = Re grad;  db = Im grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂(a + ib)/∂a = 1, ∂(a + ib)/∂b = i: the gradient's real and imaginary parts"
 
@@ -156,6 +159,7 @@ class ComplexBackward0(Node):
 
 class PolarBackward0(Node):
     """out = r·(cos θ + i sin θ);  dr = Re(grad)·cos θ + Im(grad)·sin θ;  dθ = r·(Im(grad)·cos θ - Re(grad)·sin θ)"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂r: the gradient along (cos θ, sin θ);  ∂/∂θ: r times it along (-sin θ, cos θ)"
 
@@ -211,6 +215,7 @@ def polar(abs, angle):
 
 class AngleBackward0(Node):
     """out = atan2(Im z, Re z);  dz = grad·(-Im z + i·Re z) / |z|² (0 at z = 0);  for a real x, dx = 0"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ arg(z)/∂(a, b) = (-b, a) / (a² + b²)"
 
@@ -247,6 +252,7 @@ def angle(input):
 
 class ConjBackward0(Node):
     """out = conj(z);  dz = conj(grad)"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ conj(z)/∂z: the conjugated gradient"
 

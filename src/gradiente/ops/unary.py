@@ -188,7 +188,9 @@ for _name, _fn, _node, _reads, _rule, _formula, _to_float in TABLE:
     if _fn is None:
         _fn = _erf
     _cls = type(_node, (UnaryNode,), {"__slots__": (), "rule": staticmethod(_rule), "reads": _reads,
-                                       "formula": _formula, "__doc__": _formula})
+                                       "formula": _formula, "__doc__": _formula,
+                                       # abs's rule, grad·sgn(z), is PyTorch's for complex z as well
+                                       "complex_ok": _name == "abs"})
     FUNCTIONS[_name] = _make_forward(_name, _fn, _cls, _reads, _to_float)
 
 install(FUNCTIONS, method_aliases={"abs": ("absolute", "__abs__"), "asin": ("arcsin",), "acos": ("arccos",),
