@@ -201,7 +201,7 @@ def _advanced_index(arrays, shape):
 
 class IndexBackward0(Node):
     """out = x[index] (advanced indexing, a copy);  dx = zeros with grad added at index (repeats add up)"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ x[idx]/∂x: the gradient added back at idx, zeros elsewhere"
 
@@ -417,7 +417,7 @@ def _check_gather_shapes(a, idx, d, name):
 
 class GatherBackward0(Node):
     """out[i][j] = x[i][index[i][j]] (dim 1);  dx = zeros with grad added back at those places"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ gather(x)/∂x: the gradient added back where each element came from"
 
@@ -517,7 +517,7 @@ def scatter_add(input, dim, index, src):
 
 class IndexSelectBackward0(Node):
     """out = x at positions ``index`` along dim;  dx = zeros with grad added back there"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ index_select(x)/∂x: the gradient added back at the chosen positions"
 

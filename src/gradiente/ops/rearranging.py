@@ -32,7 +32,7 @@ __all__ = ["atleast_1d", "atleast_2d", "cat", "chunk", "concat", "concatenate", 
 
 class CatBackward0(Node):
     """out = the inputs joined along dim;  dxᵢ = the slice of grad where xᵢ went"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ cat(x₁, x₂, ...)/∂xᵢ: the matching slice of the gradient"
 
@@ -46,7 +46,7 @@ class CatBackward0(Node):
 
 class StackBackward0(Node):
     """out = the inputs stacked along a new dim;  dxᵢ = grad selected at i along that dim"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ stack(x₁, x₂, ...)/∂xᵢ: the i-th slice of the gradient"
 
@@ -158,7 +158,7 @@ row_stack = vstack
 
 class SplitBackward0(Node):
     """outᵢ = consecutive pieces of x along dim;  dx = the pieces' gradients joined back"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ split(x)ᵢ/∂x: the gradients of the pieces joined back"
 
@@ -173,7 +173,7 @@ class SplitWithSizesBackward0(SplitBackward0):
 
 class UnbindBackward0(Node):
     """outᵢ = x selected at i along dim;  dx = the gradients stacked back"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ unbind(x)ᵢ/∂x: the gradients stacked back"
 
@@ -237,7 +237,7 @@ def unbind(input, dim=0):
 
 class RepeatBackward0(Node):
     """out = x tiled ``repeats`` times along each dim;  dx = grad summed over the copies"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ tile(x)/∂x: gradient summed over the copies"
 
@@ -292,7 +292,7 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
 
 class FlipBackward0(Node):
     """out = x reversed along dims;  dx = grad reversed back"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "flip: gradient flipped back"
 
@@ -302,7 +302,7 @@ class FlipBackward0(Node):
 
 class RollBackward0(Node):
     """out = x shifted cyclically;  dx = grad shifted back"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "roll: gradient rolled back"
 
@@ -362,7 +362,7 @@ def roll(input, shifts, dims=None):
 
 class TrilBackward0(Node):
     """out = the lower triangle of x (from diagonal k);  dx = the lower triangle of grad"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ tril(x)/∂x: the gradient's lower triangle"
 
@@ -372,7 +372,7 @@ class TrilBackward0(Node):
 
 class TriuBackward0(Node):
     """out = the upper triangle of x (from diagonal k);  dx = the upper triangle of grad"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ triu(x)/∂x: the gradient's upper triangle"
 

@@ -73,7 +73,7 @@ def expand_reduced(ops, grad, axes, keepdim, shape):
 
 class SumBackward0(Node):
     """out = Σ x;  dx = grad broadcast to x's shape"""
-    complex_ok = True   # the rule only spreads the gradient, with real weights
+    complex_ok = True
     formula = "∂(Σᵢ xᵢ)/∂xⱼ = 1"
 
     def backward(self, ops, grad):
@@ -82,7 +82,7 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     """out = Σ over dims of x;  dx = grad broadcast back over the summed dims"""
-    complex_ok = True   # the rule only spreads the gradient, with real weights
+    complex_ok = True
     formula = "∂(Σᵢ xᵢ)/∂xⱼ = 1"
 
     def backward(self, ops, grad):
@@ -91,7 +91,7 @@ class SumBackward1(Node):
 
 class MeanBackward0(Node):
     """out = (1/n) Σ x;  dx = grad / n broadcast to x's shape"""
-    complex_ok = True   # the rule only spreads the gradient, with real weights
+    complex_ok = True
     formula = "∂(1/n Σᵢ xᵢ)/∂xⱼ = 1/n"
 
     def backward(self, ops, grad):
@@ -100,7 +100,7 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     """out = mean over dims of x;  dx = grad / n broadcast back over the reduced dims"""
-    complex_ok = True   # the rule only spreads the gradient, with real weights
+    complex_ok = True
     formula = "∂(1/n Σᵢ xᵢ)/∂xⱼ = 1/n"
 
     def backward(self, ops, grad):

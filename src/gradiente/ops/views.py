@@ -83,7 +83,7 @@ def _input_shape(node):
 
 class ViewBackward0(Node):
     """out = x with a new shape (same memory);  dx = grad reshaped to x's shape"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "reshape: gradient reshaped back"
 
@@ -103,7 +103,7 @@ class ReshapeAliasBackward0(ViewBackward0):
 
 class AliasBackward0(Node):
     """out = x (``x[...]``, a second tensor on the same memory);  dx = grad"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "identity"
 
@@ -315,7 +315,7 @@ def _squeeze_result(input, dim):
 
 class PermuteBackward0(Node):
     """out = x with dims reordered by ``dims``;  dx = grad with the inverse order"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "permute: gradient permuted back"
 
@@ -325,7 +325,7 @@ class PermuteBackward0(Node):
 
 class TransposeBackward0(Node):
     """out = x with dims a and b swapped;  dx = grad with them swapped back"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "transpose: gradient transposed back"
 
@@ -448,7 +448,7 @@ for _name, _getter in (("T", _T), ("mT", _mT), ("H", _H), ("mH", _mH)):
 
 class ExpandBackward0(Node):
     """out = x broadcast to a larger shape;  dx = grad summed over the broadcast dims"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ broadcast(x)/∂x: gradient summed over the broadcast dims"
 
@@ -510,7 +510,7 @@ def broadcast_to(input, size):
 
 class SliceBackward0(Node):
     """out = x[index] (a slice, a view);  dx = zeros with grad placed at the slice"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ x[a:b]/∂x: the gradient placed back in the slice, zeros elsewhere"
 
@@ -573,7 +573,7 @@ def diagonal_index(n_rows, n_cols, offset):
 
 class DiagonalBackward0(Node):
     """out = the diagonal of x over dims (d1, d2), as a last dim;  dx = zeros with grad on that diagonal"""
-    complex_ok = True   # the rule only moves the gradient
+    complex_ok = True
     __slots__ = ()
     formula = "∂ diagonal(x)/∂x: the gradient placed on the diagonal, zeros elsewhere"
 
