@@ -189,7 +189,7 @@ def _retain(tensor, grad, ops):
 def _apply(node, grads, ops):
     """Run one node's rule (and its post-hooks). The engine then brings each gradient to its input's shape
     and dtype: the one central un-broadcast, so rules never think about broadcasting."""
-    if not node.complex_ok and node._hooked and _produced_complex(grads, ops):
+    if not node.complex_ok and _produced_complex(grads, ops):
         raise NotImplementedError(
             f"gradiente does not compute gradients of complex tensors through {node.name()} yet: its rule is "
             "written for real numbers, and PyTorch's convention for complex ones (the conjugate Wirtinger "

@@ -70,7 +70,7 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
         outputs.grad_fn = node
         outputs._requires_grad = True
         if outputs._data.dtype.kind == "c" and not node_cls.complex_ok:
-            node._hooked = True             # the engine's general path, which refuses to run the rule
+            node._hooked = True     # the engine's general path, which runs the rule only if it is complex_ok
     else:
         for nr, out in enumerate(outputs):
             if out is not None:

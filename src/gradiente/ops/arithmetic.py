@@ -185,8 +185,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
             saved = save(x, y, isinstance(x, Tensor) and x._requires_grad, isinstance(y, Tensor) and y._requires_grad)
         node = record(node_cls, (x, y), out, saved)
         if out._data.dtype.kind == "c" and (x.__class__ in _REAL_NUMBERS or y.__class__ in _REAL_NUMBERS):
-            # a product or quotient with a real number: grad·c is PyTorch's grad·conj(c), so the rule holds
-            node.__dict__.pop("_hooked", None)
+            node.complex_ok = True      # a product or quotient with a real number: grad·c is grad·conj(c)
     return out
 
 
