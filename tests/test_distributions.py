@@ -637,7 +637,7 @@ def test_solve_triangular_node_name():
 def test_gamma_and_beta_reparameterized_gradients_are_exact():
     """The implicit gradients -(∂F/∂α)/p against central differences of SciPy's regularized CDFs."""
     special = pytest.importorskip("scipy.special")
-    from gradiente.distributions._reparam import beta_grad, standard_gamma_grad
+    from gradiente.ops._reparam import beta_grad, standard_gamma_grad
     for alpha in [0.05, 0.7, 3.0, 40.0]:
         x = special.gammaincinv(alpha, np.array([0.01, 0.3, 0.7, 0.99]))
         h = 1e-6 * alpha

@@ -103,7 +103,7 @@ def test_leaf_used_by_two_ops_is_accumulated_once_after_both():
 def test_rule_mask_is_np_where_bit_for_bit(dtype):
     # NumpyOps.mask ANDs bits instead of branching; its result must be np.where's, nan, -0.0 and inf
     # included, for contiguous and transposed operands.
-    from gradiente.autograd.rule_ops import numpy_ops
+    from gradiente.core.rules import numpy_ops
     rng = np.random.RandomState(0)
     x = rng.standard_normal((5, 7)).astype(dtype)
     x[0, 0], x[1, 1], x[2, 2] = np.nan, -0.0, -np.inf

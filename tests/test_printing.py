@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradiente
-from gradiente._printing import tensor_repr
+from gradiente.core.printing import tensor_repr
 
 torch = pytest.importorskip("torch")
 
@@ -266,12 +266,12 @@ def test_tensor_contents_replaces_the_values():
 
 
 def test_get_printoptions_and_context_manager():
-    assert gradiente._printing.get_printoptions() == torch._tensor_str.get_printoptions()
-    with gradiente._printing.printoptions(precision=2, sci_mode=True), torch._tensor_str.printoptions(
+    assert gradiente.core.printing.get_printoptions() == torch._tensor_str.get_printoptions()
+    with gradiente.core.printing.printoptions(precision=2, sci_mode=True), torch._tensor_str.printoptions(
             precision=2, sci_mode=True):
-        assert gradiente._printing.get_printoptions() == torch._tensor_str.get_printoptions()
+        assert gradiente.core.printing.get_printoptions() == torch._tensor_str.get_printoptions()
         assert _same(gradiente.tensor([1.23456]), torch.tensor([1.23456]))
-    assert gradiente._printing.get_printoptions() == torch._tensor_str.get_printoptions()
+    assert gradiente.core.printing.get_printoptions() == torch._tensor_str.get_printoptions()
     assert _same(gradiente.tensor([1.23456]), torch.tensor([1.23456]))
 
 

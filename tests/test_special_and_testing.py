@@ -310,8 +310,7 @@ def _outcome(lib, actual, expected, kwargs):
     try:
         lib.testing.assert_close(actual, expected, **kwargs)
     except Exception as error:      # the outcome is the exception, whatever its type
-        text = str(error).replace("torch.", "gradiente.")
-        return type(error), text.replace("<class 'gradiente.Tensor'>", "<class 'gradiente._tensor.Tensor'>")
+        return type(error), str(error).replace("torch.", "gradiente.")
     return None
 
 

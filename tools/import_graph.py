@@ -3,10 +3,13 @@
     python tools/import_graph.py            # the largest import cycle, and every upward import
     python tools/import_graph.py --cycles   # every cycle (strongly connected component) of two or more modules
 
-An edge ``a -> b`` means module ``a`` imports module ``b``, at module level or inside a function. Imports of a
-package's ``__init__`` are left out: a package re-exports what its modules define, so ``from .. import nn``
-says where a name is published, not which code depends on which. ``layers.py`` beside this file says which
-floor each module stands on; ``tests/test_architecture.py`` uses both to fail on an upward import.
+An edge ``a -> b`` means module ``a`` imports module ``b``, at module level or inside a function. For cycles,
+imports of a package's ``__init__`` are left out: a package re-exports what its modules define, so
+``from .. import nn`` says where a name is published, not which code depends on which. For floors they count.
+
+The floors (``FLOORS``, lowest first) are the architecture of docs/architecture.md: a module may import only
+from its own floor or those below. ``tests/test_architecture.py`` fails on an upward import and on a cycle
+larger than ``MAX_CYCLE``.
 """
 import argparse
 import ast
@@ -15,6 +18,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "gradiente"
+
+#: (floor, the module-name prefixes on it), lowest first; every module not named is on the top floor, "api"
+FLOORS = (
+    ("core", ("gradiente.core",)),      # Tensor data model, dtypes, graph nodes, grad modes, record, engine, rules
+    ("ops", ("gradiente.ops",)),        # every differentiable primitive, nn's included
+    ("api", ("gradiente",)),            # Tensor methods, torch-level functions, autograd, nn, optim, data, ...
+)
+MAX_CYCLE = 10
+
+
+def floor_of(module):
+    """The index in ``FLOORS`` of the floor ``module`` stands on."""
+    for level, (_, prefixes) in enumerate(FLOORS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return level
+    return len(FLOORS) - 1
+
+
+def upward_imports(graph):
+    """``(importer, imported, line)`` for every import of a module on a higher floor than the importer's."""
+    return [(a, b, line) for a, edges in graph.items() for b, (line, _) in edges.items()
+            if floor_of(b) > floor_of(a)]
 
 
 def module_files(root=ROOT, package=PACKAGE):
@@ -133,6 +158,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", action="store_true", help="list every cycle, not only the largest")
     args = parser.parse_args(argv)
+    upward = upward_imports(import_graph(include_package_inits=True))
     graph = import_graph()
     found = cycles(graph)
     largest = len(found[0]) if found else 1
@@ -141,6 +167,10 @@ def main(argv=None):
         print(f"  cycle of {len(component)}: " + ", ".join(component))
     inner = sum(1 for edges in graph.values() for _, top in edges.values() if not top)
     print(f"imports inside functions: {inner}")
+    print(f"upward imports: {len(upward)}")
+    for importer, imported, line in upward:
+        print(f"  {importer}:{line} imports {imported} ({FLOORS[floor_of(importer)][0]} -> "
+              f"{FLOORS[floor_of(imported)][0]})")
     return 0
 
 

@@ -11,12 +11,13 @@ Heavier parts (``nn``, ``optim``, ``utils``, ``viz``, ``autograd.functional``) l
 import importlib as _importlib
 import warnings as _warnings
 
-from . import autograd, return_types
+from . import autograd
 from . import ops as _ops
 from ._config import *
-from ._creation import *
-from ._creation import __all__ as _creation_all
-from ._dtype import (
+from .core import return_types
+from .core.creation import *
+from .core.creation import __all__ as _creation_all
+from .core.dtype import (
     bfloat16,
     bool,
     cdouble,
@@ -42,9 +43,10 @@ from ._dtype import (
     short,
     uint8,
 )
-from ._dtype import result_type as _result_type
-from ._printing import set_printoptions
-from ._random import (
+from .core.dtype import result_type as _result_type
+from .core.grad_mode import *
+from .core.printing import set_printoptions
+from .core.random import (
     Generator,
     bernoulli,
     default_generator,
@@ -63,9 +65,8 @@ from ._random import (
     seed,
     set_rng_state,
 )
-from ._size import Size
-from ._tensor import Tensor, device, is_tensor
-from .autograd.grad_mode import *
+from .core.size import Size
+from .core.tensor import Tensor, device, is_tensor
 from .ops.arithmetic import *
 from .ops.assembling import *
 from .ops.binary_math import *
@@ -76,7 +77,7 @@ from .ops.fill import *
 from .ops.functional_aliases import *
 from .ops.indexing import *
 from .ops.legacy_linalg import *
-from .ops.linalg import *
+from .ops.matmul import *
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import (

@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as dt
-from ._size import Size
-from ._tensor import Tensor, device
-from .ops._record import tensor_method
+from .core import dtype as dt
+from .core.record import tensor_method
+from .core.size import Size
+from .core.tensor import Tensor, device
 
 __all__ = [
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",

@@ -22,9 +22,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _dtype as dt
-from ._size import Size
-from ._tensor import Tensor, device
+from .core import dtype as dt
+from .core.size import Size
+from .core.tensor import Tensor, device
 
 __all__ = ["save", "load"]
 

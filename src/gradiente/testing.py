@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as dt
-from ._tensor import Tensor
+from .core import dtype as dt
+from .core.tensor import Tensor
 
 __all__ = ["assert_close", "make_tensor"]
 

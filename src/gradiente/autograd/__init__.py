@@ -6,10 +6,9 @@ namespaces rules compute with), ``grad_mode``, ``function`` (user-defined ops), 
 """
 import numpy as np
 
-from . import grad_mode
-from .engine import run_backward
-from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
-from .grad_mode import (
+from ..core import grad_mode
+from ..core.engine import run_backward
+from ..core.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -17,8 +16,9 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .graph import Node
-from .rule_ops import numpy_ops, tensor_ops
+from ..core.node import Node
+from ..core.rules import numpy_ops, tensor_ops
+from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
@@ -35,7 +35,7 @@ def _as_tuple(x):
 
 def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
     """The starting gradient of each output: given, or 1 for a scalar (PyTorch's checks and messages)."""
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     grads = []
     if len(grad_outputs) != len(outputs):
         if grad_outputs:
@@ -58,7 +58,7 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
         if not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
         if g._data.shape != out._data.shape:
-            from .._size import Size
+            from ..core.size import Size
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
                                f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("gradiente.", "torch."))
         if (g._data.dtype.kind != out._data.dtype.kind
@@ -86,7 +86,7 @@ def _capture(inputs):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulate into the ``.grad`` of the graph's leaves the gradient of ``tensors`` (weighted by
     ``grad_tensors``, the vector of a vector-Jacobian product; implicit 1 for a scalar)."""
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     outputs = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -118,7 +118,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into ``.grad``)."""
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
@@ -152,7 +152,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj):
-        from .._tensor import Tensor
+        from ..core.tensor import Tensor
         return isinstance(obj, Tensor)
 
 
@@ -161,9 +161,9 @@ class Variable(metaclass=_VariableMeta):
     merged in PyTorch 0.4). The result shares ``t``'s memory."""
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
-        from .._tensor import Tensor
+        from ..core.tensor import Tensor
         if data is None:
-            from .._creation import tensor
+            from ..core.creation import tensor
             data = tensor([])
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

@@ -8,8 +8,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import grad_mode
-from .graph import Node
+from ..core import grad_mode
+from ..core.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -27,7 +27,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        from .rule_ops import tensor_ops
+        from ..core.rules import tensor_ops
         return tuple(self.saved(tensor_ops))
 
     saved_variables = saved_tensors
@@ -50,7 +50,7 @@ class BackwardCFunction(FunctionCtx, Node):
     _forward_cls: "type[Function]"      # set on each Function's own node class (see _FunctionMeta)
 
     def backward(self, ops, *grads):
-        from .._tensor import Tensor
+        from ..core.tensor import Tensor
         fn = self._forward_cls
         if not ops.recording:
             grads = tuple(Tensor._make(g) if g is not None else None for g in grads)
@@ -112,7 +112,7 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
+        from ..core.tensor import Tensor
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in tensor_positions]
         recording = grad_mode.state.enabled and any(t._requires_grad for t in tensors)
@@ -132,7 +132,7 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _wrap_outputs(ctx, inputs, output, recording):
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     dirty = ctx.__dict__.get("_dirty", set())

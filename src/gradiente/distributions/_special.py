@@ -6,10 +6,10 @@ As in PyTorch (``torch.special.gammainc``), it is differentiable in x only: dP/d
 """
 import numpy as np
 
-from ..autograd.graph import Node
-from ..ops._errors import broadcasting
-from ..ops._record import record, wants_grad, wrap
-from ..ops._special_functions import lgamma_array
+from ..core.errors import broadcasting
+from ..core.node import Node
+from ..core.record import record, wants_grad, wrap
+from ..core.special_math import lgamma_array
 
 __all__ = ["gammainc"]
 

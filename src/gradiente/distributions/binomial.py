@@ -2,8 +2,8 @@
 from typing import ClassVar
 
 from .. import Size, arange, exp, lgamma, log1p, no_grad
+from ..ops.sampling import binomial
 from . import constraints
-from ._sampling_ops import binomial
 from .bernoulli import _BinaryProbs, _expand_probs_or_logits
 from .distribution import Distribution
 from .utils import broadcast_all

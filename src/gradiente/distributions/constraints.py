@@ -10,9 +10,11 @@ classes themselves (``interval(0, 1)``, ``greater_than(x)``), as in PyTorch.
 """
 import numpy as np
 
-from .. import _dtype, full, linalg
 from .. import cat as _cat_tensors
+from .. import full
 from .. import stack as _stack_tensors
+from ..core import dtype as _dtype
+from ..ops import linalg
 from .utils import _format
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",

@@ -3,8 +3,8 @@ from typing import ClassVar
 
 from .. import Size, digamma, lgamma, xlogy
 from ..nn.functional import one_hot
+from ..ops.sampling import sample_dirichlet
 from . import constraints
-from ._sampling_ops import sample_dirichlet
 from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]

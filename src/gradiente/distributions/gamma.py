@@ -4,8 +4,8 @@ from typing import ClassVar
 import numpy as np
 
 from .. import as_tensor, digamma, lgamma, log, xlogy
+from ..ops.sampling import standard_gamma
 from . import constraints
-from ._sampling_ops import standard_gamma
 from ._special import gammainc
 from .exp_family import ExponentialFamily
 

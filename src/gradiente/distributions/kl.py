@@ -10,8 +10,8 @@ import warnings
 from functools import total_ordering
 
 from .. import autograd, digamma, erf, exp, full_like, lgamma, log, xlogy
-from ..linalg import solve_triangular
 from ..nn.functional import softplus
+from ..ops.linalg import solve_triangular
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

@@ -2,8 +2,9 @@
 import math
 from typing import ClassVar
 
-from .. import Size, eye, flip, linalg, matmul
-from ..linalg import solve_triangular
+from .. import Size, eye, flip, matmul
+from ..ops import linalg
+from ..ops.linalg import solve_triangular
 from . import constraints
 from ._location import _SymmetricAboutLoc
 from .distribution import Distribution

@@ -2,8 +2,8 @@
 from typing import ClassVar
 
 from .. import exp, log, no_grad
+from ..ops.sampling import poisson
 from . import constraints
-from ._sampling_ops import poisson
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 

@@ -45,7 +45,7 @@ def explain(output, gradient=None, *, params=None, lang="en", accumulate=None, r
 
 def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate=None, retain_graph=None,
              max_steps=200, max_elems=8):
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     from .messages import words
     words(lang)
     if not isinstance(output, Tensor):

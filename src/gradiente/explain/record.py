@@ -10,7 +10,7 @@ import gc
 
 import numpy as np
 
-from ..autograd.graph import _FREED, AccumulateGrad
+from ..core.node import _FREED, AccumulateGrad
 from ..viz.walk import reachable
 
 __all__ = ["BackwardRecord", "GraphFreedError", "is_elementwise", "record_backward"]
@@ -61,7 +61,7 @@ def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None
     ``local_derivatives``: True, False, or ``f(index, total)`` saying for which run positions (of
     ``total`` nodes) to compute them."""
     from .. import autograd
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     if not isinstance(output, Tensor):
         raise TypeError(f"expected a Tensor, got {type(output).__name__}")
     if not output.requires_grad:
@@ -137,7 +137,7 @@ def _after(record, node):
 def _local_derivative(node, grad):
     """The rule applied to a gradient of ones: the elementwise derivative of the output with respect to
     each input, broadcast to the output's shape. None if the rule cannot be evaluated on its own."""
-    from ..autograd.rule_ops import numpy_ops
+    from ..core.rules import numpy_ops
     try:
         results = node.backward(numpy_ops, np.ones_like(grad))
     except Exception:  # the engine runs the rule next and reports any real error itself

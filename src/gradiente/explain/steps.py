@@ -2,7 +2,7 @@
 in the order it ran them, built from a ``BackwardRecord``."""
 import numpy as np
 
-from ..autograd.graph import AccumulateGrad
+from ..core.node import AccumulateGrad
 from .messages import ATTRIBUTES, LATEX, OPS
 
 __all__ = ["Pass", "Step", "build_step"]

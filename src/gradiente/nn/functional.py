@@ -27,18 +27,7 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 import warnings
 
 from ..ops import softmax as _softmax_ops
-from ._conv import (  # noqa: F401
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    conv1d,
-    conv2d,
-    max_pool1d,
-    max_pool2d,
-)
-from ._embedding import embedding  # noqa: F401
-from ._functional.activations import (  # noqa: F401
+from ..ops.nn.activations import (  # noqa: F401
     celu,
     celu_,
     elu,
@@ -70,16 +59,27 @@ from ._functional.activations import (  # noqa: F401
     threshold,
     threshold_,
 )
-from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
-from ._functional.channel_shuffle import channel_shuffle  # noqa: F401
-from ._functional.classification import cross_entropy, nll_loss  # noqa: F401
-from ._functional.convolution3d import conv3d  # noqa: F401
-from ._functional.convolution_transposed import conv_transpose1d, conv_transpose2d  # noqa: F401
-from ._functional.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401
-from ._functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401
-from ._functional.embedding_bag import embedding_bag  # noqa: F401
-from ._functional.linear import bilinear, linear  # noqa: F401
-from ._functional.losses import (  # noqa: F401
+from ..ops.nn.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401  # noqa: F401
+from ..ops.nn.channel_shuffle import channel_shuffle  # noqa: F401  # noqa: F401
+from ..ops.nn.classification import cross_entropy, nll_loss  # noqa: F401  # noqa: F401
+from ..ops.nn.convolution import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ..ops.nn.convolution3d import conv3d  # noqa: F401  # noqa: F401
+from ..ops.nn.convolution_transposed import conv_transpose1d, conv_transpose2d  # noqa: F401  # noqa: F401
+from ..ops.nn.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401  # noqa: F401
+from ..ops.nn.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401  # noqa: F401
+from ..ops.nn.embedding import embedding  # noqa: F401  # noqa: F401
+from ..ops.nn.embedding_bag import embedding_bag  # noqa: F401  # noqa: F401
+from ..ops.nn.linear import bilinear, linear  # noqa: F401  # noqa: F401
+from ..ops.nn.losses import (  # noqa: F401
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     gaussian_nll_loss,
@@ -90,7 +90,7 @@ from ._functional.losses import (  # noqa: F401
     poisson_nll_loss,
     smooth_l1_loss,
 )
-from ._functional.margin import (  # noqa: F401
+from ..ops.nn.margin import (  # noqa: F401
     cosine_embedding_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
@@ -99,7 +99,7 @@ from ._functional.margin import (  # noqa: F401
     soft_margin_loss,
     triplet_margin_loss,
 )
-from ._functional.max_pooling import (  # noqa: F401
+from ..ops.nn.max_pooling import (  # noqa: F401
     adaptive_max_pool1d,
     adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
@@ -107,11 +107,11 @@ from ._functional.max_pooling import (  # noqa: F401
     max_unpool1d,
     max_unpool2d,
 )
-from ._functional.normalization import instance_norm, local_response_norm, rms_norm  # noqa: F401
-from ._functional.padding import pad  # noqa: F401
-from ._functional.resampling import *  # noqa: F403
-from ._functional.sparse import one_hot  # noqa: F401
-from ._normalization import batch_norm, group_norm, layer_norm  # noqa: F401
+from ..ops.nn.normalization import batch_norm, group_norm, layer_norm  # noqa: F401  # noqa: F401
+from ..ops.nn.normalization_composed import instance_norm, local_response_norm, rms_norm  # noqa: F401  # noqa: F401
+from ..ops.nn.padding import pad  # noqa: F401  # noqa: F401
+from ..ops.nn.resampling import *  # noqa: F403  # noqa: F403
+from ..ops.nn.sparse import one_hot  # noqa: F401  # noqa: F401
 
 
 def _softmax_dim(name, ndim, stacklevel):

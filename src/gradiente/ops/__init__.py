@@ -21,6 +21,7 @@ from . import (
     inplace,
     legacy_linalg,
     linalg,
+    matmul,
     products,
     rearranging,
     reductions,

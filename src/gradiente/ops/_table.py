@@ -1,5 +1,5 @@
 """Installing a table of op functions as Tensor methods (``x.exp()``) and in-place methods (``x.exp_()``)."""
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 
 
 def install(functions, method_aliases=None, inplace=True):

@@ -8,12 +8,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _dtype as dt
-from .._tensor import Tensor
-from ..autograd.grad_mode import state as _grad_state
-from ..autograd.graph import Node
-from ._errors import _require_tensor, broadcast_error, broadcasting
-from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.errors import _require_tensor, broadcast_error, broadcasting
+from ..core.grad_mode import state as _grad_state
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor
 
 __all__ = [
     "add",

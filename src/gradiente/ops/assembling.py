@@ -15,12 +15,12 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as dt
-from .._dtype import scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
-from ._errors import broadcast_shape
-from ._record import as_result, record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.dtype import scalar_name
+from ..core.errors import broadcast_shape
+from ..core.node import Node
+from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor, _wrap_dim
 from .comparison import logical_xor
 from .fill import copy_
 from .indexing import _along, _int_index, masked_select

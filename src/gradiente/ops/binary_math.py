@@ -1,12 +1,12 @@
 """Math of two or more tensors with rules of their own: ``atan2``, ``hypot``, ``lerp``, ``xlogy``."""
 import numpy as np
 
-from .._dtype import cpp_name, scalar_name
-from .._tensor import Tensor
-from ..autograd.graph import Node
-from ..autograd.rule_ops import numpy_ops
-from ._errors import _require_tensor, broadcasting
-from ._record import as_result, promote_operands, record, tensor_method, wants_grad
+from ..core.dtype import cpp_name, scalar_name
+from ..core.errors import _require_tensor, broadcasting
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad
+from ..core.rules import numpy_ops
+from ..core.tensor import Tensor
 from .arithmetic import _tensor_pair_op, _write_out
 
 __all__ = [

@@ -6,10 +6,10 @@ tensor compared with a float compares as float), as in PyTorch.
 """
 import numpy as np
 
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ._errors import broadcasting
-from ._record import as_result, promote_operands, tensor_method
+from ..core.dtype import scalar_name
+from ..core.errors import broadcasting
+from ..core.record import as_result, promote_operands, tensor_method
+from ..core.tensor import Tensor
 from .inplace import apply_inplace
 
 __all__ = [

@@ -12,12 +12,12 @@ PyTorch, but it does not share memory with its input: a later change of either i
 """
 import numpy as np
 
-from .. import _dtype as dt
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.graph import Node
-from ._errors import _require_tensor, broadcast_shape
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.dtype import scalar_name
+from ..core.errors import _require_tensor, broadcast_shape
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor
 from .inplace import make_inplace
 from .views import _view, clone, select
 

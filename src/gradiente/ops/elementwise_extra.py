@@ -11,14 +11,13 @@ import math
 
 import numpy as np
 
-from .. import _dtype as dt
-from .. import return_types
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.graph import Node
-from ._errors import _require_tensor, broadcasting
-from ._record import as_result, promote_operands, record, wants_grad
-from ._special_functions import (
+from ..core import dtype as dt
+from ..core import return_types
+from ..core.dtype import scalar_name
+from ..core.errors import _require_tensor, broadcasting
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, wants_grad
+from ..core.special_math import (
     _SQRT_PI,
     digamma_array,
     erfc_array,
@@ -28,6 +27,7 @@ from ._special_functions import (
     lgamma_array,
     polygamma_array,
 )
+from ..core.tensor import Tensor
 from ._table import install
 from .arithmetic import _write_out
 from .inplace import make_inplace
@@ -75,7 +75,7 @@ def _polygamma_of(ops, n, x):
 
 
 def _i1_of(ops, x):
-    from ..special import i1
+    from .special import i1
     return _rule_fn(ops, i1_array, i1)(x)
 
 

@@ -1,10 +1,10 @@
 """Filling and copying in place: ``zero_``, ``fill_`` (and its out-of-place ``fill``), ``copy_``."""
 import numpy as np
 
-from .._tensor import Tensor
-from ..autograd.graph import Node
-from ._errors import broadcast_shape
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core.errors import broadcast_shape
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor
 from .inplace import apply_inplace
 
 __all__ = [

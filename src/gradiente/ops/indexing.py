@@ -17,12 +17,12 @@ import warnings
 
 import numpy as np
 
-from .._dtype import scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd import grad_mode
-from ..autograd.graph import Node
-from ..autograd.rule_ops import numpy_ops
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core import grad_mode
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.rules import numpy_ops
+from ..core.tensor import Tensor, _wrap_dim
 from .inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 

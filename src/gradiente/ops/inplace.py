@@ -21,10 +21,10 @@ import weakref
 
 import numpy as np
 
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd import grad_mode
-from ..autograd.graph import Node
+from ..core import grad_mode
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.tensor import Tensor
 
 __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
@@ -306,7 +306,7 @@ def _adopt_saved_output(tensor, result):
     """A node that saved its output (``exp_`` keeps exp(x)) now saves ``tensor``, which holds those values:
     the same memory and version counter, so a later in-place change of ``tensor`` is caught at backward,
     as in PyTorch, instead of the node silently keeping an outdated copy."""
-    from ..autograd.graph import _SavedOutput
+    from ..core.node import _SavedOutput
     for item in result.grad_fn._saved or ():
         if type(item) is _SavedOutput and item.version_box is result._version_box:
             item.array, item.version_box, item.version = tensor._data, tensor._version_box, tensor._version_box[0]

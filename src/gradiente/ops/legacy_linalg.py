@@ -11,13 +11,14 @@ import warnings
 
 import numpy as np
 
-from .. import linalg, return_types
-from .._dtype import scalar_name
-from ..autograd.graph import Node
-from ..autograd.rule_ops import numpy_ops
-from ..linalg import _mT, _triangular, _triangular_grads
-from ._errors import broadcast_shape
-from ._record import record, wants_grad, wrap
+from ..core import return_types
+from ..core.dtype import scalar_name
+from ..core.errors import broadcast_shape
+from ..core.node import Node
+from ..core.record import record, wants_grad, wrap
+from ..core.rules import numpy_ops
+from . import linalg
+from .linalg import _mT, _triangular, _triangular_grads
 
 __all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "eig", "lstsq", "lu", "lu_solve", "lu_unpack",
            "matrix_exp", "matrix_rank", "qr", "solve", "svd", "symeig", "triangular_solve"]

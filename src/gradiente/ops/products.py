@@ -11,13 +11,13 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as dt
-from .._dtype import scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
-from ..autograd.rule_ops import numpy_ops
-from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
-from .linalg import _scaled_sum, dot, matmul, mm
+from ..core import dtype as dt
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core.rules import numpy_ops
+from ..core.tensor import Tensor, _wrap_dim
+from .matmul import _scaled_sum, dot, matmul, mm
 from .rearranging import cat
 from .reductions import LinalgVectorNormBackward0, vector_norm
 from .views import _fmt, _unsafe_view, clone, diagonal, infer_size, permute, reshape
@@ -472,7 +472,7 @@ def chain_matmul(*matrices, out=None):
             raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
     if len(matrices) == 1:
         return clone(matrices[0])
-    from .. import linalg
+    from . import linalg
     return linalg.multi_dot(matrices, out=out)
 
 
@@ -482,40 +482,40 @@ def chain_matmul(*matrices, out=None):
 @tensor_method("det")
 def det(input):
     """The determinant of a square matrix or a batch of them (``linalg.det``)."""
-    from .. import linalg
+    from . import linalg
     return linalg.det(input)
 
 
 @tensor_method("logdet")
 def logdet(input):
     """log det(input) for a square matrix (or batch); nan where the determinant is negative."""
-    from .. import linalg
+    from . import linalg
     return linalg._logdet(input)
 
 
 @tensor_method("slogdet")
 def slogdet(input):
     """The sign and log |det| of a square matrix (or batch), as ``return_types.slogdet(sign, logabsdet)``."""
-    from .. import linalg
+    from . import linalg
     return linalg._slogdet_as(input, linalg.slogdet_type)
 
 
 @tensor_method("inverse")
 def inverse(input, *, out=None):
     """The inverse of a square matrix (or batch) (``linalg.inv``)."""
-    from .. import linalg
+    from . import linalg
     return linalg.inv(input, out=out)
 
 
 @tensor_method("matrix_power")
 def matrix_power(input, n):
     """A square matrix (or batch) to the integer power ``n`` (``linalg.matrix_power``)."""
-    from .. import linalg
+    from . import linalg
     return linalg.matrix_power(input, n)
 
 
 @tensor_method("pinverse")
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse; singular values at most ``rcond`` times the largest count as zero (``linalg.pinv``)."""
-    from .. import linalg
+    from . import linalg
     return linalg.pinv(input, rtol=rcond)

@@ -5,10 +5,10 @@
 """
 import numpy as np
 
-from .. import _dtype as dt
-from .._tensor import Tensor, _size_args, _wrap_dim
-from ..autograd.graph import Node
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor, _size_args, _wrap_dim
 from .views import (
     DiagonalBackward0,
     _dims,

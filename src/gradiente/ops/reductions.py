@@ -10,13 +10,13 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as dt
-from .. import return_types
-from .._dtype import scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
-from ..autograd.rule_ops import numpy_ops
-from ._record import as_result, record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core import return_types
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.rules import numpy_ops
+from ..core.tensor import Tensor, _wrap_dim
 
 __all__ = [
     "all",
@@ -632,7 +632,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if dim is not None and not isinstance(dim, int) and len(dim) > 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
         if p == "nuc":
-            from .. import linalg
+            from . import linalg
             return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
         p = 2
     return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)

@@ -12,11 +12,11 @@ import warnings
 
 import numpy as np
 
-from .._dtype import scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
-from ._record import record, tensor_method, wants_grad, wrap
 from .assembling import ScatterReduceBackward0, _lifted, _scatter_reduce_array
 from .indexing import _fit_value, _index_array
 from .inplace import make_inplace

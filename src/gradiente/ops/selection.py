@@ -3,12 +3,12 @@
 """
 import numpy as np
 
-from .. import _dtype as dt
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.graph import Node
-from ._errors import broadcasting
-from ._record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.dtype import scalar_name
+from ..core.errors import broadcasting
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor
 from .arithmetic import _as_tensor_like, _tensor_pair_op, _write_out
 
 __all__ = [

@@ -6,10 +6,10 @@ result: ``softmax``'s gradient is ``out·(grad - Σ grad·out)`` and ``log_softm
 """
 import numpy as np
 
-from .. import _dtype as dt
-from .._tensor import _wrap_dim
-from ..autograd.graph import Node
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import _wrap_dim
 
 __all__ = ["log_softmax", "softmax"]
 

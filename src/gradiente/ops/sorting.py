@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
-from .. import _dtype as dt
-from .. import return_types
-from .._dtype import scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd.graph import Node
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core import return_types
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor, _wrap_dim
 from .indexing import _along
 from .reductions import _at_least_1d, _check_nonempty_dims, _reduced_shape
 from .views import _fmt

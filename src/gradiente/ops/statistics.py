@@ -13,21 +13,20 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as dt
-from .. import return_types
-from .._dtype import cpp_name, scalar_name
-from .._tensor import Tensor, _wrap_dim
-from ..autograd import grad_mode
-from ..autograd.graph import Node
-from ._errors import _require_tensor, broadcast_shape
-from ._record import as_result, record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core import grad_mode, return_types
+from ..core.dtype import cpp_name, scalar_name
+from ..core.errors import _require_tensor, broadcast_shape
+from ..core.node import Node
+from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor, _wrap_dim
 from .arithmetic import _NotImplementedBackward
 from .assembling import broadcast_tensors
 from .binary_math import lerp
 from .complex_numbers import complex, conj, imag, real
 from .indexing import gather, masked_fill
 from .inplace import make_inplace
-from .linalg import AddmmBackward0, _scaled_sum
+from .matmul import AddmmBackward0, _scaled_sum
 from .rearranging import unbind
 from .reductions import (
     MedianBackward0,
@@ -561,7 +560,7 @@ def _histogram_edges(values, bins, range, dtype):
         raise RuntimeError(f"torch.histogramdd: dimension 0's range [{low:g}, {high:g}] is not finite")
     if low == high:
         low, high = low - 0.5, high + 0.5
-    from .._creation import linspace
+    from ..core.creation import linspace
     return linspace(low, high, bins + 1, dtype=dt.from_numpy_dtype(dtype))._data
 
 
@@ -615,7 +614,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
 def _scaled(t, c, by):
     """``t * c`` (``by='mul'``) or ``t / c`` recorded as PyTorch's C++ code records a tensor-number product
     (MulBackward1, DivBackward1); integer tensors become the default float dtype first, as the product would."""
-    from ..nn._functional._common import div_scalar, mul_scalar
+    from .nn._common import div_scalar, mul_scalar
     if t._data.dtype.kind in "biu":
         t = wrap(t._data.astype(dt.get_default_dtype()._np))
     return mul_scalar(t, c) if by == "mul" else div_scalar(t, c)

@@ -9,13 +9,13 @@ import math
 
 import numpy as np
 
-from .. import _dtype as dt
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.grad_mode import state as _grad_state
-from ..autograd.graph import Node
-from ..autograd.rule_ops import numpy_ops
-from ._record import as_result, record, wants_grad
+from ..core import dtype as dt
+from ..core.dtype import scalar_name
+from ..core.grad_mode import state as _grad_state
+from ..core.node import Node
+from ..core.record import as_result, record, wants_grad
+from ..core.rules import numpy_ops
+from ..core.tensor import Tensor
 from ._table import install
 from .inplace import make_inplace
 
@@ -121,7 +121,7 @@ TABLE = [
 
 
 def _erf(a):
-    from ._special import erf
+    from ..core.erf import erf
     return erf(a)
 
 

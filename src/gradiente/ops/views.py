@@ -13,10 +13,10 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as dt
-from .._tensor import Tensor, _size_args, _wrap_dim
-from ..autograd.graph import Node
-from ._record import record, tensor_method, wants_grad, wrap
+from ..core import dtype as dt
+from ..core.node import Node
+from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor, _size_args, _wrap_dim
 from .inplace import track_view
 
 __all__ = ["broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape",

@@ -1,7 +1,7 @@
 """Adagrad (Duchi et al., 2011): per-coordinate learning rates from the sum of squared gradients."""
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from . import _kernels as K
 from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer
 

@@ -1,7 +1,7 @@
 """Averaged SGD (Polyak & Juditsky, 1992): SGD with a decaying step, and a running average of the iterates."""
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from . import _kernels as K
 from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
 

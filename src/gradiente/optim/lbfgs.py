@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from . import _kernels as K
 from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss
 

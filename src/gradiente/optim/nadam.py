@@ -1,7 +1,7 @@
 """NAdam (Dozat, 2016): Adam with Nesterov momentum, and a momentum schedule that warms up (``momentum_decay``)."""
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from . import _kernels as K
 from ._adam_family import check_adam_args, moment_state, update_moments
 from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer

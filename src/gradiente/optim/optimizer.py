@@ -13,8 +13,8 @@ from itertools import chain
 
 import numpy as np
 
-from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..core import grad_mode
+from ..core.tensor import Tensor
 from ..nn.parameter import _reset_grads
 from ..utils.hooks import RemovableHandle
 

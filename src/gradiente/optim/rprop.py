@@ -2,7 +2,7 @@
 when it flips; only the gradient's sign is used."""
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from . import _kernels as K
 from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
 

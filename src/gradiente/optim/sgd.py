@@ -1,7 +1,7 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay."""
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from . import _kernels as K
 from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss
 

@@ -1,7 +1,7 @@
 """``RemovableHandle``, as ``torch.utils.hooks``: the handle ``register_*_hook`` returns."""
 import weakref
 
-from ..autograd.graph import RemovableHandle as _GraphHandle
+from ..core.node import RemovableHandle as _GraphHandle
 
 __all__ = ["RemovableHandle"]
 

@@ -84,7 +84,7 @@ def formula(fn):
 
 def dtype_name(value):
     """``float32`` for a tensor, a saved value or a NumPy dtype."""
-    from .._dtype import FROM_NUMPY
+    from ..core.dtype import FROM_NUMPY
     if isinstance(value, np.dtype):
         np_dtype = value
     elif isinstance(value, SavedTensor):
@@ -113,7 +113,7 @@ def _output_value(fn, names):
     tensor = names.node_tensors.get(fn)
     if tensor is not None:
         return tensor._data
-    from ..autograd.graph import _SavedOutput
+    from ..core.node import _SavedOutput
     for item in fn._saved or ():
         if type(item) is _SavedOutput:
             return item.array

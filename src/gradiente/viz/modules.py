@@ -13,7 +13,7 @@ Only PyTorch's ``nn.Module`` API is assumed: ``named_parameters``, ``named_modul
 """
 import weakref
 
-from ..autograd import graph as _graph
+from ..core import node as _graph
 
 __all__ = ["module_members", "watch"]
 

@@ -33,7 +33,7 @@ class Names:
     ``auto=True`` also names from the caller's variables wherever ``params`` gives none."""
 
     def __init__(self, params=None, frame=None, auto=False):
-        from .._tensor import Tensor
+        from ..core.tensor import Tensor
         self._alive = []
         self.tensors = {}
         self.nodes = {}

@@ -13,7 +13,7 @@ it is read, as PyTorch unpacks a new tensor for those.
 """
 import numpy as np
 
-from ..autograd.graph import _SavedOutput
+from ..core.node import _SavedOutput
 
 __all__ = ["FREED", "SavedTensor", "is_tensorlike", "saved_attributes"]
 
@@ -48,7 +48,7 @@ FREED = _Freed()
 
 def is_tensorlike(value):
     """Tensors and ``SavedTensor``s: what torchviz draws as a saved-tensor node."""
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     return isinstance(value, (Tensor, SavedTensor))
 
 

@@ -30,7 +30,7 @@ def to_text(var, params=None, *, auto_names=True, show_values=False, show_grads=
     docstring for how to read it. The ``show_*`` options, ``params`` and ``auto_names`` mean what they
     mean for ``make_dot``, except that ``auto_names`` is on by default here. ``max_lines`` cuts the
     drawing short (for error messages)."""
-    from ..autograd.graph import Node
+    from ..core.node import Node
     items = list(var) if isinstance(var, (tuple, list)) else [var]
     frame = caller_frame(1) if (auto_names or show_values) else None
     names = Names(params, frame, auto=auto_names)

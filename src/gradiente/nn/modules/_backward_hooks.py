@@ -4,9 +4,9 @@ The module's tensor inputs and outputs each pass through one identity Function. 
 outputs' identity node is the module's ``grad_output`` (pre-hooks run there); the gradient leaving the
 inputs' identity node is its ``grad_input`` (hooks run there, and may replace it).
 """
-from ..._tensor import Tensor
-from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...core import grad_mode
+from ...core.tensor import Tensor
 
 
 class BackwardHookFunction(Function):

@@ -1,7 +1,7 @@
 """Activation layers: each calls its function in ``nn.functional`` and prints its arguments as PyTorch does."""
 import warnings
 
-from ..._creation import empty
+from ...core.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

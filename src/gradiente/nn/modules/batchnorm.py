@@ -1,10 +1,10 @@
 """``BatchNorm1d``/``BatchNorm2d``: per-channel normalization with batch statistics in training and running
 statistics (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) in ``eval()`` mode; and
 ``_NormBase``, the parameters and running statistics that batch and instance norms share."""
-from ... import _dtype as dt
-from ..._creation import ones, tensor, zeros
+from ...core import dtype as dt
+from ...core.creation import ones, tensor, zeros
+from ...ops.nn.normalization import batch_norm
 from .. import init
-from .._normalization import batch_norm
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
 

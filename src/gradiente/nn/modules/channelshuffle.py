@@ -1,5 +1,5 @@
 """``ChannelShuffle``: interleaves groups of channels (see ``nn._functional.channel_shuffle``)."""
-from .._functional.channel_shuffle import channel_shuffle
+from ...ops.nn.channel_shuffle import channel_shuffle
 from .module import Module
 
 __all__ = ["ChannelShuffle"]

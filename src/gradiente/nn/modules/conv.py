@@ -1,11 +1,11 @@
 """Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d`` (their adjoints).
 See ``nn._conv`` and ``nn._functional.convolution_*`` for the computation."""
-from ..._creation import empty
+from ...core.creation import empty
+from ...ops.nn.convolution import conv1d, conv2d
+from ...ops.nn.convolution3d import conv3d
+from ...ops.nn.convolution_transposed import conv_transpose1d, conv_transpose2d
 from .. import functional as F
 from .. import init
-from .._conv import conv1d, conv2d
-from .._functional.convolution3d import conv3d
-from .._functional.convolution_transposed import conv_transpose1d, conv_transpose2d
 from ..parameter import Parameter
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple

@@ -1,5 +1,5 @@
 """Distance layers: ``PairwiseDistance`` and ``CosineSimilarity`` (see ``nn._functional.distance``)."""
-from .._functional.distance import cosine_similarity, pairwise_distance
+from ...ops.nn.distance import cosine_similarity, pairwise_distance
 from .module import Module
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]

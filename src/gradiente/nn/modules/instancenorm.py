@@ -2,7 +2,7 @@
 (``F.instance_norm``), optionally with an affine map and running statistics (``_NormBase``)."""
 import warnings
 
-from .._functional.normalization import instance_norm
+from ...ops.nn.normalization_composed import instance_norm
 from .batchnorm import _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]

@@ -1,7 +1,7 @@
 """Affine layers: ``Identity``, ``Linear`` (y = x Wᵀ + b) and ``Bilinear`` (y = x₁ᵀ W x₂ + b)."""
 import math
 
-from ..._creation import empty
+from ...core.creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -11,9 +11,9 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ... import _dtype as dt
-from ..._tensor import Tensor
-from ...autograd import grad_mode
+from ...core import dtype as dt
+from ...core import grad_mode
+from ...core.tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, _reset_grads
 
@@ -530,7 +530,7 @@ class Module:
             elif isinstance(a, Tensor):
                 dtype = a.dtype
             elif a is not None and not isinstance(a, bool):
-                from ..._tensor import device
+                from ...core.tensor import device
                 device(a)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "

@@ -3,10 +3,10 @@ map), and ``LocalResponseNorm`` (across neighbouring channels). Batch and instan
 statistics, are in ``batchnorm`` and ``instancenorm``."""
 import numbers
 
-from ..._creation import empty
+from ...core.creation import empty
+from ...ops.nn.normalization import group_norm, layer_norm
+from ...ops.nn.normalization_composed import local_response_norm, rms_norm
 from .. import init
-from .._functional.normalization import local_response_norm, rms_norm
-from .._normalization import group_norm, layer_norm
 from ..parameter import Parameter
 from .module import Module
 

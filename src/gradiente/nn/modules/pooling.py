@@ -1,7 +1,7 @@
 """Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` (see ``nn._conv``),
 ``AdaptiveMaxPool1d/2d`` and ``MaxUnpool1d/2d`` (see ``nn._functional.max_pooling``)."""
-from .. import _conv
-from .._functional import max_pooling
+from ...ops.nn import convolution as _conv
+from ...ops.nn import max_pooling
 from .module import Module
 from .utils import _pair, _single
 

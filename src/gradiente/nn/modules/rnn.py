@@ -20,9 +20,9 @@ import numbers
 import warnings
 from typing import NamedTuple, Optional
 
-from ... import _dtype as dt
-from ..._creation import empty, zeros
-from ..._tensor import Tensor
+from ...core import dtype as dt
+from ...core.creation import empty, zeros
+from ...core.tensor import Tensor
 from ...ops.assembling import cat, stack
 from .. import functional as F
 from .. import init

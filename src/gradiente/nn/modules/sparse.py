@@ -1,10 +1,10 @@
 """``Embedding``: a lookup table of ``num_embeddings`` learned vectors of size ``embedding_dim``; ``EmbeddingBag``:
 sums, means or maxima of bags of its rows, without making the lookup first."""
-from ..._creation import empty
-from ...autograd import grad_mode
+from ...core import grad_mode
+from ...core.creation import empty
+from ...ops.nn.embedding import embedding
+from ...ops.nn.embedding_bag import embedding_bag
 from .. import init
-from .._embedding import embedding
-from .._functional.embedding_bag import embedding_bag
 from ..parameter import Parameter
 from .module import Module
 

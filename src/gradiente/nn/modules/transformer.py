@@ -20,11 +20,11 @@ import warnings
 
 import gradiente
 
-from ..._creation import empty
-from ...autograd import grad_mode
+from ...core import grad_mode
+from ...core.creation import empty
+from ...ops.nn.attention import _canonical_mask, _none_or_dtype
 from .. import functional as F
 from .. import init
-from .._functional.attention import _canonical_mask, _none_or_dtype
 from ..parameter import Parameter
 from .activation import GELU, ReLU
 from .container import ModuleList

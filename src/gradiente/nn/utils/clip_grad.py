@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...core.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"]
 

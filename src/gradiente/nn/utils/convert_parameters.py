@@ -1,7 +1,7 @@
 """All parameters as one flat vector, and back."""
 import numpy as np
 
-from ..._tensor import Tensor
+from ...core.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

@@ -18,9 +18,9 @@ import numpy as np
 
 import gradiente
 
-from ..._tensor import Tensor
-from ...autograd.graph import Node
-from ...ops._record import record, wants_grad, wrap
+from ...core.node import Node
+from ...core.record import record, wants_grad, wrap
+from ...core.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ...core.tensor import Tensor
 from .dataset import IterableDataset, _tensor_rows
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _draw_seed
 

@@ -9,8 +9,8 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 
 def _draw_seed(generator=None):
     """A seed drawn as PyTorch's data loading draws one: ``empty((), dtype=int64).random_(generator=...)``."""
-    from ... import _dtype as dt
-    from ..._creation import empty
+    from ...core import dtype as dt
+    from ...core.creation import empty
     return int(empty((), dtype=dt.int64).random_(generator=generator).item())
 
 
@@ -56,8 +56,8 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ... import _dtype as dt
-        from ..._random import Generator, randint, randperm
+        from ...core import dtype as dt
+        from ...core.random import Generator, randint, randperm
         n = len(self.data_source)
         if self.generator is None:
             generator = Generator()
@@ -85,7 +85,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ..._random import randperm
+        from ...core.random import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 

@@ -1,0 +1,378 @@
+"""Creating tensors from data and from shapes (random creation lives in ``random``)."""
+import math
+import numbers
+
+import numpy as np
+
+from . import dtype as dt
+from .size import Size
+from .tensor import Tensor, _size_args
+
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
+           "linspace", "logspace", "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor",
+           "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor",
+           "ShortTensor", "CharTensor"]
+
+_FLOAT_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+def _check_dtype(dtype, fname):
+    if dtype is not None and not isinstance(dtype, dt.dtype):
+        raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    if dtype is not None and dtype._np is None:
+        raise TypeError(f"gradiente has no storage for {dtype}: NumPy has no such type")
+
+
+def _finish(array, requires_grad, fname=None):
+    t = Tensor._make(array)
+    if requires_grad:
+        if array.dtype.kind not in "fc":
+            raise RuntimeError(_FLOAT_ERROR)
+        t._requires_grad = True
+    return t
+
+
+def _ragged_error(data):
+    """PyTorch's message for nested lists of unequal lengths, found breadth-first without recursion."""
+    level = [data]
+    dim = 0
+    while level:
+        first = level[0]
+        if not isinstance(first, (list, tuple)):
+            return None
+        n = len(first)
+        nxt = []
+        for item in level:
+            if not isinstance(item, (list, tuple)):
+                return ValueError(f"expected sequence of length {n} at dim {dim} (got {type(item).__name__})")
+            if len(item) != n:
+                return ValueError(f"expected sequence of length {n} at dim {dim} (got {len(item)})")
+            nxt.extend(item)
+        level = nxt
+        dim += 1
+    return None
+
+
+def _infer_array(data, exact=False):
+    """``data`` (number, nested sequence, ndarray, tensor) as an ndarray of PyTorch's inferred dtype.
+    ``exact``: a dtype was requested, so Python floats stay doubles until they are converted to it (PyTorch
+    converts each number once; going through the default float32 first would round 0.7 twice)."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, np.ndarray):
+        dt.from_numpy_dtype(data.dtype)
+        return data
+    if isinstance(data, np.generic):
+        return np.asarray(data)
+    if isinstance(data, bool):
+        return np.asarray(data)
+    if isinstance(data, numbers.Integral):
+        return np.asarray(int(data), dtype=np.int64)
+    if isinstance(data, numbers.Real):
+        return np.asarray(float(data), dtype=np.float64 if exact else dt.get_default_dtype()._np)
+    if isinstance(data, numbers.Complex):
+        return np.asarray(data, dtype=np.complex128 if exact else dt.get_default_dtype().to_complex()._np)
+    if isinstance(data, (list, tuple)):
+        err = _ragged_error(data)
+        if err is not None:
+            raise err
+        try:
+            arr = np.array(data)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"new(): invalid data type '{_first_leaf_type(data)}'") from e
+        if arr.dtype.kind in "US" or arr.dtype == object:
+            raise TypeError(f"new(): invalid data type '{_first_bad_type(data)}'")
+        if exact and arr.dtype.kind in "fc":
+            return arr
+        if arr.dtype == np.float64 and not _has_numpy_double(data):
+            arr = arr.astype(dt.get_default_dtype()._np)
+        elif arr.dtype == np.complex128:
+            arr = arr.astype(dt.get_default_dtype().to_complex()._np)
+        elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
+            arr = arr.astype(np.int64)
+        elif arr.dtype == np.float32 and arr.size == 0:
+            arr = arr.astype(dt.get_default_dtype()._np)
+        return arr
+    if hasattr(data, "__array__"):
+        return np.asarray(data)
+    raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+
+
+def _first_leaf_type(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return type(data).__name__
+
+
+def _first_bad_type(data):
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif not isinstance(item, (numbers.Number, np.generic, Tensor)):
+            return type(item).__name__
+    return "object"
+
+
+def _has_numpy_double(data):
+    """``tensor([np.float64(1.)])`` is float64 in PyTorch: NumPy doubles keep their type."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (np.float64, np.ndarray)) or (isinstance(item, Tensor)
+                                                             and item._data.dtype == np.float64):
+            return True
+    return False
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data``; dtype inferred as PyTorch does (ints -> int64, floats ->
+    the default float dtype, bools -> bool) unless given."""
+    _check_dtype(dtype, "tensor")
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    arr = _infer_array(data, exact=dtype is not None)
+    arr = np.array(arr, dtype=dtype._np if dtype is not None else arr.dtype, copy=True)
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like ``tensor`` but shares memory with ``data`` (an ndarray or tensor) when no conversion is needed."""
+    _check_dtype(dtype, "as_tensor")
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    arr = _infer_array(data, exact=dtype is not None)
+    if dtype is not None and arr.dtype != dtype._np:
+        arr = arr.astype(dtype._np)
+    elif not isinstance(data, np.ndarray):
+        arr = np.array(arr)
+    return Tensor._make(arr)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    t = as_tensor(obj, dtype=dtype)
+    if copy:
+        t = Tensor._make(t._data.copy())
+    return _finish(t._data, requires_grad)
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray``: changes to one show in the other."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dt.from_numpy_dtype(ndarray.dtype)
+    return Tensor._make(ndarray)
+
+
+def _shape(size, fname=None):
+    shape = _size_args(size)
+    for s in shape:
+        if s < 0:
+            if fname == "zeros" and len(shape) == 1:
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: [{', '.join(map(str, shape))}]")
+    return shape
+
+
+def _filled(size, value, dtype, requires_grad, fname):
+    _check_dtype(dtype, fname)
+    shape = _shape(size, fname)
+    np_dtype = (dtype or dt.get_default_dtype())._np
+    return _finish(np.full(shape, value, dtype=np_dtype), requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(size, 0, dtype, requires_grad, "zeros")
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(size, 1, dtype, requires_grad, "ones")
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
+    """Uninitialized in PyTorch; zeros here (deterministic, and as fast with NumPy)."""
+    return _filled(size, 0, dtype, requires_grad, "empty")
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value``; dtype inferred from the value (bool, int64, float)."""
+    if dtype is None:
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        dtype = dt.scalar_dtype(fill_value)
+    return _filled((size,) if not isinstance(size, (tuple, list, Size)) else (tuple(size),), fill_value, dtype,
+                   requires_grad, "full")
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return _filled((), s, dtype or dt.get_default_dtype(), requires_grad, "scalar_tensor")
+
+
+def _like(input, value, dtype, requires_grad):
+    """A new tensor shaped like ``input``, filled with ``value``. PyTorch's default ``preserve_format`` keeps
+    the input's memory layout when it is dense (a transposed tensor gives a transposed result), which shows
+    wherever values are then written in memory order, as ``bernoulli_`` does for dropout."""
+    data = input._data
+    order = "K" if _dense(data) else "C"
+    out = np.empty_like(data, dtype=(dtype or input.dtype)._np, order=order)
+    out.fill(value)
+    return _finish(out, requires_grad)
+
+
+def _dense(array):
+    """Whether ``array``'s elements fill a block of memory without gaps or overlaps, in some order of dims."""
+    expected = array.itemsize
+    for stride, size in sorted((abs(st), n) for st, n in zip(array.strides, array.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return _like(input, 0, dtype, requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return _like(input, 1, dtype, requires_grad)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return _like(input, 0, dtype, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return _like(input, fill_value, dtype, requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _check_dtype(dtype, "eye")
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    return _finish(np.eye(n, m, dtype=(dtype or dt.get_default_dtype())._np), requires_grad)
+
+
+def _number(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Values ``start, start + step, ...`` below ``end``; int64 when all arguments are integers."""
+    _check_dtype(dtype, "arange")
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step))
+        dtype = dt.int64 if ints else dt.get_default_dtype()
+    n = max(math.ceil((end - start) / step), 0)
+    if dtype.is_floating_point:
+        values = (start + np.arange(n, dtype=np.float64) * step).astype(dtype._np)
+    elif all(float(v).is_integer() for v in (start, step)):
+        values = (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dtype._np)
+    else:
+        values = np.floor(start + np.arange(n) * step).astype(dtype._np)
+    return _finish(values, requires_grad)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, computed as PyTorch does (from both
+    ends towards the middle, so both ends are exact)."""
+    _check_dtype(dtype, "linspace")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dtype = dtype or dt.get_default_dtype()
+    return _finish(_linspace_values(_number(start), _number(end), steps, dtype._np), requires_grad)
+
+
+def _linspace_values(start, end, steps, np_dtype):
+    if steps == 0:
+        return np.zeros(0, dtype=np_dtype)
+    if steps == 1:
+        return np.full(1, start, dtype=np_dtype)
+    # PyTorch's kernel: the step in the result's own precision (double for integers), then
+    # start + step·i for the first half and end - step·(n-1-i) for the second, so both ends are exact.
+    # Its compiled loop fuses each multiply-add (one rounding), which a wider type reproduces here.
+    floating = np.dtype(np_dtype).kind == "f"
+    compute = np.dtype(np_dtype) if floating else np.dtype(np.float64)
+    start_c, end_c = compute.type(start), compute.type(end)
+    step = (end_c - start_c) / compute.type(steps - 1)
+    wide = np.longdouble if compute == np.float64 else np.float64
+    idx = np.arange(steps)
+    half = steps // 2
+    first = wide(start_c) + wide(step) * idx.astype(wide)
+    second = wide(end_c) - wide(step) * (steps - idx - 1).astype(wide)
+    values = np.where(idx < half, first, second).astype(compute)
+    return values.astype(np_dtype) if floating else np.trunc(values).astype(np_dtype)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """``base ** linspace(start, end, steps)``."""
+    _check_dtype(dtype, "logspace")
+    dtype = dtype or dt.get_default_dtype()
+    exps = _linspace_values(_number(start), _number(end), steps, np.float64 if dtype is dt.float64 else dtype._np)
+    return _finish(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dtype._np), requires_grad)
+
+
+# --- legacy constructors -------------------------------------------------------------------------------
+
+def legacy_new(cls, dtype, args, kwargs):
+    """``FloatTensor([1, 2])`` (data), ``FloatTensor(2, 3)`` (an uninitialized shape), ``FloatTensor()``."""
+    kwargs.pop("device", None)
+    if not args:
+        arr = np.zeros((0,), dtype=dtype._np)
+    elif len(args) == 1 and isinstance(args[0], Tensor):
+        src = args[0]
+        if src._data.dtype != dtype._np:
+            raise TypeError(f"expected {dtype} (got {src.dtype})")
+        t = cls._make(src._data)
+        t._version_box = src._version_box
+        return t
+    elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or \
+            (len(args) == 1 and isinstance(args[0], Size)):
+        arr = np.zeros(_shape(args), dtype=dtype._np)
+    elif len(args) == 1:
+        arr = np.array(_infer_array(args[0], exact=True), dtype=dtype._np, copy=True)
+    else:
+        raise TypeError("new() received an invalid combination of arguments")
+    return cls._make(arr)
+
+
+def _legacy_type(dtype):
+    class LegacyTensor:
+        """Legacy constructor: ``{0}(data)`` or ``{0}(*size)``."""
+
+        def __new__(cls, *args, **kwargs):
+            return legacy_new(Tensor, dtype, args, kwargs)
+
+        @classmethod
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, Tensor) and obj.dtype is dtype
+
+    LegacyTensor.__name__ = LegacyTensor.__qualname__ = dtype._legacy
+    LegacyTensor.__doc__ = LegacyTensor.__doc__.format(dtype._legacy)
+    return LegacyTensor
+
+
+FloatTensor = _legacy_type(dt.float32)
+DoubleTensor = _legacy_type(dt.float64)
+HalfTensor = _legacy_type(dt.float16)
+LongTensor = _legacy_type(dt.int64)
+IntTensor = _legacy_type(dt.int32)
+ShortTensor = _legacy_type(dt.int16)
+CharTensor = _legacy_type(dt.int8)
+ByteTensor = _legacy_type(dt.uint8)
+BoolTensor = _legacy_type(dt.bool)

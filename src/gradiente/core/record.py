@@ -1,0 +1,161 @@
+"""How an operation enters the graph: one function, ``record``, used by every built-in op.
+
+An op computes its result on arrays, wraps it, and (only if grad mode is on and some input requires
+grad) calls ``record`` to attach a new backward node to the result. Nothing else about autograd
+appears in op code.
+"""
+import numpy as np
+
+from . import dtype as dt
+from . import grad_mode
+from . import node as _graph
+from .tensor import Tensor
+
+__all__ = ["record", "wants_grad", "promote_operands", "tensor_method", "wrap"]
+
+_state = grad_mode.state
+wrap = Tensor._make
+
+
+def wants_grad(*inputs):
+    """Whether an op on ``inputs`` must be recorded."""
+    if not _state.enabled:
+        return False
+    return any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+
+
+
+
+def _edge_and_meta(t):
+    """The edge to ``t``'s history and ``t``'s (shape, dtype); ``(None, 0)`` and None for a number or a
+    tensor that requires no grad."""
+    if t.__class__ is float or t.__class__ is int or not (isinstance(t, Tensor) and t._requires_grad):
+        return _NO_EDGE, None
+    data = t._data
+    grad_fn = t.grad_fn
+    return (grad_fn, t._output_nr) if grad_fn is not None else t._grad_edge(), (data.shape, data.dtype)
+
+
+_NO_EDGE = (None, 0)
+_new_node = object.__new__
+_next_sequence_nr = _graph._sequence.__next__
+
+
+def record(node_cls, inputs, outputs, saved=(), **attrs):
+    """Create a ``node_cls`` whose edges lead to ``inputs`` and make it the ``grad_fn`` of ``outputs``.
+
+    ``saved`` are the values the rule will read (see ``Node.save``); ``attrs`` become attributes of the
+    node (shapes, dims, scalar arguments). Returns the node.
+    """
+    # This runs once per recorded op, so it builds the node's slots directly (no __init__ call) and
+    # spells out the one- and two-input cases rather than looping.
+    node = _new_node(node_cls)
+    if len(inputs) == 1:
+        edge, meta = _edge_and_meta(inputs[0])
+        node.next_functions, node._input_meta = (edge,), (meta,)
+    elif len(inputs) == 2:
+        edge_x, meta_x = _edge_and_meta(inputs[0])
+        edge_y, meta_y = _edge_and_meta(inputs[1])
+        node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
+    else:
+        pairs = [_edge_and_meta(t) for t in inputs]
+        node.next_functions = tuple(p[0] for p in pairs)
+        node._input_meta = tuple(p[1] for p in pairs)
+    # Numbered after its inputs' edges exist: a leaf's AccumulateGrad, made by the first op that uses the
+    # leaf, must be older than that op's node (the engine runs the newest node first).
+    node._seq = _next_sequence_nr()
+    if attrs:
+        node.__dict__.update(attrs)
+    if outputs.__class__ is Tensor or isinstance(outputs, Tensor):
+        outputs.grad_fn = node
+        outputs._requires_grad = True
+        if outputs._data.dtype.kind == "c" and not node_cls.complex_ok:
+            node._hooked = True     # the engine's general path, which runs the rule only if it is complex_ok
+    else:
+        for nr, out in enumerate(outputs):
+            if out is not None:
+                out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
+        if len(outputs) > 1:
+            node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else None for o in outputs)
+    if saved:
+        node.save(*saved)
+    else:
+        node._saved = ()
+    return node
+
+
+def promote_operands(x, y, floating=False):
+    """The arrays of two operands, cast to PyTorch's result dtype. ``floating``: integer results become the
+    default float dtype (true division)."""
+    xa = x._data if isinstance(x, Tensor) else x
+    ya = y._data if isinstance(y, Tensor) else y
+    tx, ty = type(xa), type(ya)
+    # Fast path: two arrays of one dtype, or an array and a Python number of no higher category.
+    if tx is np.ndarray and ty is np.ndarray and xa.dtype is ya.dtype:
+        target = xa.dtype
+    elif tx is np.ndarray and ((ty is float and xa.dtype.kind in "fc") or (ty is int and xa.dtype.kind in "fciu")):
+        target = xa.dtype
+        if ty is int and target.kind in "iu":
+            ya = _wrap_int(ya, target)
+    elif ty is np.ndarray and ((tx is float and ya.dtype.kind in "fc") or (tx is int and ya.dtype.kind in "fciu")):
+        target = ya.dtype
+        if tx is int and target.kind in "iu":
+            xa = _wrap_int(xa, target)
+    else:
+        x, y = _tensorish(x), _tensorish(y)
+        target = dt.result_type(x, y)._np
+        if tx is np.ndarray and xa.dtype != target:
+            xa = xa.astype(target)
+        if ty is np.ndarray and ya.dtype != target:
+            ya = ya.astype(target)
+        if tx is not np.ndarray and not isinstance(xa, (int, float, complex)):
+            xa = np.asarray(xa, dtype=target)
+        if ty is not np.ndarray and not isinstance(ya, (int, float, complex)):
+            ya = np.asarray(ya, dtype=target)
+    if floating and target.kind not in "fc":
+        # An integer result computed in floating point: each operand converts from its own values (an int32
+        # -3 stays -3 when met with uint8), as PyTorch casts the inputs, not their integer common type.
+        target = dt.get_default_dtype()._np
+        xa, ya = (_as_float(v, target) for v in (x, y))
+    return xa, ya, target
+
+
+def _as_float(value, target):
+    data = value._data if isinstance(value, Tensor) else value
+    return data.astype(target) if type(data) is np.ndarray else data
+
+
+def _wrap_int(value, np_dtype):
+    """A Python int as the integer type meets it in PyTorch: wrapped around when out of range."""
+    info = np.iinfo(np_dtype)
+    if info.min <= value <= info.max:
+        return value
+    return np.array(value & ((1 << (8 * np_dtype.itemsize)) - 1), dtype=np.uint64).astype(np_dtype)
+
+
+def _tensorish(v):
+    if isinstance(v, (Tensor, bool, int, float, complex)):
+        return v
+    if isinstance(v, np.ndarray):
+        return Tensor._make(v)
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"unsupported operand type: '{type(v).__name__}'")
+
+
+def tensor_method(*names):
+    """Attach the decorated function to Tensor under ``names`` (the first is also the function's name)."""
+    def attach(fn):
+        for name in names or (fn.__name__,):
+            setattr(Tensor, name, fn)
+        return fn
+    return attach
+
+
+def as_result(array, dtype_np=None):
+    """Wrap a NumPy result, which may be a NumPy scalar for 0-d inputs, as a tensor of ``dtype_np``."""
+    if type(array) is not np.ndarray:
+        array = np.asarray(array, dtype=dtype_np)
+    elif dtype_np is not None and array.dtype != dtype_np:
+        array = array.astype(dtype_np)
+    return Tensor._make(array)

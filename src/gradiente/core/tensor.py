@@ -1,0 +1,533 @@
+"""The Tensor: a NumPy array plus what autograd needs to know about it.
+
+Data model: ``_data`` is the NumPy array (its dtype is the tensor's storage); ``grad_fn`` and
+``_output_nr`` say which node produced the tensor; ``_requires_grad`` is set on leaves by the user and
+on results by recording; ``_version_box`` is a one-element list shared by a tensor and its views and
+bumped by every in-place change, so that a value saved for backward can tell it was overwritten.
+
+Math methods (``add``, ``exp``, ``sum``, ...) are attached by the op modules in ``gradiente.ops``,
+each next to its derivative rule; this module holds only what every tensor is.
+"""
+import warnings
+import weakref
+
+import numpy as np
+
+from . import dtype as dt
+from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
+from .size import Size
+
+__all__ = ["Tensor", "device", "is_tensor"]
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+class device:
+    """Where a tensor lives. gradiente computes on the CPU; ``device('cpu')`` is accepted everywhere."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        name = str(type)
+        if ":" in name:
+            name, idx = name.split(":", 1)
+            index = int(idx)
+        if name != "cpu":
+            raise RuntimeError(f"gradiente runs on the CPU only; device '{type}' is not available")
+        self.type, self.index = name, index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+
+_CPU = device("cpu")
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+class Tensor:
+    """An n-dimensional array that records the operations applied to it when it requires grad."""
+
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_version_box", "__weakref__", "__dict__")
+    # Published as gradiente.Tensor, so it prints as PyTorch's <class 'torch.Tensor'> does
+    __module__ = "gradiente"
+    _data: np.ndarray
+    _requires_grad: bool
+    grad_fn: "Node | None"
+    _output_nr: int
+    _version_box: "list[int]"
+
+    # Set on few tensors, so class defaults rather than per-tensor slots (a tensor is made per op).
+    _grad = None                # the accumulated gradient (leaves, and non-leaves that retain_grad)
+    _base = None                # the tensor this one is a view of
+    _accumulator = None         # weak reference to the leaf's AccumulateGrad node
+    _hooks = None               # hooks of a leaf (a non-leaf's live on its grad_fn)
+    _retains_grad = False
+
+    # ``torch.Tensor`` outranks NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor).
+    __array_priority__ = 1000
+
+    # --- construction ----------------------------------------------------------------------------------
+    def __new__(cls, *args, **kwargs):
+        """The legacy constructor: ``Tensor([1, 2])`` is a float tensor of those values, ``Tensor(2, 3)`` an
+        uninitialized 2x3 float tensor (as in PyTorch)."""
+        from .creation import legacy_new
+        return legacy_new(cls, dt.get_default_dtype(), args, kwargs)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @classmethod
+    def _make(cls, array, requires_grad=False):
+        """Wrap an ndarray without copying (internal; the fast path every op uses)."""
+        t = object.__new__(cls)
+        t._data = array
+        t._requires_grad = requires_grad
+        t.grad_fn = None
+        t._output_nr = 0
+        t._version_box = [0]
+        return t
+
+    # --- shape and type --------------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+    ndim = property(dim)
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return dt.FROM_NUMPY[self._data.dtype]
+
+    @property
+    def device(self):
+        return _CPU
+
+    is_cuda = False
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    layout = "torch.strided"
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self):
+        base = self._data
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // self._data.itemsize
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def get_device(self):
+        return -1
+
+    def cpu(self):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        raise RuntimeError("gradiente runs on the CPU only; CUDA is not available")
+
+    # --- values ----------------------------------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._data
+        return self._data.astype(dtype, copy=False)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def _scalar(self, kind):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return kind(self._data.reshape(()).item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            if self._data.size == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __complex__(self):
+        return self._scalar(complex)
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()).item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from .printing import tensor_repr
+        return tensor_repr(self, tensor_contents=tensor_contents)
+
+    def __str__(self):
+        return self.__repr__()
+
+    def __format__(self, format_spec):
+        """``f"{t:.2f}"``: a 0-d tensor formats as its number (``f"{t}"`` too, as PyTorch does); any other tensor,
+        or a subclass such as Parameter, only with an empty spec, as its str."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data.copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        new = type(self)._make(self._data.copy(), self._requires_grad)
+        if type(self) is not Tensor:
+            # a copy is a fresh tensor: it is nobody's view and has no views of its own
+            new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _VIEW_STATE})
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    # --- autograd state --------------------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if flag and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if self.grad_fn is None:
+            self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of {type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def _version(self):
+        return self._version_box[0]
+
+    def _bump_version(self):
+        self._version_box[0] += 1
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def data(self):
+        """The same values, detached from the graph (sharing memory). Assigning replaces the values."""
+        t = Tensor._make(self._data)
+        t._version_box = self._version_box
+        return t
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    def _grad_edge(self):
+        """The edge an op on this tensor records: ``(grad_fn, output_nr)``, or the leaf's AccumulateGrad."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        if not self._requires_grad:
+            return (None, 0)
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return (acc, 0)
+
+    def detach(self):
+        """A tensor sharing this one's memory and version counter, outside the graph."""
+        t = Tensor._make(self._data)
+        t._version_box = self._version_box
+        t._base = self if self._base is None else self._base
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        node = self.grad_fn
+        if node._retain_hooks is None:
+            node._retain_hooks = {}
+        node._retain_hooks[self._output_nr] = weakref.ref(self)
+        node._hooked = True
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """``hook(grad)`` is called with this tensor's gradient during backward; a return value replaces it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = _HookDict()
+            hooks = self._hooks
+        else:
+            node = self.grad_fn
+            node._hooked = True
+            if node._tensor_pre_hooks is None:
+                node._tensor_pre_hooks = {}
+            hooks = node._tensor_pre_hooks.get(self._output_nr)
+            if hooks is None:
+                hooks = node._tensor_pre_hooks[self._output_nr] = _HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after the gradient has been accumulated into this leaf's ``.grad``."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = self.__dict__.setdefault("_post_hooks", _HookDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor with respect to graph leaves; see ``autograd.backward``."""
+        from ..autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # --- conversions -----------------------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns self when nothing
+        changes, as PyTorch does."""
+        target = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        dev = kwargs.pop("device", None)
+        for a in args:
+            if isinstance(a, dt.dtype):
+                target = a
+            elif isinstance(a, Tensor):
+                target = a.dtype
+            elif isinstance(a, (str, device)):
+                dev = a
+            elif a is not None:
+                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if dev is not None:
+            device(dev)
+        if target is None or target is self.dtype:
+            return self.clone() if copy else self
+        from ..ops.arithmetic import cast
+        return cast(self, target)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        if dtype is None:
+            return "torch." + self.dtype._legacy
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            matches = [d for d in dt.ALL_DTYPES if d._legacy == name]
+            if not matches:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = matches[0]
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def float(self):
+        return self.to(dt.float32)
+
+    def double(self):
+        return self.to(dt.float64)
+
+    def half(self):
+        return self.to(dt.float16)
+
+    def long(self):
+        return self.to(dt.int64)
+
+    def int(self):
+        return self.to(dt.int32)
+
+    def short(self):
+        return self.to(dt.int16)
+
+    def char(self):
+        return self.to(dt.int8)
+
+    def byte(self):
+        return self.to(dt.uint8)
+
+    def bool(self):
+        return self.to(dt.bool)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def _new_filled(self, fill, size, dtype, requires_grad):
+        from .creation import full
+        return full(_size_args(size), fill, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(0, size, dtype, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(1, size, dtype, requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(fill_value, (size,), dtype, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new_filled(0, size, dtype, requires_grad)
+
+
+_VIEW_STATE = ("_views", "_base", "_view_meta")
+
+
+def _rebuild(array, requires_grad):
+    return Tensor._make(array, requires_grad)
+
+
+def _wrap_dim(dim, ndim):
+    """A possibly negative dim as an index into the shape, with PyTorch's IndexError."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _size_args(size):
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean the shape (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    return tuple(int(s) for s in size)

@@ -1,0 +1,466 @@
+"""Linear algebra: the products (mm, mv, dot, bmm, addmm, baddbmm), matmul built from them as PyTorch builds
+it, outer, einsum, trace, and the 2-D transpose ``t``.
+
+``matmul`` follows PyTorch's own decomposition (ATen's ``_matmul_impl``), step for step: a batch of
+matrices times a matrix is folded into one ``mm`` and unfolded again (UnsafeViewBackward0 over
+MmBackward0), batched operands are expanded and reshaped for one ``bmm``, and so on. The graph a learner
+sees is therefore PyTorch's graph, node for node.
+"""
+import math
+
+import numpy as np
+
+from ..core import dtype as dt
+from ..core.node import Node
+from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.tensor import Tensor
+from .views import (
+    _mT,
+    _squeeze_result,
+    _unsafe_view,
+    _view,
+    contiguous,
+    expand,
+    expanded_shape,
+    infer_size,
+    reshape,
+    squeeze,
+    unsqueeze,
+)
+
+__all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "matmul", "mm", "mv", "outer", "t", "trace"]
+
+def _same_dtype(xa, ya):
+    if xa.dtype != ya.dtype:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{dt.cpp_name(xa.dtype)} != {dt.cpp_name(ya.dtype)}")
+
+
+def _check_multipliable(xa, ya):
+    """Two matrices whose product is defined and of one dtype (mm's and addmm's checks)."""
+    if xa.shape[1] != ya.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xa.shape[0]}x{xa.shape[1]} and "
+                           f"{ya.shape[0]}x{ya.shape[1]})")
+    _same_dtype(xa, ya)
+
+
+def _product(product, node_cls, x, y):
+    """``product(x, y)`` on the arrays as a tensor, recorded with ``node_cls`` (which saves both operands)."""
+    out = as_result(product(x._data, y._data), x._data.dtype)
+    if wants_grad(x, y):
+        record(node_cls, (x, y), out, (x, y))
+    return out
+
+
+# --- the products --------------------------------------------------------------------------------------
+
+class MmBackward0(Node):
+    """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad"""
+    __slots__ = ()
+    formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        edges = self.next_functions
+        return (ops.matmul(grad, ops.transpose(y, -1, -2)) if edges[0][0] is not None else None,
+                ops.matmul(ops.transpose(x, -1, -2), grad) if edges[1][0] is not None else None)
+
+
+class MvBackward0(Node):
+    """out = A @ v;  dA = outer(grad, v);  dv = Aᵀ @ grad"""
+    __slots__ = ()
+    formula = "∂(Av)/∂A = g·vᵀ,  ∂(Av)/∂v = Aᵀ·g"
+
+    def backward(self, ops, grad):
+        a, v = self.saved(ops)
+        edges = self.next_functions
+        return (ops.matmul(ops.unsqueeze(grad, 1), ops.unsqueeze(v, 0)) if edges[0][0] is not None else None,
+                ops.matmul(a.T, grad) if edges[1][0] is not None else None)
+
+
+class DotBackward0(Node):
+    """out = x · y (1-D);  dx = grad * y;  dy = grad * x"""
+    __slots__ = ()
+    formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        edges = self.next_functions
+        return (grad * y if edges[0][0] is not None else None, grad * x if edges[1][0] is not None else None)
+
+
+class BmmBackward0(MmBackward0):
+    """out = x @ y (a batch of matrices);  dx = grad @ yᵀ;  dy = xᵀ @ grad (per batch)"""
+    __slots__ = ()
+    formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G (per batch)"
+
+
+@tensor_method("mm")
+def mm(input, mat2):
+    """The product of two matrices."""
+    xa, ya = input._data, mat2._data
+    if xa.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if ya.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_multipliable(xa, ya)
+    return _product(np.matmul, MmBackward0, input, mat2)
+
+
+@tensor_method("mv")
+def mv(input, vec):
+    """A matrix times a vector."""
+    xa, va = input._data, vec._data
+    if xa.ndim != 2 or va.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {xa.ndim}, {va.ndim}")
+    if xa.shape[1] != va.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({xa.shape[0]}), mat ({xa.shape[0]}x{xa.shape[1]}), "
+                           f"vec ({va.shape[0]})")
+    if xa.dtype != va.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {dt.scalar_name(va.dtype)}, "
+                           f"{dt.scalar_name(xa.dtype)}, and {dt.scalar_name(va.dtype)}")
+    return _product(np.matmul, MvBackward0, input, vec)
+
+
+@tensor_method("dot")
+def dot(input, other):
+    """The inner product of two 1-D tensors."""
+    xa, ya = input._data, other._data
+    if xa.ndim != 1 or ya.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {xa.ndim}D and {ya.ndim}D tensors")
+    if xa.shape[0] != ya.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{xa.shape[0]}] and src [{ya.shape[0]}] to have "
+                           f"the same number of elements, but got {xa.shape[0]} and {ya.shape[0]} elements "
+                           "respectively")
+    if xa.dtype != ya.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {dt.scalar_name(xa.dtype)} and "
+                           f"{dt.scalar_name(ya.dtype)}")
+    return _product(np.dot, DotBackward0, input, other)
+
+
+@tensor_method("bmm")
+def bmm(input, mat2):
+    """Matrix products of two batches of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
+    xa, ya = input._data, mat2._data
+    if xa.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if ya.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if ya.shape[:2] != (xa.shape[0], xa.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{xa.shape[0]}, "
+                           f"{xa.shape[2]}] but got: [{ya.shape[0]}, {ya.shape[1]}].")
+    if xa.dtype != ya.dtype:
+        raise RuntimeError(f"expected scalar type {dt.scalar_name(xa.dtype)} but found {dt.scalar_name(ya.dtype)}")
+    return _product(np.matmul, BmmBackward0, input, mat2)
+
+
+class AddmmBackward0(Node):
+    """out = β·b + α·(x @ y);  db = β·grad (summed to b's shape);  dx = α·grad @ yᵀ;  dy = α·xᵀ @ grad"""
+    __slots__ = ()
+    formula = "∂/∂b = β,  ∂/∂X = α·G·Yᵀ,  ∂/∂Y = α·Xᵀ·G"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        (b_node, _), (x_node, _), (y_node, _) = self.next_functions
+        g = grad if self.alpha == 1 else grad * self.alpha
+        dy = None
+        if y_node is not None:
+            if not ops.recording and y.ndim == 2 and y.flags.f_contiguous and not y.flags.c_contiguous:
+                # y is a transposed weight (nn.Linear passes W.t()): compute dy already transposed, so that
+                # after TBackward0 the weight's gradient is contiguous, as PyTorch arranges it.
+                dy = ops.matmul(ops.transpose(g, -1, -2), x).T
+            else:
+                dy = ops.matmul(ops.transpose(x, -1, -2), g)
+        return ((grad if self.beta == 1 else grad * self.beta) if b_node is not None else None,
+                ops.matmul(g, ops.transpose(y, -1, -2)) if x_node is not None else None,
+                dy)
+
+
+class BaddbmmBackward0(AddmmBackward0):
+    """out = β·b + α·(x @ y) per batch;  db = β·grad;  dx = α·grad @ yᵀ;  dy = α·xᵀ @ grad"""
+    __slots__ = ()
+    formula = "∂/∂b = β,  ∂/∂X = α·G·Yᵀ,  ∂/∂Y = α·Xᵀ·G (per batch)"
+
+
+def _scaled_sum(product, input, target, beta, alpha):
+    """α·product + β·input, in ``product``'s memory (a fresh array); β = 0 ignores input, even nan."""
+    expanded_shape(input, target)
+    if alpha != 1:
+        product *= alpha
+    if beta != 0:
+        product += input._data if beta == 1 else input._data * beta
+    return product
+
+
+@tensor_method("addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (``nn.Linear``
+    uses it: ``linear(x, W, b) = addmm(b, x, W.t())``)."""
+    xa, ya = mat1._data, mat2._data
+    if xa.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {xa.ndim}-D tensor")
+    if ya.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {ya.ndim}-D tensor")
+    # addmm words its dtype errors unlike mm, and checks them before the shapes
+    for name, first in (("mat1", xa), ("self", input._data)):
+        if first.dtype != ya.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {dt.scalar_name(first.dtype)} "
+                               f"and {dt.scalar_name(ya.dtype)}")
+    _check_multipliable(xa, ya)
+    out = wrap(_scaled_sum(np.matmul(xa, ya), input, (xa.shape[0], ya.shape[1]), beta, alpha))
+    if wants_grad(input, mat1, mat2):
+        record(AddmmBackward0, (input, mat1, mat2), out, (mat1, mat2), alpha=alpha, beta=beta)
+    return out
+
+
+@tensor_method("baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    names = [dt.cpp_name(t._data.dtype) for t in (input, batch1)]
+    if input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
+                           f"{dt.cpp_name(batch2._data.dtype)}")
+    product = bmm(batch1.detach(), batch2.detach())._data
+    xa, ya = batch1._data, batch2._data
+    out = wrap(_scaled_sum(product, input, (xa.shape[0], xa.shape[1], ya.shape[2]), beta, alpha))
+    if wants_grad(input, batch1, batch2):
+        record(BaddbmmBackward0, (input, batch1, batch2), out, (batch1, batch2), alpha=alpha, beta=beta)
+    return out
+
+
+# --- matmul, as PyTorch composes it ---------------------------------------------------------------------
+
+@tensor_method("matmul", "__matmul__")
+def matmul(input, other):
+    """The matrix product with NumPy's rules: 1-D operands are vectors, leading dims are batch dims and
+    broadcast. Recorded as PyTorch records it (dot, mv, mm, folded mm, or expand + bmm)."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        bad = other if isinstance(input, Tensor) else input
+        raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(bad).__name__}")
+    d1, d2 = input._data.ndim, other._data.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(input, other)
+    if d1 == 2 and d2 == 1:
+        return mv(input, other)
+    if d1 == 1 and d2 == 2:
+        return _squeeze_result(mm(unsqueeze(input, 0), other), 0)
+    if d1 == 2 and d2 == 2:
+        return mm(input, other)
+    if _should_fold(input, other):
+        return _folded_matmul(input, other)
+    return _batched_matmul(input, other)
+
+
+@tensor_method("__rmatmul__")
+def _rmatmul(self, other):
+    return matmul(other, self)
+
+
+def _should_fold(x, y):
+    """PyTorch's test for computing a batch @ matrix product as one matrix product on a folded batch."""
+    x_larger = x._data.ndim >= y._data.ndim
+    t1 = x._data if x_larger else np.swapaxes(y._data, -1, -2)
+    dim_t2 = y._data.ndim if x_larger else x._data.ndim
+    if not (t1.ndim >= 3 and dim_t2 <= 2):
+        return False
+    if (y if x_larger else x)._requires_grad:
+        return True
+    if x._data.ndim == 2:
+        return False
+    if t1.size == 0:
+        return True
+    shape, strides = t1.shape, t1.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1.ndim - 2))
+
+
+def _folded_matmul(x, y):
+    transpose = y._data.ndim > x._data.ndim
+    t1 = _mT(y) if transpose else x
+    t2 = (t(x) if x._data.ndim == 2 else x) if transpose else y
+    sizes = t1._data.shape
+    out_shape = sizes[:-1]
+    folded = reshape(t1, math.prod(out_shape), sizes[-1])
+    if t2._data.ndim == 2:
+        output = _as_shape(mm(folded, t2), out_shape + (t2._data.shape[1],))
+        return contiguous(_mT(output)) if transpose else output
+    return _as_shape(mv(folded, t2), out_shape)
+
+
+def _batched_matmul(x, y):
+    xa, ya = x._data, y._data
+    d1, d2 = xa.ndim, ya.ndim
+    n, m1 = (xa.shape[-2] if d1 > 1 else 1), xa.shape[-1]
+    m2, p = (ya.shape[-2] if d2 > 1 else ya.shape[0]), (ya.shape[-1] if d2 > 1 else 1)
+    batch1, batch2 = xa.shape[:max(d1 - 2, 0)], ya.shape[:max(d2 - 2, 0)]
+    if d1 == 3 and d2 == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and x._requires_grad:
+            return matmul(squeeze(x, 0), y)
+        if batch2[0] == 1 and y._requires_grad:
+            return matmul(x, squeeze(y, 0))
+    batch = infer_size(batch1, batch2)
+    count = math.prod(batch)
+    x_expanded = reshape(expand(x, batch + (n, m1)), count, n, m1)
+    if d2 == 1:
+        y_expanded = unsqueeze(reshape(expand(y, batch + (m2,)), count, m2), 2)
+    else:
+        y_expanded = reshape(expand(y, batch + (m2, p)), count, m2, p)
+    out_shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+    product = bmm(x_expanded, y_expanded)
+    return _as_shape(squeeze(product, -1) if d2 == 1 else product, out_shape)
+
+
+def _as_shape(tensor, shape):
+    return _unsafe_view(tensor, tensor._data.reshape(shape))
+
+
+# --- outer, trace, t -----------------------------------------------------------------------------------
+
+@tensor_method("outer", "ger")
+def outer(input, vec2):
+    """``out[i][j] = input[i] * vec2[j]`` (recorded as PyTorch does: a view, then a broadcasting product)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    return reshape(input, input._data.shape[0], 1) * vec2
+
+
+ger = outer
+
+
+class TraceBackward0(Node):
+    """out = Σᵢ x[i][i];  dx = grad on the diagonal, zeros elsewhere"""
+    __slots__ = ()
+    formula = "∂ tr(X)/∂X = I"
+
+    def backward(self, ops, grad):
+        shape = self._input_meta[0][0]
+        k = min(shape)
+        diag = np.arange(k)
+        return (ops.embed(ops.expand(grad, (k,)), shape, (diag, diag)),)
+
+
+@tensor_method("trace")
+def trace(input):
+    """The sum of a matrix's main diagonal."""
+    a = input._data
+    if a.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
+    out = as_result(np.trace(a), np.int64 if a.dtype.kind in "biu" else a.dtype)
+    if wants_grad(input):
+        record(TraceBackward0, (input,), out)
+    return out
+
+
+class TBackward0(Node):
+    """out = xᵀ;  dx = gradᵀ"""
+    __slots__ = ()
+    formula = "transpose: gradient transposed back"
+
+    def backward(self, ops, grad):
+        return (grad.T,)
+
+
+@tensor_method("t")
+def t(input):
+    """The transpose of a tensor of at most 2 dims (a view)."""
+    a = input._data
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return _view(input, a.T, TBackward0)
+
+
+# --- einsum ----------------------------------------------------------------------------------------------
+
+class EinsumBackward0(Node):
+    """out = einsum(equation, x₁, x₂, ...);  dxᵢ = einsum of grad with the other operands, back to xᵢ's
+    subscripts (spread over the diagonal where xᵢ repeats a subscript)."""
+    __slots__ = ()
+    formula = "∂ einsum/∂xᵢ: the same contraction with grad in xᵢ's place"
+
+    def backward(self, ops, grad):
+        operands = self.saved(ops)
+        grads = []
+        for i, (node, _) in enumerate(self.next_functions):
+            grads.append(_einsum_grad(ops, i, self.subscripts, self.output, operands, grad, self.sizes)
+                         if node is not None else None)
+        return tuple(grads)
+
+
+def _einsum_grad(ops, i, inputs, output, operands, grad, sizes):
+    subs = inputs[i]
+    others = [s for j, s in enumerate(inputs) if j != i]
+    unique = "".join(dict.fromkeys(subs))
+    present = set(output).union(*others)
+    computed = "".join(c for c in unique if c in present)
+    g = ops.einsum(",".join(others + [output]) + "->" + computed,
+                   *[x for j, x in enumerate(operands) if j != i], grad)
+    if len(computed) < len(unique):             # subscripts summed inside xᵢ alone: the gradient is constant along them
+        g = ops.reshape(g, tuple(sizes[c] if c in present else 1 for c in unique))
+        g = ops.expand(g, tuple(sizes[c] for c in unique))
+    if len(unique) < len(subs):                 # a repeated subscript (a diagonal): put the gradient back on it
+        grids = np.indices(tuple(sizes[c] for c in unique), sparse=True)
+        g = ops.embed(g, tuple(sizes[c] for c in subs), tuple(grids[unique.index(c)] for c in subs))
+    return g
+
+
+def _parse_einsum(equation, arrays):
+    """The equation with ``...`` spelled out as letters, as (input subscripts, output subscripts)."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) > len(arrays):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(inputs) < len(arrays):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    spare = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in equation]
+    n_ell = max((a.ndim - len(s.replace("...", "")) for s, a in zip(inputs, arrays) if "..." in s), default=0)
+    ell = "".join(spare[:n_ell][::-1])
+    spelled = []
+    for k, (s, a) in enumerate(zip(inputs, arrays)):
+        if "..." in s:
+            s = s.replace("...", ell[n_ell - (a.ndim - len(s.replace("...", ""))):])
+        elif len(s) != a.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
+                               f"number of dimensions ({a.ndim}) for operand {k} and no ellipsis was given")
+        spelled.append(s)
+    if arrow:
+        output = rhs.replace("...", ell)
+        for c in output:
+            if c not in "".join(spelled):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+    else:
+        counts = {}
+        for c in "".join(spelled):
+            counts[c] = counts.get(c, 0) + 1
+        output = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return spelled, output
+
+
+def einsum(equation, *operands):
+    """Einstein summation (``einsum('ij,jk->ik', a, b)``), operands as arguments or one list.
+
+    Differs from PyTorch on purpose in one visible way: the result's grad_fn is one ``EinsumBackward0``
+    node, where PyTorch shows the permutes, reshapes and bmm it decomposes the contraction into."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    arrays = [x._data for x in operands]
+    for a in arrays[1:]:
+        if a.dtype != arrays[0].dtype:
+            raise RuntimeError(f"expected scalar type {dt.scalar_name(arrays[0].dtype)} but found "
+                               f"{dt.scalar_name(a.dtype)}")
+    inputs, output = _parse_einsum(equation, arrays)
+    sizes = {}
+    for k, (s, a) in enumerate(zip(inputs, arrays)):
+        for c, n in zip(s, a.shape):
+            if sizes.get(c, n) != n and n != 1 and sizes[c] != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
+            sizes[c] = max(sizes.get(c, n), n)
+    spelled = ",".join(inputs) + "->" + output
+    out = as_result(np.einsum(spelled, *arrays, optimize=len(arrays) > 1), arrays[0].dtype)
+    if wants_grad(*operands):
+        record(EinsumBackward0, operands, out, operands, subscripts=inputs, output=output, sizes=sizes)
+    return out

@@ -1,0 +1,531 @@
+"""Activation functions: each a NumPy forward next to its backward node, named as PyTorch names it.
+
+A node saves the input ``x`` (``...Backward0``) or, for the in-place forms that overwrite the input, the
+result ``out`` (``...Backward1``), and keeps the function's parameters as attributes. Rules branch with
+``ops.select`` on a boolean array computed from the saved values, so one rule serves first- and
+higher-order derivatives. ``softsign``, ``tanhshrink`` and ``softmin`` are compositions of other ops, as
+in PyTorch, and record no node of their own.
+"""
+import math
+
+import numpy as np
+
+import gradiente
+
+from ...core.erf import erf
+from ...core.node import Node
+from ...core.record import record, wants_grad, wrap
+from ..unary import _sigmoid
+from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
+
+__all__ = [
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_GELU_BETA = math.sqrt(2 / math.pi)
+_GELU_KAPPA = 0.044715
+_ONE_SIXTH_F32 = float(np.float32(1 / 6))     # PyTorch's hardsigmoid gradient uses 1.0f / 6.0f in any dtype
+
+
+def _saved(node, ops):
+    return node.saved(ops)[0]
+
+
+# --- relu, hardtanh, relu6, threshold ---------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    """max(0, x) elementwise (``ReluBackward0``)."""
+    return input.relu_() if inplace else gradiente.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+class HardtanhBackward0(Node):
+    """out = clamp(x, min_val, max_val);  dx = grad where min_val < x < max_val, else 0"""
+    formula = "d/dx hardtanh(x) = 1 inside (min_val, max_val), 0 outside"
+
+    def backward(self, ops, grad):
+        x = ops.raw(_saved(self, ops))
+        # At a nan input PyTorch's own answer depends on the tensor's size (1 in its scalar loop, 0 in its
+        # vectorized one); 0, the answer for all but the smallest tensors, is kept here.
+        return (ops.mask((x > self.min_val) & (x < self.max_val), grad),)
+
+
+class HardtanhBackward1(HardtanhBackward0):
+    """The in-place form: the same rule applied to the saved result."""
+
+
+def _hardtanh(input, min_val, max_val, node_cls):
+    if input._data.dtype.kind != "f":     # integers clamp, with no gradient to record
+        return input.clamp(min_val, max_val)
+    return activation(input, lambda a: np.clip(a, min_val, max_val), node_cls, "hardtanh",
+                      "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val] (``HardtanhBackward0``)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
+    return _hardtanh(input, min_val, max_val, HardtanhBackward0)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return inplace(input, lambda x: _hardtanh(x, min_val, max_val, HardtanhBackward0))
+
+
+def relu6(input, inplace=False):
+    """min(max(0, x), 6): ``hardtanh(x, 0, 6)``, recorded as ``HardtanhBackward0`` as in PyTorch."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+class ThresholdBackward0(Node):
+    """out = value if x <= threshold else x;  dx = 0 where x <= threshold, else grad (nan passes)"""
+    formula = "d/dx threshold(x) = 1 if x > threshold else 0"
+
+    def backward(self, ops, grad):
+        return (ops.mask(~(ops.raw(_saved(self, ops)) <= self.threshold), grad),)
+
+
+class ThresholdBackward1(ThresholdBackward0):
+    """The in-place form: the same rule on the input as it was (a replaced element gets no gradient even when
+    ``value`` is above the threshold, as in PyTorch)."""
+
+
+def _threshold(input, threshold, value, node_cls):
+    def forward(a):
+        return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)     # nan stays nan
+    if input._data.dtype.kind != "f":
+        return gradiente.Tensor._make(forward(input._data))
+    return activation(input, forward, node_cls, "threshold", "x", threshold=threshold)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value (``ThresholdBackward0``)."""
+    if inplace:
+        return threshold_(input, threshold, value)
+    return _threshold(input, threshold, value, ThresholdBackward0)
+
+
+def threshold_(input, threshold, value):
+    return inplace(input, lambda x: _threshold(x, threshold, value, ThresholdBackward1))
+
+
+# --- leaky_relu, elu, selu, celu --------------------------------------------------------------------------
+
+class LeakyReluBackward0(Node):
+    """out = x if x > 0 else slope·x;  dx = grad if x > 0 else slope·grad"""
+    formula = "d/dx leaky_relu(x) = 1 if x > 0 else negative_slope"
+
+    def backward(self, ops, grad):
+        return (ops.select(ops.raw(_saved(self, ops)) > 0, grad, grad * self.negative_slope),)
+
+
+class LeakyReluBackward1(LeakyReluBackward0):
+    """The in-place form: the sign is read from the saved result (the same as the input's for slope > 0)."""
+
+    def backward(self, ops, grad):
+        if self.negative_slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                "supported. This is caused by calling in-place forward function with a negative slope, please "
+                "call out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you "
+                "do require supporting in-place leakRelu backward calculation with negative slope")
+        return LeakyReluBackward0.backward(self, ops, grad)
+
+
+def _leaky_relu(input, negative_slope, node_cls):
+    return activation(input, lambda a: np.where(a > 0, a, a * negative_slope), node_cls, "leaky_relu_cpu",
+                      "x" if node_cls is LeakyReluBackward0 else "out", negative_slope=negative_slope)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x if x > 0 else negative_slope·x (``LeakyReluBackward0``)."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return _leaky_relu(input, negative_slope, LeakyReluBackward0)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return inplace(input, lambda x: _leaky_relu(x, negative_slope, LeakyReluBackward1))
+
+
+class EluBackward0(Node):
+    """out = scale·x if x > 0 else alpha·scale·(e^(input_scale·x) - 1);
+    dx = grad·scale if x > 0 else grad·alpha·scale·input_scale·e^(input_scale·x)"""
+    formula = "d/dx elu(x) = 1 if x > 0 else α·eˣ"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        negative = ops.raw(x) <= 0
+        negcoef, poscoef, negiptcoef = self.alpha * self.scale, self.scale, self.input_scale
+        # exp only of the non-positive inputs: the other branch would overflow (and poison derivatives).
+        return (ops.select(negative, grad * (negiptcoef * negcoef) * ops.exp(ops.mask(negative, x) * negiptcoef),
+                           grad * poscoef),)
+
+
+class EluBackward1(Node):
+    """The in-place form, from the saved result:
+    dx = grad·scale if out > 0 else grad·input_scale·(out + alpha·scale)"""
+    formula = "d/dx elu(x) = 1 if x > 0 else elu(x) + α"
+
+    def backward(self, ops, grad):
+        out = _saved(self, ops)
+        negcoef, poscoef, negiptcoef = self.alpha * self.scale, self.scale, self.input_scale
+        return (ops.select(ops.raw(out) <= 0, grad * negiptcoef * (out + negcoef), grad * poscoef),)
+
+
+class CeluBackward0(EluBackward0):
+    """celu(x) = elu with input_scale = 1/alpha; the same rule"""
+
+
+class CeluBackward1(EluBackward1):
+    """The in-place celu; the same rule as EluBackward1"""
+
+
+def _elu(input, alpha, scale, input_scale, node_cls, grad_input_scale=None):
+    def forward(a):
+        return np.where(a <= 0, np.expm1(np.minimum(a, 0) * input_scale) * (alpha * scale), a * scale)
+    return activation(input, forward, node_cls, "elu_cpu", "out" if node_cls in (EluBackward1, CeluBackward1)
+                      else "x", alpha=alpha, scale=scale,
+                      input_scale=input_scale if grad_input_scale is None else grad_input_scale)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x if x > 0 else alpha·(eˣ - 1) (``EluBackward0``)."""
+    if inplace:
+        return elu_(input, alpha)
+    return _elu(input, alpha, 1.0, 1.0, EluBackward0)
+
+
+def elu_(input, alpha=1.0):
+    return inplace(input, lambda x: _elu(x, alpha, 1.0, 1.0, EluBackward1))
+
+
+def selu(input, inplace=False):
+    """scale·elu(x, alpha) with PyTorch's fixed alpha ≈ 1.6733 and scale ≈ 1.0507 (``EluBackward0``)."""
+    if inplace:
+        return selu_(input)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward0)
+
+
+def selu_(input):
+    return inplace(input, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward1))
+
+
+def _celu(input, alpha, node_cls):
+    # PyTorch's forward divides by alpha in double, its derivative by alpha rounded to float32.
+    return _elu(input, alpha, 1.0, 1.0 / alpha, node_cls, grad_input_scale=1.0 / float(np.float32(alpha)))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """x if x > 0 else alpha·(e^(x/alpha) - 1) (``CeluBackward0``)."""
+    if inplace:
+        return celu_(input, alpha)
+    return _celu(input, alpha, CeluBackward0)
+
+
+def celu_(input, alpha=1.0):
+    return inplace(input, lambda x: _celu(x, alpha, CeluBackward1))
+
+
+# --- gelu, silu, mish, softplus, logsigmoid ---------------------------------------------------------------
+
+class GeluBackward0(Node):
+    """out = x·Φ(x) (Φ the normal CDF; with approximate='tanh', Φ(x) ≈ (1 + tanh(√(2/π)(x + 0.044715x³)))/2);
+    dx = grad·(Φ(x) + x·φ(x))"""
+    formula = "d/dx x·Φ(x) = Φ(x) + x·φ(x)"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        if self.approximate == "tanh":
+            inner = (x + x * x * x * _GELU_KAPPA) * _GELU_BETA
+            t = ops.tanh(inner)
+            left_derivative = (t + 1) * 0.5
+            right_derivative = x * 0.5 * (1 - t * t) * (_GELU_BETA * (1 + x * x * (3 * _GELU_KAPPA)))
+            return (grad * (left_derivative + right_derivative),)
+        cdf = (ops.erf(x * _SQRT1_2) + 1) * 0.5
+        pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
+        return (grad * (cdf + x * pdf),)
+
+
+def _gelu_forward(approximate):
+    if approximate == "tanh":
+        def forward(a):
+            return a * 0.5 * (1 + np.tanh((a + a * a * a * _GELU_KAPPA) * _GELU_BETA))
+    else:
+        def forward(a):
+            return a * 0.5 * (1 + erf(a * _SQRT1_2))
+    return forward
+
+
+def gelu(input, approximate="none"):
+    """x·Φ(x), Φ the standard normal CDF, exact (erf) or with ``approximate='tanh'`` (``GeluBackward0``)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return activation(input, _gelu_forward(approximate), GeluBackward0, "GeluKernelImpl", approximate=approximate)
+
+
+class SiluBackward0(Node):
+    """out = x·σ(x);  dx = grad·σ(x)·(1 + x·(1 - σ(x)))"""
+    formula = "d/dx x·σ(x) = σ(x)·(1 + x·(1 - σ(x)))"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        s = ops.sigmoid(x)
+        return (grad * s * (x * (1 - s) + 1),)
+
+
+def silu(input, inplace=False):
+    """x·σ(x), also called swish (``SiluBackward0``)."""
+    if inplace:
+        return _inplace_call(input, silu)
+    return activation(input, lambda a: a * _sigmoid(a), SiluBackward0, "silu_cpu")
+
+
+class MishBackward0(Node):
+    """out = x·tanh(softplus(x));  dx = grad·(tanh(sp) + x·σ(x)·(1 - tanh²(sp)))"""
+    formula = "d/dx x·tanh(softplus(x)) = tanh(sp(x)) + x·σ(x)·(1 - tanh²(sp(x)))"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        t = ops.tanh(softplus_stable(ops, x))
+        return (grad * (t + x * ops.sigmoid(x) * (1 - t * t)),)
+
+
+def mish(input, inplace=False):
+    """x·tanh(softplus(x)) (``MishBackward0``)."""
+    if inplace:
+        return _inplace_call(input, mish)
+    return activation(input, lambda a: a * np.tanh(np.logaddexp(0, a)), MishBackward0, "mish_cpu")
+
+
+class SoftplusBackward0(Node):
+    """out = log(1 + e^(βx))/β, or x where βx > threshold;  dx = grad·σ(βx), or grad where βx > threshold"""
+    formula = "d/dx log(1 + e^(βx))/β = σ(βx)"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        return (ops.select(ops.raw(x) * self.beta > self.threshold, grad, grad * ops.sigmoid(x * self.beta)),)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + e^(βx))/β, linear (x) where βx > threshold for numerical stability (``SoftplusBackward0``)."""
+    def forward(a):
+        scaled = a * beta
+        return np.where(scaled > threshold, a, np.log1p(np.exp(scaled)) / beta)
+    return activation(input, forward, SoftplusBackward0, "softplus_cpu", beta=beta, threshold=threshold)
+
+
+class LogSigmoidBackward0(Node):
+    """out = log σ(x);  dx = grad·σ(-x)"""
+    formula = "d/dx log σ(x) = 1 - σ(x)"
+
+    def backward(self, ops, grad):
+        return (grad * ops.sigmoid(-_saved(self, ops)),)
+
+
+def logsigmoid(input):
+    """log σ(x), computed as min(x, 0) - log(1 + e^(-|x|)) (``LogSigmoidBackward0``)."""
+    return activation(input, lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), LogSigmoidBackward0,
+                      "log_sigmoid_cpu")
+
+
+# --- hardsigmoid, hardswish -------------------------------------------------------------------------------
+
+class HardsigmoidBackward0(Node):
+    """out = clamp(x/6 + 1/2, 0, 1);  dx = grad/6 where -3 < x < 3, else 0"""
+    formula = "d/dx hardsigmoid(x) = 1/6 on (-3, 3), 0 outside"
+
+    def backward(self, ops, grad):
+        x = ops.raw(_saved(self, ops))
+        return (ops.mask((x > -3) & (x < 3), grad * _ONE_SIXTH_F32),)
+
+
+def hardsigmoid(input, inplace=False):
+    """min(max(x + 3, 0), 6)/6 (``HardsigmoidBackward0``)."""
+    if inplace:
+        return _inplace_call(input, hardsigmoid)
+    return activation(input, lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6, HardsigmoidBackward0,
+                      "hardsigmoid_cpu")
+
+
+class HardswishBackward0(Node):
+    """out = x·hardsigmoid(x);  dx = 0 for x ≤ -3, grad for x ≥ 3, grad·(x/3 + 1/2) otherwise"""
+    formula = "d/dx hardswish(x) = 0, x/3 + 1/2, or 1"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        xa = ops.raw(x)
+        # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan)
+        return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, grad * (x / 3 + 0.5))),)
+
+
+def hardswish(input, inplace=False):
+    """x·min(max(x + 3, 0), 6)/6 (``HardswishBackward0``)."""
+    if inplace:
+        return _inplace_call(input, hardswish)
+    return activation(input, lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6, HardswishBackward0,
+                      "hardswish_cpu")
+
+
+def _inplace_call(input, fn):
+    # PyTorch's in-place silu/mish/hardsigmoid/hardswish record the same node as the out-of-place form.
+    return inplace(input, fn)
+
+
+# --- shrinkage, glu, prelu --------------------------------------------------------------------------------
+
+class SoftshrinkBackward0(Node):
+    """out = x - λ for x > λ, x + λ for x < -λ, else 0;  dx = grad outside [-λ, λ], else 0 (nan: see hardtanh)"""
+    formula = "d/dx softshrink(x) = 1 outside [-λ, λ], 0 inside"
+
+    def backward(self, ops, grad):
+        x = ops.raw(_saved(self, ops))
+        return (ops.mask((x < -self.lambd) | (x > self.lambd), grad),)
+
+
+class HardshrinkBackward0(SoftshrinkBackward0):
+    """out = x outside [-λ, λ], else 0;  dx = grad outside [-λ, λ], else 0"""
+    formula = "d/dx hardshrink(x) = 1 outside [-λ, λ], 0 inside"
+
+
+def softshrink(input, lambd=0.5):
+    """x shrunk towards 0 by λ, and 0 inside [-λ, λ] (``SoftshrinkBackward0``)."""
+    a = input._data
+    if a.dtype.kind == "f" and not 0 <= lambd <= np.finfo(a.dtype).max:
+        raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
+                           f"{scalar_name(a.dtype)}, but found {lambd:g}")
+    # x minus x clamped to [-λ, λ], as PyTorch's vectorized kernel computes it: +0.0 inside, nan for nan
+    return activation(input, lambda a: a - np.clip(a, -lambd, lambd), SoftshrinkBackward0, "softshrink_cpu",
+                      lambd=lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """x outside [-λ, λ], 0 inside (``HardshrinkBackward0``)."""
+    return activation(input, lambda a: np.where((a >= -lambd) & (a <= lambd), 0, a), HardshrinkBackward0,
+                      "hardshrink_cpu", lambd=lambd)
+
+
+class GluBackward0(Node):
+    """out = a·σ(b), (a, b) the halves of x along dim;  da = grad·σ(b);  db = grad·a·σ(b)(1 - σ(b))"""
+    formula = "∂(a·σ(b))/∂a = σ(b),  ∂(a·σ(b))/∂b = a·σ(b)(1 - σ(b))"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        half = ops.raw(x).shape[self.dim] // 2
+        a, b = ops.narrow(x, self.dim, 0, half), ops.narrow(x, self.dim, half, half)
+        s = ops.sigmoid(b)
+        da = grad * s
+        return (ops.cat([da, da * a * (1 - s)], self.dim),)
+
+
+def glu(input, dim=-1):
+    """The gated linear unit a·σ(b), where a and b are the two halves of ``input`` along ``dim``."""
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = dim + a.ndim if dim < 0 else dim
+    if a.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {a.shape[dim]}")
+
+    def forward(x):
+        first, second = np.split(x, 2, axis=dim)
+        return first * _sigmoid(second)
+    return activation(input, forward, GluBackward0, "glu_cpu", dim=dim)
+
+
+class PreluKernelBackward0(Node):
+    """out = x if x > 0 else w·x;  dx = grad if x > 0 else w·grad;  dw = 0 if x > 0 else x·grad"""
+    formula = "∂prelu/∂x = 1 or w,  ∂prelu/∂w = 0 or x"
+
+    def backward(self, ops, grad):
+        x, weight = self.saved(ops)
+        positive = ops.raw(x) > 0
+        edges = self.next_functions
+        zero = ops.zeros((), grad)
+        return (ops.select(positive, grad, grad * weight) if edges[0][0] is not None else None,
+                ops.select(positive, zero, grad * x) if edges[1][0] is not None else None)
+
+
+def prelu(input, weight):
+    """x if x > 0 else w·x, with one learnable w, or one per channel (dim 1) (``PreluKernelBackward0``)."""
+    ndim, count = input.dim(), weight.numel()
+    if count != 1:
+        if ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if ndim > 1 else 1
+        if channels != count:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{count} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if ndim != weight.dim():
+        shape = [1] * ndim
+        if ndim > 1:
+            shape[1] = count
+        weight = weight.reshape(shape)
+    x, w = input._data, weight._data
+    check_floating(x, "prelu_cpu")
+    out = wrap(np.asarray(np.where(x > 0, x, w * x), dtype=x.dtype))
+    if wants_grad(input, weight):
+        record(PreluKernelBackward0, (input, weight), out, (input, weight))
+    return out
+
+
+# --- compositions -----------------------------------------------------------------------------------------
+
+def softsign(input):
+    """x / (1 + |x|), composed (``DivBackward0`` over ``AddBackward0`` over ``AbsBackward0``), as in PyTorch."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """x - tanh(x), composed, as in PyTorch."""
+    return input - input.tanh()
+
+
+def sigmoid(input):
+    """σ(x) = 1/(1 + e^(-x)) (``SigmoidBackward0``)."""
+    return input.sigmoid()
+
+
+def tanh(input):
+    """tanh(x) (``TanhBackward0``)."""
+    return input.tanh()

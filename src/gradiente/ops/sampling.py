@@ -1,0 +1,80 @@
+"""Tensor-level sampling ops for the distributions: PyTorch's ``_standard_gamma``, ``_sample_dirichlet``,
+``binomial`` and ``poisson``, over the element-by-element samplers of ``_samplers``.
+
+The Gamma and Dirichlet samples are differentiable in their concentrations (``rsample``): their backward
+rules use the implicit reparameterization gradients of ``_reparam``. Binomial and Poisson samples are counts
+and carry no gradient.
+"""
+from .. import Tensor
+from ..autograd.function import Function, once_differentiable
+from ..core.dtype import scalar_name
+from ..core.node import Node
+from ..core.record import record, wants_grad, wrap
+from . import _reparam
+from . import samplers as _samplers
+
+__all__ = ["binomial", "poisson", "sample_dirichlet", "standard_gamma"]
+
+
+def _float_check(x, kernel):
+    if x._data.dtype.kind != "f" or x._data.dtype.itemsize < 4:
+        raise RuntimeError(f"\"{kernel}\" not implemented for '{scalar_name(x._data.dtype)}'")
+
+
+class StandardGammaBackward0(Node):
+    """out ~ Gamma(α, 1);  dα = grad · dout/dα, the implicit reparameterization gradient"""
+    __slots__ = ()
+    formula = "dx/dα = -(∂F/∂α)(x; α) / p(x; α)"
+
+    def backward(self, ops, grad):
+        alpha, out = self.saved(ops)
+        return (grad * ops.constant(_reparam.standard_gamma_grad(ops.raw(alpha), ops.raw(out)), grad),)
+
+
+def standard_gamma(alpha, generator=None):
+    """Gamma(α, 1) samples of ``alpha``'s shape (``torch._standard_gamma``), differentiable in ``alpha``."""
+    _float_check(alpha, "gamma_cpu")
+    out = wrap(_samplers.standard_gamma(alpha._data, generator))
+    if wants_grad(alpha):
+        record(StandardGammaBackward0, (alpha,), out, (alpha, out))
+    return out
+
+
+class _Dirichlet(Function):
+    """Dirichlet samples, differentiable in the concentration. The gradient of sample i in concentration j is
+    that of the Beta(α_i, Σα - α_i) marginal, corrected for the sum-to-one constraint."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        x = wrap(_samplers.sample_dirichlet(concentration._data))
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        x, concentration = ctx.saved_tensors
+        total = concentration.sum(-1, True).expand_as(concentration)
+        factor = wrap(_reparam.beta_grad(x._data, concentration._data, total._data))
+        return factor * (grad_output - (x * grad_output).sum(-1, True))
+
+
+def sample_dirichlet(concentration):
+    """Dirichlet samples over the last dim of ``concentration`` (``torch._sample_dirichlet``), differentiable."""
+    _float_check(concentration, "dirichlet")
+    return _Dirichlet.apply(concentration)
+
+
+def binomial(count, prob, generator=None):
+    """Binomial counts for ``count`` trials of success probability ``prob`` (same shape; ``torch.binomial``),
+    as floats of prob's dtype."""
+    _float_check(prob, "binomial_cpu")
+    return wrap(_samplers.binomial(count._data.astype(prob._data.dtype), prob._data, generator))
+
+
+def poisson(rate, generator=None):
+    """Poisson counts of ``rate`` (``torch.poisson``), as floats of rate's dtype."""
+    if not isinstance(rate, Tensor):
+        raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not {type(rate).__name__}")
+    _float_check(rate, "poisson_cpu")
+    return wrap(_samplers.poisson(rate._data, generator))

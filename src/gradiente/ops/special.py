@@ -1,0 +1,288 @@
+"""``gradiente.special``, PyTorch's ``torch.special``: special functions, most of them other names of ops found
+at the top level (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``), each recording
+the node PyTorch records for it (``special.expit(x).grad_fn`` is ``SigmoidBackward0``), and the functions
+only found here (``erfcx``, ``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, ``xlog1py``,
+``zeta``). Their array math lives in ``ops._special_functions``.
+"""
+import math
+
+import numpy as np
+
+from ..core.dtype import get_default_dtype
+from ..core.errors import broadcasting
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, wants_grad
+from ..core.special_math import (
+    _exp_square,
+    _in_double,
+    erfcx_array,
+    i0_array,
+    i0e_array,
+    i1_array,
+    i1e_array,
+    ndtri_array,
+    zeta_array,
+)
+from ..core.tensor import Tensor
+from .arithmetic import _write_out
+from .binary_math import xlogy
+from .elementwise_extra import (
+    _needs,
+    _rule_fn,
+    digamma,
+    erfc,
+    erfinv,
+    i0,
+    lgamma,
+    mvlgamma,
+    polygamma,
+    sinc,
+    unary_functions,
+)
+from .reductions import logsumexp as _logsumexp
+from .softmax import log_softmax as _log_softmax
+from .softmax import softmax as _softmax
+from .unary import RoundBackward1, erf, exp2, expm1, log1p, logit, sigmoid
+from .unary import round as _round
+
+__all__ = [
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+]
+
+# Other names of top-level ops: the same functions, so the same nodes (PyTorch records these names too).
+expit = sigmoid
+gammaln = lgamma
+psi = digamma
+multigammaln = mvlgamma
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """log Σ exp(input) over ``dim`` (``torch.logsumexp``)."""
+    result = _logsumexp(input, dim, keepdim)
+    return result if out is None else _write_out(result, out)
+
+
+def softmax(input, dim, *, dtype=None):
+    """e^x / Σ e^x along ``dim`` (``torch.softmax``)."""
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """x - log Σ e^x along ``dim`` (``torch.log_softmax``)."""
+    return _log_softmax(input, dim, dtype=dtype)
+
+
+def round(input, *, decimals=0, out=None):
+    """``torch.round``, recorded as ``RoundBackward1`` (the overload with ``decimals``, which this one calls)."""
+    result = _round(input.detach(), decimals=decimals)
+    if wants_grad(input):
+        record(RoundBackward1, (input,), result)
+    return result if out is None else _write_out(result, out)
+
+
+# --- unary functions found only here --------------------------------------------------------------------------
+
+def _tiny(x):
+    """Where |x| is within machine epsilon of 0: the derivatives of I₁ and I₁ₑ take their limit 1/2 there."""
+    xa = np.asarray(x)
+    return np.abs(xa) <= np.finfo(xa.dtype).eps
+
+
+def _i1_rule(ops, g, x, out):
+    """d/dx I₁(x) = I₀(x) - I₁(x)/x (1/2 at 0)."""
+    tiny = _tiny(ops.raw(x))
+    safe = ops.select(tiny, ops.constant(1.0, x), x)
+    slope = _rule_fn(ops, i0_array, i0)(safe) - out / safe
+    return g * ops.select(tiny, ops.constant(0.5, g), slope)
+
+
+def _i1e_rule(ops, g, x, out):
+    """d/dx I₁ₑ(x) = I₀ₑ(x) - I₁ₑ(x)·(sgn x + 1/x) (1/2 at 0)."""
+    tiny = _tiny(ops.raw(x))
+    safe = ops.select(tiny, ops.constant(1.0, x), x)
+    slope = _rule_fn(ops, i0e_array, i0e)(safe) - out * (ops.sign(safe) + 1 / safe)
+    return g * ops.select(tiny, ops.constant(0.5, g), slope)
+
+
+def _entr(a):
+    """-x·ln x for x > 0, 0 at 0, -inf for x < 0 (nan stays nan)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(a > 0, -a * np.log(a), np.where(a == 0, np.zeros((), a.dtype), -np.inf))
+    return np.where(np.isnan(a), a, out).astype(a.dtype, copy=False)
+
+
+def _log_ndtr_double(x):
+    """ln Φ(x), from Φ(x) = erfcx(-x/√2)·e^(-x²/2)/2 (e^(-x²/2) taken from x itself, exactly split): below -1 as
+    ln(erfcx(-x/√2)/2) - x²/2, which cannot underflow; above as ln(1 - Φ(-x)), which keeps the tiny negative
+    values of the upper tail."""
+    t = x / math.sqrt(2)
+    lower = np.log(erfcx_array(-t) / 2) - x * x / 2
+    upper = np.log1p(-erfcx_array(t) * _exp_square(np.minimum(x, 60.0), -0.5) / 2)
+    return np.where(x < -1, lower, upper)
+
+
+#: name, array function, node name, what the rule reads, rule(ops, grad, x, out), formula
+TABLE = [
+    ("erfcx", erfcx_array, "SpecialErfcxBackward0", "x out",
+     lambda ops, g, x, out: g * (2 * x * out - _TWO_OVER_SQRT_PI), "d/dx e^(x²)·erfc x = 2x·erfcx(x) - 2/√π"),
+    ("i0e", i0e_array, "SpecialI0EBackward0", "x out",
+     lambda ops, g, x, out: g * (_rule_fn(ops, i1e_array, i1e)(x) - ops.sign(x) * out),
+     "d/dx e^(-|x|)·I₀(x) = I₁ₑ(x) - sgn(x)·I₀ₑ(x)"),
+    ("i1", i1_array, "SpecialI1Backward0", "x out", _i1_rule, "d/dx I₁(x) = I₀(x) - I₁(x)/x"),
+    ("i1e", i1e_array, "SpecialI1EBackward0", "x out", _i1e_rule, "d/dx I₁ₑ(x) = I₀ₑ(x) - I₁ₑ(x)·(sgn x + 1/x)"),
+    ("ndtri", ndtri_array, "SpecialNdtriBackward0", "out",
+     lambda ops, g, x, out: g * _SQRT_2PI * ops.exp(out * out / 2), "d/dp Φ⁻¹(p) = √(2π)·e^(Φ⁻¹(p)²/2)"),
+    ("log_ndtr", _in_double(_log_ndtr_double), "SpecialLogNdtrBackward0", "x out",
+     lambda ops, g, x, out: g * ops.exp(-(out + x * x / 2)) / _SQRT_2PI, "d/dx ln Φ(x) = φ(x)/Φ(x)"),
+    ("entr", _entr, "SpecialEntrBackward0", "x", lambda ops, g, x, out: g * -(1 + ops.log(x)),
+     "d/dx (-x·ln x) = -(1 + ln x)"),
+]
+
+_FUNCTIONS = unary_functions(TABLE)
+erfcx, i0e, i1, i1e = _FUNCTIONS["erfcx"], _FUNCTIONS["i0e"], _FUNCTIONS["i1"], _FUNCTIONS["i1e"]
+ndtri, log_ndtr, entr = _FUNCTIONS["ndtri"], _FUNCTIONS["log_ndtr"], _FUNCTIONS["entr"]
+
+
+def ndtr(input, *, out=None):
+    """Φ(x), the standard normal CDF, composed as PyTorch composes it: (1 + erf(x/√2))·0.5, with the nodes it
+    records (``MulBackward1`` ← ``AddBackward1`` ← ``ErfBackward0`` ← ``MulBackward1``). So, as in PyTorch, it is 0
+    below about -8.3 (-5.4 in float32), where erf rounds to -1; ``log_ndtr`` keeps the lower tail."""
+    from .nn._common import add_scalar, mul_scalar
+    if input._data.dtype.kind not in "fc":
+        input = input.to(get_default_dtype())
+    result = mul_scalar(add_scalar(erf(mul_scalar(input, 1 / math.sqrt(2))), 1), 0.5)
+    return result if out is None else _write_out(result, out)
+
+
+# --- xlog1py -----------------------------------------------------------------------------------------------------
+
+def _xlog1py_array(xa, ya):
+    """x·ln(1 + y), 0 where x is 0 unless y is nan (PyTorch's convention, as for xlogy)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(xa == 0, 0, xa * np.log1p(ya))
+    return np.where(np.isnan(ya), np.nan, out)
+
+
+class SpecialXlog1PyBackward0(Node):
+    """out = x·ln(1 + y);  dx = grad·ln(1 + y) (0 where x = 0 and y <= -1);  dy = grad·x/(1 + y)"""
+    formula = "∂(x·ln(1 + y))/∂x = ln(1 + y),  ∂/∂y = x/(1 + y)"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        dx = None
+        if _needs(self, 0):
+            dx = ops.mask(~((ops.raw(x) == 0) & (ops.raw(y) <= -1)), _rule_fn(ops, _xlog1py_array, xlog1py)(grad, y))
+        return dx, (grad * x / (1 + y) if _needs(self, 1) else None)
+
+
+class SpecialXlog1PyBackward1(Node):
+    """out = c·ln(1 + y) with a number c;  dy = grad·c/(1 + y)"""
+    formula = "∂(c·ln(1 + y))/∂y = c/(1 + y)"
+
+    def backward(self, ops, grad):
+        (y,) = self.saved(ops)
+        return (grad * self.x / (1 + y),)
+
+
+class SpecialXlog1PyBackward2(Node):
+    """out = x·ln(1 + c) with a number c;  dx = grad·ln(1 + c) (0 where x = 0 if c <= -1)"""
+    formula = "∂(x·ln(1 + c))/∂x = ln(1 + c)"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        dx = _rule_fn(ops, _xlog1py_array, xlog1py)(grad, self.y)
+        return (dx if self.y > -1 else ops.mask(ops.raw(x) != 0, dx),)
+
+
+def xlog1py(input, other, *, out=None):
+    """input·ln(1 + other), with 0 where input is 0 (unless other is nan); one side may be a number."""
+    nodes = (SpecialXlog1PyBackward0, SpecialXlog1PyBackward1, SpecialXlog1PyBackward2)
+    return _with_numbers(_xlog1py_array, nodes, input, other, out)
+
+
+def _with_numbers(array_fn, nodes, input, other, out):
+    """``array_fn`` of two operands, either of which may be a number, recorded as PyTorch names the three
+    overloads: ``nodes`` = (two tensors, a number first (kept as ``x``), a number second (kept as ``y``))."""
+    xa, ya, target = promote_operands(input, other, floating=True)
+    result = as_result(broadcasting(array_fn, xa, ya), target)
+    if wants_grad(input, other):
+        both, number_first, number_second = nodes
+        if not isinstance(input, Tensor):
+            record(number_first, (other,), result, (other,), x=input)
+        elif not isinstance(other, Tensor):
+            record(number_second, (input,), result, (input,), y=other)
+        else:
+            record(both, (input, other), result, (input, other))
+    return result if out is None else _write_out(result, out)
+
+
+# --- zeta --------------------------------------------------------------------------------------------------------
+
+def _zeta_not_differentiable():
+    return NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+class SpecialZetaBackward0(Node):
+    """out = ζ(x, q);  dq = -grad·x·ζ(x + 1, q);  PyTorch defines no derivative in x (backward raises)"""
+    formula = "∂ζ(x, q)/∂q = -x·ζ(x + 1, q)"
+
+    def backward(self, ops, grad):
+        x, q = self.saved(ops)
+        if _needs(self, 0):
+            raise _zeta_not_differentiable()
+        return None, -grad * x * _rule_fn(ops, zeta_array, zeta)(x + 1, q)
+
+
+class SpecialZetaBackward1(Node):
+    """out = ζ(c, q) with a number c;  dq = -grad·c·ζ(c + 1, q)"""
+    formula = "∂ζ(c, q)/∂q = -c·ζ(c + 1, q)"
+
+    def backward(self, ops, grad):
+        (q,) = self.saved(ops)
+        return (-grad * self.x * _rule_fn(ops, zeta_array, zeta)(self.x + 1, q),)
+
+
+class SpecialZetaBackward2(Node):
+    """out = ζ(x, c) with a number c: PyTorch defines no derivative in x (backward raises)"""
+    formula = "no derivative defined in x"
+
+    def backward(self, ops, grad):
+        raise _zeta_not_differentiable()
+
+
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function ζ(input, other) = Σₖ (other + k)^(-input); ``zeta(s, 1)`` is Riemann's ζ(s)."""
+    nodes = (SpecialZetaBackward0, SpecialZetaBackward1, SpecialZetaBackward2)
+    return _with_numbers(zeta_array, nodes, input, other, out)
