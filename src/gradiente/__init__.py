@@ -13,6 +13,7 @@ import warnings as _warnings
 
 from . import autograd
 from . import ops as _ops
+from . import tensor_methods as _tensor_methods  # binds every op to its Tensor method names
 from ._config import *
 from .core import return_types
 from .core.creation import *

@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 
 from .core import dtype as dt
-from .core.record import tensor_method
 from .core.size import Size
 from .core.tensor import Tensor, device
 
@@ -250,21 +249,18 @@ def is_complex(input):
     return input.is_complex()
 
 
-@tensor_method("is_signed")
 def is_signed(input):
     """Whether the dtype holds negative numbers (False for bool and uint8)."""
     _require("is_signed", input, "input", 1)
     return input.dtype.is_signed
 
 
-@tensor_method("is_nonzero")
 def is_nonzero(input):
     """The truth of a one-element tensor; PyTorch's error for any other."""
     _require("is_nonzero", input, "input", 1)
     return bool(input)
 
 
-@tensor_method("is_same_size")
 def is_same_size(input, other):
     _require("is_same_size", input, "input", 1)
     _require("is_same_size", other, "other", 2)

@@ -372,9 +372,6 @@ def geometric_(self, p, *, generator=None):
         np.ceil(_c_log(_uniform(gen, n, np.float64)) / math.log1p(-p)), np_dtype))
 
 
-for _method in (uniform_, normal_, random_, bernoulli_, exponential_, cauchy_, log_normal_, geometric_):
-    setattr(Tensor, _method.__name__, _method)
-
 
 # ==================================================================================================
 # Creating random tensors
@@ -608,6 +605,3 @@ def randint_like(input, *args, dtype=None, layout=None, device=None, requires_gr
     array = _like(input, dtype, device, "randint_like")
     return _factory(array, _random_sampler(low, high, array.dtype, _generator(generator)), requires_grad)
 
-
-Tensor.bernoulli = bernoulli
-Tensor.multinomial = multinomial

@@ -11,7 +11,7 @@ from . import grad_mode
 from . import node as _graph
 from .tensor import Tensor
 
-__all__ = ["record", "wants_grad", "promote_operands", "tensor_method", "wrap"]
+__all__ = ["record", "wants_grad", "promote_operands", "wrap"]
 
 _state = grad_mode.state
 wrap = Tensor._make
@@ -141,15 +141,6 @@ def _tensorish(v):
     if isinstance(v, np.generic):
         return v.item()
     raise TypeError(f"unsupported operand type: '{type(v).__name__}'")
-
-
-def tensor_method(*names):
-    """Attach the decorated function to Tensor under ``names`` (the first is also the function's name)."""
-    def attach(fn):
-        for name in names or (fn.__name__,):
-            setattr(Tensor, name, fn)
-        return fn
-    return attach
 
 
 def as_result(array, dtype_np=None):

@@ -9,11 +9,13 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcasting
 from ..core.grad_mode import state as _grad_state
 from ..core.node import Node
-from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
+from .inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 
 __all__ = [
     "add",
@@ -197,7 +199,7 @@ def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
         return result if out is None else _write_out(result, out)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    return tensor_method(name)(op)
+    return op
 
 
 def _mul_saves(x, y, x_needs, y_needs):
@@ -239,7 +241,6 @@ def _scale(y, alpha):
     return y * alpha
 
 
-@tensor_method("add", "__add__", "__radd__")
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
@@ -248,7 +249,6 @@ def add(input, other, *, alpha=1, out=None):
     return result if out is None else _write_out(result, out)
 
 
-@tensor_method("sub", "subtract", "__sub__")
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, broadcasting."""
     _check_bool_subtraction(input, other)
@@ -262,7 +262,6 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
-@tensor_method("__rsub__")
 def rsub(input, other, alpha=1):
     """other - alpha * input (``2 - x``)."""
     if isinstance(other, Tensor):
@@ -278,7 +277,6 @@ def rsub(input, other, alpha=1):
     return out
 
 
-@tensor_method("mul", "multiply", "__mul__", "__rmul__")
 def mul(input, other, *, out=None):
     """input * other, broadcasting."""
     result = _binary(input, other, np.multiply, MulBackward0, save=_mul_saves)
@@ -288,7 +286,6 @@ def mul(input, other, *, out=None):
 multiply = mul
 
 
-@tensor_method("div", "divide", "true_divide", "__truediv__")
 def div(input, other, *, rounding_mode=None, out=None):
     """input / other; integer inputs give the default float dtype unless a rounding_mode is given."""
     if rounding_mode is not None:
@@ -301,7 +298,6 @@ def div(input, other, *, rounding_mode=None, out=None):
 divide = true_divide = div
 
 
-@tensor_method("__rtruediv__")
 def _rtruediv(self, other):
     """``c / x`` is ``reciprocal(x) * c``, as PyTorch records it."""
     return mul(reciprocal(self), other)
@@ -330,7 +326,6 @@ def _int_trunc_div(xa, ya):
     return q + fix
 
 
-@tensor_method("floor_divide", "__floordiv__")
 def floor_divide(input, other):
     """Floor of input / other. Its gradient is zero almost everywhere; PyTorch does not define one."""
     xa, ya, target = promote_operands(input, other)
@@ -345,12 +340,10 @@ def floor_divide(input, other):
     return out
 
 
-@tensor_method("__rfloordiv__")
 def _rfloordiv(self, other):
     return floor_divide(other, self) if isinstance(other, Tensor) else floor_divide(_as_tensor_like(other, self), self)
 
 
-@tensor_method("remainder", "__mod__")
 def remainder(input, other):
     """Python-style modulus (sign of the divisor); d/dx = 1, d/dy = -floor(x / y)."""
     xa, ya, target = promote_operands(input, other)
@@ -362,12 +355,10 @@ def remainder(input, other):
     return out
 
 
-@tensor_method("__rmod__")
 def _rmod(self, other):
     return remainder(_as_tensor_like(other, self), self)
 
 
-@tensor_method("fmod")
 def fmod(input, other):
     """C-style modulus (sign of the dividend)."""
     xa, ya, target = promote_operands(input, other)
@@ -444,7 +435,6 @@ def _as_tensor_like(value, like):
     return wrap(np.asarray(value, dtype=dt.result_type(like, value)._np))
 
 
-@tensor_method("pow", "__pow__")
 def pow(input, exponent):
     """input ** exponent; tensor or number on either side."""
     if not isinstance(input, Tensor):
@@ -494,7 +484,6 @@ def _power(xa, p):
     return np.power(xa, p)
 
 
-@tensor_method("__rpow__")
 def _pow_scalar_base(exponent, base):
     """base ** exponent with a number as the base."""
     if not isinstance(exponent, Tensor):
@@ -506,13 +495,11 @@ def _pow_scalar_base(exponent, base):
     return out
 
 
-@tensor_method("float_power")
 def float_power(input, exponent):
     return pow(input.double() if isinstance(input, Tensor) else input,
                exponent.double() if isinstance(exponent, Tensor) else exponent)
 
 
-@tensor_method("square")
 def square(input):
     """input ** 2 (recorded as PowBackward0, as in PyTorch)."""
     if input._data.dtype == np.bool_:
@@ -520,7 +507,6 @@ def square(input):
     return pow(input, 2)
 
 
-@tensor_method("neg", "negative", "__neg__")
 def neg(input):
     if input._data.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -535,14 +521,12 @@ def neg(input):
 negative = neg
 
 
-@tensor_method("__pos__", "positive")
 def positive(input):
     if input._data.dtype == np.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
-@tensor_method("reciprocal")
 def reciprocal(input):
     """1 / input; integer input gives the default float dtype."""
     xa = input._data
@@ -589,3 +573,58 @@ def cast(input, dtype):
     if wants_grad(input) and dtype.is_floating_point:
         record(ToCopyBackward0, (input,), out)
     return out
+
+
+# --- in-place forms that need more than the one in-place mechanism ------------------------------------------
+
+def _augmented(op, ufunc):
+    """``x.add_(y)`` / ``x += y``: ``op`` through the in-place mechanism, or, when nothing is recorded, one
+    NumPy ``ufunc`` writing straight into x's memory (the optimizer pattern ``p -= lr * p.grad``)."""
+    def method(self, other, **kwargs):
+        if not kwargs and _direct(self, other):
+            ufunc(self._data, other._data if isinstance(other, Tensor) else other, out=self._data)
+            self._version_box[0] += 1
+            untracked_change(self)
+            return self
+        return apply_inplace(self, lambda old: op(old, other, **kwargs))
+    method.__name__ = method.__qualname__ = op.__name__ + "_"
+    method.__doc__ = f"In-place ``{op.__name__}``."
+    return method
+
+
+def _direct(tensor, other):
+    """Whether ``tensor op= other`` can run as one NumPy ufunc with ``out=``: nothing to record, the
+    same floating dtype (or a Python number), and no broadcasting of the target."""
+    a = tensor._data
+    if a.dtype.kind != "f" or not a.flags.writeable:
+        return False
+    if _grad_state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
+        return False
+    if not isinstance(other, Tensor):
+        return other.__class__ is float or other.__class__ is int
+    b = other._data
+    if b.dtype != a.dtype:
+        return False
+    if b.ndim == 0:
+        return True
+    # only an operand that broadcasts to exactly the target's shape; anything else takes the general path,
+    # which raises PyTorch's messages
+    if b.shape != a.shape and (b.ndim > a.ndim or any(s not in (1, t) for s, t in zip(b.shape[::-1], a.shape[::-1]))):
+        return False
+    return not np.may_share_memory(a, b)
+
+
+add_ = _augmented(add, np.add)
+sub_ = _augmented(sub, np.subtract)
+mul_ = _augmented(mul, np.multiply)
+div_ = _augmented(div, np.true_divide)
+_float_power_in_place = make_inplace(float_power, "float_power_")
+
+
+def float_power_(self, exponent):
+    """In-place ``float_power``; the result is double, so PyTorch refuses to narrow it back into a tensor of
+    another floating dtype."""
+    if self._data.dtype.kind == "f" and self._data.dtype != np.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self._data.dtype)} but the "
+                           "operation's result requires dtype Double")
+    return _float_power_in_place(self, exponent)

@@ -19,7 +19,7 @@ from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
 from ..core.node import Node
-from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from .comparison import logical_xor
 from .fill import copy_
@@ -37,7 +37,6 @@ __all__ = ["atleast_3d", "broadcast_tensors", "cartesian_prod", "column_stack", 
 
 # --- differences and rotations ------------------------------------------------------------------------
 
-@tensor_method("diff")
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``, ``logical_xor`` for bools),
     taken after joining ``prepend`` and ``append`` to ``input`` along ``dim``."""
@@ -96,7 +95,6 @@ def _rotated(ops, t, k, dims):
     return ops.transpose(ops.flip(t, (d1,) if k == 1 else (d0,)), d0, d1)
 
 
-@tensor_method("rot90")
 def rot90(input, k=1, dims=(0, 1)):
     """A copy turned ``k`` quarter turns in the plane of ``dims``, from the first dim towards the second."""
     a = input._data
@@ -122,7 +120,6 @@ def rot90(input, k=1, dims=(0, 1)):
 
 # --- splitting ------------------------------------------------------------------------------------------
 
-@tensor_method("tensor_split")
 def tensor_split(input, indices_or_sections, dim=0):
     """Views of ``input`` split along ``dim``: into ``sections`` pieces as equal as can be (the first ones one
     longer), or at the listed ``indices``. A tensor argument counts as a number (0-d) or a list (1-d)."""
@@ -174,19 +171,16 @@ def _split_along(name, input, indices_or_sections, dim, min_dims):
     return tensor_split(input, sections, dim)
 
 
-@tensor_method("vsplit")
 def vsplit(input, indices_or_sections):
     """``tensor_split`` along dim 0 (rows) of a tensor of at least 2 dims."""
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
-@tensor_method("hsplit")
 def hsplit(input, indices_or_sections):
     """``tensor_split`` along dim 1 (columns), or dim 0 of a 1-D tensor."""
     return _split_along("hsplit", input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 1)
 
 
-@tensor_method("dsplit")
 def dsplit(input, indices_or_sections):
     """``tensor_split`` along dim 2 (depth) of a tensor of at least 3 dims."""
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
@@ -344,7 +338,6 @@ class TakeBackward0(Node):
         return (ops.reshape(flat, shape),)
 
 
-@tensor_method("take")
 def take(input, index):
     """The elements of ``input``, read as 1-D, at positions ``index`` (negative ones count from the end); the
     result has ``index``'s shape."""
@@ -400,7 +393,6 @@ class IndexAddBackward0(Node):
         return grad if x_node is not None else None, dsource
 
 
-@tensor_method("index_add")
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with ``alpha * source`` added at positions ``index`` (1-D) along ``dim``; slice i of
     ``source`` goes to position ``index[i]``, and repeated positions add up."""
@@ -446,7 +438,6 @@ class IndexCopyBackward0(Node):
                 ops.getitem(_lifted(grad), self.where) if source_node is not None else None)
 
 
-@tensor_method("index_copy")
 def index_copy(input, dim, index, source):
     """A copy of ``input`` with slice i of ``source`` written at position ``index[i]`` along ``dim``. Which
     write wins at a repeated position is left unspecified, as in PyTorch."""
@@ -503,7 +494,6 @@ class IndexFillBackward1(Node):
                 ops.sum(ops.mask(~self.keep, grad)) if v_node is not None else None)
 
 
-@tensor_method("index_fill")
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with ``value`` (a number or a 0-d tensor) at positions ``index`` along ``dim``
     (negative positions count from the end)."""
@@ -552,7 +542,6 @@ class MaskedScatterBackward0(Node):
         return dx, dsource
 
 
-@tensor_method("masked_scatter")
 def masked_scatter(input, mask, source):
     """A copy of ``input`` (broadcast with ``mask``) with the elements of ``source``, in order, written where
     ``mask`` is True."""
@@ -700,7 +689,6 @@ def _check_scatter_reduce(a, idx, s, d):
                                f"from dimension {d} and to be no larger size than src {_fmt(s.shape)}")
 
 
-@tensor_method("scatter_reduce")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """A copy of ``input`` with each ``src[i][j]`` reduced into ``out[i][index[i][j]]`` (for dim 1) by ``reduce``:
     'sum', 'prod', 'mean', 'amax' or 'amin'; ``input``'s own values take part unless ``include_self=False``."""
@@ -743,7 +731,6 @@ def _reduced_axes(dim, ndim):
     return normalize_dims(None if isinstance(dim, (tuple, list)) and not dim else dim, ndim)
 
 
-@tensor_method("nansum")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (all elements by default) with NaNs counted as zero."""
     a = input._data
@@ -758,7 +745,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return out
 
 
-@tensor_method("nanmean")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` (all elements by default) of the elements that are not NaN: their ``nansum`` divided
     by their count (NaN where there are none)."""
@@ -811,7 +797,6 @@ class LogcumsumexpBackward0(Node):
         return (parts[0] - parts[1],)
 
 
-@tensor_method("logcumsumexp")
 def logcumsumexp(input, dim):
     """log Σ_{j<=i} exp(x_j) along ``dim``, computed stably (no exp overflows)."""
     a = input._data
@@ -856,7 +841,6 @@ def _cpp_float(value):
     return "-nan" if math.isnan(value) else f"{value:g}"
 
 
-@tensor_method("histc")
 def histc(input, bins=100, min=0, max=0):
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's own range when both
     are 0), as a tensor of ``input``'s dtype; elements outside the range are ignored. Not differentiable."""
@@ -882,12 +866,3 @@ def histc(input, bins=100, min=0, max=0):
     bin_of = np.minimum(((values - low_) * bins / (high_ - low_)).astype(np.int64), bins - 1)
     return wrap(np.bincount(bin_of, minlength=bins).astype(a.dtype))
 
-
-def _install_inplace():
-    for fn in (index_add, index_copy, index_fill, scatter_reduce):
-        name = fn.__name__ + "_"
-        setattr(Tensor, name, make_inplace(fn, name))
-    Tensor.masked_scatter_ = masked_scatter_
-
-
-_install_inplace()

@@ -4,7 +4,7 @@ import numpy as np
 from ..core.dtype import cpp_name, scalar_name
 from ..core.errors import _require_tensor, broadcasting
 from ..core.node import Node
-from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad
+from ..core.record import as_result, promote_operands, record, wants_grad
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
 from .arithmetic import _tensor_pair_op, _write_out
@@ -60,7 +60,6 @@ class HypotBackward0(Node):
                 grad * y / out if edges[1][0] is not None else None)
 
 
-@tensor_method("hypot")
 def hypot(input, other, *, out=None):
     """√(input² + other²) without overflow; floating tensors only."""
     _require_tensor("hypot", other)
@@ -122,7 +121,6 @@ def _lerp_arrays(xa, ea, wa):
     return out.astype(xa.dtype, copy=False)
 
 
-@tensor_method("lerp")
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input): linear interpolation (weight a number or a broadcastable tensor)."""
     _check_lerp_dtypes(input, end, weight)
@@ -172,7 +170,6 @@ class XlogyBackward2(Node):
         return (dx if self.y > 0 else ops.mask(ops.raw(x) != 0, dx),)
 
 
-@tensor_method("xlogy")
 def xlogy(input, other, *, out=None):
     """input * log(other), with 0 where input is 0 (unless other is nan); one side may be a number."""
     xa, ya, target = promote_operands(input, other, floating=True)
@@ -186,12 +183,3 @@ def xlogy(input, other, *, out=None):
             record(XlogyBackward0, (input, other), result, (input, other))
     return result if out is None else _write_out(result, out)
 
-
-def _install_inplace():
-    from .inplace import make_inplace
-    for fn in (atan2, hypot, lerp, xlogy):
-        setattr(Tensor, fn.__name__ + "_", make_inplace(fn, fn.__name__ + "_"))
-    Tensor.arctan2_ = Tensor.atan2_
-
-
-_install_inplace()

@@ -8,9 +8,8 @@ import numpy as np
 
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
-from ..core.record import as_result, promote_operands, tensor_method
+from ..core.record import as_result, promote_operands
 from ..core.tensor import Tensor
-from .inplace import apply_inplace
 
 __all__ = [
     "allclose",
@@ -69,7 +68,6 @@ def _comparison(name, np_fn, aliases=()):
         return as_result(broadcasting(np_fn, xa, ya), np.bool_)
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``input {np_fn.__name__} other`` as a bool tensor (broadcasting; not recorded)."
-    tensor_method(name, f"__{name}__", *aliases)(compare)
     return compare
 
 
@@ -82,7 +80,6 @@ ge = _comparison("ge", np.greater_equal, ("greater_equal",))
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
 
-@tensor_method("equal")
 def equal(input, other):
     """True if both tensors have the same shape and the same values (a Python bool)."""
     if input._data.shape != other._data.shape:
@@ -96,7 +93,6 @@ def _check_same_dtype(input, other):
         raise RuntimeError(f"{scalar_name(input._data.dtype)} did not match {scalar_name(other._data.dtype)}")
 
 
-@tensor_method("isclose")
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise; both tensors of one dtype, as in PyTorch."""
     _check_same_dtype(input, other)
@@ -105,7 +101,6 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return as_result(close, np.bool_)
 
 
-@tensor_method("allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether ``isclose`` holds everywhere (a Python bool)."""
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
@@ -116,7 +111,7 @@ def _value_test(name, np_fn):
         return as_result(np_fn(input._data), np.bool_)
     test.__name__ = test.__qualname__ = name
     test.__doc__ = f"``{np_fn.__name__}`` of each element as a bool tensor (integers are never nan or inf)."
-    return tensor_method(name)(test)
+    return test
 
 
 isnan = _value_test("isnan", np.isnan)
@@ -127,7 +122,6 @@ isneginf = _value_test("isneginf", np.isneginf)
 signbit = _value_test("signbit", np.signbit)
 
 
-@tensor_method("isreal")
 def isreal(input):
     a = input._data
     return as_result(a.imag == 0 if a.dtype.kind == "c" else np.ones(a.shape, np.bool_), np.bool_)
@@ -141,8 +135,6 @@ def _logical(name, np_fn):
                          np.bool_)
     logical.__name__ = logical.__qualname__ = name
     logical.__doc__ = f"Elementwise ``{name}`` of the truth values of both tensors, as a bool tensor."
-    tensor_method(name)(logical)
-    setattr(Tensor, name + "_", lambda self, other: apply_inplace(self, lambda old: logical(old, other)))
     return logical
 
 
@@ -151,13 +143,10 @@ logical_or = _logical("logical_or", np.logical_or)
 logical_xor = _logical("logical_xor", np.logical_xor)
 
 
-@tensor_method("logical_not")
 def logical_not(input, *, out=None):
     """Elementwise ``not`` of the truth value of each element, as a bool tensor."""
     return as_result(np.logical_not(input._data), np.bool_)
 
-
-Tensor.logical_not_ = lambda self: apply_inplace(self, logical_not)
 
 
 # --- bitwise: bool and integer tensors -----------------------------------------------------------------
@@ -176,17 +165,6 @@ def _bitwise(name, np_fn, dunder):
         return as_result(broadcasting(np_fn, xa, ya), target)
     bitwise.__name__ = bitwise.__qualname__ = name
     bitwise.__doc__ = f"Elementwise ``{name}`` of bool or integer tensors (``x {dunder} y``)."
-
-    def reflected(self, other):
-        return bitwise(other, self) if isinstance(other, Tensor) else bitwise(self, other)
-
-    def augmented(self, other):
-        return apply_inplace(self, lambda old: bitwise(old, other))
-
-    tensor_method(name, f"__{dunder}__")(bitwise)
-    setattr(Tensor, f"__r{dunder}__", reflected)
-    setattr(Tensor, f"__i{dunder}__", augmented)
-    setattr(Tensor, name + "_", augmented)
     return bitwise
 
 
@@ -216,17 +194,6 @@ def _shift(name, kernel, left, dunder):
         return as_result(shifted, target)
     shift.__name__ = shift.__qualname__ = name
     shift.__doc__ = f"Elementwise ``x {'<<' if left else '>>'} s`` of integer tensors."
-
-    def reflected(self, other):
-        return shift(other if isinstance(other, Tensor) else Tensor._make(np.asarray(other)), self)
-
-    def augmented(self, other):
-        return apply_inplace(self, lambda old: shift(old, other))
-
-    tensor_method(name, f"__{dunder}__")(shift)
-    setattr(Tensor, f"__r{dunder}__", reflected)
-    setattr(Tensor, f"__i{dunder}__", augmented)
-    setattr(Tensor, name + "_", augmented)
     return shift
 
 
@@ -234,18 +201,30 @@ bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", True, "lshift")
 bitwise_right_shift = _shift("bitwise_right_shift", "rshift_cpu", False, "rshift")
 
 
-@tensor_method("bitwise_not")
 def bitwise_not(input):
     """``~x``: logical not of a bool tensor, two's-complement not of an integer tensor."""
     _check_bitwise("bitwise_not", input._data.dtype)
     return as_result(np.invert(input._data))
 
 
-def _invert(self):
+def reflected_bitwise(op):
+    """Python's reflected operator (``1 & x`` calls ``x.__rand__(1)``) for a commutative bitwise ``op``."""
+    def reflected(self, other):
+        return op(other, self) if isinstance(other, Tensor) else op(self, other)
+    reflected.__name__ = reflected.__qualname__ = f"reflected_{op.__name__}"
+    return reflected
+
+
+def reflected_shift(op):
+    """Python's reflected operator (``1 << x`` calls ``x.__rlshift__(1)``) for a shift: the number is shifted."""
+    def reflected(self, other):
+        return op(other if isinstance(other, Tensor) else Tensor._make(np.asarray(other)), self)
+    reflected.__name__ = reflected.__qualname__ = f"reflected_{op.__name__}"
+    return reflected
+
+
+def invert(self):
     if self._data.dtype.kind not in "biu":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return bitwise_not(self)
 
-
-Tensor.__invert__ = _invert
-Tensor.bitwise_not_ = lambda self: apply_inplace(self, bitwise_not)

@@ -16,8 +16,7 @@ from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_shape
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
-from ..core.tensor import Tensor
+from ..core.record import record, wants_grad, wrap
 from .inplace import make_inplace
 from .views import _view, clone, select
 
@@ -141,9 +140,6 @@ def _set_imag(self, value):
     imag(self).copy_(value)
 
 
-Tensor.real = property(real, _set_real)
-Tensor.imag = property(imag, _set_imag)
-
 
 # --- building complex numbers ------------------------------------------------------------------------------
 
@@ -230,7 +226,6 @@ class AngleBackward0(Node):
         return (_join(ops, -b * scale, a * scale),)
 
 
-@tensor_method("angle")
 def angle(input):
     """The argument of each element, in (-π, π]: atan2(Im, Re) for complex tensors; for real ones π where
     negative, 0 elsewhere (-0.0 too), nan for nan. Integers give the default float dtype."""
@@ -272,7 +267,6 @@ def _conjugated(input, node_cls):
     return result
 
 
-@tensor_method("conj")
 def conj(input):
     """The complex conjugate, flagged so that ``is_conj()`` is True (see the module docstring: a copy, where
     PyTorch makes a lazy view). A real tensor is returned as it is."""
@@ -284,7 +278,6 @@ def conj(input):
     return result
 
 
-@tensor_method("conj_physical")
 def conj_physical(input):
     """The complex conjugate as an ordinary tensor; a real tensor is returned as it is."""
     if not _is_complex(input):
@@ -295,31 +288,26 @@ def conj_physical(input):
 _conj_physical_in_place = make_inplace(conj_physical, "conj_physical_")
 
 
-@tensor_method("conj_physical_")
 def conj_physical_(self):
     """In place; a real tensor is left as it is."""
     return _conj_physical_in_place(self) if _is_complex(self) else self
 
 
-@tensor_method("is_conj")
 def is_conj(input):
     """Whether ``input`` came from ``conj`` and has not been resolved."""
     return input.__dict__.get("_is_conj", False)
 
 
-@tensor_method("is_neg")
 def is_neg(input):
     """Whether ``input`` is the imaginary part of an unresolved ``conj`` (PyTorch's negative bit)."""
     return input.__dict__.get("_is_neg", False)
 
 
-@tensor_method("resolve_conj")
 def resolve_conj(input):
     """An unflagged copy of a ``conj`` result (CloneBackward0, as in PyTorch); any other tensor as it is."""
     return clone(input) if is_conj(input) else input
 
 
-@tensor_method("resolve_neg")
 def resolve_neg(input):
     """An unflagged copy of a tensor with the negative bit (see ``is_neg``); any other tensor as it is."""
     return clone(input) if is_neg(input) else input

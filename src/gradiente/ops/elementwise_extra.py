@@ -28,9 +28,7 @@ from ..core.special_math import (
     polygamma_array,
 )
 from ..core.tensor import Tensor
-from ._table import install
 from .arithmetic import _write_out
-from .inplace import make_inplace
 from .unary import UnaryNode, _make_forward, exp2, trunc
 
 __all__ = [
@@ -147,14 +145,12 @@ def unary_functions(table):
 
 
 FUNCTIONS = unary_functions(TABLE)
-install(FUNCTIONS)
 sinc, deg2rad, rad2deg = FUNCTIONS["sinc"], FUNCTIONS["deg2rad"], FUNCTIONS["rad2deg"]
 erfc, erfinv, lgamma = FUNCTIONS["erfc"], FUNCTIONS["erfinv"], FUNCTIONS["lgamma"]
 digamma, i0 = FUNCTIONS["digamma"], FUNCTIONS["i0"]
 
 # fix is PyTorch's other name for trunc (same node, TruncBackward0)
 fix = trunc
-Tensor.fix, Tensor.fix_ = Tensor.trunc, Tensor.trunc_
 
 
 # --- polygamma and mvlgamma: unary with an integer parameter --------------------------------------------------
@@ -217,13 +213,13 @@ def mvlgamma(input, p, *, out=None):
 
 
 def _polygamma_method(self, n):
+    """``x.polygamma(n)``: the method takes its arguments in the other order."""
     return polygamma(n, self)
 
 
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = make_inplace(lambda self, n: _polygamma_op(n, self, PolygammaBackward1), "polygamma_")
-Tensor.mvlgamma = mvlgamma
-Tensor.mvlgamma_ = make_inplace(mvlgamma, "mvlgamma_")
+def _polygamma_of_self(self, n):
+    """The op behind ``x.polygamma_(n)``, which PyTorch records as PolygammaBackward1."""
+    return _polygamma_op(n, self, PolygammaBackward1)
 
 
 # --- nan_to_num ----------------------------------------------------------------------------------------------
@@ -251,9 +247,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         record(NanToNumBackward0, (input,), result, (input,))
     return _finish(result, out)
 
-
-Tensor.nan_to_num = nan_to_num
-Tensor.nan_to_num_ = make_inplace(nan_to_num, "nan_to_num_")
 
 
 # --- binary ops ----------------------------------------------------------------------------------------------
@@ -304,7 +297,6 @@ def _logaddexp_op(name, np_fn, node_cls, doc):
         return _finish(result, out)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    setattr(Tensor, name, op)
     return op
 
 
@@ -467,8 +459,3 @@ def _integer_pair_op(name, np_fn, doc):
 gcd = _integer_pair_op("gcd", np.gcd, "The greatest common divisor (non-negative; gcd(0, 0) = 0), elementwise.")
 lcm = _integer_pair_op("lcm", np.lcm, "The least common multiple (non-negative; 0 if either is 0), elementwise; it "
                                       "wraps around on overflow, as PyTorch's does.")
-
-for _fn in (nextafter, copysign, ldexp, heaviside, gcd, lcm):
-    setattr(Tensor, _fn.__name__, _fn)
-    setattr(Tensor, _fn.__name__ + "_", make_inplace(_fn, _fn.__name__ + "_"))
-Tensor.frexp = frexp

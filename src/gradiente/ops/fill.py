@@ -3,7 +3,7 @@ import numpy as np
 
 from ..core.errors import broadcast_shape
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor
 from .inplace import apply_inplace
 
@@ -78,7 +78,6 @@ def fill(input, value):
     return _filled(input, value, FillBackward0, FillBackward1)
 
 
-@tensor_method("fill_")
 def fill_(input, value):
     """Fill ``input`` with ``value`` (a number or a 0-d tensor) in place."""
     return apply_inplace(input, lambda old: _filled(old, value, FillBackward2, FillBackward3))
@@ -91,7 +90,6 @@ def _zeros(input):
     return result
 
 
-@tensor_method("zero_")
 def zero_(input):
     """Fill ``input`` with zeros in place (``p.grad.zero_()``)."""
     return apply_inplace(input, _zeros)
@@ -105,7 +103,6 @@ def _copied(input, src):
     return result
 
 
-@tensor_method("copy_")
 def copy_(input, src, non_blocking=False):
     """Copy the values of ``src`` (broadcast to ``input``'s shape, converted to its dtype) into ``input``.
     The gradient flows to ``src``."""

@@ -20,10 +20,10 @@ import numpy as np
 from ..core import grad_mode
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
-from .inplace import apply_inplace, make_inplace, needs_grad, untracked_change
+from .inplace import apply_inplace, needs_grad, untracked_change
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
@@ -216,7 +216,6 @@ def _index(input, index):
     return out
 
 
-@tensor_method("__getitem__")
 def getitem(self, index):
     """``x[index]`` with PyTorch's meaning and graph (see the module docstring)."""
     if type(index) is int:
@@ -327,7 +326,6 @@ def _setitem_result(old, advanced, value):
     return result
 
 
-@tensor_method("__setitem__")
 def setitem(self, index, value):
     """``x[index] = value`` (a number or a tensor broadcast to the region), in place."""
     if isinstance(value, (list, tuple)):
@@ -425,7 +423,6 @@ class GatherBackward0(Node):
         return (ops.embed(grad, self._input_meta[0][0], self.index),)
 
 
-@tensor_method("gather")
 def gather(input, dim, index, *, sparse_grad=False):
     """Values of ``input`` along ``dim`` at the positions ``index`` holds (``out`` has ``index``'s shape)."""
     a = input._data
@@ -503,13 +500,11 @@ def _scatter(input, dim, index, src, add):
     return result
 
 
-@tensor_method("scatter")
 def scatter(input, dim, index, src=None, *, value=None):
     """A copy of ``input`` with ``src`` (a tensor, or a number) written along ``dim`` at ``index``."""
     return _scatter(input, dim, index, value if src is None else src, add=False)
 
 
-@tensor_method("scatter_add")
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``src`` added along ``dim`` at ``index`` (repeated positions add up)."""
     return _scatter(input, dim, index, src, add=True)
@@ -525,7 +520,6 @@ class IndexSelectBackward0(Node):
         return (ops.embed(grad, self._input_meta[0][0], self.index),)
 
 
-@tensor_method("index_select")
 def index_select(input, dim, index):
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``."""
     a = input._data
@@ -549,7 +543,6 @@ def index_select(input, dim, index):
     return out
 
 
-@tensor_method("take_along_dim")
 def take_along_dim(input, indices, dim=None):
     """``gather`` with ``indices`` broadcast against ``input`` (over the flattened input when dim is None)."""
     if dim is None:
@@ -595,7 +588,6 @@ def _bool_mask(mask, name):
     return m
 
 
-@tensor_method("masked_fill")
 def masked_fill(input, mask, value):
     """A copy of ``input`` with ``value`` (a number or a 0-d tensor) where ``mask`` (broadcast) is True."""
     a = input._data
@@ -626,7 +618,6 @@ class MaskedSelectBackward0(Node):
         return (ops.embed(grad, self.mask.shape, (self.mask,)),)
 
 
-@tensor_method("masked_select")
 def masked_select(input, mask):
     """The elements of ``input`` (broadcast with ``mask``) where ``mask`` is True, as a 1-D tensor."""
     a = input._data
@@ -641,7 +632,6 @@ def masked_select(input, mask):
     return out
 
 
-@tensor_method("nonzero")
 def nonzero(input, *, as_tuple=False):
     """Positions of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
     a = input._data
@@ -650,15 +640,6 @@ def nonzero(input, *, as_tuple=False):
     return wrap(np.argwhere(a).astype(np.int64))
 
 
-@tensor_method("argwhere")
 def argwhere(input):
     return nonzero(input)
 
-
-def _install_inplace():
-    for fn in (masked_fill, scatter, scatter_add):
-        name = fn.__name__ + "_"
-        setattr(Tensor, name, make_inplace(fn, name))
-
-
-_install_inplace()

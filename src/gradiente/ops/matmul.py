@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.node import Node
-from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor
 from .views import (
     _mT,
@@ -95,7 +95,6 @@ class BmmBackward0(MmBackward0):
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G (per batch)"
 
 
-@tensor_method("mm")
 def mm(input, mat2):
     """The product of two matrices."""
     xa, ya = input._data, mat2._data
@@ -107,7 +106,6 @@ def mm(input, mat2):
     return _product(np.matmul, MmBackward0, input, mat2)
 
 
-@tensor_method("mv")
 def mv(input, vec):
     """A matrix times a vector."""
     xa, va = input._data, vec._data
@@ -122,7 +120,6 @@ def mv(input, vec):
     return _product(np.matmul, MvBackward0, input, vec)
 
 
-@tensor_method("dot")
 def dot(input, other):
     """The inner product of two 1-D tensors."""
     xa, ya = input._data, other._data
@@ -138,7 +135,6 @@ def dot(input, other):
     return _product(np.dot, DotBackward0, input, other)
 
 
-@tensor_method("bmm")
 def bmm(input, mat2):
     """Matrix products of two batches of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
     xa, ya = input._data, mat2._data
@@ -192,7 +188,6 @@ def _scaled_sum(product, input, target, beta, alpha):
     return product
 
 
-@tensor_method("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (``nn.Linear``
     uses it: ``linear(x, W, b) = addmm(b, x, W.t())``)."""
@@ -213,7 +208,6 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return out
 
 
-@tensor_method("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
     names = [dt.cpp_name(t._data.dtype) for t in (input, batch1)]
@@ -230,7 +224,6 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 # --- matmul, as PyTorch composes it ---------------------------------------------------------------------
 
-@tensor_method("matmul", "__matmul__")
 def matmul(input, other):
     """The matrix product with NumPy's rules: 1-D operands are vectors, leading dims are batch dims and
     broadcast. Recorded as PyTorch records it (dot, mv, mm, folded mm, or expand + bmm)."""
@@ -253,7 +246,6 @@ def matmul(input, other):
     return _batched_matmul(input, other)
 
 
-@tensor_method("__rmatmul__")
 def _rmatmul(self, other):
     return matmul(other, self)
 
@@ -317,7 +309,6 @@ def _as_shape(tensor, shape):
 
 # --- outer, trace, t -----------------------------------------------------------------------------------
 
-@tensor_method("outer", "ger")
 def outer(input, vec2):
     """``out[i][j] = input[i] * vec2[j]`` (recorded as PyTorch does: a view, then a broadcasting product)."""
     for name, v in (("self", input), ("vec2", vec2)):
@@ -341,7 +332,6 @@ class TraceBackward0(Node):
         return (ops.embed(ops.expand(grad, (k,)), shape, (diag, diag)),)
 
 
-@tensor_method("trace")
 def trace(input):
     """The sum of a matrix's main diagonal."""
     a = input._data
@@ -362,7 +352,6 @@ class TBackward0(Node):
         return (grad.T,)
 
 
-@tensor_method("t")
 def t(input):
     """The transpose of a tensor of at most 2 dims (a view)."""
     a = input._data

@@ -14,7 +14,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
 from .matmul import _scaled_sum, dot, matmul, mm
@@ -82,7 +82,6 @@ def tensordot(a, b, dims=2, out=None):
     return result if out is None else out.copy_(result)
 
 
-@tensor_method("inner")
 def inner(input, other, *, out=None):
     """Sum of products over the last dim of both: ``out[i.., j..] = Σₖ input[i.., k] other[j.., k]``; a product
     when either is 0-d."""
@@ -105,7 +104,6 @@ class VdotBackward0(Node):
         return (grad * y if _needs(self, 0) else None, grad * x if _needs(self, 1) else None)
 
 
-@tensor_method("vdot")
 def vdot(input, other, *, out=None):
     """The inner product of two 1-D tensors, the first conjugated (for real tensors, ``dot``)."""
     value = dot(input.detach(), other.detach())._data   # dot's checks and messages are vdot's
@@ -117,7 +115,6 @@ def vdot(input, other, *, out=None):
     return result if out is None else out.copy_(result)
 
 
-@tensor_method("kron")
 def kron(input, other):
     """The Kronecker product: each element of ``input`` scales a whole copy of ``other``. Shapes are padded
     with leading 1s to one rank; the result's size in each dim is the product of the two sizes."""
@@ -147,7 +144,6 @@ class AddmvBackward0(Node):
                 ops.matmul(ops.transpose(mat, 0, 1), g) if _needs(self, 2) else None)
 
 
-@tensor_method("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``, ``input`` broadcast to the product's length."""
     ba, ma, va = input._data, mat._data, vec._data
@@ -178,7 +174,6 @@ class AddrBackward0(Node):
                 ops.matmul(ops.transpose(g, 0, 1), u) if _needs(self, 2) else None)
 
 
-@tensor_method("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``, ``input`` broadcast to the outer product's shape."""
     for name, v in (("vec1", vec1), ("vec2", vec2)):
@@ -229,7 +224,6 @@ def linalg_cross(input, other, dim=-1):
     return result
 
 
-@tensor_method("cross")
 def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim``. Without ``dim``, PyTorch's deprecated default: the first
     dim of size 3 of ``input`` (with a warning); ``linalg.cross`` uses the last dim instead."""
@@ -362,7 +356,6 @@ class DistBackward0(LinalgVectorNormBackward0):
         return (dx if _needs(self, 0) else None, -dx if _needs(self, 1) else None)
 
 
-@tensor_method("dist")
 def dist(input, other, p=2):
     """The p-norm of ``input - other`` (broadcast), over all elements."""
     xa, ya, target = promote_operands(input, other)
@@ -396,7 +389,6 @@ class DiagEmbedBackward0(Node):
         return (_diagonal_of(ops, grad, self.offset, self.dim1, self.dim2),)
 
 
-@tensor_method("diag_embed")
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices (over dims ``dim1``, ``dim2`` of the result) whose diagonal ``offset`` holds the last dim of
     ``input``; all other entries are zero."""
@@ -479,42 +471,36 @@ def chain_matmul(*matrices, out=None):
 # --- the linalg ops PyTorch also keeps at the top level ------------------------------------------------------
 # These load ``gradiente.linalg`` on first use (it is not imported with gradiente).
 
-@tensor_method("det")
 def det(input):
     """The determinant of a square matrix or a batch of them (``linalg.det``)."""
     from . import linalg
     return linalg.det(input)
 
 
-@tensor_method("logdet")
 def logdet(input):
     """log det(input) for a square matrix (or batch); nan where the determinant is negative."""
     from . import linalg
     return linalg._logdet(input)
 
 
-@tensor_method("slogdet")
 def slogdet(input):
     """The sign and log |det| of a square matrix (or batch), as ``return_types.slogdet(sign, logabsdet)``."""
     from . import linalg
     return linalg._slogdet_as(input, linalg.slogdet_type)
 
 
-@tensor_method("inverse")
 def inverse(input, *, out=None):
     """The inverse of a square matrix (or batch) (``linalg.inv``)."""
     from . import linalg
     return linalg.inv(input, out=out)
 
 
-@tensor_method("matrix_power")
 def matrix_power(input, n):
     """A square matrix (or batch) to the integer power ``n`` (``linalg.matrix_power``)."""
     from . import linalg
     return linalg.matrix_power(input, n)
 
 
-@tensor_method("pinverse")
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse; singular values at most ``rcond`` times the largest count as zero (``linalg.pinv``)."""
     from . import linalg

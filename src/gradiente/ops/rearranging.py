@@ -7,7 +7,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _size_args, _wrap_dim
 from .views import (
     DiagonalBackward0,
@@ -189,7 +189,6 @@ def _pieces(a, d, sizes):
     return out
 
 
-@tensor_method("split")
 def split(tensor, split_size_or_sections, dim=0):
     """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
     listed sizes."""
@@ -211,7 +210,6 @@ def split(tensor, split_size_or_sections, dim=0):
     return _views(tensor, _pieces(a, d, sizes), SplitBackward0, dim=d)
 
 
-@tensor_method("chunk")
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` pieces of equal size (the last may be smaller) along ``dim``."""
     if chunks <= 0:
@@ -222,7 +220,6 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-n // chunks), dim)
 
 
-@tensor_method("unbind")
 def unbind(input, dim=0):
     """The slices along ``dim``, as views, in a tuple (``iter(x)`` is ``x.unbind(0)``)."""
     a = input._data
@@ -249,7 +246,6 @@ class RepeatBackward0(Node):
         return (ops.reshape(summed, shape),)
 
 
-@tensor_method("repeat")
 def repeat(input, *sizes):
     """The tensor tiled ``sizes[i]`` times along dim i (a copy); extra leading sizes add dims."""
     a = input._data
@@ -263,14 +259,12 @@ def repeat(input, *sizes):
     return out
 
 
-@tensor_method("tile")
 def tile(input, dims):
     """``repeat`` with missing leading repetitions taken as 1."""
     reps = _size_args((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims))
     return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
-@tensor_method("repeat_interleave")
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     """Each element repeated ``repeats`` times along ``dim`` (the flattened tensor when None). A number of
     repeats is recorded as PyTorch does it (unsqueeze, expand, copy, view); a tensor of counts as an
@@ -310,7 +304,6 @@ class RollBackward0(Node):
         return (ops.roll(grad, tuple(-s for s in self.shifts), self.dims),)
 
 
-@tensor_method("flip")
 def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims``."""
     a = input._data
@@ -321,21 +314,18 @@ def flip(input, *dims):
     return out
 
 
-@tensor_method("fliplr")
 def fliplr(input):
     if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
-@tensor_method("flipud")
 def flipud(input):
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 
-@tensor_method("roll")
 def roll(input, shifts, dims=None):
     """A copy with elements shifted cyclically by ``shifts`` along ``dims`` (the flattened tensor when None)."""
     a = input._data
@@ -390,13 +380,11 @@ def _triangle(input, diagonal, np_fn, node, name):
     return out
 
 
-@tensor_method("tril")
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims (on and below diagonal ``diagonal``), zeros above."""
     return _triangle(input, diagonal, np.tril, TrilBackward0, "tril")
 
 
-@tensor_method("triu")
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims (on and above diagonal ``diagonal``), zeros below."""
     return _triangle(input, diagonal, np.triu, TriuBackward0, "triu")
@@ -416,7 +404,6 @@ class DiagEmbedBackward0(Node):
         return (ops.getitem(grad, diagonal_index(grad.shape[0], grad.shape[1], self.offset)),)
 
 
-@tensor_method("diag")
 def diag(input, diagonal=0):
     """A 1-D tensor's values on diagonal ``diagonal`` of a square matrix; or a matrix's diagonal (a copy)."""
     a = input._data
@@ -432,12 +419,3 @@ def diag(input, diagonal=0):
         record(DiagonalBackward0_copy, (input,), out, offset=diagonal, dim1=0, dim2=1)
     return out
 
-
-def _install_inplace():
-    from .inplace import make_inplace
-    for fn in (tril, triu):
-        name = fn.__name__ + "_"
-        setattr(Tensor, name, make_inplace(fn, name))
-
-
-_install_inplace()

@@ -14,7 +14,7 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
 
@@ -113,7 +113,6 @@ def _sum_dtype(a, dtype):
     return np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
 
 
-@tensor_method("sum")
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim`` (an int or a tuple). Integers sum to int64, as in PyTorch."""
     a = input._data
@@ -131,7 +130,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return out
 
 
-@tensor_method("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean of all elements, or over ``dim``; floating (or complex) tensors only, as in PyTorch."""
     a = input._data
@@ -154,8 +152,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return out
 
 
-Tensor.sum_to_size = lambda self, *size: _sum_to_size(self, size[0] if len(size) == 1 and
-                                                            isinstance(size[0], (tuple, list)) else size)
+def sum_to_size(self, *size):
+    """``x.sum_to_size(*size)``: ``x`` summed down to ``size``, the reverse of broadcasting ``size`` up to x."""
+    return _sum_to_size(self, size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size)
 
 
 def _sum_to_size(x, shape):
@@ -267,7 +266,6 @@ class ProdBackward1(Node):
         return (_product_of_others(ops, grad, x, dim),)
 
 
-@tensor_method("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or along ``dim`` (one int). Integers multiply as int64, as in PyTorch."""
     a = input._data
@@ -350,7 +348,6 @@ def _extreme(input, dim, keepdim, name, np_arg, full_node, dim_node):
     return getattr(return_types, name)(values, indices)
 
 
-@tensor_method("max")
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
     if isinstance(dim, Tensor) or other is not None:
@@ -359,7 +356,6 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
     return _extreme(input, dim, keepdim, "max", np.argmax, MaxBackward1, MaxBackward0)
 
 
-@tensor_method("min")
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``minimum``."""
     if isinstance(dim, Tensor) or other is not None:
@@ -403,13 +399,11 @@ def _amax_amin(input, dim, keepdim, name, np_fn, node_cls):
     return result
 
 
-@tensor_method("amax")
 def amax(input, dim=(), keepdim=False):
     """The largest element over ``dim`` (all dims by default); ties share the gradient equally."""
     return _amax_amin(input, dim, keepdim, "amax", np.amax, AmaxBackward0)
 
 
-@tensor_method("amin")
 def amin(input, dim=(), keepdim=False):
     """The smallest element over ``dim`` (all dims by default); ties share the gradient equally."""
     return _amax_amin(input, dim, keepdim, "amin", np.amin, AminBackward0)
@@ -430,13 +424,11 @@ def _arg_extreme(input, dim, keepdim, name, np_arg):
     return as_result(index.reshape(_reduced_shape(a, (d,), keepdim)), np.int64)
 
 
-@tensor_method("argmax")
 def argmax(input, dim=None, keepdim=False):
     """The index of the largest element (of the flattened tensor, or along ``dim``); the first among ties."""
     return _arg_extreme(input, dim, keepdim, "argmax", np.argmax)
 
 
-@tensor_method("argmin")
 def argmin(input, dim=None, keepdim=False):
     """The index of the smallest element (of the flattened tensor, or along ``dim``); the first among ties."""
     return _arg_extreme(input, dim, keepdim, "argmin", np.argmin)
@@ -452,7 +444,6 @@ class MedianBackward1(MaxBackward0):
     formula = "∂median(x, dim)/∂xⱼ = 1 at the index returned, else 0"
 
 
-@tensor_method("median")
 def median(input, dim=None, keepdim=False):
     """The lower median (of all elements, or along ``dim`` as ``(values, indices)``); nan if a nan is present.
     Among equal elements the index returned may differ from PyTorch's, which does not specify it."""
@@ -547,14 +538,12 @@ def _var_std(input, dim, unbiased, keepdim, correction, name):
     return result
 
 
-@tensor_method("var")
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` (all by default), dividing by n - correction (correction 1 unless
     ``unbiased=False`` or ``correction=`` says otherwise)."""
     return _var_std(input, dim, unbiased, keepdim, correction, "var")
 
 
-@tensor_method("std")
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim``: the square root of ``var`` with the same arguments."""
     return _var_std(input, dim, unbiased, keepdim, correction, "std")
@@ -622,7 +611,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return result
 
 
-@tensor_method("norm")
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The vector p-norm over ``dim`` (all elements by default); 'fro' is the 2-norm; 'nuc', the nuclear norm
     (the sum of singular values) of the matrices in the last two dims or in ``dim``."""
@@ -652,7 +640,6 @@ class LogsumexpBackward0(Node):
         return (grad * ops.exp(x - out),)
 
 
-@tensor_method("logsumexp")
 def logsumexp(input, dim, keepdim=False):
     """log(Σ exp(input)) over ``dim``, computed stably (the largest element is taken out first)."""
     a = input._data
@@ -742,13 +729,11 @@ def _scan(input, dim, dtype, node_cls, scan):
     return result
 
 
-@tensor_method("cumsum")
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``; integers and bools accumulate as int64."""
     return _scan(input, dim, dtype, CumsumBackward0, numpy_ops.cumsum)
 
 
-@tensor_method("cumprod")
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; integers and bools accumulate as int64."""
     return _scan(input, dim, dtype, CumprodBackward0, numpy_ops.cumprod)
@@ -767,19 +752,16 @@ def _test_all(input, dim, keepdim, np_fn):
     return as_result(np_fn(a, axis=axes, keepdims=keepdim), np.uint8 if a.dtype == np.uint8 else np.bool_)
 
 
-@tensor_method("all")
 def all(input, dim=None, keepdim=False):
     """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input), not recorded."""
     return _test_all(input, dim, keepdim, np.all)
 
 
-@tensor_method("any")
 def any(input, dim=None, keepdim=False):
     """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input), not recorded."""
     return _test_all(input, dim, keepdim, np.any)
 
 
-@tensor_method("count_nonzero")
 def count_nonzero(input, dim=None):
     """The number of non-zero elements (over ``dim``), as int64."""
     a = input._data

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
 from .assembling import ScatterReduceBackward0, _lifted, _scatter_reduce_array
@@ -81,7 +81,6 @@ def _scatter_region(node_cls, input, src, region, read, **attrs):
     return result
 
 
-@tensor_method("select_scatter")
 def select_scatter(input, src, dim, index):
     """A copy of ``input`` with ``src`` written at ``input.select(dim, index)``."""
     a = input._data
@@ -93,7 +92,6 @@ def select_scatter(input, src, dim, index):
     return _scatter_region(SelectScatterBackward0, input, src, region, lambda array: array[region])
 
 
-@tensor_method("slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of ``input`` with ``src`` written at ``input[start:end:step]`` along ``dim``."""
     if step <= 0:
@@ -104,7 +102,6 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return _scatter_region(SliceScatterBackward0, input, src, region, lambda array: array[region])
 
 
-@tensor_method("diagonal_scatter")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of ``input`` with ``src`` written on the diagonal ``input.diagonal(offset, dim1, dim2)``."""
     a = input._data
@@ -121,7 +118,6 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return _scatter_region(DiagonalScatterBackward0, input, src, region, read, order=order)
 
 
-@tensor_method("as_strided_scatter")
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """A copy of ``input`` with ``src`` written where ``input.as_strided(size, stride, storage_offset)`` would
     look: element (i, j, ...) at flat position offset + i·stride[0] + j·stride[1] + ... of the input read in
@@ -195,7 +191,6 @@ def _advanced_index(shape, indices):
     return tuple(arrays)
 
 
-@tensor_method("index_put")
 def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` (broadcast) written at ``input[indices]`` (a tuple of integer or
     boolean tensors), or added there if ``accumulate`` (repeated positions then add up)."""
@@ -237,7 +232,6 @@ class PutBackward0(Node):
         return dx, dsource
 
 
-@tensor_method("put")
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with the elements of ``source`` written at the flat (C-order) positions ``index``
     (negative ones count from the end), or added there if ``accumulate``."""
@@ -304,7 +298,6 @@ def _check_index_reduce(a, s, idx, d):
         raise IndexError("index out of range in self")
 
 
-@tensor_method("index_reduce")
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """A copy of ``input`` with slice i of ``source`` reduced into position ``index[i]`` along ``dim`` by
     ``reduce`` ('prod', 'mean', 'amax' or 'amin'); ``input``'s own values take part unless
@@ -333,6 +326,4 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     return result
 
 
-index_put_ = tensor_method("index_put_")(make_inplace(index_put, "index_put_"))
-Tensor.put_ = make_inplace(put, "put_")
-Tensor.index_reduce_ = make_inplace(index_reduce, "index_reduce_")
+index_put_ = make_inplace(index_put, "index_put_")

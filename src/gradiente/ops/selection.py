@@ -7,7 +7,7 @@ from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
 from ..core.node import Node
-from ..core.record import as_result, promote_operands, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 from .arithmetic import _as_tensor_like, _tensor_pair_op, _write_out
 
@@ -137,7 +137,6 @@ def _clamp_arrays(input, lo, hi):
     return as_result(broadcasting(lambda a, b, c: np.minimum(np.maximum(a, b), c), xa, la, ha), target)
 
 
-@tensor_method("clamp", "clip")
 def clamp(input, min=None, max=None, *, out=None):
     """Each element limited to [min, max] (either may be None; numbers or broadcastable tensors). Where
     min > max the result is max, as in PyTorch."""
@@ -158,7 +157,6 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
-@tensor_method("clamp_min")
 def clamp_min(input, min):
     """max(input, min), elementwise."""
     result = _clamp_arrays(input, min, None)
@@ -170,7 +168,6 @@ def clamp_min(input, min):
     return result
 
 
-@tensor_method("clamp_max")
 def clamp_max(input, max):
     """min(input, max), elementwise."""
     result = _clamp_arrays(input, None, max)
@@ -217,8 +214,6 @@ def _where_method(self, condition, y):
     """``x.where(condition, y)`` is ``where(condition, x, y)``."""
     return where(condition, self, y)
 
-
-Tensor.where = _where_method
 
 
 # --- maximum, minimum, fmax, fmin ----------------------------------------------------------------------
@@ -278,12 +273,3 @@ fmax = _tensor_pair_op("fmax", np.fmax, FmaxBackward0,
 fmin = _tensor_pair_op("fmin", np.fmin, FminBackward0,
                        "Elementwise minimum that ignores nan (nan only where both are nan).")
 
-
-def _install_inplace():
-    from .inplace import make_inplace
-    for fn in (clamp, clamp_min, clamp_max):
-        setattr(Tensor, fn.__name__ + "_", make_inplace(fn, fn.__name__ + "_"))
-    Tensor.clip_ = Tensor.clamp_
-
-
-_install_inplace()

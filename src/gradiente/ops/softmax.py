@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.record import record, wants_grad, wrap
 from ..core.tensor import _wrap_dim
 
 __all__ = ["log_softmax", "softmax"]
@@ -49,7 +49,6 @@ def _max(a, axis):
     return a.max(axis=axis, keepdims=True) if a.size else np.zeros((), a.dtype)
 
 
-@tensor_method("softmax")
 def softmax(input, dim, dtype=None):
     """e^x / Σ e^x along ``dim``; ``dtype`` casts the input first (``SoftmaxBackward0``)."""
     input, a, axis = _prepare(input, dim, dtype, "softmax_lastdim_kernel_impl")
@@ -61,7 +60,6 @@ def softmax(input, dim, dtype=None):
     return out
 
 
-@tensor_method("log_softmax")
 def log_softmax(input, dim, dtype=None):
     """x - log Σ e^x along ``dim``, computed stably; ``dtype`` casts the input first (``LogSoftmaxBackward0``)."""
     input, a, axis = _prepare(input, dim, dtype, "log_softmax_lastdim_kernel_impl")

@@ -19,7 +19,7 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
+from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from .indexing import _along
 from .reductions import _at_least_1d, _check_nonempty_dims, _reduced_shape
@@ -142,7 +142,6 @@ def _run_starts(ordered):
 _NOT_GIVEN = object()
 
 
-@tensor_method("sort")
 def sort(input, dim=-1, descending=False, *, stable=_NOT_GIVEN):
     """``(values, indices)``: ``input`` sorted along ``dim``, and where each value was. Always stable (equal
     elements keep their order); NaN sorts as the largest value."""
@@ -154,7 +153,6 @@ def sort(input, dim=-1, descending=False, *, stable=_NOT_GIVEN):
     return _taken(input, order, d, a.shape, node_cls, return_types.sort)
 
 
-@tensor_method("argsort")
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim`` (int64). Always stable, as ``sort``: ``stable`` is
     accepted for PyTorch's signature and changes nothing."""
@@ -164,7 +162,6 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return wrap(_stable_order(_at_least_1d(a), d, descending).reshape(a.shape).astype(np.int64, copy=False))
 
 
-@tensor_method("msort")
 def msort(input):
     """``input`` sorted along its first dim: ``sort(input, 0).values``."""
     return sort(input, 0).values
@@ -172,7 +169,6 @@ def msort(input):
 
 # --- topk, kthvalue, mode --------------------------------------------------------------------------------
 
-@tensor_method("topk")
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest elements along ``dim`` (the smallest with
     ``largest=False``), largest (smallest) first. Among equal elements the earlier comes first; with
@@ -192,7 +188,6 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _taken(input, order, d, shape, TopkBackward0, return_types.topk)
 
 
-@tensor_method("kthvalue")
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim`` (k counts from 1)."""
     a = input._data
@@ -206,7 +201,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _taken(input, indices, d, shape, KthvalueBackward0, return_types.kthvalue, keepdim=keepdim)
 
 
-@tensor_method("mode")
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)`` of the most frequent value along ``dim``: the smallest such value if several
     are equally frequent, and the index of its last occurrence."""
@@ -255,13 +249,11 @@ def _running_extreme(input, dim, name, accumulate, node_cls, pair):
     return _taken(input, indices, d, a.shape, node_cls, pair)
 
 
-@tensor_method("cummax")
 def cummax(input, dim):
     """``(values, indices)``: the running maximum along ``dim`` and where it was last reached."""
     return _running_extreme(input, dim, "cummax", np.maximum.accumulate, CummaxBackward0, return_types.cummax)
 
 
-@tensor_method("cummin")
 def cummin(input, dim):
     """``(values, indices)``: the running minimum along ``dim`` and where it was last reached."""
     return _running_extreme(input, dim, "cummin", np.minimum.accumulate, CumminBackward0, return_types.cummin)
@@ -269,7 +261,6 @@ def cummin(input, dim):
 
 # --- unique, unique_consecutive --------------------------------------------------------------------------
 
-@tensor_method("unique")
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements of ``input``, ascending (1-D), or with ``dim`` its distinct slices along
     ``dim``; with ``return_inverse`` also where each element (slice) went, with ``return_counts`` how many
@@ -277,7 +268,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _unique(input, dim, return_inverse, return_counts, consecutive=False)
 
 
-@tensor_method("unique_consecutive")
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """``unique`` of each run of equal consecutive elements (slices along ``dim``), in input order."""
     return _unique(input, dim, return_inverse, return_counts, consecutive=True)

@@ -18,14 +18,13 @@ from ..core import grad_mode, return_types
 from ..core.dtype import cpp_name, scalar_name
 from ..core.errors import _require_tensor, broadcast_shape
 from ..core.node import Node
-from ..core.record import as_result, record, tensor_method, wants_grad, wrap
+from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from .arithmetic import _NotImplementedBackward
 from .assembling import broadcast_tensors
 from .binary_math import lerp
 from .complex_numbers import complex, conj, imag, real
 from .indexing import gather, masked_fill
-from .inplace import make_inplace
 from .matmul import AddmmBackward0, _scaled_sum
 from .rearranging import unbind
 from .reductions import (
@@ -145,13 +144,11 @@ def _add_divided(x, scaled, b):
     return x + scaled / b
 
 
-@tensor_method("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value·tensor1·tensor2, elementwise with broadcasting."""
     return _addc("addcmul", input, tensor1, tensor2, value, _fused_multiply_add, AddcmulBackward0)
 
 
-@tensor_method("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value·tensor1/tensor2, elementwise with broadcasting (integer tensor1 and tensor2 are refused)."""
     return _addc("addcdiv", input, tensor1, tensor2, value, _add_divided, AddcdivBackward0)
@@ -166,7 +163,6 @@ class AddbmmBackward0(AddmmBackward0):
     formula = "∂/∂b = β,  ∂/∂Xᵢ = α·G·Yᵢᵀ,  ∂/∂Yᵢ = α·Xᵢᵀ·G"
 
 
-@tensor_method("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """β·input + α·(the sum over the batch of batch1[i] @ batch2[i]): a (n, m) result from (b, n, k) and
     (b, k, m) batches; ``input`` broadcasts to (n, m)."""
@@ -275,7 +271,6 @@ class AminmaxBackward0(Node):
         return grad / count * ops.constant(hit, grad)
 
 
-@tensor_method("aminmax")
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` of all elements, or along ``dim`` (one int); ties share each gradient equally."""
     a = input._data
@@ -375,7 +370,6 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return _squeeze_result(transpose(unsqueeze(result, 0), 0, -1), -1)      # the q dim first
 
 
-@tensor_method("quantile")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along ``dim``: between
     the two nearest sorted values, by ``interpolation`` ('linear', 'lower', 'higher', 'midpoint', 'nearest').
@@ -383,7 +377,6 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
-@tensor_method("nanquantile")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` over the values that are not NaN (NaN for a slice that has none)."""
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
@@ -397,7 +390,6 @@ class NanmedianBackward1(MedianBackward1):
     """out = the median of the non-NaN x along dim (with indices);  dx = grad at each median's index"""
 
 
-@tensor_method("nanmedian")
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the values that are not NaN (of all elements, or along ``dim`` as
     ``(values, indices)``); NaN where every value is NaN."""
@@ -447,7 +439,6 @@ def _check_weights(name, w, observations, integral):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
-@tensor_method("cov")
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one variable), each
     observation weighted by ``fweights`` (integer counts) and ``aweights`` (floating importances). Recorded
@@ -480,7 +471,6 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (product / norm_factor).squeeze()
 
 
-@tensor_method("corrcoef")
 def corrcoef(input):
     """Pearson correlation coefficients of the variables in the rows of ``input``: ``cov`` scaled by the
     standard deviations, clipped to [-1, 1] (real and imaginary parts apart for complex input)."""
@@ -507,7 +497,6 @@ def _no_derivative(op, inputs, outputs):
         record(_NoDerivative, inputs, outputs, op=op)
 
 
-@tensor_method("bincount")
 def bincount(input, weights=None, minlength=0):
     """How many times each value 0, 1, ..., max(input) occurs in a 1-D non-negative integer tensor (at least
     ``minlength`` counts); with ``weights``, their sums instead (float, or double for integer weights)."""
@@ -564,7 +553,6 @@ def _histogram_edges(values, bins, range, dtype):
     return linspace(low, high, bins + 1, dtype=dt.from_numpy_dtype(dtype))._data
 
 
-@tensor_method("histogram")
 def histogram(input, bins, *, range=None, weight=None, density=False):
     """``(hist, bin_edges)``: counts (or summed ``weight``) of the elements in each bin; ``bins`` is a count of
     equal bins over ``range`` or a 1-D tensor of increasing edges. A bin holds the values from its left edge
@@ -703,7 +691,6 @@ def unravel_index(indices, shape):
     return unbind(wrap(coordinates), -1)
 
 
-@tensor_method("ravel")
 def ravel(input):
     """The elements as a 1-D tensor: a view when ``input`` is contiguous, else a contiguous copy viewed."""
     return view(contiguous(input), -1)
@@ -746,7 +733,6 @@ def _slice_norm(ops, x, p, axes):
     return norm, ops.mask(ops.raw(x) != 0, d_norm) if p < 1 else d_norm
 
 
-@tensor_method("renorm")
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` (``input.select(dim, i)``) whose p-norm exceeds ``maxnorm`` scaled down to norm
     ``maxnorm`` (divided by its norm + 1e-7); the others unchanged."""
@@ -871,11 +857,3 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     """I₀(β·√(1 - ((k - (N-1)/2) / ((N-1)/2))²)) / I₀(β), I₀ the modified Bessel function of order 0."""
     return _window("kaiser_window", window_length, periodic, dtype, requires_grad, _kaiser(beta))
 
-
-def _install_inplace():
-    for fn in (addcmul, addcdiv, addbmm, renorm):
-        name = fn.__name__ + "_"
-        setattr(Tensor, name, make_inplace(fn, name))
-
-
-_install_inplace()

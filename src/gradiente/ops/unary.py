@@ -16,8 +16,6 @@ from ..core.node import Node
 from ..core.record import as_result, record, wants_grad
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from ._table import install
-from .inplace import make_inplace
 
 
 class UnaryNode(Node):
@@ -193,9 +191,6 @@ for _name, _fn, _node, _reads, _rule, _formula, _to_float in TABLE:
                                        "complex_ok": _name == "abs"})
     FUNCTIONS[_name] = _make_forward(_name, _fn, _cls, _reads, _to_float)
 
-install(FUNCTIONS, method_aliases={"abs": ("absolute", "__abs__"), "asin": ("arcsin",), "acos": ("arccos",),
-                                   "atan": ("arctan",), "asinh": ("arcsinh",), "acosh": ("arccosh",),
-                                   "atanh": ("arctanh",)})
 globals().update(FUNCTIONS)
 __all__ = list(FUNCTIONS)
 
@@ -227,8 +222,6 @@ RoundBackward0 = type("RoundBackward0", (UnaryNode,), {"__slots__": (), "rule": 
                                                        "formula": "d/dx round(x) = 0"})
 RoundBackward1 = type("RoundBackward1", (RoundBackward0,), {"__slots__": ()})
 round = _round
-Tensor.round = _round
-Tensor.round_ = make_inplace(_round, "round_")
 __all__.append("round")
 
 
@@ -263,6 +256,4 @@ def logit(input, eps=None, *, out=None):
     return result
 
 
-Tensor.logit = logit
-Tensor.logit_ = make_inplace(logit, "logit_")
 __all__.append("logit")

@@ -15,8 +15,8 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.node import Node
-from ..core.record import record, tensor_method, wants_grad, wrap
-from ..core.tensor import Tensor, _size_args, _wrap_dim
+from ..core.record import record, wants_grad, wrap
+from ..core.tensor import _size_args, _wrap_dim
 from .inplace import track_view
 
 __all__ = ["broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape",
@@ -146,7 +146,6 @@ def _reshaped(a, shape):
     return out, a.flags.c_contiguous or a.size == 0 or np.may_share_memory(out, a)
 
 
-@tensor_method("view")
 def view(input, *shape, dtype=None):
     """The same memory with a new shape (one entry may be -1); fails, as in PyTorch, when the strides do not
     allow it. ``view(dtype)`` reinterprets the bytes (not differentiable)."""
@@ -171,12 +170,10 @@ def _view_dtype(input, dtype):
     return out
 
 
-@tensor_method("view_as")
 def view_as(input, other):
     return view(input, other._data.shape)
 
 
-@tensor_method("reshape")
 def reshape(input, *shape):
     """A view with the new shape when the strides allow it; otherwise a copy. As in PyTorch, the view of a
     contiguous tensor is ViewBackward0, of a strided one ReshapeAliasBackward0, and a copy is recorded as
@@ -188,7 +185,6 @@ def reshape(input, *shape):
     return _unsafe_view(_copy(input, array.reshape(a.shape)), array)
 
 
-@tensor_method("reshape_as")
 def reshape_as(input, other):
     return reshape(input, other._data.shape)
 
@@ -209,7 +205,6 @@ def _copy(input, array):
     return out
 
 
-@tensor_method("clone")
 def clone(input, *, memory_format=None):
     """A copy with its own memory, recorded as CloneBackward0. The copy keeps the input's layout (strides)
     unless ``memory_format`` asks for a contiguous one, as in PyTorch."""
@@ -217,7 +212,6 @@ def clone(input, *, memory_format=None):
     return _copy(input, input._data.copy(order=order))
 
 
-@tensor_method("contiguous")
 def contiguous(input, memory_format=None):
     """The tensor itself when already contiguous, else a contiguous copy."""
     a = input._data
@@ -226,7 +220,6 @@ def contiguous(input, memory_format=None):
     return _copy(input, np.ascontiguousarray(a))
 
 
-@tensor_method("flatten")
 def flatten(input, start_dim=0, end_dim=-1):
     """Dims ``start_dim..end_dim`` merged into one (a view when possible, like ``reshape``)."""
     a = input._data
@@ -241,7 +234,6 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, a.shape[:start] + (merged,) + a.shape[end + 1:])
 
 
-@tensor_method("unflatten")
 def unflatten(input, dim, sizes):
     """Dim ``dim`` split into ``sizes`` (one may be -1); always a view."""
     a = input._data
@@ -282,7 +274,6 @@ class UnsqueezeBackward0(ViewBackward0):
     __slots__ = ()
 
 
-@tensor_method("squeeze")
 def squeeze(input, dim=None):
     """Remove size-1 dims: all of them, or those among ``dim`` (an int or a tuple). A view."""
     a = input._data
@@ -296,7 +287,6 @@ def squeeze(input, dim=None):
     return _view(input, np.squeeze(a, axis=axes), node)
 
 
-@tensor_method("unsqueeze")
 def unsqueeze(input, dim):
     """A new size-1 dim at ``dim`` (in ``-ndim-1 .. ndim``). A view."""
     a = input._data
@@ -335,7 +325,6 @@ class TransposeBackward0(Node):
         return (ops.transpose(grad, self.dim0, self.dim1),)
 
 
-@tensor_method("permute")
 def permute(input, *dims):
     """The dims reordered: ``out.shape[i] == input.shape[dims[i]]``. A view."""
     a = input._data
@@ -352,7 +341,6 @@ def permute(input, *dims):
     return _view(input, a.transpose(axes), PermuteBackward0, dims=axes)
 
 
-@tensor_method("transpose", "swapaxes", "swapdims")
 def transpose(input, dim0, dim1):
     """Dims ``dim0`` and ``dim1`` swapped. A view."""
     a = input._data
@@ -363,7 +351,6 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-@tensor_method("movedim", "moveaxis")
 def movedim(input, source, destination):
     """Dims ``source`` moved to positions ``destination``, the others keeping their order (a permute)."""
     n = input._data.ndim
@@ -441,9 +428,6 @@ def _conj_if_complex(t):
     return t.conj() if t._data.dtype.kind == "c" else t
 
 
-for _name, _getter in (("T", _T), ("mT", _mT), ("H", _H), ("mH", _mH)):
-    setattr(Tensor, _name, property(_getter))
-
 # --- expand ---------------------------------------------------------------------------------------------
 
 class ExpandBackward0(Node):
@@ -483,7 +467,6 @@ def expanded_shape(input, sizes):
     return tuple(target)
 
 
-@tensor_method("expand")
 def expand(input, *sizes):
     """A view broadcasting size-1 dims (and new leading dims) to ``sizes``; -1 keeps a size. Its memory
     overlaps itself, so in-place writes to it fail, as in PyTorch."""
@@ -496,12 +479,10 @@ def expand(input, *sizes):
     return _view(input, array, ExpandBackward0)
 
 
-@tensor_method("expand_as")
 def expand_as(input, other):
     return expand(input, other._data.shape)
 
 
-@tensor_method("broadcast_to")
 def broadcast_to(input, size):
     return expand(input, size)
 
@@ -533,7 +514,6 @@ def slice_dim(input, dim, start, stop, step):
     return _view(input, a[index], SliceBackward0, index=index)
 
 
-@tensor_method("narrow")
 def narrow(input, dim, start, length):
     """Elements ``start .. start+length-1`` along ``dim`` (a view)."""
     a = input._data
@@ -548,7 +528,6 @@ def narrow(input, dim, start, length):
     return slice_dim(input, d, start, start + length, 1)
 
 
-@tensor_method("select")
 def select(input, dim, index):
     """``input[index]`` along ``dim``: that dim removed (a view)."""
     a = input._data
@@ -586,7 +565,6 @@ class DiagonalBackward0(Node):
         return (ops.permute(placed, tuple(np.argsort(rest + [d1, d2]).tolist())),)
 
 
-@tensor_method("diagonal")
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal over dims ``dim1``, ``dim2`` (``offset`` above the main one), as the last dim. A view."""
     a = input._data
