@@ -68,14 +68,15 @@ from .core.random import (
 )
 from .core.size import Size
 from .core.tensor import Tensor, device, is_tensor
+from .functional_aliases import *
 from .ops.arithmetic import *
 from .ops.assembling import *
 from .ops.binary_math import *
 from .ops.comparison import *
 from .ops.complex_numbers import *
+from .ops.conversions import as_tensor, asarray
 from .ops.elementwise_extra import *
 from .ops.fill import *
-from .ops.functional_aliases import *
 from .ops.indexing import *
 from .ops.legacy_linalg import *
 from .ops.matmul import *

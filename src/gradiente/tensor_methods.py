@@ -12,7 +12,8 @@ Binding happens once, when ``import gradiente`` imports this module; nothing els
 Tensor attribute (``tests/test_architecture.py`` checks it).
 """
 from . import _config
-from .core import random
+from .core import backward, creation, printing, random
+from .core.inplace import make_inplace
 from .core.tensor import Tensor
 from .ops import (
     arithmetic,
@@ -20,6 +21,7 @@ from .ops import (
     binary_math,
     comparison,
     complex_numbers,
+    conversions,
     elementwise_extra,
     fill,
     indexing,
@@ -35,7 +37,6 @@ from .ops import (
     unary,
     views,
 )
-from .ops.inplace import make_inplace
 
 __all__ = ["METHODS", "in_place"]
 
@@ -54,6 +55,28 @@ def in_place(op):
 
 #: (what to bind, its method names); ``in_place(op)`` rows bind the in-place mechanism around ``op``
 METHODS = (
+    # core/backward.py, core/creation.py, core/printing.py: the data model's own methods that need more of the core
+    (backward.tensor_backward, "backward"),
+    (staticmethod(creation.tensor_new), "__new__"),
+    (creation.new_tensor, "new_tensor"),
+    (creation.new_zeros, "new_zeros"),
+    (creation.new_ones, "new_ones"),
+    (creation.new_full, "new_full"),
+    (creation.new_empty, "new_empty"),
+    (printing.tensor_repr, "__repr__"),
+    # ops/conversions.py
+    (conversions.to, "to"),
+    (conversions.tensor_type, "type"),
+    (conversions.type_as, "type_as"),
+    (conversions.to_float, "float"),
+    (conversions.to_double, "double"),
+    (conversions.to_half, "half"),
+    (conversions.to_long, "long"),
+    (conversions.to_int, "int"),
+    (conversions.to_short, "short"),
+    (conversions.to_char, "char"),
+    (conversions.to_byte, "byte"),
+    (conversions.to_bool, "bool"),
     # ops/arithmetic.py
     (arithmetic.add, "add", "__add__", "__radd__"),
     (arithmetic.add_, "add_", "__iadd__"),
@@ -360,6 +383,7 @@ METHODS = (
     (in_place(rearranging.tril), "tril_"),
     (rearranging.triu, "triu"),
     (in_place(rearranging.triu), "triu_"),
+    (rearranging.iterate, "__iter__"),
     (rearranging.unbind, "unbind"),
     # ops/assembling.py
     (assembling.diff, "diff"),

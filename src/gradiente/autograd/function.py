@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import grad_mode
+from ..core import grad_mode, rules
 from ..core.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -27,8 +27,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        from ..core.rules import tensor_ops
-        return tuple(self.saved(tensor_ops))
+        return tuple(self.saved(rules.tensor_ops))
 
     saved_variables = saved_tensors
 

@@ -8,7 +8,7 @@ from . import dtype as dt
 from .size import Size
 from .tensor import Tensor, _size_args
 
-__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
+__all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "logspace", "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor",
            "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor",
            "ShortTensor", "CharTensor"]
@@ -41,7 +41,7 @@ def _ragged_error(data):
         if not isinstance(first, (list, tuple)):
             return None
         n = len(first)
-        nxt = []
+        nxt: list = []
         for item in level:
             if not isinstance(item, (list, tuple)):
                 return ValueError(f"expected sequence of length {n} at dim {dim} (got {type(item).__name__})")
@@ -142,26 +142,6 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(arr, requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
-    """Like ``tensor`` but shares memory with ``data`` (an ndarray or tensor) when no conversion is needed."""
-    _check_dtype(dtype, "as_tensor")
-    if isinstance(data, Tensor):
-        return data if dtype is None or dtype is data.dtype else data.to(dtype)
-    arr = _infer_array(data, exact=dtype is not None)
-    if dtype is not None and arr.dtype != dtype._np:
-        arr = arr.astype(dtype._np)
-    elif not isinstance(data, np.ndarray):
-        arr = np.array(arr)
-    return Tensor._make(arr)
-
-
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    t = as_tensor(obj, dtype=dtype)
-    if copy:
-        t = Tensor._make(t._data.copy())
-    return _finish(t._data, requires_grad)
-
-
 def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray``: changes to one show in the other."""
     if not isinstance(ndarray, np.ndarray):
@@ -220,8 +200,7 @@ def _like(input, value, dtype, requires_grad):
     the input's memory layout when it is dense (a transposed tensor gives a transposed result), which shows
     wherever values are then written in memory order, as ``bernoulli_`` does for dropout."""
     data = input._data
-    order = "K" if _dense(data) else "C"
-    out = np.empty_like(data, dtype=(dtype or input.dtype)._np, order=order)
+    out = np.empty_like(data, dtype=(dtype or input.dtype)._np, order="K" if _dense(data) else "C")
     out.fill(value)
     return _finish(out, requires_grad)
 
@@ -310,7 +289,7 @@ def _linspace_values(start, end, steps, np_dtype):
     compute = np.dtype(np_dtype) if floating else np.dtype(np.float64)
     start_c, end_c = compute.type(start), compute.type(end)
     step = (end_c - start_c) / compute.type(steps - 1)
-    wide = np.longdouble if compute == np.float64 else np.float64
+    wide: type = np.longdouble if compute == np.float64 else np.float64
     idx = np.arange(steps)
     half = steps // 2
     first = wide(start_c) + wide(step) * idx.astype(wide)
@@ -328,6 +307,12 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 # --- legacy constructors -------------------------------------------------------------------------------
+
+def tensor_new(cls, *args, **kwargs):
+    """``Tensor.__new__``, the legacy constructor: ``Tensor([1, 2])`` is a float tensor of those values,
+    ``Tensor(2, 3)`` an uninitialized 2x3 float tensor (as in PyTorch)."""
+    return legacy_new(cls, dt.get_default_dtype(), args, kwargs)
+
 
 def legacy_new(cls, dtype, args, kwargs):
     """``FloatTensor([1, 2])`` (data), ``FloatTensor(2, 3)`` (an uninitialized shape), ``FloatTensor()``."""
@@ -363,7 +348,7 @@ def _legacy_type(dtype):
             return isinstance(obj, Tensor) and obj.dtype is dtype
 
     LegacyTensor.__name__ = LegacyTensor.__qualname__ = dtype._legacy
-    LegacyTensor.__doc__ = LegacyTensor.__doc__.format(dtype._legacy)
+    LegacyTensor.__doc__ = (LegacyTensor.__doc__ or "").format(dtype._legacy)
     return LegacyTensor
 
 
@@ -376,3 +361,34 @@ ShortTensor = _legacy_type(dt.int16)
 CharTensor = _legacy_type(dt.int8)
 ByteTensor = _legacy_type(dt.uint8)
 BoolTensor = _legacy_type(dt.bool)
+
+
+# --- x.new_*: tensors made like another one (its dtype unless given) ----------------------------------------
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """``x.new_tensor(data)``: a new tensor of ``data``, in x's dtype unless ``dtype`` is given."""
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_filled(self, fill, size, dtype, requires_grad):
+    return full(_size_args(size), fill, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """``x.new_zeros(*size)``: zeros in x's dtype unless ``dtype`` is given."""
+    return _new_filled(self, 0, size, dtype, requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """``x.new_ones(*size)``: ones in x's dtype unless ``dtype`` is given."""
+    return _new_filled(self, 1, size, dtype, requires_grad)
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    """``x.new_full(size, fill_value)``: ``fill_value`` everywhere, in x's dtype unless ``dtype`` is given."""
+    return _new_filled(self, fill_value, (size,), dtype, requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """``x.new_empty(*size)``: an uninitialized tensor (zeros here) in x's dtype unless ``dtype`` is given."""
+    return _new_filled(self, 0, size, dtype, requires_grad)

@@ -14,8 +14,7 @@ to the last bit. A 100,000-node chain needs no deeper Python stack than a 3-node
 import gc
 import heapq
 
-from . import grad_mode
-from .rules import numpy_ops, tensor_ops
+from . import grad_mode, rules
 
 __all__ = ["run_backward"]
 
@@ -59,7 +58,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
     tensor run, and no leaf's ``.grad`` changes (``autograd.grad``).
     """
-    ops = tensor_ops if create_graph else numpy_ops
+    ops = rules.namespace(create_graph)
     # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
     # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
     collecting = gc.isenabled()

@@ -59,7 +59,8 @@ class Generator:
     def manual_seed(self, seed):
         """Seed the generator; returns it, so ``g = Generator().manual_seed(0)`` works."""
         seed = _as_uint64(seed)
-        words = np.random.RandomState(seed & 0xFFFFFFFF).get_state()[1]
+        state = np.random.RandomState(seed & 0xFFFFFFFF).get_state(legacy=True)
+        words = state[1]    # type: ignore[index]  # legacy=True gives the tuple ('MT19937', key words, pos, ...)
         self._load(words, position=_N)     # position _N: the first draw twists the seeded words
         self._seed = seed
         self._fresh = True                 # see get_state: PyTorch's 'next' field is 0 until a draw

@@ -15,6 +15,9 @@ import re
 import weakref
 from typing import Optional
 
+from . import rules
+from .dtype import FROM_NUMPY
+
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
 _sequence = itertools.count()
@@ -84,7 +87,10 @@ class Node:
     #: a rule written for real numbers (grad * f'(x)) would give a silently wrong complex gradient, so the engine
     #: refuses to run it on a node that produced a complex result (see ``record``)
     complex_ok = False
-    _pre_hooks = _hooks = _tensor_pre_hooks = _retain_hooks = None
+    _pre_hooks: Optional[dict] = None          # node pre-hooks: fn(grad_outputs), may replace them
+    _hooks: Optional[dict] = None              # node post-hooks: fn(grad_inputs, grad_outputs)
+    _tensor_pre_hooks: Optional[dict] = None   # output_nr -> the hooks of that output tensor (register_hook)
+    _retain_hooks: Optional[dict] = None       # output_nr -> weakref of an output tensor that retains its grad
 
     def __init__(self, next_functions=(), input_meta=None):
         self.next_functions = next_functions
@@ -160,8 +166,7 @@ class Node:
 
     def apply(self, *grads):
         """Run the rule on tensors, as PyTorch's ``node(grad)`` does; returns a tuple of tensors or None."""
-        from .rules import tensor_ops
-        result = self.backward(tensor_ops, *grads)
+        result = self.backward(rules.tensor_ops, *grads)
         return result if isinstance(result, tuple) else (result,)
 
     __call__ = apply
@@ -200,7 +205,6 @@ def _modified_message(tensor, expected, saved_output=None, node=None):
         # PyTorch names a node's own saved output by the forward op: "output 0 of Exp", not ExpBackward0
         forward_name = re.sub(r"Backward\d*$", "", node.name())
         origin = f", which is output {saved_output.output_nr} of {forward_name},"
-    from .dtype import FROM_NUMPY
     kind = FROM_NUMPY[data.dtype]._legacy
     shape = ", ".join(str(s) for s in data.shape)
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "

@@ -38,7 +38,7 @@ class _PrintOptions:
 
 PRINT_OPTS = _PrintOptions()
 
-_PROFILES = {
+_PROFILES: dict[str, dict[str, float]] = {
     "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
     "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
     "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80},
@@ -105,8 +105,8 @@ class _Formatter:
         if not self.floating:
             if flat.size:
                 # the longest of str(int) is that of the largest or of the most negative value
-                ends = (flat.min().item(), flat.max().item())
-                self.max_width = max(len(str(v)) for v in ends)
+                extremes = (flat.min().item(), flat.max().item())
+                self.max_width = max(len(str(v)) for v in extremes)
             return
 
         # nan, inf and zero print the same whatever the style, so they do not take part in choosing it
@@ -213,9 +213,9 @@ def _block_str(array, indent, summarize, formatter):
         return _vector_str(array, indent, summarize, formatter)
     edge, n = PRINT_OPTS.edgeitems, array.shape[0]
     if summarize and n > 2 * edge:
-        rows = list(range(edge)) + [None] + list(range(n - edge, n))
+        rows: list = list(range(edge)) + [None] + list(range(n - edge, n))
     else:
-        rows = range(n)
+        rows = list(range(n))
     parts = ["..." if i is None else _block_str(array[i], indent + 1, summarize, formatter) for i in rows]
     # blocks of a 3-d tensor are separated by one blank line, of a 4-d tensor by two, and so on
     return "[" + ("," + "\n" * (array.ndim - 1) + " " * (indent + 1)).join(parts) + "]"

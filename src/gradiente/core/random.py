@@ -25,11 +25,11 @@ import math
 
 import numpy as np
 
-from ..ops.inplace import check_inplace
 from . import dtype as dt
 from .creation import _check_dtype, _finish, _shape
 from .errors import broadcast_shape
 from .generator import Generator
+from .inplace import check_inplace
 from .random_math import _F32, _avx2_log, _avx2_sincos, _c_cos, _c_exp, _c_log, _c_log1p, _c_sin, _c_tan, _fma
 from .tensor import Tensor, _size_args
 from .tensor import device as _device

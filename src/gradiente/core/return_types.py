@@ -11,7 +11,7 @@ __all__ = ["aminmax", "cummax", "cummin", "frexp", "kthvalue", "linalg_cholesky_
 
 
 def _return_type(name, fields=("values", "indices")):
-    base = collections.namedtuple(name, fields)
+    base = collections.namedtuple(name, fields)  # type: ignore[misc]  # a name made at runtime, by design
 
     def __repr__(self):
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))

@@ -1,18 +1,23 @@
-"""The two array namespaces a derivative rule computes with: the seam between rules and array math.
+"""The seam between derivative rules and array math: the namespace ``ops`` every rule computes with.
 
-``numpy_ops`` is used for an ordinary backward pass: rules see NumPy arrays and nothing is recorded, which
-keeps the per-node cost low. ``tensor_ops`` is used under ``create_graph=True``: rules see gradiente
-Tensors, every step of the backward pass is itself recorded, and higher-order derivatives follow. Both
-offer the same names, so each rule is written once. Arithmetic operators (``+ - * / **``) and
-``.T``/``.shape`` work on both directly; everything else is called through ``ops``.
+A rule (``Node.backward``) never calls NumPy or gradiente directly; it calls ``ops.exp(x)``, ``ops.sum_to(g,
+shape)``, ``ops.mask(cond, g)``. ``RuleOps`` below is that interface: every name a rule may use, with its
+meaning. Two namespaces implement it, name for name, taking the same arguments (a test checks it):
 
-A future GPU path adds a third namespace here (CuPy arrays) without touching the rules.
+* ``NumpyOps`` (here): rules see NumPy arrays and nothing is recorded. An ordinary backward pass uses it,
+  which keeps the cost per node low.
+* ``TensorOps`` (``ops/tensor_rules.py``): rules see gradiente Tensors, and every step of the backward pass is
+  itself recorded, so higher-order derivatives follow (``create_graph=True``). It calls the ops, which stand a
+  floor above the core, so the ops package hands it down once, at import, through ``use_tensor_ops``.
+
+Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directly. Each rule is written once.
 """
 import sys
 
 import numpy as np
 
-from .dtype import FROM_NUMPY
+from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
+from .erf import erf as erf_array
 
 
 def sum_to(array, shape):
@@ -23,6 +28,35 @@ def sum_to(array, shape):
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
     out = array.sum(axis=axes, keepdims=True) if axes else array
     return out.reshape(shape) if lead else out
+
+
+def sigmoid_array(a):
+    """1 / (1 + e^-a), PyTorch's formula, so that results agree to the last bit (e^-a may overflow to inf,
+    giving 0)."""
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+
+
+def pad_amounts(pad, ndim):
+    """``(dim, before, after)`` for each dim a ``pad`` list (last_before, last_after, ...) names, last dim first."""
+    return [(ndim - 1 - j, pad[2 * j], pad[2 * j + 1]) for j in range(len(pad) // 2)]
+
+
+def constant_pad_array(a, pad, value):
+    """``a`` padded with ``value`` (negative amounts crop), ``pad`` as in ``nn.functional.pad``."""
+    shape = list(a.shape)
+    source, target = [slice(None)] * a.ndim, [slice(None)] * a.ndim
+    for dim, before, after in pad_amounts(pad, a.ndim):
+        n = a.shape[dim]
+        start, stop = max(-before, 0), n - max(-after, 0)
+        if stop < start:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        shape[dim] = n + before + after
+        source[dim] = slice(start, stop)
+        target[dim] = slice(max(before, 0), max(before, 0) + stop - start)
+    out = np.full(shape, value, dtype=a.dtype)
+    out[tuple(target)] = a[tuple(source)]
+    return out
 
 
 # References to a gradient array that nobody else holds, as NumpyOps.accumulate sees it: the engine's buffer
@@ -44,13 +78,87 @@ def _sole_view(array):
 _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+class RuleOps:
+    """The interface: every name a rule may call on its ``ops``, and what it means. ``NumpyOps`` and
+    ``TensorOps`` define each one themselves, taking these arguments; here each is only documented.
+    ``x``, ``y`` are values of the namespace (arrays or tensors); a ``condition`` is always a raw boolean
+    array (it carries no gradient); ``shape``/``dim``/``dims`` are Python ints and tuples."""
+
+    #: whether values are recorded Tensors (create_graph) rather than NumPy arrays
+    recording: bool
+
+    # --- elementwise math (each as PyTorch computes it)
+    def exp(self, x): """e^x"""
+    def log(self, x): """ln x"""
+    def log1p(self, x): """ln(1 + x)"""
+    def sqrt(self, x): """√x"""
+    def sin(self, x): """sin x"""
+    def cos(self, x): """cos x"""
+    def sinh(self, x): """sinh x"""
+    def cosh(self, x): """cosh x"""
+    def tanh(self, x): """tanh x"""
+    def abs(self, x): """|x|"""
+    def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign)"""
+    def sigmoid(self, x): """1 / (1 + e^-x)"""
+    def erf(self, x): """the error function"""
+    def xlogy(self, x, y): """x·ln y, 0 where x == 0 (unless y is nan)"""
+    def matmul(self, x, y): """the matrix product, NumPy's/PyTorch's matmul"""
+    def einsum(self, equation, *operands): """Einstein summation"""
+    def logical_not(self, condition): """not, of a raw boolean condition (a raw boolean array again)"""
+
+    # --- making and unmaking values
+    def raw(self, x): """the NumPy array behind x (for conditions and shapes; no gradient flows through it)"""
+    def wrap(self, array): """a gradient as hooks see it: a Tensor"""
+    def unwrap(self, tensor): """a hook's Tensor back as the namespace's value"""
+    def constant(self, value, like): """``value`` (a number or array) as a value of ``like``'s dtype"""
+    def zeros(self, shape, like): """zeros of ``shape`` in ``like``'s dtype"""
+    def zeros_like(self, x): """zeros shaped and typed like x"""
+    def ones_like(self, x): """ones shaped and typed like x"""
+    def unpack_output(self, saved, node): """a node's saved output (``_SavedOutput``) as a value; under
+        create_graph a tensor whose grad_fn is ``node``, so derivatives flow back through it"""
+
+    # --- the engine's own steps
+    def sum_to(self, x, shape): """x summed down to ``shape``: the reverse of broadcasting"""
+    def fix_meta(self, grad, shape, np_dtype): """grad brought to an input's shape and dtype (un-broadcast)"""
+    def accumulate(self, variable, grad): """add grad into the leaf ``variable``'s .grad"""
+
+    # --- selection, reductions and scans
+    def mask(self, condition, x): """x where the condition holds, 0 elsewhere"""
+    def select(self, condition, x, y): """x where the condition holds, y elsewhere"""
+    def sum(self, x, dim=None, keepdim=False): """the sum over ``dim`` (an int or tuple; all if None)"""
+    def mean(self, x, dim, keepdim=False): """the mean over ``dim``"""
+    def cumsum(self, x, dim): """running sums along dim (float32/16 accumulate in double, as PyTorch's CPU)"""
+    def cumprod(self, x, dim): """running products along dim (likewise)"""
+
+    # --- shapes
+    def expand(self, x, shape): """x broadcast to shape (a view)"""
+    def reshape(self, x, shape): """x reshaped"""
+    def unsqueeze(self, x, dim): """x with a new axis of size 1 at dim"""
+    def transpose(self, x, a, b): """x with axes a and b swapped"""
+    def permute(self, x, dims): """x with its axes in the order ``dims``"""
+    def narrow(self, x, dim, start, length): """x[..., start:start + length, ...] along dim"""
+    def flip(self, x, dims): """x reversed along each of dims"""
+    def roll(self, x, shifts, dims): """x rolled by shifts along dims (flattened if dims is None)"""
+    def tril(self, x, k): """the lower triangle (diagonal k and below) of the last two axes"""
+    def triu(self, x, k): """the upper triangle (diagonal k and above) of the last two axes"""
+    def cat(self, arrays, dim): """concatenation along dim"""
+    def stack(self, arrays, dim): """stacking along a new axis dim"""
+    def constant_pad(self, x, pad): """x padded with zeros (negative amounts crop), pad as in F.pad"""
+
+    # --- indexing
+    def getitem(self, x, index): """x[index] for a NumPy-style index (no integer next to an array)"""
+    def embed(self, values, shape, index): """zeros of shape with values added at index (repeats add up): the
+        adjoint of x[index]"""
+    def put(self, x, index, values): """a copy of x with the elements at flat positions index replaced"""
+
+
 class NumpyOps:
-    """Rules on raw NumPy arrays (first-order backward)."""
+    """``RuleOps`` on raw NumPy arrays (an ordinary, first-order backward pass)."""
 
     recording = False
-    exp, log, sin, cos, tanh, sqrt, abs = np.exp, np.log, np.sin, np.cos, np.tanh, np.sqrt, np.abs
-    cosh, sinh, log1p, expm1, square = np.cosh, np.sinh, np.log1p, np.expm1, np.square
-    maximum, minimum, where, matmul, logical_not = np.maximum, np.minimum, np.where, np.matmul, np.logical_not
+    exp, log, log1p, sqrt = np.exp, np.log, np.log1p, np.sqrt
+    sin, cos, sinh, cosh, tanh, abs = np.sin, np.cos, np.sinh, np.cosh, np.tanh, np.abs
+    matmul, logical_not = np.matmul, np.logical_not
     sum_to = staticmethod(sum_to)
 
     @staticmethod
@@ -102,10 +210,6 @@ class NumpyOps:
         return np.ones_like(x)
 
     @staticmethod
-    def cast(x, np_dtype):
-        return x.astype(np_dtype, copy=False)
-
-    @staticmethod
     def mask(condition, x):
         """``x`` where ``condition`` (a non-differentiable boolean array) holds, 0 elsewhere."""
         uint = _SAME_SIZE_UINT.get(x.dtype.itemsize) if x.dtype.kind in "fc" else None
@@ -137,8 +241,7 @@ class NumpyOps:
 
     @staticmethod
     def wrap(array):
-        from .tensor import Tensor
-        return Tensor._make(array)
+        return _tensor.Tensor._make(array)
 
     @staticmethod
     def unwrap(tensor):
@@ -146,7 +249,6 @@ class NumpyOps:
 
     @staticmethod
     def accumulate(variable, grad):
-        from .tensor import Tensor
         current = variable._grad
         if current is None:
             # The leaf may keep the array itself only if nothing else can see it: it owns its memory, and the
@@ -157,11 +259,11 @@ class NumpyOps:
             # once here rather than slowing every optimizer step that reads it).
             if (grad.flags.writeable and grad.flags.c_contiguous and grad.dtype == variable._data.dtype
                     and sys.getrefcount(grad) <= _UNSHARED_REFS and _sole_view(grad)):
-                variable._grad = Tensor._make(grad)
+                variable._grad = _tensor.Tensor._make(grad)
             else:
-                variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True, order="C"))
+                variable._grad = _tensor.Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True, order="C"))
         elif current._requires_grad:
-            variable._grad = Tensor._make(current._data + grad)
+            variable._grad = _tensor.Tensor._make(current._data + grad)
         else:
             current._data += grad
 
@@ -210,20 +312,11 @@ class NumpyOps:
         return np.where(np.isnan(y), np.nan, out)
 
     # --- activations and padding (nn.functional rules) ---------------------------------------------------
-    @staticmethod
-    def sigmoid(x):
-        from ..ops.unary import _sigmoid
-        return _sigmoid(x)
-
-    @staticmethod
-    def erf(x):
-        from .erf import erf
-        return erf(x)
+    sigmoid = staticmethod(sigmoid_array)
+    erf = staticmethod(erf_array)
 
     @staticmethod
     def constant_pad(x, pad):
-        """``x`` padded with zeros (negative entries crop), ``pad`` as in ``nn.functional.pad``."""
-        from ..ops.nn.padding import constant_pad_array
         return constant_pad_array(x, pad, 0)
 
     # --- shape, indexing and linear algebra (shape, indexing and linalg rules) ----------------------------
@@ -274,126 +367,21 @@ class NumpyOps:
         return out
 
 
-class TensorOps:
-    """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
-
-    recording = True
-
-    def __getattr__(self, name):
-        # Every name not defined below (exp, where, matmul, reshape, cat, cumsum, einsum, ...) is the gradiente
-        # function of the same name, which takes the arguments NumpyOps' method of that name takes.
-        import gradiente
-        fn = getattr(gradiente, name)
-        setattr(self, name, fn)
-        return fn
-
-    @staticmethod
-    def unpack_output(saved, node):
-        from .tensor import Tensor
-        t = Tensor._make(saved.array, saved.requires_grad)
-        if saved.requires_grad:
-            t.grad_fn, t._output_nr = node, saved.output_nr
-        return t
-
-    @staticmethod
-    def sum_to(x, shape):
-        return x.sum_to_size(shape) if tuple(x.shape) != tuple(shape) else x
-
-    @staticmethod
-    def sum(x, dim=None, keepdim=False):
-        return x.sum() if dim is None and not keepdim else x.sum(dim if dim is not None else tuple(range(x.dim())),
-                                                                  keepdim=keepdim)
-
-    @staticmethod
-    def expand(x, shape):
-        return x.expand(shape)
-
-    @staticmethod
-    def zeros(shape, like):
-        import gradiente
-        return gradiente.zeros(shape, dtype=like.dtype)
-
-    @staticmethod
-    def cast(x, np_dtype):
-        return x.to(FROM_NUMPY[np.dtype(np_dtype)])
-
-    @staticmethod
-    def mask(condition, x):
-        import gradiente
-        cond = condition._data if hasattr(condition, "_data") else condition
-        return gradiente.where(gradiente.from_numpy(np.asarray(cond)), x, gradiente.zeros((), dtype=x.dtype))
-
-    @staticmethod
-    def constant(value, like):
-        import gradiente
-        return gradiente.tensor(value, dtype=like.dtype)
-
-    @staticmethod
-    def raw(x):
-        return x._data
-
-    @staticmethod
-    def logical_not(condition):
-        # A condition is a raw boolean array in both namespaces: it carries no gradient (see ``mask``).
-        return np.logical_not(condition)
-
-    @staticmethod
-    def fix_meta(grad, shape, np_dtype):
-        if tuple(grad.shape) != tuple(shape):
-            grad = grad.sum_to_size(shape) if grad.dim() >= len(shape) else grad.expand(shape)
-        if grad._data.dtype != np_dtype:
-            grad = grad.to(FROM_NUMPY[np.dtype(np_dtype)])
-        return grad
-
-    @staticmethod
-    def wrap(tensor):
-        return tensor
-
-    @staticmethod
-    def unwrap(tensor):
-        return tensor
-
-    @staticmethod
-    def accumulate(variable, grad):
-        current = variable._grad
-        if current is None:
-            variable._grad = grad if grad._requires_grad else grad.clone()
-        else:
-            variable._grad = current + grad
-
-    # --- selection (elementwise-selection rules); the scans come from __getattr__ ------------------------
-    @staticmethod
-    def select(condition, x, y):
-        import gradiente
-        cond = condition._data if hasattr(condition, "_data") else np.asarray(condition)
-        return gradiente.where(gradiente.from_numpy(cond), x, y)
-
-    # --- activations and padding (nn.functional rules); sigmoid and erf come from __getattr__ -------------
-    @staticmethod
-    def constant_pad(x, pad):
-        from ..nn.functional import pad as pad_fn
-        return pad_fn(x, pad)
-
-    # --- shape, indexing and linear algebra (shape, indexing and linalg rules) ----------------------------
-    @staticmethod
-    def getitem(x, index):
-        return x[index]
-
-    @staticmethod
-    def embed(values, shape, index):
-        from ..ops.indexing import embed
-        return embed(values, shape, index)
-
-    @staticmethod
-    def put(x, index, values):
-        import gradiente
-
-        from ..ops.indexing import embed
-        inside = np.zeros(x._data.size, dtype=bool)
-        inside[index.reshape(-1)] = True
-        placed = embed(values.reshape(-1), (inside.size,), (index.reshape(-1),))
-        return gradiente.where(gradiente.from_numpy(inside.reshape(x._data.shape)), placed.reshape(x.shape), x)
-
-
 numpy_ops = NumpyOps()
-tensor_ops = TensorOps()
+#: the Tensor namespace, handed down by the ops package at import (``use_tensor_ops``)
+tensor_ops: "RuleOps | None" = None
+
+
+def namespace(create_graph):
+    """The namespace a backward pass computes with: ``tensor_ops`` under create_graph, else ``numpy_ops``."""
+    if not create_graph:
+        return numpy_ops
+    assert tensor_ops is not None, "gradiente.ops hands TensorOps down when it is imported"
+    return tensor_ops
+
+
+def use_tensor_ops(tensor_namespace):
+    """Install ``namespace`` (``ops.tensor_rules.TensorOps()``) as the rules' namespace under create_graph."""
+    global tensor_ops  # noqa: PLW0603 - set once, at import, by the ops package
+    tensor_ops = tensor_namespace
+

@@ -32,6 +32,9 @@ class device:
 
     __slots__ = ("type", "index")
 
+    type: str
+    index: "int | None"
+
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
@@ -90,12 +93,6 @@ class Tensor:
     __array_priority__ = 1000
 
     # --- construction ----------------------------------------------------------------------------------
-    def __new__(cls, *args, **kwargs):
-        """The legacy constructor: ``Tensor([1, 2])`` is a float tensor of those values, ``Tensor(2, 3)`` an
-        uninitialized 2x3 float tensor (as in PyTorch)."""
-        from .creation import legacy_new
-        return legacy_new(cls, dt.get_default_dtype(), args, kwargs)
-
     def __init__(self, *args, **kwargs):
         pass
 
@@ -203,11 +200,6 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
-
     def _scalar(self, kind):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
@@ -236,10 +228,6 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
-
-    def __repr__(self, *, tensor_contents=None):
-        from .printing import tensor_repr
-        return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __str__(self):
         return self.__repr__()
@@ -403,9 +391,10 @@ class Tensor:
             node._hooked = True
             if node._tensor_pre_hooks is None:
                 node._tensor_pre_hooks = {}
-            hooks = node._tensor_pre_hooks.get(self._output_nr)
-            if hooks is None:
-                hooks = node._tensor_pre_hooks[self._output_nr] = _HookDict()
+            existing = node._tensor_pre_hooks.get(self._output_nr)
+            if existing is None:
+                existing = node._tensor_pre_hooks[self._output_nr] = _HookDict()
+            hooks = existing
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle
@@ -419,96 +408,6 @@ class Tensor:
         hooks[handle.id] = hook
         return handle
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Compute the gradient of this tensor with respect to graph leaves; see ``autograd.backward``."""
-        from ..autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    # --- conversions -----------------------------------------------------------------------------------
-    def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns self when nothing
-        changes, as PyTorch does."""
-        target = kwargs.pop("dtype", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        dev = kwargs.pop("device", None)
-        for a in args:
-            if isinstance(a, dt.dtype):
-                target = a
-            elif isinstance(a, Tensor):
-                target = a.dtype
-            elif isinstance(a, (str, device)):
-                dev = a
-            elif a is not None:
-                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-        if dev is not None:
-            device(dev)
-        if target is None or target is self.dtype:
-            return self.clone() if copy else self
-        from ..ops.arithmetic import cast
-        return cast(self, target)
-
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        if dtype is None:
-            return "torch." + self.dtype._legacy
-        if isinstance(dtype, str):
-            name = dtype.rsplit(".", 1)[-1]
-            matches = [d for d in dt.ALL_DTYPES if d._legacy == name]
-            if not matches:
-                raise ValueError(f"invalid type: '{dtype}'")
-            dtype = matches[0]
-        return self.to(dtype)
-
-    def type_as(self, other):
-        return self.to(other.dtype)
-
-    def float(self):
-        return self.to(dt.float32)
-
-    def double(self):
-        return self.to(dt.float64)
-
-    def half(self):
-        return self.to(dt.float16)
-
-    def long(self):
-        return self.to(dt.int64)
-
-    def int(self):
-        return self.to(dt.int32)
-
-    def short(self):
-        return self.to(dt.int16)
-
-    def char(self):
-        return self.to(dt.int8)
-
-    def byte(self):
-        return self.to(dt.uint8)
-
-    def bool(self):
-        return self.to(dt.bool)
-
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
-
-    def _new_filled(self, fill, size, dtype, requires_grad):
-        from .creation import full
-        return full(_size_args(size), fill, dtype=dtype or self.dtype, requires_grad=requires_grad)
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new_filled(0, size, dtype, requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new_filled(1, size, dtype, requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        return self._new_filled(fill_value, (size,), dtype, requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new_filled(0, size, dtype, requires_grad)
 
 
 _VIEW_STATE = ("_views", "_base", "_view_meta")

@@ -1,13 +1,20 @@
-"""The operations library: one module per op family, each op next to its derivative rule.
+"""The ops: every differentiable primitive, one module per op family, each op beside its derivative rule.
 
-Importing this package attaches every op to ``Tensor`` as a method. The families:
-``arithmetic`` (+ - * / // % **, casts), ``selection`` (clamp, where, maximum/minimum, fmax/fmin),
-``binary_math`` (atan2, hypot, lerp, xlogy), ``fill`` (zero_, fill_, copy_), ``unary`` (the table of math
-functions), ``comparison`` (comparisons, logical and bitwise ops: no gradients), ``reductions`` (and the
-scans cumsum/cumprod), ``views`` (view, reshape, permute, expand, narrow ...), ``rearranging`` (cat/stack,
-split, repeat, flip/roll, tril/triu), ``indexing``, ``linalg``, ``softmax``, and ``inplace`` (the one
-in-place mechanism). ``_errors`` holds PyTorch's error messages that several families share.
+The second floor of the package (docs/architecture.md): ops import only from ``gradiente.core`` and each
+other. The families: ``arithmetic`` (+ - * / // % **, casts), ``conversions`` (to, type, float(), ...),
+``unary`` (the table of elementwise math), ``elementwise_extra`` (special functions and integer ops),
+``binary_math`` (atan2, hypot, lerp, xlogy), ``selection`` (clamp, where, maximum/minimum), ``comparison``
+(comparisons, logical and bitwise ops: no gradients), ``fill``, ``reductions`` (and the scans),
+``statistics``, ``softmax``, ``sorting``, ``views``, ``rearranging`` (cat/stack, split, flip/roll, tril/triu),
+``assembling``, ``indexing``, ``scattering``, ``matmul`` (mm, bmm, matmul, einsum), ``products``, ``linalg``
+(torch.linalg) and ``legacy_linalg``, ``special``, ``complex_numbers``, the samplers, and ``nn/`` (what
+nn.functional computes: convolution, pooling, normalization, attention, losses, ...).
+
+Importing the package hands ``TensorOps`` (``tensor_rules``), the rules' namespace under create_graph, down
+to the core. Tensor methods are bound by ``gradiente/tensor_methods.py``, a floor up.
 """
+from ..core import inplace
+from ..core.rules import use_tensor_ops
 from . import (
     arithmetic,
     assembling,
@@ -16,9 +23,7 @@ from . import (
     complex_numbers,
     elementwise_extra,
     fill,
-    functional_aliases,
     indexing,
-    inplace,
     legacy_linalg,
     linalg,
     matmul,
@@ -33,3 +38,6 @@ from . import (
     unary,
     views,
 )
+from .tensor_rules import TensorOps
+
+use_tensor_ops(TensorOps())     # the rules' namespace under create_graph, handed down to the core

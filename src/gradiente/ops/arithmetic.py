@@ -12,10 +12,10 @@ from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcasting
 from ..core.grad_mode import state as _grad_state
+from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
-from .inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 
 __all__ = [
     "add",

@@ -18,13 +18,13 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
+from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from .comparison import logical_xor
 from .fill import copy_
 from .indexing import _along, _int_index, masked_select
-from .inplace import make_inplace
 from .rearranging import _common_dtype, _each, _unpack, cat, flip, hstack, stack
 from .reductions import _sum_dtype, cumprod, expand_reduced, normalize_dims
 from .views import _fmt, expand, expanded_shape, flatten, narrow, reshape, slice_dim, unsqueeze, view

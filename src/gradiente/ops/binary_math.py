@@ -46,7 +46,6 @@ _atan2_arrays, _hypot_arrays = _via_double(np.arctan2), _via_double(np.hypot)
 
 atan2 = arctan2 = _tensor_pair_op("atan2", _atan2_arrays, Atan2Backward0, "The angle of the point (other, input): "
                                   "atan(input / other) in the right quadrant.", floating=True)
-Tensor.arctan2 = atan2
 
 
 class HypotBackward0(Node):

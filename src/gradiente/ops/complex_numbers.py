@@ -15,9 +15,9 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_shape
+from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
-from .inplace import make_inplace
 from .views import _view, clone, select
 
 __all__ = ["angle", "complex", "conj", "conj_physical", "conj_physical_", "imag", "is_conj", "is_neg", "polar", "real",

@@ -2,10 +2,10 @@
 import numpy as np
 
 from ..core.errors import broadcast_shape
+from ..core.inplace import apply_inplace
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor
-from .inplace import apply_inplace
 
 __all__ = [
     "fill",

@@ -19,11 +19,11 @@ import numpy as np
 
 from ..core import grad_mode
 from ..core.dtype import scalar_name
+from ..core.inplace import apply_inplace, needs_grad, untracked_change
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
-from .inplace import apply_inplace, needs_grad, untracked_change
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",

@@ -220,6 +220,13 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-n // chunks), dim)
 
 
+def iterate(input):
+    """``iter(x)``: the slices of x along its first dim, as ``x.unbind(0)`` gives them (with their grad_fn)."""
+    if input._data.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(input, 0))
+
+
 def unbind(input, dim=0):
     """The slices along ``dim``, as views, in a tuple (``iter(x)`` is ``x.unbind(0)``)."""
     a = input._data

@@ -5,11 +5,12 @@ The Gamma and Dirichlet samples are differentiable in their concentrations (``rs
 rules use the implicit reparameterization gradients of ``_reparam``. Binomial and Poisson samples are counts
 and carry no gradient.
 """
-from .. import Tensor
-from ..autograd.function import Function, once_differentiable
+import numpy as np
+
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
+from ..core.tensor import Tensor
 from . import _reparam
 from . import samplers as _samplers
 
@@ -40,29 +41,29 @@ def standard_gamma(alpha, generator=None):
     return out
 
 
-class _Dirichlet(Function):
-    """Dirichlet samples, differentiable in the concentration. The gradient of sample i in concentration j is
-    that of the Beta(α_i, Σα - α_i) marginal, corrected for the sum-to-one constraint."""
+class _DirichletBackward(Node):
+    """out ~ Dirichlet(α);  dα = f · (grad - Σ out·grad), f the implicit reparameterization gradient of each
+    sample's Beta(α_i, Σα - α_i) marginal, the sum corrects for the constraint Σ out = 1. Named as PyTorch names
+    it (torch.distributions computes this in an autograd.Function, ``_Dirichlet``); like that Function's
+    once-differentiable backward, the rule is a constant under create_graph."""
+    __slots__ = ()
+    formula = "dx/dα: Beta marginals' implicit gradients, projected onto Σx = 1"
 
-    @staticmethod
-    def forward(ctx, concentration):
-        x = wrap(_samplers.sample_dirichlet(concentration._data))
-        ctx.save_for_backward(x, concentration)
-        return x
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad_output):
-        x, concentration = ctx.saved_tensors
-        total = concentration.sum(-1, True).expand_as(concentration)
-        factor = wrap(_reparam.beta_grad(x._data, concentration._data, total._data))
-        return factor * (grad_output - (x * grad_output).sum(-1, True))
+    def backward(self, ops, grad):
+        x, concentration = (ops.raw(v) for v in self.saved(ops))
+        g = ops.raw(grad)
+        total = np.broadcast_to(concentration.sum(-1, keepdims=True), concentration.shape)
+        factor = _reparam.beta_grad(x, concentration, total)
+        return (ops.constant(factor * (g - (x * g).sum(-1, keepdims=True)), grad),)
 
 
 def sample_dirichlet(concentration):
     """Dirichlet samples over the last dim of ``concentration`` (``torch._sample_dirichlet``), differentiable."""
     _float_check(concentration, "dirichlet")
-    return _Dirichlet.apply(concentration)
+    out = wrap(_samplers.sample_dirichlet(concentration._data))
+    if wants_grad(concentration):
+        record(_DirichletBackward, (concentration,), out, (out, concentration))
+    return out
 
 
 def binomial(count, prob, generator=None):

@@ -13,13 +13,13 @@ import warnings
 import numpy as np
 
 from ..core.dtype import scalar_name
+from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
 from .assembling import ScatterReduceBackward0, _lifted, _scatter_reduce_array
 from .indexing import _fit_value, _index_array
-from .inplace import make_inplace
 from .views import _fmt, diagonal_index
 
 __all__ = ["as_strided_scatter", "diagonal_scatter", "index_put", "index_put_", "index_reduce", "put", "select_scatter",

@@ -14,7 +14,7 @@ from ..core.dtype import scalar_name
 from ..core.grad_mode import state as _grad_state
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad
-from ..core.rules import numpy_ops
+from ..core.rules import numpy_ops, sigmoid_array
 from ..core.tensor import Tensor
 
 
@@ -35,12 +35,6 @@ class UnaryNode(Node):
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-
-
-def _sigmoid(a):
-    # PyTorch's formula, so that results agree to the last bit; exp(-a) may overflow to inf, giving 0.
-    with np.errstate(over="ignore"):
-        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
 
 
 def _sign(a):
@@ -102,7 +96,7 @@ TABLE = [
      "d/dx acosh x = 1/√(x² - 1)", True),
     ("atanh", np.arctanh, "AtanhBackward0", "x", lambda ops, g, x, out: g / (1 - x * x),
      "d/dx atanh x = 1/(1 - x²)", True),
-    ("sigmoid", _sigmoid, "SigmoidBackward0", "out", lambda ops, g, x, out: g * (out * (1 - out)),
+    ("sigmoid", sigmoid_array, "SigmoidBackward0", "out", lambda ops, g, x, out: g * (out * (1 - out)),
      "d/dx σ(x) = σ(x)·(1 - σ(x))", True),
     ("relu", _relu, "ReluBackward0", "out", lambda ops, g, x, out: ops.mask(~(ops.raw(out) <= 0), g),
      "d/dx max(0, x) = 1 if x > 0 else 0", False),

@@ -14,10 +14,10 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.inplace import track_view
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import _size_args, _wrap_dim
-from .inplace import track_view
 
 __all__ = ["broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape",
            "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze"]

@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 
 from ...core import dtype as dt
+from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
-from ..inplace import apply_inplace
 
 __all__ = [
     "activation",

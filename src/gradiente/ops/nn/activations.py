@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 
-import gradiente
-
+from ...core import tensor
 from ...core.erf import erf
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
-from ..unary import _sigmoid
+from ...core.rules import sigmoid_array
+from .. import unary
 from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
 
 __all__ = [
@@ -68,7 +68,7 @@ def _saved(node, ops):
 
 def relu(input, inplace=False):
     """max(0, x) elementwise (``ReluBackward0``)."""
-    return input.relu_() if inplace else gradiente.relu(input)
+    return input.relu_() if inplace else unary.relu(input)
 
 
 def relu_(input):
@@ -132,7 +132,7 @@ def _threshold(input, threshold, value, node_cls):
     def forward(a):
         return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)     # nan stays nan
     if input._data.dtype.kind != "f":
-        return gradiente.Tensor._make(forward(input._data))
+        return tensor.Tensor._make(forward(input._data))
     return activation(input, forward, node_cls, "threshold", "x", threshold=threshold)
 
 
@@ -316,7 +316,7 @@ def silu(input, inplace=False):
     """x·σ(x), also called swish (``SiluBackward0``)."""
     if inplace:
         return _inplace_call(input, silu)
-    return activation(input, lambda a: a * _sigmoid(a), SiluBackward0, "silu_cpu")
+    return activation(input, lambda a: a * sigmoid_array(a), SiluBackward0, "silu_cpu")
 
 
 class MishBackward0(Node):
@@ -467,7 +467,7 @@ def glu(input, dim=-1):
 
     def forward(x):
         first, second = np.split(x, 2, axis=dim)
-        return first * _sigmoid(second)
+        return first * sigmoid_array(second)
     return activation(input, forward, GluBackward0, "glu_cpu", dim=dim)
 
 

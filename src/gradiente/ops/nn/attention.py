@@ -11,11 +11,13 @@ import warnings
 
 import numpy as np
 
-import gradiente
-
-from ...core import grad_mode
+from ...core import creation, grad_mode, tensor
+from ...core import dtype as dt
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .. import matmul as matrix_products
+from .. import rearranging
+from .. import softmax as softmax_ops
 from ..softmax import SoftmaxBackward0
 from ._array_rules import arrays_only
 from ._common import mul_scalar
@@ -43,7 +45,7 @@ def _safe_softmax(x, dim):
     """softmax along ``dim``, giving zeros (not NaN) where every entry is -inf: a fully masked query."""
     xa = x._data
     with grad_mode.no_grad():
-        out = gradiente.softmax(x, dim)._data
+        out = softmax_ops.softmax(x, dim)._data
     masked = np.all(xa == -np.inf, axis=dim, keepdims=True)
     result = wrap(np.where(masked, np.zeros((), xa.dtype), out))
     if wants_grad(x):
@@ -53,14 +55,14 @@ def _safe_softmax(x, dim):
 
 def _as_additive(mask, dtype):
     """A boolean mask (True: attend) as the additive mask PyTorch converts it to: 0 or -inf."""
-    if mask is None or mask.dtype != gradiente.bool:
+    if mask is None or mask.dtype != dt.bool:
         return mask
-    return gradiente.zeros(mask.shape, dtype=dtype).masked_fill_(mask.logical_not(), -math.inf)
+    return creation.zeros(mask.shape, dtype=dtype).masked_fill_(mask.logical_not(), -math.inf)
 
 
 def _causal_mask(q, k):
     """The additive mask letting query i attend to keys 0..i (top-left aligned when L != S)."""
-    keep = gradiente.ones(q.shape[-2], k.shape[-2], dtype=gradiente.bool).tril()
+    keep = creation.ones(q.shape[-2], k.shape[-2], dtype=dt.bool).tril()
     return _as_additive(keep, q.dtype)
 
 
@@ -142,13 +144,13 @@ def _math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     if enable_gqa:
         k = k.repeat_interleave(q.shape[-3] // k.shape[-3], -3)
         v = v.repeat_interleave(q.shape[-3] // v.shape[-3], -3)
-    attn = gradiente.matmul(q, mul_scalar(k.transpose(-2, -1), root))
+    attn = matrix_products.matmul(q, mul_scalar(k.transpose(-2, -1), root))
     if mask is not None:
         attn = attn.add_(mask)
     attn = _safe_softmax(attn, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p, True)
-    return gradiente.matmul(attn, v)
+    return matrix_products.matmul(attn, v)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -161,7 +163,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
                            f"{_cpp_name(query)} key.dtype: {_cpp_name(key)} and value.dtype: {_cpp_name(value)} "
                            "instead.")
-    if attn_mask is not None and attn_mask.dtype not in (gradiente.bool, gradiente.float32, query.dtype):
+    if attn_mask is not None and attn_mask.dtype not in (dt.bool, dt.float32, query.dtype):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {_cpp_name(attn_mask)} and  query.dtype: {_cpp_name(query)} instead.")
     if min(query.dim(), key.dim(), value.dim()) < 2:
@@ -179,7 +181,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _none_or_dtype(input):
     if input is None:
         return None
-    if isinstance(input, gradiente.Tensor):
+    if isinstance(input, tensor.Tensor):
         return input.dtype
     raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
@@ -191,14 +193,14 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask is None:
         return None
     is_float = mask.is_floating_point()
-    if mask.dtype != gradiente.bool and not is_float:
+    if mask.dtype != dt.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       "instead.", stacklevel=2)
     if is_float:
         return mask
-    return gradiente.zeros_like(mask, dtype=target_type).masked_fill_(mask, -math.inf)
+    return creation.zeros_like(mask, dtype=target_type).masked_fill_(mask, -math.inf)
 
 
 def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
@@ -293,13 +295,13 @@ def _attention_with_weights(q, k, v, attn_mask, dropout_p):
     """P = softmax(q·kᵀ/√d + mask) (dropped out when ``dropout_p``) and P·v, for q (B, L, d), k, v (B, S, d)."""
     q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
     if attn_mask is None:
-        weights = gradiente.bmm(q_scaled, k.transpose(-2, -1))
+        weights = matrix_products.bmm(q_scaled, k.transpose(-2, -1))
     else:
-        weights = gradiente.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
-    weights = gradiente.softmax(weights, dim=-1)
+        weights = matrix_products.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+    weights = softmax_ops.softmax(weights, dim=-1)
     if dropout_p > 0.0:
         weights = dropout(weights, p=dropout_p)
-    return gradiente.bmm(weights, v), weights
+    return matrix_products.bmm(weights, v), weights
 
 
 def _mha_masks(key_padding_mask, attn_mask, need_weights, is_causal, dtype):
@@ -358,7 +360,7 @@ def _append_bias_kv(k, v, bias_k, bias_v, static_k, static_v, bsz, masks):
         raise AssertionError("bias cannot be added to static key.")
     if static_v is not None:
         raise AssertionError("bias cannot be added to static value.")
-    return (gradiente.cat([k, bias_k.repeat(1, bsz, 1)]), gradiente.cat([v, bias_v.repeat(1, bsz, 1)]),
+    return (rearranging.cat([k, bias_k.repeat(1, bsz, 1)]), rearranging.cat([v, bias_v.repeat(1, bsz, 1)]),
             _pad_key_axis(*masks))
 
 
@@ -424,8 +426,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = _per_head(k, static_k, "static_k", bsz * num_heads, head_dim)
     v = _per_head(v, static_v, "static_v", bsz * num_heads, head_dim)
     if add_zero_attn:       # one more key and value, all zeros, that every query may attend to
-        zeros = gradiente.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
-        k, v = gradiente.cat([k, zeros], dim=1), gradiente.cat([v, zeros], dim=1)
+        zeros = creation.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
+        k, v = rearranging.cat([k, zeros], dim=1), rearranging.cat([v, zeros], dim=1)
         attn_mask, key_padding_mask = _pad_key_axis(attn_mask, key_padding_mask)
     src_len = k.size(1)
     if key_padding_mask is not None:

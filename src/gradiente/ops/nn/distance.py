@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 
-import gradiente
-
+from ...core import dtype as dt
+from ...core import grad_mode
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .. import arithmetic
 from ..reductions import LinalgVectorNormBackward0, normalize_dims, vector_norm
 from ._array_rules import arrays_only
 from ._common import add_scalar
@@ -20,12 +21,12 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = input.norm(p, dim, keepdim=True)
     if out is None:
         return input / denom.clamp_min(eps).expand_as(input)
-    return gradiente.div(input, denom.clamp_min_(eps).expand_as(input), out=out)
+    return arithmetic.div(input, denom.clamp_min_(eps).expand_as(input), out=out)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Σ (x1/‖x1‖)·(x2/‖x2‖) along ``dim``, each norm clamped below at ``eps``; x1 and x2 broadcast."""
-    common = gradiente.result_type(x1, x2)
+    common = dt.result_type(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{common._legacy[:-len('Tensor')]}")
@@ -39,7 +40,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     # Each norm divides first (results stay in [-1, 1]); clones, so the clamp can be in place, unrecorded.
     n1 = vector_norm(x1, 2, dim, keepdim=True).clone()
     n2 = vector_norm(x2, 2, dim, keepdim=True).clone()
-    with gradiente.no_grad():
+    with grad_mode.no_grad():
         n1.clamp_min_(eps)
         n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -53,7 +54,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """‖x1 - x2 + eps‖ₚ along the last dimension."""
     ndim = max(x1.dim(), x2.dim())
     diff = add_scalar(x1 - x2, eps)
-    with gradiente.no_grad():
+    with grad_mode.no_grad():
         out = vector_norm(diff, p, ndim - 1, keepdim)
     if wants_grad(diff):
         record(NormBackward1, (diff,), out, (diff, out), ord=float(p), axes=normalize_dims(ndim - 1, diff.dim()),

@@ -10,7 +10,7 @@ saturation, then an affine correction).
 import math
 import warnings
 
-import gradiente
+from ...core import creation
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
 
@@ -27,14 +27,14 @@ def _apply(input, p, training, inplace, feature=False, alpha=False):
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
-        zero = gradiente.zeros((), dtype=input.dtype)
+        zero = creation.zeros((), dtype=input.dtype)
         return input.mul_(zero) if inplace else input.mul(zero)
     if feature:
         if input.dim() < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-        noise = gradiente.empty(input.shape[:2] + (1,) * (input.dim() - 2), dtype=input.dtype)
+        noise = creation.empty(input.shape[:2] + (1,) * (input.dim() - 2), dtype=input.dtype)
     else:
-        noise = gradiente.empty_like(input)
+        noise = creation.empty_like(input)
     noise.bernoulli_(1 - p)
     if alpha:
         a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))

@@ -3,8 +3,7 @@ import warnings
 
 import numpy as np
 
-import gradiente
-
+from ...core import dtype as dt
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ._array_rules import arrays_only
@@ -84,7 +83,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     1-D with ``offsets`` (where each bag starts) or 2-D (one bag per row); output ``(bags, dim)``.
     ``per_sample_weights`` (mode ``'sum'``) scale each entry; entries equal to ``padding_idx`` are left out
     (an empty bag gives zeros). ``sparse`` gradients are not supported (the gradient is dense)."""
-    if weight.dtype == gradiente.long and input.is_floating_point():
+    if weight.dtype == dt.long and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
                       stacklevel=2)

@@ -10,8 +10,11 @@ import warnings
 
 import numpy as np
 
+from ...core.creation import ones_like
+from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
+from ..binary_math import xlogy
 from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
 
 __all__ = [
@@ -199,8 +202,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 def _xlogx(t):
     """``xlogy(t, t)``: t·log t with 0·log 0 = 0."""
-    import gradiente
-    return gradiente.xlogy(t, t)
+    return xlogy(t, t)
 
 
 # --- binary cross-entropy ---------------------------------------------------------------------------------
@@ -328,11 +330,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     """Negative log-likelihood of ``target`` under a Gaussian of mean ``input`` and variance ``var``:
     ½(log var + (input - target)²/var), var clamped below at ``eps``. ``var`` may have one dimension fewer
     than the input, or a size of 1 in one dimension (one variance shared). Composed as in PyTorch."""
-    import gradiente
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = var * gradiente.ones_like(input)
+        var = var * ones_like(input)
     elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
@@ -343,7 +344,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    with gradiente.no_grad():
+    with no_grad():
         var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:

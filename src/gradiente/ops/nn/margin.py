@@ -3,10 +3,10 @@ compositions PyTorch records for margin_ranking, hinge_embedding, cosine_embeddi
 multilabel_soft_margin."""
 import numpy as np
 
-import gradiente
-
+from ...core import creation, grad_mode
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .. import selection
 from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, shape_text, sub_scalar
 from .activations import logsigmoid
 from .distance import pairwise_distance
@@ -19,7 +19,7 @@ _COSINE_EPSILON = 1e-12
 
 def _scalar_minus(c, x):
     """``c - x`` as PyTorch's C++ writes it (a tensor filled with c, minus x: ``SubBackward0``)."""
-    return gradiente.full_like(x, c) - x
+    return creation.full_like(x, c) - x
 
 
 class SoftMarginLossBackward0(Node):
@@ -35,7 +35,7 @@ class SoftMarginLossBackward0(Node):
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + e^(-target·input)) for targets ±1 (``SoftMarginLossBackward0``)."""
     reduction = reduction_arg(reduction, size_average, reduce)
-    if target.requires_grad and gradiente.is_grad_enabled():
+    if target.requires_grad and grad_mode.is_grad_enabled():
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
                            "This input cannot have requires_grad True.")
     x, y = input._data, target._data
@@ -116,9 +116,9 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1."""
     reduction = reduction_arg(reduction, size_average, reduce)
-    zeros = gradiente.zeros_like(input)
+    zeros = creation.zeros_like(input)
     margin_clamp = _scalar_minus(margin, input).clamp_min_(0)
-    output = gradiente.where(target != 1, margin_clamp, zeros) + gradiente.where(target != -1, input, zeros)
+    output = selection.where(target != 1, margin_clamp, zeros) + selection.where(target != -1, input, zeros)
     return reduce_tensor(output, reduction)
 
 
@@ -138,10 +138,10 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     square1 = add_scalar((input1 * input1).sum(dim), _COSINE_EPSILON)
     square2 = add_scalar((input2 * input2).sum(dim), _COSINE_EPSILON)
     cos = product / (square1 * square2).sqrt_()
-    zeros = gradiente.zeros_like(cos)
+    zeros = creation.zeros_like(cos)
     positive = _scalar_minus(1, cos)
     negative = sub_scalar(cos, margin).clamp_min_(0)
-    output = gradiente.where(target == 1, positive, zeros) + gradiente.where(target == -1, negative, zeros)
+    output = selection.where(target == 1, positive, zeros) + selection.where(target == -1, negative, zeros)
     return reduce_tensor(output, reduction)
 
 
@@ -159,8 +159,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dist_pos = pairwise_distance(anchor, positive, p, eps)
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        dist_neg = gradiente.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return reduce_tensor(gradiente.clamp_min(add_scalar(dist_pos, margin) - dist_neg, 0), reduction)
+        dist_neg = selection.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return reduce_tensor(selection.clamp_min(add_scalar(dist_pos, margin) - dist_neg, 0), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

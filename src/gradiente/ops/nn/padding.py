@@ -11,8 +11,9 @@ import numpy as np
 
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ...core.rules import constant_pad_array, pad_amounts
 
-__all__ = ["constant_pad_array", "pad"]
+__all__ = ["pad"]
 
 _MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -29,24 +30,7 @@ def _amounts(pad, ndim):
     if len(pad) > 2 * ndim:
         raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {ndim}")
-    return [(ndim - 1 - j, pad[2 * j], pad[2 * j + 1]) for j in range(len(pad) // 2)]
-
-
-def constant_pad_array(a, pad, value):
-    """``a`` padded with ``value`` (negative amounts crop), ``pad`` as in ``pad``: (last_before, last_after, ...)."""
-    shape = list(a.shape)
-    source, target = [slice(None)] * a.ndim, [slice(None)] * a.ndim
-    for dim, before, after in _amounts(pad, a.ndim):
-        n = a.shape[dim]
-        start, stop = max(-before, 0), n - max(-after, 0)
-        if stop < start:
-            raise RuntimeError("narrow(): length must be non-negative.")
-        shape[dim] = n + before + after
-        source[dim] = slice(start, stop)
-        target[dim] = slice(max(before, 0), max(before, 0) + stop - start)
-    out = np.full(shape, value, dtype=a.dtype)
-    out[tuple(target)] = a[tuple(source)]
-    return out
+    return pad_amounts(pad, ndim)
 
 
 class ConstantPadNdBackward0(Node):

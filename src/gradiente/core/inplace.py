@@ -21,10 +21,10 @@ import weakref
 
 import numpy as np
 
-from ..core import grad_mode
-from ..core.dtype import scalar_name
-from ..core.node import Node
-from ..core.tensor import Tensor
+from . import grad_mode
+from .dtype import scalar_name
+from .node import Node
+from .tensor import Tensor
 
 __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
@@ -203,14 +203,14 @@ def _regenerate_views(base):
         if view.grad_fn.__class__ is Error:
             continue                            # already stale, with the message naming its first op
         if view.__dict__["_view_meta"] == DEFAULT:
-            node = AsStridedBackward0(edges, meta)
-            node.arrays = (view._data, base._data)
-            view.grad_fn, view._output_nr, view._requires_grad = node, 0, True
+            strided = AsStridedBackward0(edges, meta)
+            strided.arrays = (view._data, base._data)
+            view.grad_fn, view._output_nr, view._requires_grad = strided, 0, True
         else:
-            node = Error()
-            node.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)
-            node.origin = view.grad_fn
-            view.grad_fn, view._requires_grad = node, True
+            error = Error()
+            error.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)
+            error.origin = view.grad_fn
+            view.grad_fn, view._requires_grad = error, True
 
 
 # --- where a view lies in its base ------------------------------------------------------------------------
@@ -246,6 +246,7 @@ class _Strided(Node):
     """A node that knows a view's region of its base (``arrays``: the view's array and the base's, read for
     their memory layout only), computing the positions when backward first needs them."""
     __slots__ = ()
+    arrays: tuple       # (the view's array, the base's array)
 
     @property
     def positions(self):
@@ -271,6 +272,7 @@ class CopySlices(_Strided):
     gradient for the view;  fn's other inputs get fn's gradients of grad[region]"""
     __slots__ = ()
     formula = "∂/∂base: the gradient outside the view, and the in-place op's gradient inside it"
+    view_meta: "tuple | None"       # (shape, dtype) of the view, to which fn's gradient is brought
 
     def name(self):
         return "torch::autograd::CopySlices"          # PyTorch's C++ name, as its messages show it
@@ -297,6 +299,8 @@ class Error(Node):
     running it raises ``message``. ``origin``: the view's node before it went stale."""
     __slots__ = ()
     formula = "no derivative: raises"
+    message: str
+    origin: "Node | None"
 
     def backward(self, ops, grad):
         raise RuntimeError(self.message)
@@ -306,7 +310,7 @@ def _adopt_saved_output(tensor, result):
     """A node that saved its output (``exp_`` keeps exp(x)) now saves ``tensor``, which holds those values:
     the same memory and version counter, so a later in-place change of ``tensor`` is caught at backward,
     as in PyTorch, instead of the node silently keeping an outdated copy."""
-    from ..core.node import _SavedOutput
+    from .node import _SavedOutput
     for item in result.grad_fn._saved or ():
         if type(item) is _SavedOutput and item.version_box is result._version_box:
             item.array, item.version_box, item.version = tensor._data, tensor._version_box, tensor._version_box[0]

@@ -10,10 +10,10 @@ neither ``nn`` nor ``distributions``.
 """
 import numpy as np
 
-from ..core.dtype import scalar_name
-from ..core.errors import _require_tensor
-from ..core.node import Node
-from ..core.record import record, wants_grad, wrap
+from .core.dtype import scalar_name
+from .core.errors import _require_tensor
+from .core.node import Node
+from .core.record import record, wants_grad, wrap
 
 __all__ = [
     # convolution and pooling
@@ -44,14 +44,14 @@ __all__ = [
 
 def _functional():
     """``gradiente.nn.functional``, imported on first use."""
-    from ..nn import functional
+    from .nn import functional
     return functional
 
 
 def _dropout_impl():
     """``nn.functional``'s dropout kernel, ``_apply(input, p, training, inplace, feature=False, alpha=False)``: the
     top-level forms name every variant by its flags, and do not check ``p`` (PyTorch's C++ does not)."""
-    from .nn.dropout import _apply
+    from .ops.nn.dropout import _apply
     return _apply
 
 
@@ -390,7 +390,7 @@ def _without_derivative(op, inputs, result):
 
 def native_channel_shuffle(input, groups):
     """``channel_shuffle``'s values, without a derivative (PyTorch defines none for this form)."""
-    from ..core.grad_mode import no_grad
+    from .core.grad_mode import no_grad
     with no_grad():
         result = channel_shuffle(input, groups)
     return _without_derivative("native_channel_shuffle", (input,), result)
@@ -487,7 +487,7 @@ def round_(input, *, decimals=None):
 
 def _samplers():
     """The distributions' element-by-element samplers (PyTorch's kernels), imported on first use."""
-    from . import samplers as _samplers
+    from .ops import samplers as _samplers
     return _samplers
 
 
@@ -506,7 +506,7 @@ def poisson(input, generator=None):
     _check_sampler_dtype("poisson_cpu", input, half=True)
     result = wrap(_samplers().poisson(input._data, generator))
     if wants_grad(input):
-        from .arithmetic import _ZeroGradBackward
+        from .ops.arithmetic import _ZeroGradBackward
         record(_ZeroGradBackward.named("PoissonBackward0"), (input,), result)
     return result
 
@@ -529,7 +529,7 @@ def binomial(count, prob, generator=None):
 def _standard_gamma(input, generator=None):
     """Gamma(α, 1) samples for each α of ``input``, differentiable in α (implicit reparameterization)."""
     _check_sampler_dtype("gamma_cpu", input)
-    from .sampling import standard_gamma
+    from .ops.sampling import standard_gamma
     return standard_gamma(input, generator)
 
 

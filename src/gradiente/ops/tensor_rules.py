@@ -1,0 +1,149 @@
+"""``TensorOps``: the rule namespace on recorded gradiente Tensors, for ``create_graph=True``.
+
+Every name of ``core.rules.RuleOps`` is here, taking the same arguments as ``NumpyOps``'s, and computed with
+the differentiable ops themselves, so a backward pass run through this namespace is recorded like any other
+computation and can be differentiated again. The ops package hands an instance down to the core at import
+(``core.rules.use_tensor_ops``): the core cannot import the ops, which stand a floor above it.
+"""
+import numpy as np
+
+from ..core.creation import from_numpy, ones_like, tensor, zeros, zeros_like
+from ..core.dtype import FROM_NUMPY
+from ..core.tensor import Tensor
+from . import binary_math, rearranging, reductions, selection, unary, views
+from . import matmul as matrix_products
+from .indexing import embed as _embed
+from .nn.padding import pad as _pad
+
+__all__ = ["TensorOps"]
+
+
+def _condition(condition):
+    """A rule's condition as a bool tensor: conditions are raw boolean arrays in both namespaces (no gradient)."""
+    return from_numpy(np.asarray(condition._data if isinstance(condition, Tensor) else condition))
+
+
+class TensorOps:
+    """Rules on gradiente Tensors, recorded (``create_graph=True``)."""
+
+    recording = True
+
+    # --- elementwise math -------------------------------------------------------------------------------
+    exp, log, log1p, sqrt = (staticmethod(f) for f in (unary.exp, unary.log, unary.log1p, unary.sqrt))
+    sin, cos, sinh, cosh, tanh = (staticmethod(f) for f in (unary.sin, unary.cos, unary.sinh, unary.cosh, unary.tanh))
+    abs, sign, sigmoid, erf = (staticmethod(f) for f in (unary.abs, unary.sign, unary.sigmoid, unary.erf))
+    xlogy = staticmethod(binary_math.xlogy)
+    matmul = staticmethod(matrix_products.matmul)
+    einsum = staticmethod(matrix_products.einsum)
+
+    @staticmethod
+    def logical_not(condition):
+        return np.logical_not(condition)
+
+    # --- making and unmaking values ---------------------------------------------------------------------
+    @staticmethod
+    def raw(x):
+        return x._data
+
+    @staticmethod
+    def wrap(tensor):
+        return tensor
+
+    @staticmethod
+    def unwrap(tensor):
+        return tensor
+
+    @staticmethod
+    def constant(value, like):
+        return tensor(value, dtype=like.dtype)
+
+    @staticmethod
+    def zeros(shape, like):
+        return zeros(shape, dtype=like.dtype)
+
+    zeros_like = staticmethod(zeros_like)
+    ones_like = staticmethod(ones_like)
+
+    @staticmethod
+    def unpack_output(saved, node):
+        t = Tensor._make(saved.array, saved.requires_grad)
+        if saved.requires_grad:
+            t.grad_fn, t._output_nr = node, saved.output_nr
+        return t
+
+    # --- the engine's own steps -------------------------------------------------------------------------
+    @staticmethod
+    def sum_to(x, shape):
+        return x.sum_to_size(shape) if tuple(x.shape) != tuple(shape) else x
+
+    @staticmethod
+    def fix_meta(grad, shape, np_dtype):
+        if tuple(grad.shape) != tuple(shape):
+            grad = grad.sum_to_size(shape) if grad.dim() >= len(shape) else grad.expand(shape)
+        if grad._data.dtype != np_dtype:
+            grad = grad.to(FROM_NUMPY[np.dtype(np_dtype)])
+        return grad
+
+    @staticmethod
+    def accumulate(variable, grad):
+        current = variable._grad
+        if current is None:
+            variable._grad = grad if grad._requires_grad else grad.clone()
+        else:
+            variable._grad = current + grad
+
+    # --- selection, reductions and scans ----------------------------------------------------------------
+    @staticmethod
+    def mask(condition, x):
+        return selection.where(_condition(condition), x, zeros((), dtype=x.dtype))
+
+    @staticmethod
+    def select(condition, x, y):
+        return selection.where(_condition(condition), x, y)
+
+    @staticmethod
+    def sum(x, dim=None, keepdim=False):
+        if dim is None and not keepdim:
+            return x.sum()
+        return x.sum(dim if dim is not None else tuple(range(x.dim())), keepdim=keepdim)
+
+    mean = staticmethod(reductions.mean)
+    cumsum = staticmethod(reductions.cumsum)
+    cumprod = staticmethod(reductions.cumprod)
+
+    # --- shapes -----------------------------------------------------------------------------------------
+    @staticmethod
+    def expand(x, shape):
+        return x.expand(shape)
+
+    reshape = staticmethod(views.reshape)
+    unsqueeze = staticmethod(views.unsqueeze)
+    transpose = staticmethod(views.transpose)
+    permute = staticmethod(views.permute)
+    narrow = staticmethod(views.narrow)
+    flip = staticmethod(rearranging.flip)
+    roll = staticmethod(rearranging.roll)
+    tril = staticmethod(rearranging.tril)
+    triu = staticmethod(rearranging.triu)
+    cat = staticmethod(rearranging.cat)
+    stack = staticmethod(rearranging.stack)
+
+    @staticmethod
+    def constant_pad(x, pad):
+        return _pad(x, pad)
+
+    # --- indexing ---------------------------------------------------------------------------------------
+    @staticmethod
+    def getitem(x, index):
+        return x[index]
+
+    @staticmethod
+    def embed(values, shape, index):
+        return _embed(values, shape, index)
+
+    @staticmethod
+    def put(x, index, values):
+        inside = np.zeros(x._data.size, dtype=bool)
+        inside[index.reshape(-1)] = True
+        placed = _embed(values.reshape(-1), (inside.size,), (index.reshape(-1),))
+        return selection.where(from_numpy(inside.reshape(x._data.shape)), placed.reshape(x.shape), x)

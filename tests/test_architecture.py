@@ -1,0 +1,153 @@
+"""The architecture as tests (docs/architecture.md): floors that import only downward, small import cycles,
+Tensor's surface bound in one table, and the rule namespaces implementing one interface."""
+import ast
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import gradiente
+from gradiente.core import rules
+from gradiente.core.tensor import Tensor
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import import_graph  # noqa: E402 - tools/ is not a package; it is put on the path just above
+
+
+def test_every_import_goes_to_the_same_floor_or_below():
+    upward = import_graph.upward_imports(import_graph.import_graph(include_package_inits=True))
+    assert upward == [], "\n".join(f"{a}:{line} imports {b}" for a, b, line in upward)
+
+
+def test_import_cycles_are_small():
+    found = import_graph.cycles(import_graph.import_graph())
+    largest = found[0] if found else []
+    assert len(largest) <= import_graph.MAX_CYCLE, f"a cycle of {len(largest)} modules: {largest}"
+
+
+def test_the_floors_cover_the_package_as_documented():
+    floors = {import_graph.FLOORS[import_graph.floor_of(m)][0] for m in import_graph.module_files()}
+    assert floors == {"core", "ops", "api"}
+    assert import_graph.FLOORS[import_graph.floor_of("gradiente.core.engine")][0] == "core"
+    assert import_graph.FLOORS[import_graph.floor_of("gradiente.ops.nn.convolution")][0] == "ops"
+    assert import_graph.FLOORS[import_graph.floor_of("gradiente.nn.modules.linear")][0] == "api"
+
+
+def _tensor_attribute_writes(path):
+    """``setattr(Tensor, ...)`` calls and ``Tensor.name = ...`` assignments in one source file."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "Tensor"):
+            found.append(node.lineno)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            found += [t.lineno for t in elements if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                      and t.value.id == "Tensor"]
+    return found
+
+
+def test_only_the_methods_table_binds_tensor_attributes():
+    table = ROOT / "src" / "gradiente" / "tensor_methods.py"
+    writes = {str(path.relative_to(ROOT)): lines for path in sorted((ROOT / "src" / "gradiente").rglob("*.py"))
+              if path != table and (lines := _tensor_attribute_writes(path))}
+    assert writes == {}
+
+
+def _class_body_names():
+    source = (ROOT / "src" / "gradiente" / "core" / "tensor.py").read_text()
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    names = set()
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names.update(t.id for t in ast.walk(target) if isinstance(t, ast.Name))
+    return names
+
+
+def test_tensor_has_its_data_model_and_the_table_and_nothing_else():
+    from gradiente.tensor_methods import METHODS
+    bound = [name for _, *names in METHODS for name in names]
+    assert len(bound) == len(set(bound)), "a name bound twice"
+    python_made = {"__dict__", "__doc__", "__module__", "__weakref__", "__annotations__", "__firstlineno__",
+                   "__static_attributes__", "__slots__"}
+    present = set(vars(Tensor)) - python_made
+    assert present == (_class_body_names() | set(bound)) - python_made
+    assert not set(bound) & _class_body_names(), "a table row rebinds a method of the data model"
+
+
+def test_in_place_rows_make_in_place_methods():
+    x = gradiente.tensor([0.0, 1.0], dtype=gradiente.float64)
+    y = x.exp_()
+    assert y is x and x.tolist() == [1.0, float(np.e)]
+    assert Tensor.exp_.__name__ == "exp_"
+
+
+# --- the rules' namespace ---------------------------------------------------------------------------------
+
+def _interface():
+    """``{name: signature without self}`` of every method of ``RuleOps``."""
+    out = {}
+    for name, fn in vars(rules.RuleOps).items():
+        if inspect.isfunction(fn):
+            sig = inspect.signature(fn)
+            out[name] = sig.replace(parameters=list(sig.parameters.values())[1:])
+    return out
+
+
+def _call_arguments(signature):
+    """Placeholder arguments a rule would pass for ``signature``'s parameters (one for ``*operands``)."""
+    args, kwargs = [], {}
+    for p in signature.parameters.values():
+        if p.kind is p.VAR_POSITIONAL or p.default is p.empty:
+            args.append(object())
+        else:
+            kwargs[p.name] = p.default
+    return args, kwargs
+
+
+def _accepts(impl, signature):
+    args, kwargs = _call_arguments(signature)
+    if isinstance(impl, np.ufunc):
+        return impl.nin == len(args) and not kwargs
+    inspect.signature(impl).bind(*args, **kwargs)
+    return True
+
+
+def test_both_rule_namespaces_define_every_name_of_the_interface_themselves():
+    from gradiente.ops.tensor_rules import TensorOps
+    interface = _interface()
+    assert len(interface) > 40
+    for namespace in (rules.NumpyOps, TensorOps):
+        own = {n for n in vars(namespace) if not n.startswith("__")}
+        assert set(interface) <= own, f"{namespace.__name__} lacks {sorted(set(interface) - own)}"
+        assert own <= set(interface) | {"recording"}, \
+            f"{namespace.__name__} has names the interface does not document: {sorted(own - set(interface))}"
+        assert not hasattr(namespace, "__getattr__")
+
+
+def test_both_rule_namespaces_take_the_interfaces_arguments():
+    interface = _interface()
+    for ops in (rules.numpy_ops, rules.tensor_ops):
+        for name, signature in interface.items():
+            assert _accepts(getattr(ops, name), signature), f"{type(ops).__name__}.{name}{signature}"
+
+
+def test_the_ops_package_handed_the_tensor_namespace_down():
+    from gradiente.ops.tensor_rules import TensorOps
+    assert isinstance(rules.tensor_ops, TensorOps) and rules.tensor_ops.recording
+    assert rules.numpy_ops.recording is False
+
+
+def test_every_module_says_in_its_first_line_what_it_holds():
+    silent = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "src" / "gradiente").rglob("*.py"))
+              if not (ast.get_docstring(ast.parse(path.read_text())) or "").strip()]
+    assert silent == []
