@@ -308,6 +308,8 @@ OTHER = [
     OpSpec("pad_reflect_3d", lambda lib, x: F(lib).pad(x, (1, 1, 1, 0, 0, 1), mode="reflect"), [((1, 2, 3, 3, 3),)]),
     OpSpec("pad_replicate", lambda lib, x: F(lib).pad(x, (3, 1), mode="replicate"), [((2, 4),), ((2, 3, 4),)]),
     OpSpec("pad_replicate_2d_crop", lambda lib, x: F(lib).pad(x, (-1, 2, 2, 1), mode="replicate"), [((2, 3, 4),)]),
+    OpSpec("pad_replicate_3d", lambda lib, x: F(lib).pad(x, (1, 0, 2, 1, 0, 1), mode="replicate"),
+           [((1, 2, 3, 3, 2),)]),
     OpSpec("pad_circular", lambda lib, x: F(lib).pad(x, (2, 1), mode="circular"), [((2, 4),), ((2, 3, 4),)]),
     OpSpec("pad_circular_2d_crop", lambda lib, x: F(lib).pad(x, (-1, 2, 3, 1), mode="circular"), [((2, 3, 4),),
                                                                                                 ((1, 2, 3, 4),)]),

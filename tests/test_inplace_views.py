@@ -3,6 +3,7 @@ CopySlices, the views' ``grad_fn`` regenerated (AsStridedBackward0), shared vers
 every leaf bit for bit, and PyTorch's errors for views that may not be changed in place."""
 import numpy as np
 import pytest
+from harness import OpSpec, spec_tests
 
 import gradiente
 
@@ -336,6 +337,25 @@ def test_gradcheck(which, lib):
     w = lib.tensor(np.random.RandomState(which + 7).uniform(-1, 1, (4,)), requires_grad=True)
     assert lib.autograd.gradcheck(fn, (x, w))
     assert lib.autograd.gradgradcheck(fn, (x, w))
+
+
+def _view_after_base_changed(index):
+    """``h = x * 1; view = h[index]; h.mul_(w)``: the view, read after its base changed, is AsStridedBackward0
+    over the base's new history."""
+    def fn(lib, x, w):
+        h = x * 1
+        view = h[index]
+        h.mul_(w)
+        return view
+    return fn
+
+
+VIEW_SPECS = [
+    OpSpec("row_after_base_changed", _view_after_base_changed(0), [((3, 4), (4,))]),
+    OpSpec("column_after_base_changed", _view_after_base_changed((slice(None), 1)), [((3, 4), (4,)), ((3, 4), ())]),
+]
+
+test_gradcheck_views, test_against_torch_views, test_gradgradcheck_views = spec_tests(VIEW_SPECS)
 
 
 def test_saved_values_changed_through_a_view_are_detected():

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from harness import OpSpec, spec_tests
 
 import gradiente
 from gradiente.nn.utils import rnn as g_rnn
@@ -334,6 +335,21 @@ def _same_packed(g, t):
         assert (g_idx is None) == (t_idx is None)
         if t_idx is not None:
             np.testing.assert_array_equal(g_idx.numpy(), t_idx.numpy())
+
+
+def packed_data(*args, **kwargs):
+    """``pack_padded_sequence(x, *args, **kwargs).data``, the packed values (PackPaddedSequenceBackward0)."""
+    return lambda lib, x: lib.nn.utils.rnn.pack_padded_sequence(x, *args, **kwargs).data
+
+
+PACKING_SPECS = [
+    OpSpec("pack_padded_sequence", packed_data([3, 2, 2], batch_first=True), [((3, 4, 2),)]),
+    OpSpec("pack_padded_sequence_unsorted", packed_data([2, 4, 1], enforce_sorted=False), [((4, 3),), ((4, 3, 2),)]),
+    OpSpec("pad_packed_round_trip", lambda lib, x: lib.nn.utils.rnn.pad_packed_sequence(
+        lib.nn.utils.rnn.pack_padded_sequence(x, [2, 4, 1], enforce_sorted=False), total_length=5)[0], [((4, 3, 2),)]),
+]
+
+test_gradcheck_packing, test_against_torch_packing, test_gradgradcheck_packing = spec_tests(PACKING_SPECS)
 
 
 @pytest.mark.parametrize("batch_first", [False, True])

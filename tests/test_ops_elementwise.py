@@ -1,6 +1,6 @@
-"""Elementwise ops from the op table (clamp, where, maximum ..., in-place fills and copies): float64 gradcheck
-on contiguous and strided inputs, and differential tests against PyTorch (forward, backward with a
-non-trivial upstream gradient, grad_fn names) in float32 and float64. Then the ops without gradients
+"""Elementwise ops from the op table (clamp, where, maximum ..., sin, acosh, log2 ..., fills and copies):
+float64 gradcheck on contiguous and strided inputs, and differential tests against PyTorch (forward, backward
+with a non-trivial upstream gradient, grad_fn names) in float32 and float64. Then the ops without gradients
 (comparisons, logical and bitwise ops), checked value for value and dtype for dtype against PyTorch."""
 import numpy as np
 import pytest
@@ -89,6 +89,20 @@ SPECS = [
     OpSpec("logit_eps", lambda lib, x: x.logit(eps=0.2), [((4, 3),)], domain=(0.01, 0.99)),
     OpSpec("sigmoid", lambda lib, x: lib.sigmoid(x), UNARY, domain=(-4, 4)),
     OpSpec("relu", lambda lib, x: lib.relu(x), UNARY),
+    # trigonometric and hyperbolic functions and their inverses, logarithms to bases 2 and 10
+    OpSpec("sin", lambda lib, x: lib.sin(x), UNARY),
+    OpSpec("cos", lambda lib, x: x.cos(), UNARY),
+    OpSpec("tan", lambda lib, x: lib.tan(x), UNARY, domain=(-1.2, 1.2)),
+    OpSpec("asin", lambda lib, x: lib.asin(x), UNARY, domain=(-0.9, 0.9)),
+    OpSpec("arccos_method", lambda lib, x: x.arccos(), UNARY, domain=(-0.9, 0.9)),
+    OpSpec("atan", lambda lib, x: lib.atan(x), UNARY),
+    OpSpec("sinh", lambda lib, x: lib.sinh(x), UNARY),
+    OpSpec("cosh", lambda lib, x: x.cosh(), UNARY),
+    OpSpec("asinh", lambda lib, x: lib.asinh(x), UNARY),
+    OpSpec("acosh", lambda lib, x: lib.acosh(x), UNARY, domain=(1.2, 3.0)),
+    OpSpec("arctanh_method", lambda lib, x: x.arctanh(), UNARY, domain=(-0.9, 0.9)),
+    OpSpec("log2", lambda lib, x: lib.log2(x), UNARY, domain=POSITIVE),
+    OpSpec("log10", lambda lib, x: x.log10(), UNARY, domain=POSITIVE),
     # piecewise constant: gradient zero
     OpSpec("sign", lambda lib, x: lib.sign(x), UNARY),
     OpSpec("floor", lambda lib, x: x.floor(), UNARY, domain=(-5, 5)),
@@ -96,10 +110,15 @@ SPECS = [
     OpSpec("round", lambda lib, x: lib.round(x), UNARY, domain=(-5, 5)),
     OpSpec("round_decimals", lambda lib, x: x.round(decimals=2), UNARY, domain=(-5, 5)),
     OpSpec("trunc", lambda lib, x: lib.trunc(x), UNARY, domain=(-5, 5)),
+    OpSpec("sgn", lambda lib, x: lib.sgn(x), UNARY),
+    # frac(x) = x - trunc(x): derivative 1
+    OpSpec("frac", lambda lib, x: lib.frac(x), UNARY, domain=(-5, 5)),
     # in-place fills and copies on a non-leaf
     OpSpec("zero_", lambda lib, x: (x * 2).zero_(), UNARY),
     OpSpec("fill_number", lambda lib, x: (x * 2).fill_(1.5), UNARY),
     OpSpec("fill_tensor", lambda lib, x, v: (x * 2).fill_(v), [((3,), ()), ((2, 3), ())]),
+    OpSpec("fill", lambda lib, x: lib.fill(x, 1.5), UNARY),
+    OpSpec("fill_with_tensor", lambda lib, x, v: lib.fill(x, v), [((2, 3), ())]),
     OpSpec("copy_", lambda lib, x, s: (x * 2).copy_(s), [((3,), (3,)), ((2, 3), (3,)), ((2, 3), ())]),
     OpSpec("copy_into_constant", lambda lib, x, s: (x * 2).copy_(s), [((2, 3), (2, 1))], grad_inputs=(1,)),
 ]

@@ -58,6 +58,7 @@ SPECS = [
     # the float64 tolerance: compared in float32 here, and against exact values in test_trigamma_is_accurate
     OpSpec("polygamma1", lambda lib, x: lib.polygamma(1, x), UNARY, domain=(0.2, 6), dtypes=("float32",)),
     OpSpec("polygamma2_method", lambda lib, x: x.polygamma(2), [((2, 3),)], domain=(0.3, 5)),
+    OpSpec("polygamma_", lambda lib, x: (x * 1).polygamma_(2), [((2, 3),)], domain=(0.3, 5)),
     OpSpec("polygamma3_negative", lambda lib, x: lib.polygamma(3, x), [((2, 3),)],
            make_inputs=away_from_integers(-3, 0)),
     OpSpec("polygamma0", lambda lib, x: lib.polygamma(0, x), [((3,),)], domain=(0.5, 4)),

@@ -3,7 +3,7 @@ and differential tests against PyTorch; plus named tests for index assignment, r
 rules and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import OpSpec, backward_of, check_same_error, spec_tests
 
 import gradiente
 
@@ -106,6 +106,10 @@ SPECS = [
     OpSpec("scatter_inplace", lambda lib, x, s: (x * 1).scatter_(1, _index(lib, SCATTER_IDX), s),
            [((3, 4), (2, 2))]),
     OpSpec("masked_fill_inplace", lambda lib, x: (x * 1).masked_fill_(x < 0, 0.0), [((3, 4),)]),
+    # the gradients of x[...] as ops of their own (inputs x and the upstream gradient): double-backward nodes
+    OpSpec("int_backward", backward_of(lambda lib, x: x[1]), [((3, 4), (4,))]),
+    OpSpec("slice_backward", backward_of(lambda lib, x: x[:, 1:3]), [((3, 4), (3, 2))]),
+    OpSpec("list_backward", backward_of(lambda lib, x: x[ROW_IDX]), [((3, 4), (3, 4))]),
 ]
 
 

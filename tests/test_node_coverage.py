@@ -1,0 +1,147 @@
+"""Every graph node class gradiente defines is made by at least one op spec, so that the table-driven tests
+(gradcheck, second derivatives, comparison with PyTorch) reach every derivative rule.
+
+The node classes are the subclasses of ``autograd.graph.Node`` after every module of the package is imported
+(the node classes of gradiente's own ``autograd.Function``s included; classes made on demand count once made).
+The specs are the ``OpSpec`` rows that the test modules hold at top level. Each spec runs on each of its shape
+cases (a few make a node of their own: nll_loss of images records NllLoss2DBackward0), in float64 on contiguous
+inputs, and its graph is walked from the outputs through ``next_functions``.
+A class no spec makes fails the test unless ``EXEMPT`` names it, with the reason.
+"""
+import importlib
+import pathlib
+import pkgutil
+import warnings
+
+import pytest
+from harness import OpSpec, make_tensors
+
+import gradiente
+from gradiente.autograd.graph import Node
+
+TESTS = pathlib.Path(__file__).parent
+
+# A class is named by the module that defines it and its name, as ``where`` spells it.
+EXEMPT = {
+    # Bases: they hold what their subclasses share and are never a node of a graph themselves.
+    "gradiente.autograd.function.BackwardCFunction": "base of the node classes of autograd.Functions",
+    "gradiente.ops.unary.UnaryNode": "base of the nodes of the unary table",
+    "gradiente.ops.arithmetic._ZeroGradBackward": "base of the piecewise-constant nodes it names on demand "
+                                                  "(PoissonBackward0, DivBackward0 of a rounded div)",
+    "gradiente.ops.inplace._Strided": "base of AsStridedBackward0 and CopySlices",
+    "gradiente.ops.nn.linear_maps._LinearBackward": "base of the nodes of linear maps (interpolation, patches)",
+    "gradiente.ops.nn.losses._LossNode": "base of the pointwise-loss nodes",
+    "gradiente.ops.nn.padding._GatherPadBackward": "base of the reflection and replication padding nodes",
+    # The nodes of Function classes that programs subclass and never apply themselves.
+    "gradiente.autograd.function.FunctionBackward": "the node class of Function itself",
+    "gradiente.autograd.function.InplaceFunctionBackward": "the node class of InplaceFunction itself",
+    "gradiente.autograd.function.NestedIOFunctionBackward": "the node class of NestedIOFunction itself",
+    # Made only by module hooks, which no op spec sets.
+    "gradiente.nn.modules._backward_hooks.BackwardHookFunctionBackward":
+        "made by nn.Module full backward hooks; test_nn_module.py tests them",
+    # Nodes whose backward raises PyTorch's error: there is no derivative to check.
+    "gradiente.ops.arithmetic.NotImplemented":
+        "floor_divide; test_ops_arithmetic.py::test_floor_divide_backward_raises_pytorchs_error",
+    "gradiente.ops.elementwise_extra.NotImplemented":
+        "heaviside; test_ops_elementwise_extra.py::test_heaviside_values_and_no_derivative",
+    "gradiente.ops.functional_aliases.NotImplemented":
+        "native_channel_shuffle, binomial, _sample_dirichlet; test_api_parity_b.py's ERRORS table",
+    "gradiente.ops.statistics.NotImplemented":
+        "bincount, histogram; test_api_parity_a.py::test_bincount_and_histogram_have_no_derivative",
+    "gradiente.ops.sorting.Unique2Backward0": "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
+    "gradiente.ops.sorting.UniqueDimBackward0": "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
+    "gradiente.ops.sorting.UniqueConsecutiveBackward0":
+        "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
+    "gradiente.ops.special.SpecialZetaBackward2":
+        "zeta(x, number) has no derivative in x; test_special_and_testing.py::test_zeta_has_no_derivative_in_s",
+    "gradiente.ops.inplace.Error": "the history of a view its base's in-place change made stale; "
+                                   "test_inplace_views.py checks its messages",
+    # Dead code.
+    "gradiente.ops.nn.activations.HardtanhBackward1": "nothing records it: hardtanh_ records HardtanhBackward0, "
+                                                      "as PyTorch 2.13 does",
+}
+
+
+def where(cls):
+    """``module.Name`` of a node class; for a Function's node, the module of the Function (its class is made
+    in ``autograd.function``)."""
+    forward = getattr(cls, "_forward_cls", None)
+    module = forward.__module__ if forward is not None else cls.__module__
+    return f"{module}.{cls.__qualname__}"
+
+
+def node_classes():
+    """Every Node subclass defined in gradiente, after importing all its modules."""
+    for info in pkgutil.walk_packages(gradiente.__path__, "gradiente."):
+        importlib.import_module(info.name)
+    found, todo = [], [Node]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.append(sub)
+                todo.append(sub)
+    return [cls for cls in found if where(cls).startswith("gradiente.")]
+
+
+def op_specs():
+    """``(module name, spec)`` for each OpSpec a test module holds at top level, alone or in a list or tuple."""
+    specs = {}
+    for path in sorted(TESTS.glob("test_*.py")):
+        if path.stem == __name__ or "OpSpec(" not in path.read_text():
+            continue
+        module = importlib.import_module(path.stem)
+        for value in vars(module).values():
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, OpSpec):
+                    specs.setdefault(id(item), (path.stem, item))
+    return list(specs.values())
+
+
+def graph_nodes(out):
+    """The nodes of the graph behind ``out`` (a tensor or a tuple of them), each once, walked iteratively."""
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    todo = [t.grad_fn for t in outs if isinstance(t, gradiente.Tensor) and t.grad_fn is not None]
+    seen = {}
+    while todo:
+        node = todo.pop()
+        if id(node) not in seen:
+            seen[id(node)] = node
+            todo.extend(fn for fn, _ in node.next_functions if fn is not None)
+    return list(seen.values())
+
+
+@pytest.fixture(scope="module")
+def coverage():
+    """``(classes, made)``: gradiente's node classes, and for each class some spec makes, the first such spec."""
+    made = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the specs' own warnings, tested where the specs are
+        for module, spec in op_specs():
+            for shapes in spec.shapes:
+                for node in graph_nodes(spec.fn(gradiente, *make_tensors(gradiente, spec, shapes))):
+                    made.setdefault(type(node), f"{module}::{spec.name}")
+    return node_classes(), made      # after the specs: classes they made on demand are included
+
+
+def test_every_node_class_is_made_by_an_op_spec(coverage):
+    classes, made = coverage
+    missing = sorted(where(cls) for cls in classes if cls not in made and where(cls) not in EXEMPT)
+    assert not missing, ("node classes no op spec makes (add an OpSpec that calls the op, or an EXEMPT entry "
+                         "with the reason):\n  " + "\n  ".join(missing))
+
+
+def test_exemptions_are_current(coverage):
+    classes, made = coverage
+    named = {where(cls): cls for cls in classes}
+    gone = sorted(name for name in EXEMPT if name not in named)
+    assert not gone, "EXEMPT names classes that no longer exist: " + ", ".join(gone)
+    covered = sorted(f"{name} (by {made[named[name]]})" for name in EXEMPT if named[name] in made)
+    assert not covered, "EXEMPT names classes a spec now makes; drop them: " + ", ".join(covered)
+
+
+def test_the_walk_finds_every_node_of_a_graph():
+    x = gradiente.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    out = (y * y.sin()).sum()           # a diamond: y feeds both factors
+    names = sorted(type(node).__name__ for node in graph_nodes(out))
+    assert names == ["AccumulateGrad", "ExpBackward0", "MulBackward0", "SinBackward0", "SumBackward0"]
