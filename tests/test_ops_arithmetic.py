@@ -38,8 +38,7 @@ SPECS = [
     # a float32 result is too coarse for float64 finite differences: compared with PyTorch only
     OpSpec("to_float32", lambda lib, x: x.to(lib.float32), [((2, 3),)], dtypes=("float64",), gradcheck=False),
     OpSpec("double", lambda lib, x: x.double(), [((2, 3),)], dtypes=("float32",), gradcheck=False),
-    OpSpec("to_copy", lambda lib, x: x.to(lib.float64, copy=True), [((2, 3),)], dtypes=("float64",),
-           extra={"xfail": {"against_torch": "grad_fn is CloneBackward0, PyTorch's ToCopyBackward0"}}),
+    OpSpec("to_copy", lambda lib, x: x.to(lib.float64, copy=True), [((2, 3),)], dtypes=("float64",)),
     OpSpec("sum", lambda lib, x: x.sum(), [((3,),), ((2, 3),), ((),)]),
     OpSpec("sum_dim", lambda lib, x: x.sum(1), [((2, 3),), ((2, 3, 4),)]),
     OpSpec("sum_dims_keepdim", lambda lib, x: x.sum((0, 2), keepdim=True), [((2, 3, 4),)]),

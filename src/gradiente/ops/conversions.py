@@ -32,7 +32,7 @@ def to(self, *args, **kwargs):
     if dev is not None:
         device(dev)
     if target is None or target is self.dtype:
-        return self.clone() if copy else self
+        return cast(self, self.dtype) if copy else self      # a copy is still aten::_to_copy
     return cast(self, target)
 
 
