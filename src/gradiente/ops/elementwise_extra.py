@@ -28,10 +28,10 @@ from ..core.special_math import (
     polygamma_array,
 )
 from ..core.tensor import Tensor
-from ._table import install
+from ._table import ElementwiseTable, install
 from .arithmetic import _write_out
 from .inplace import make_inplace
-from .unary import UnaryNode, _make_forward, exp2, trunc
+from .unary import exp2, trunc
 
 __all__ = [
     "nan_to_num",
@@ -109,48 +109,34 @@ def _sinc(a):
         return np.where(a == 0, np.ones((), a.dtype), np.sin(product) / product)
 
 
-def _sinc_rule(ops, g, x, out):
-    """d/dx sinc = (πx·cos πx - sin πx)/(πx²), 0 at x = 0."""
+def _sinc_derivative(ops, v, x, out):
+    """v·(πx·cos πx - sin πx)/(πx²), 0 at x = 0."""
     product = x * math.pi
     slope = (ops.cos(product) * product - ops.sin(product)) / (product * x)
-    return ops.mask(ops.raw(x) != 0, g * slope)
+    return ops.mask(ops.raw(x) != 0, v * slope)
 
 
-#: name, array function, node name, what the rule reads, rule(ops, grad, x, out), formula
-TABLE = [
-    ("sinc", _sinc, "SincBackward0", "x", _sinc_rule, "d/dx sin(πx)/(πx) = (πx·cos πx - sin πx)/(πx²)"),
-    ("deg2rad", lambda a: a * np.asarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
-     lambda ops, g, x, out: g * _DEG_TO_RAD, "d/dx x·π/180 = π/180"),
-    ("rad2deg", lambda a: a * np.asarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
-     lambda ops, g, x, out: g * _RAD_TO_DEG, "d/dx x·180/π = 180/π"),
-    ("erfc", erfc_array, "ErfcBackward0", "x", lambda ops, g, x, out: g * (-2 / _SQRT_PI) * ops.exp(-(x * x)),
-     "d/dx erfc x = -2/√π·e^(-x²)"),
-    ("erfinv", erfinv_array, "ErfinvBackward0", "out", lambda ops, g, x, out: g * (_SQRT_PI / 2) * ops.exp(out * out),
-     "d/dx erfinv x = √π/2·e^(erfinv(x)²)"),
-    ("lgamma", lgamma_array, "LgammaBackward0", "x", lambda ops, g, x, out: g * _digamma_of(ops, x),
-     "d/dx ln|Γ(x)| = ψ(x)"),
-    ("digamma", digamma_array, "DigammaBackward0", "x", lambda ops, g, x, out: g * _polygamma_of(ops, 1, x),
-     "d/dx ψ(x) = ψ⁽¹⁾(x)"),
-    ("i0", i0_array, "I0Backward0", "x", lambda ops, g, x, out: g * _i1_of(ops, x), "d/dx I₀(x) = I₁(x)"),
-]
+# Each row: name, array function, node name, what the derivative reads, v·f'(x), the formula (see ``_table``).
+TABLE = ElementwiseTable(__name__)
+sinc = TABLE.row("sinc", _sinc, "SincBackward0", "x", _sinc_derivative,
+                 "d/dx sin(πx)/(πx) = (πx·cos πx - sin πx)/(πx²)")
+deg2rad = TABLE.row("deg2rad", lambda a: a * np.asarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
+                    lambda ops, v, x, out: v * _DEG_TO_RAD, "d/dx x·π/180 = π/180")
+rad2deg = TABLE.row("rad2deg", lambda a: a * np.asarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
+                    lambda ops, v, x, out: v * _RAD_TO_DEG, "d/dx x·180/π = 180/π")
+erfc = TABLE.row("erfc", erfc_array, "ErfcBackward0", "x",
+                 lambda ops, v, x, out: v * (-2 / _SQRT_PI) * ops.exp(-(x * x)), "d/dx erfc x = -2/√π·e^(-x²)")
+erfinv = TABLE.row("erfinv", erfinv_array, "ErfinvBackward0", "out",
+                   lambda ops, v, x, out: v * (_SQRT_PI / 2) * ops.exp(out * out),
+                   "d/dx erfinv x = √π/2·e^(erfinv(x)²)")
+lgamma = TABLE.row("lgamma", lgamma_array, "LgammaBackward0", "x", lambda ops, v, x, out: v * _digamma_of(ops, x),
+                   "d/dx ln|Γ(x)| = ψ(x)")
+digamma = TABLE.row("digamma", digamma_array, "DigammaBackward0", "x",
+                    lambda ops, v, x, out: v * _polygamma_of(ops, 1, x), "d/dx ψ(x) = ψ⁽¹⁾(x)")
+i0 = TABLE.row("i0", i0_array, "I0Backward0", "x", lambda ops, v, x, out: v * _i1_of(ops, x), "d/dx I₀(x) = I₁(x)")
 
-
-def unary_functions(table):
-    """The functions of a table of unary rows, made as ``unary`` makes its own (integers computed in the default
-    float dtype, float16 through float32), each recording a ``UnaryNode`` class named as PyTorch names it."""
-    functions = {}
-    for name, array_fn, node_name, reads, rule, formula in table:
-        node_cls = type(node_name, (UnaryNode,), {"__slots__": (), "rule": staticmethod(rule), "reads": reads,
-                                                  "formula": formula, "__doc__": formula})
-        functions[name] = _make_forward(name, array_fn, node_cls, reads, True)
-    return functions
-
-
-FUNCTIONS = unary_functions(TABLE)
+FUNCTIONS = TABLE.functions
 install(FUNCTIONS)
-sinc, deg2rad, rad2deg = FUNCTIONS["sinc"], FUNCTIONS["deg2rad"], FUNCTIONS["rad2deg"]
-erfc, erfinv, lgamma = FUNCTIONS["erfc"], FUNCTIONS["erfinv"], FUNCTIONS["lgamma"]
-digamma, i0 = FUNCTIONS["digamma"], FUNCTIONS["i0"]
 
 # fix is PyTorch's other name for trunc (same node, TruncBackward0)
 fix = trunc
