@@ -21,7 +21,7 @@ import re
 import weakref
 from typing import Optional
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "tangent_sum"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum"]
 
 _sequence = itertools.count()
 _FREED = (
@@ -30,12 +30,14 @@ _FREED = (
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward."
 )
-# PyTorch's words for an op whose forward-mode formula is not written (``op`` is the op's ATen name)
+# PyTorch's words for an op whose forward-mode formula is not written yet (``op`` is the op's ATen name), and for
+# an op it defines none for (``op`` as ``aten::heaviside``)
 _NO_FORWARD_AD = (
     "Trying to use forward AD with {op} that does not support it because it has not been implemented yet.\n"
     "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
     "so that we can prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
 )
+NOT_DIFFERENTIABLE_FORWARD = "Trying to use forward AD with {op} that does not support it."
 
 
 class RemovableHandle:
