@@ -8,6 +8,7 @@ function ``gradiente.<name>``, a method ``Tensor.<name>`` and, where PyTorch has
 ``Tensor.<name>_``, recorded under PyTorch's node name.
 """
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcasting
-from ..core.node import Node
+from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad
 from ..core.special_math import (
     _SQRT_PI,
@@ -146,12 +147,17 @@ Tensor.fix, Tensor.fix_ = Tensor.trunc, Tensor.trunc_
 # --- polygamma and mvlgamma: unary with an integer parameter --------------------------------------------------
 
 class PolygammaBackward0(Node):
-    """out = ψ⁽ⁿ⁾(x);  dx = grad·ψ⁽ⁿ⁺¹⁾(x)"""
+    """out = ψ⁽ⁿ⁾(x);  dx = grad·ψ⁽ⁿ⁺¹⁾(x);  out' = x'·ψ⁽ⁿ⁺¹⁾(x)"""
     formula = "d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x)"
+    n: int
 
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
         return (grad * _polygamma_of(ops, self.n + 1, x),)
+
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        return x_t * _polygamma_of(ops, self.n + 1, x)
 
 
 class PolygammaBackward1(PolygammaBackward0):
@@ -175,15 +181,22 @@ def _polygamma_op(n, input, node_cls):
 
 
 class MvlgammaBackward0(Node):
-    """out = Σⱼ lgamma(x - j/2) + p(p-1)/4·ln π (j < p);  dx = grad·Σⱼ ψ(x - j/2)"""
+    """out = Σⱼ lgamma(x - j/2) + p(p-1)/4·ln π (j < p);  dx = grad·Σⱼ ψ(x - j/2);  out' = x'·Σⱼ ψ(x - j/2)"""
     formula = "d/dx ln Γₚ(x) = Σⱼ ψ(x - j/2)"
+    p: int
 
     def backward(self, ops, grad):
+        return (grad * self._derivative(ops),)
+
+    def jvp(self, ops, x_t):
+        return x_t * self._derivative(ops)
+
+    def _derivative(self, ops):
         (x,) = self.saved(ops)
         total = _digamma_of(ops, x)
         for j in range(1, self.p):
             total = total + _digamma_of(ops, x - j / 2)
-        return (grad * total,)
+        return total
 
 
 def _mvlgamma_array(a, p):
@@ -215,12 +228,16 @@ Tensor.mvlgamma_ = make_inplace(mvlgamma, "mvlgamma_")
 # --- nan_to_num ----------------------------------------------------------------------------------------------
 
 class NanToNumBackward0(Node):
-    """out = x with nan and ±inf replaced by numbers;  dx = grad where x is finite, 0 elsewhere"""
+    """out = x with nan and ±inf replaced by numbers;  dx = grad where x is finite, 0 elsewhere;  out' likewise"""
     formula = "d/dx nan_to_num(x) = 1 where x is finite, else 0"
 
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
         return (ops.mask(np.isfinite(ops.raw(x)), grad),)
+
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        return ops.mask(np.isfinite(ops.raw(x)), x_t)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -259,7 +276,8 @@ def _needs(node, i):
 
 
 class LogaddexpBackward0(Node):
-    """out = ln(eˣ + eʸ);  dx = grad / (1 + e^(y-x));  dy = grad / (1 + e^(x-y))"""
+    """out = ln(eˣ + eʸ);  dx = grad / (1 + e^(y-x));  dy = grad / (1 + e^(x-y));
+    out' = x' / (1 + e^(y-x)) + y' / (1 + e^(x-y))"""
     formula = "∂ln(eˣ + eʸ)/∂x = eˣ/(eˣ + eʸ)"
 
     def backward(self, ops, grad):
@@ -268,9 +286,16 @@ class LogaddexpBackward0(Node):
             return (grad / (1 + ops.exp(y - x)) if _needs(self, 0) else None,
                     grad / (1 + ops.exp(x - y)) if _needs(self, 1) else None)
 
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tangent_sum(None if x_t is None else x_t / (1 + ops.exp(y - x)),
+                               None if y_t is None else y_t / (1 + ops.exp(x - y)))
+
 
 class Logaddexp2Backward0(Node):
-    """out = log₂(2ˣ + 2ʸ);  dx = grad / (1 + 2^(y-x));  dy = grad / (1 + 2^(x-y))"""
+    """out = log₂(2ˣ + 2ʸ);  dx = grad / (1 + 2^(y-x));  dy = grad / (1 + 2^(x-y));
+    out' = x' / (1 + 2^(y-x)) + y' / (1 + 2^(x-y))"""
     formula = "∂log₂(2ˣ + 2ʸ)/∂x = 2ˣ/(2ˣ + 2ʸ)"
 
     def backward(self, ops, grad):
@@ -278,6 +303,12 @@ class Logaddexp2Backward0(Node):
         with np.errstate(invalid="ignore", over="ignore"):
             return (grad / (1 + ops.exp((y - x) * _LN2)) if _needs(self, 0) else None,
                     grad / (1 + ops.exp((x - y) * _LN2)) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tangent_sum(None if x_t is None else x_t / (1 + ops.exp((y - x) * _LN2)),
+                               None if y_t is None else y_t / (1 + ops.exp((x - y) * _LN2)))
 
 
 def _logaddexp_op(name, np_fn, node_cls, doc):
@@ -300,11 +331,14 @@ logaddexp2 = _logaddexp_op("logaddexp2", np.logaddexp2, Logaddexp2Backward0, "lo
 
 
 class NextafterBackward0(Node):
-    """out = the next float after x towards y;  dx = grad;  dy = 0 (as PyTorch defines them)"""
+    """out = the next float after x towards y;  dx = grad;  dy = 0;  out' = x' (as PyTorch defines them)"""
     formula = "d/dx nextafter(x, y) = 1"
 
     def backward(self, ops, grad):
         return (grad if _needs(self, 0) else None, ops.zeros_like(grad) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        return x_t if x_t is not None else ops.zeros_like(y_t)
 
 
 def nextafter(input, other, *, out=None):
@@ -317,16 +351,22 @@ def nextafter(input, other, *, out=None):
 
 
 class CopysignBackward0(Node):
-    """out = |x| with the sign of y;  dx = grad·(out/x) (±1; 0 where x = 0);  dy = 0"""
+    """out = |x| with the sign of y;  dx = grad·(out/x) (±1; 0 where x = 0);  dy = 0;  out' = x'·(out/x)"""
     formula = "∂copysign(x, y)/∂x = ±1 (1 where the sign is kept)"
 
     def backward(self, ops, grad):
+        dx = grad * self._sign_ratio(ops, grad) if _needs(self, 0) else None
+        return (dx, ops.zeros_like(grad)) if len(self.next_functions) == 2 else dx
+
+    def jvp(self, ops, x_t, y_t=None):
+        return ops.zeros_like(y_t) if x_t is None else x_t * self._sign_ratio(ops, x_t)
+
+    def _sign_ratio(self, ops, like):
+        """out/x: ±1, and 0 where x = 0."""
         x, out = self.saved(ops)
         xa = ops.raw(x)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(xa == 0, 0, ops.raw(out) / xa)
-        dx = grad * ops.constant(ratio, grad) if _needs(self, 0) else None
-        return (dx, ops.zeros_like(grad)) if len(self.next_functions) == 2 else dx
+            return ops.constant(np.where(xa == 0, 0, ops.raw(out) / xa), like)
 
 
 class CopysignBackward1(CopysignBackward0):
@@ -346,14 +386,23 @@ def copysign(input, other, *, out=None):
 
 
 class LdexpBackward0(Node):
-    """out = x·2ʸ;  dx = grad·2ʸ;  dy = grad·out·ln 2"""
+    """out = x·2ʸ;  dx = grad·2ʸ;  dy = grad·out·ln 2;  out' = x'·2ʸ + y'·out·ln 2"""
     formula = "∂(x·2ʸ)/∂x = 2ʸ,  ∂(x·2ʸ)/∂y = x·2ʸ·ln 2"
+    scale: Optional[np.ndarray]     # 2ʸ, exact, when y is an integer tensor (else computed from y)
 
     def backward(self, ops, grad):
         y, out = self.saved(ops)
         scale = ops.constant(self.scale, grad) if self.scale is not None else _rule_fn(ops, np.exp2, exp2)(y)
         return (grad * scale if _needs(self, 0) else None,
                 grad * out * _LN2 if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        y, out = self.saved(ops)
+        through_x = None
+        if x_t is not None:
+            scale = ops.constant(self.scale, x_t) if self.scale is not None else _rule_fn(ops, np.exp2, exp2)(y)
+            through_x = x_t * scale
+        return tangent_sum(through_x, None if y_t is None else y_t * out * _LN2)
 
 
 def ldexp(input, other, *, out=None):
@@ -382,7 +431,7 @@ def ldexp(input, other, *, out=None):
 
 
 class _HeavisideBackward(Node):
-    """PyTorch defines no derivative of heaviside: backward through it raises, as in PyTorch."""
+    """PyTorch defines no derivative of heaviside: backward and forward mode through it raise, as in PyTorch."""
     formula = "no derivative defined"
 
     def name(self):
@@ -390,6 +439,9 @@ class _HeavisideBackward(Node):
 
     def backward(self, ops, grad):
         raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+    def jvp(self, ops, *tangents):
+        raise NotImplementedError(NOT_DIFFERENTIABLE_FORWARD.format(op="aten::heaviside"))
 
 
 _HeavisideBackward.__name__ = _HeavisideBackward.__qualname__ = "NotImplemented"
@@ -412,11 +464,16 @@ frexp_result = return_types.frexp
 
 
 class FrexpBackward0(Node):
-    """(mantissa, exponent) = frexp(x), x = mantissa·2^exponent;  dx = grad / 2^exponent"""
+    """(mantissa, exponent) = frexp(x), x = mantissa·2^exponent;  dx = grad / 2^exponent;
+    mantissa' = x' / 2^exponent"""
     formula = "∂mantissa/∂x = 2^(-exponent)"
+    scale: np.ndarray       # 2^(-exponent)
 
     def backward(self, ops, grad):
         return (grad * ops.constant(self.scale, grad),)
+
+    def jvp(self, ops, x_t):
+        return x_t * ops.constant(self.scale, x_t)
 
 
 def frexp(input, *, out=None):
