@@ -35,6 +35,16 @@ def _view(input, array, node_cls, **attrs):
     return out
 
 
+def _shape_view(input, array, node_cls):
+    """``_view`` for the ops that change only the shape (view, reshape, squeeze, unsqueeze): the node keeps the
+    new shape, which its tangent takes. (Set on the node rather than passed to ``record``: keyword arguments
+    through ``_view`` and ``record`` made a reshape about 15% slower.)"""
+    out = _view(input, array, node_cls)
+    if out.grad_fn is not None:
+        out.grad_fn._out_shape = array.shape
+    return out
+
+
 def _views(input, arrays, node_cls, **attrs):
     """Several views of ``input`` made by one multi-output op (split, chunk, unbind); as in PyTorch, none of
     them may be changed in place while recording."""
@@ -167,7 +177,7 @@ def view(input, *shape, dtype=None):
     array, shared = _reshaped(a, _infer_shape(_size_args(shape), a.size))
     if not shared:
         raise RuntimeError(_VIEW_ERROR)
-    return _view(input, array, ViewBackward0, _out_shape=array.shape)
+    return _shape_view(input, array, ViewBackward0)
 
 
 def _view_dtype(input, dtype):
@@ -191,8 +201,7 @@ def reshape(input, *shape):
     a = input._data
     array, shared = _reshaped(a, _infer_shape(_size_args(shape), a.size))
     if shared:
-        return _view(input, array, ViewBackward0 if a.flags.c_contiguous else ReshapeAliasBackward0,
-                     _out_shape=array.shape)
+        return _shape_view(input, array, ViewBackward0 if a.flags.c_contiguous else ReshapeAliasBackward0)
     return _unsafe_view(_copy(input, array.reshape(a.shape)), array)
 
 
@@ -206,7 +215,7 @@ def _unsafe_view(input, array):
     that had to copy, and of the batched products in ``matmul``."""
     out = wrap(array)
     if wants_grad(input):
-        record(UnsafeViewBackward0, (input,), out, _out_shape=array.shape)
+        record(UnsafeViewBackward0, (input,), out)._out_shape = array.shape
     return out
 
 
@@ -301,23 +310,21 @@ def squeeze(input, dim=None):
     else:
         d = _wrap_dim(dim, a.ndim)
         axes, node = ((d,) if a.ndim and a.shape[d] == 1 else ()), SqueezeBackward1
-    array = np.squeeze(a, axis=axes)
-    return _view(input, array, node, _out_shape=array.shape)
+    return _shape_view(input, np.squeeze(a, axis=axes), node)
 
 
 @tensor_method("unsqueeze")
 def unsqueeze(input, dim):
     """A new size-1 dim at ``dim`` (in ``-ndim-1 .. ndim``). A view."""
     a = input._data
-    array = a[(slice(None),) * _wrap_dim(dim, a.ndim + 1) + (None,)]
-    return _view(input, array, UnsqueezeBackward0, _out_shape=array.shape)
+    return _shape_view(input, a[(slice(None),) * _wrap_dim(dim, a.ndim + 1) + (None,)], UnsqueezeBackward0)
 
 
 def _squeeze_result(input, dim):
     """``input.squeeze_(dim)`` on a fresh result, as ``matmul`` does for a vector @ matrix product."""
     out = wrap(np.squeeze(input._data, axis=dim))
     if wants_grad(input):
-        record(SqueezeBackward4, (input,), out, _out_shape=out._data.shape)
+        record(SqueezeBackward4, (input,), out)._out_shape = out._data.shape
     return out
 
 
