@@ -5,10 +5,16 @@ the edges to the nodes of its inputs, the values its derivative rule needs (save
 the tensor they came from, so that a later in-place change is caught) and the shape and dtype of each
 input, so that the engine can reduce a broadcast gradient back to the input's shape in one place.
 
-A rule is a method ``backward(self, ops, grad)`` returning one gradient per input (``None`` for an input
-that needs none). ``ops`` is the array namespace the rule computes with: NumPy arrays normally, or
-gradiente Tensors under ``create_graph=True`` so that the backward pass is itself recorded. One rule
-therefore serves both first- and higher-order derivatives (see ``rule_ops``).
+A node holds two rules, side by side, that read the same saved values:
+
+* ``backward(self, ops, grad)``, the vector-Jacobian product (reverse mode): the gradient of the output in,
+  one gradient per input out (``None`` for an input that needs none);
+* ``jvp(self, ops, *tangents)``, the Jacobian-vector product (forward mode): one tangent per input in
+  (``None`` for an input without one), the output's tangent out.
+
+``ops`` is the array namespace a rule computes with: NumPy arrays normally, or gradiente Tensors under
+``create_graph=True`` so that the rule's own work is recorded. One rule therefore serves both first- and
+higher-order derivatives (see ``core.rules``).
 """
 import itertools
 import re
@@ -18,7 +24,7 @@ from typing import Optional
 from . import rules
 from .dtype import FROM_NUMPY
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum"]
 
 _sequence = itertools.count()
 _FREED = (
@@ -27,6 +33,14 @@ _FREED = (
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward."
 )
+# PyTorch's words for an op whose forward-mode formula is not written yet (``op`` is the op's ATen name), and for
+# an op it defines none for (``op`` as ``aten::heaviside``)
+_NO_FORWARD_AD = (
+    "Trying to use forward AD with {op} that does not support it because it has not been implemented yet.\n"
+    "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
+    "so that we can prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+)
+NOT_DIFFERENTIABLE_FORWARD = "Trying to use forward AD with {op} that does not support it."
 
 
 class RemovableHandle:
@@ -72,12 +86,27 @@ class _SavedOutput:
 
 class Node:
     """A backward function of the graph. ``next_functions`` is ``((node, input_nr), ...)``, one entry per
-    differentiable input (``(None, 0)`` for an input that requires no grad)."""
+    differentiable input (``(None, 0)`` for an input that requires no grad).
+
+    A subclass states its derivative as two rules that read the same saved values (``self.saved(ops)``) and
+    the same declared fields (class-level annotations: what ``record`` was given for the rule to read):
+
+    ``backward(ops, grad)`` (VJP): the gradient of the output in; one gradient per input out, in the order
+    of ``next_functions`` (``None`` where an input needs none). The engine sums each to its input's shape.
+
+    ``jvp(ops, *tangents)`` (JVP): one tangent per input in, in the same order (``None`` for an input with
+    no tangent; it is called only when some input has one); the output's tangent out (``None`` if zero), or
+    a tuple of them for a node with several outputs. A result may be smaller than the output where
+    broadcasting makes it the output (the tangent of ``x + y`` for ``y`` alone is ``y'``): the forward-mode
+    engine broadcasts it to the output's shape and dtype in one place, as the backward engine reduces. The
+    default raises PyTorch's error for an op with no forward-mode formula."""
 
     __slots__ = ("next_functions", "_seq", "_saved", "_saved_versions", "_input_meta", "__dict__", "__weakref__")
 
     #: one line, the derivative as a learner reads it; shown by the graph drawing and explanations
     formula = ""
+    #: the op's name in PyTorch's messages, where the node's name does not give it (see ``_aten_name``)
+    aten_name = ""
     # Rarely set, so kept out of the hot path: class defaults, overridden per node when used.
     _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
     _hooked = False             # True once any hook or retain_grad involves this node
@@ -160,9 +189,12 @@ class Node:
                 out[i] = item.array if raw else ops.unpack_output(item, self)
         return out
 
-    # --- the rule --------------------------------------------------------------------------------------
+    # --- the rules: backward (the VJP) and jvp (the forward-mode rule) ----------------------------------
     def backward(self, ops, *grads):
         raise NotImplementedError(f"{self.name()} has no backward rule")
+
+    def jvp(self, ops, *tangents):
+        raise NotImplementedError(_NO_FORWARD_AD.format(op=self.aten_name or _aten_name(self.name())))
 
     def apply(self, *grads):
         """Run the rule on tensors, as PyTorch's ``node(grad)`` does; returns a tuple of tensors or None."""
@@ -192,6 +224,24 @@ class Node:
 
 
 _MISSING = object()
+
+
+def _aten_name(node_name):
+    """The op's name as PyTorch's messages give it, read from its node's name: ``special_zeta`` from
+    ``SpecialZetaBackward0``, ``log1p`` from ``Log1PBackward0`` (a node whose op is named otherwise, such as
+    ``_cdist_forward``'s ``CdistBackward0``, states ``aten_name``)."""
+    base = re.sub(r"Backward\d*$", "", node_name)
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", base).lower()
+
+
+def tangent_sum(*terms):
+    """The sum of the terms of a tangent that are not None (None if all are): the tangent of an output of
+    several inputs, each term the contribution of one input's tangent."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return total
 
 
 def _modified_message(tensor, expected, saved_output=None, node=None):

@@ -13,7 +13,7 @@ from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcasting
 from ..core.grad_mode import state as _grad_state
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
-from ..core.node import Node
+from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 
@@ -45,39 +45,51 @@ _FLOAT_DEFAULT = dt.get_default_dtype
 # --- binary arithmetic ---------------------------------------------------------------------------------
 
 class AddBackward0(Node):
-    """out = x + alpha * y;  dx = grad;  dy = alpha * grad"""
+    """out = x + alpha * y;  dx = grad;  dy = alpha * grad;  out' = x' + alpha * y'"""
     complex_ok = True
     __slots__ = ()
     formula = "∂(x + y)/∂x = 1,  ∂(x + y)/∂y = 1"
+    alpha: float = 1
 
     def backward(self, ops, grad):
-        alpha = self.__dict__.get("alpha", 1)
+        alpha = self.alpha
         return grad, (grad if alpha == 1 else grad * alpha)
+
+    def jvp(self, ops, x_t, y_t):
+        return tangent_sum(x_t, None if y_t is None else y_t * self.alpha)
 
 
 class SubBackward0(Node):
-    """out = x - alpha * y;  dx = grad;  dy = -alpha * grad"""
+    """out = x - alpha * y;  dx = grad;  dy = -alpha * grad;  out' = x' - alpha * y'"""
     complex_ok = True
     __slots__ = ()
     formula = "∂(x - y)/∂x = 1,  ∂(x - y)/∂y = -1"
+    alpha: float = 1
 
     def backward(self, ops, grad):
-        return grad, -grad * self.__dict__.get("alpha", 1)
+        return grad, -grad * self.alpha
+
+    def jvp(self, ops, x_t, y_t):
+        return tangent_sum(x_t, None if y_t is None else -y_t * self.alpha)
 
 
 class RsubBackward1(Node):
-    """out = c - alpha * x;  dx = -alpha * grad"""
+    """out = c - alpha * x;  dx = -alpha * grad;  out' = -alpha * x'"""
     complex_ok = True
     __slots__ = ()
     formula = "∂(c - x)/∂x = -1"
+    alpha: float = 1
 
     def backward(self, ops, grad):
-        alpha = self.__dict__.get("alpha", 1)
+        alpha = self.alpha
         return (-grad if alpha == 1 else -grad * alpha,)
+
+    def jvp(self, ops, x_t):
+        return -x_t * self.alpha
 
 
 class MulBackward0(Node):
-    """out = x * y;  dx = grad * y;  dy = grad * x"""
+    """out = x * y;  dx = grad * y;  dy = grad * x;  out' = x' * y + x * y'"""
     __slots__ = ()
     formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
 
@@ -87,9 +99,13 @@ class MulBackward0(Node):
         return (grad * y if edges[0][0] is not None else None,
                 grad * x if edges[1][0] is not None else None)
 
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        return tangent_sum(None if x_t is None else x_t * y, None if y_t is None else x * y_t)
+
 
 class DivBackward0(Node):
-    """out = x / y;  dx = grad / y;  dy = -grad * x / y²"""
+    """out = x / y;  dx = grad / y;  dy = -grad * x / y²;  out' = x' / y - y' * x / y²"""
     __slots__ = ()
     formula = "∂(x/y)/∂x = 1/y,  ∂(x/y)/∂y = -x/y²"
 
@@ -99,9 +115,13 @@ class DivBackward0(Node):
         return (grad / y if edges[0][0] is not None else None,
                 -grad * x / (y * y) if edges[1][0] is not None else None)
 
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        return tangent_sum(None if x_t is None else x_t / y, None if y_t is None else -y_t * x / (y * y))
+
 
 class ReciprocalBackward0(Node):
-    """out = 1 / x;  dx = -grad * out²"""
+    """out = 1 / x;  dx = -grad * out²;  out' = -x' * out²"""
     __slots__ = ()
     formula = "d/dx (1/x) = -1/x²"
 
@@ -109,10 +129,15 @@ class ReciprocalBackward0(Node):
         (out,) = self.saved(ops)
         return (-grad * (out * out),)
 
+    def jvp(self, ops, x_t):
+        (out,) = self.saved(ops)
+        return -x_t * (out * out)
+
 
 class PowBackward0(Node):
-    """out = x ** p (p a number);  dx = grad * p * x ** (p - 1)"""
+    """out = x ** p (p a number);  dx = grad * p * x ** (p - 1);  out' = x' * p * x ** (p - 1)"""
     formula = "d/dx xⁿ = n·xⁿ⁻¹"
+    exponent: float
 
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
@@ -121,9 +146,15 @@ class PowBackward0(Node):
             return (ops.zeros_like(grad),)
         return (grad * (p * x ** (p - 1)),)
 
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        p = self.exponent
+        return ops.zeros_like(x_t) if p == 0 else x_t * (p * x ** (p - 1))
+
 
 class PowBackward1(Node):
-    """out = x ** y;  dx = grad * y * x ** (y - 1);  dy = grad * out * log(x)"""
+    """out = x ** y;  dx = grad * y * x ** (y - 1);  dy = grad * out * log(x);
+    out' = x' * y * x ** (y - 1) + y' * out * log(x)"""
     __slots__ = ()
     formula = "∂(xʸ)/∂x = y·xʸ⁻¹,  ∂(xʸ)/∂y = xʸ·ln x"
 
@@ -137,27 +168,44 @@ class PowBackward1(Node):
             dy = ops.mask(ops.logical_not((ops.raw(x) == 0) & (ops.raw(y) >= 0)), grad * (out * ops.log(x)))
         return dx, dy
 
+    def jvp(self, ops, x_t, y_t):
+        x, y, out = self.saved(ops)
+        through_y = None
+        if y_t is not None:
+            through_y = ops.mask(ops.logical_not((ops.raw(x) == 0) & (ops.raw(y) >= 0)), y_t * (out * ops.log(x)))
+        return tangent_sum(None if x_t is None else x_t * (y * x ** (y - 1)), through_y)
+
 
 class PowBackward2(Node):
-    """out = c ** x (c a number);  dx = grad * out * log(c)"""
+    """out = c ** x (c a number);  dx = grad * out * log(c);  out' = x' * out * log(c)"""
     formula = "d/dx cˣ = cˣ·ln c"
+    base: float
 
     def backward(self, ops, grad):
+        return (self._times_derivative(ops, grad),)
+
+    def jvp(self, ops, x_t):
+        return self._times_derivative(ops, x_t)
+
+    def _times_derivative(self, ops, v):
         (out,) = self.saved(ops)
         c = self.base
         if c == 0:
-            return (ops.mask(ops.raw(out) * 0 == 0, grad * 0),)
-        return (grad * (out * float(np.log(c))),)
+            return ops.mask(ops.raw(out) * 0 == 0, v * 0)
+        return v * (out * float(np.log(c)))
 
 
 class NegBackward0(Node):
-    """out = -x;  dx = -grad"""
+    """out = -x;  dx = -grad;  out' = -x'"""
     complex_ok = True
     __slots__ = ()
     formula = "d/dx (-x) = -1"
 
     def backward(self, ops, grad):
         return (-grad,)
+
+    def jvp(self, ops, x_t):
+        return -x_t
 
 
 _REAL_NUMBERS = (int, float)
@@ -417,14 +465,18 @@ class _ZeroGradBackward(Node):
 
 
 class _NotImplementedBackward(Node):
-    """An op PyTorch gives no derivative; backward through it raises as PyTorch does."""
+    """An op PyTorch gives no derivative; backward and forward mode through it raise as PyTorch does."""
     formula = "no derivative defined"
+    op: str
 
     def name(self):
         return "torch::autograd::NotImplemented"
 
     def backward(self, ops, grad):
         raise RuntimeError(f"the derivative for '{self.op}' is not implemented.")
+
+    def jvp(self, ops, *tangents):
+        raise NotImplementedError(NOT_DIFFERENTIABLE_FORWARD.format(op=f"aten::{self.op}"))
 
 
 _NotImplementedBackward.__name__ = "NotImplemented"
@@ -556,13 +608,16 @@ def _write_out(result, out):
 # --- casts ---------------------------------------------------------------------------------------------
 
 class ToCopyBackward0(Node):
-    """out = x converted to another dtype;  dx = grad converted back"""
+    """out = x converted to another dtype;  dx = grad converted back;  out' = x' converted"""
     complex_ok = True
     __slots__ = ()
     formula = "d/dx convert(x) = 1 (converted back to x's dtype)"
 
     def backward(self, ops, grad):
         return (grad,)      # the engine converts it back to the input's dtype
+
+    def jvp(self, ops, x_t):
+        return x_t          # the engine converts it to the output's dtype
 
 
 def cast(input, dtype):

@@ -8,6 +8,7 @@ function ``gradiente.<name>``, a method ``Tensor.<name>`` and, where PyTorch has
 ``Tensor.<name>_``, recorded under PyTorch's node name.
 """
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcasting
-from ..core.node import Node
+from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad
 from ..core.special_math import (
     _SQRT_PI,
@@ -28,8 +29,9 @@ from ..core.special_math import (
     polygamma_array,
 )
 from ..core.tensor import Tensor
+from ._table import ElementwiseTable
 from .arithmetic import _write_out
-from .unary import UnaryNode, _make_forward, exp2, trunc
+from .unary import exp2, trunc
 
 __all__ = [
     "nan_to_num",
@@ -107,47 +109,33 @@ def _sinc(a):
         return np.where(a == 0, np.ones((), a.dtype), np.sin(product) / product)
 
 
-def _sinc_rule(ops, g, x, out):
-    """d/dx sinc = (πx·cos πx - sin πx)/(πx²), 0 at x = 0."""
+def _sinc_derivative(ops, v, x, out):
+    """v·(πx·cos πx - sin πx)/(πx²), 0 at x = 0."""
     product = x * math.pi
     slope = (ops.cos(product) * product - ops.sin(product)) / (product * x)
-    return ops.mask(ops.raw(x) != 0, g * slope)
+    return ops.mask(ops.raw(x) != 0, v * slope)
 
 
-#: name, array function, node name, what the rule reads, rule(ops, grad, x, out), formula
-TABLE = [
-    ("sinc", _sinc, "SincBackward0", "x", _sinc_rule, "d/dx sin(πx)/(πx) = (πx·cos πx - sin πx)/(πx²)"),
-    ("deg2rad", lambda a: a * np.asarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
-     lambda ops, g, x, out: g * _DEG_TO_RAD, "d/dx x·π/180 = π/180"),
-    ("rad2deg", lambda a: a * np.asarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
-     lambda ops, g, x, out: g * _RAD_TO_DEG, "d/dx x·180/π = 180/π"),
-    ("erfc", erfc_array, "ErfcBackward0", "x", lambda ops, g, x, out: g * (-2 / _SQRT_PI) * ops.exp(-(x * x)),
-     "d/dx erfc x = -2/√π·e^(-x²)"),
-    ("erfinv", erfinv_array, "ErfinvBackward0", "out", lambda ops, g, x, out: g * (_SQRT_PI / 2) * ops.exp(out * out),
-     "d/dx erfinv x = √π/2·e^(erfinv(x)²)"),
-    ("lgamma", lgamma_array, "LgammaBackward0", "x", lambda ops, g, x, out: g * _digamma_of(ops, x),
-     "d/dx ln|Γ(x)| = ψ(x)"),
-    ("digamma", digamma_array, "DigammaBackward0", "x", lambda ops, g, x, out: g * _polygamma_of(ops, 1, x),
-     "d/dx ψ(x) = ψ⁽¹⁾(x)"),
-    ("i0", i0_array, "I0Backward0", "x", lambda ops, g, x, out: g * _i1_of(ops, x), "d/dx I₀(x) = I₁(x)"),
-]
+# Each row: name, array function, node name, what the derivative reads, v·f'(x), the formula (see ``_table``).
+TABLE = ElementwiseTable(__name__)
+sinc = TABLE.row("sinc", _sinc, "SincBackward0", "x", _sinc_derivative,
+                 "d/dx sin(πx)/(πx) = (πx·cos πx - sin πx)/(πx²)")
+deg2rad = TABLE.row("deg2rad", lambda a: a * np.asarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
+                    lambda ops, v, x, out: v * _DEG_TO_RAD, "d/dx x·π/180 = π/180")
+rad2deg = TABLE.row("rad2deg", lambda a: a * np.asarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
+                    lambda ops, v, x, out: v * _RAD_TO_DEG, "d/dx x·180/π = 180/π")
+erfc = TABLE.row("erfc", erfc_array, "ErfcBackward0", "x",
+                 lambda ops, v, x, out: v * (-2 / _SQRT_PI) * ops.exp(-(x * x)), "d/dx erfc x = -2/√π·e^(-x²)")
+erfinv = TABLE.row("erfinv", erfinv_array, "ErfinvBackward0", "out",
+                   lambda ops, v, x, out: v * (_SQRT_PI / 2) * ops.exp(out * out),
+                   "d/dx erfinv x = √π/2·e^(erfinv(x)²)")
+lgamma = TABLE.row("lgamma", lgamma_array, "LgammaBackward0", "x", lambda ops, v, x, out: v * _digamma_of(ops, x),
+                   "d/dx ln|Γ(x)| = ψ(x)")
+digamma = TABLE.row("digamma", digamma_array, "DigammaBackward0", "x",
+                    lambda ops, v, x, out: v * _polygamma_of(ops, 1, x), "d/dx ψ(x) = ψ⁽¹⁾(x)")
+i0 = TABLE.row("i0", i0_array, "I0Backward0", "x", lambda ops, v, x, out: v * _i1_of(ops, x), "d/dx I₀(x) = I₁(x)")
 
-
-def unary_functions(table):
-    """The functions of a table of unary rows, made as ``unary`` makes its own (integers computed in the default
-    float dtype, float16 through float32), each recording a ``UnaryNode`` class named as PyTorch names it."""
-    functions = {}
-    for name, array_fn, node_name, reads, rule, formula in table:
-        node_cls = type(node_name, (UnaryNode,), {"__slots__": (), "rule": staticmethod(rule), "reads": reads,
-                                                  "formula": formula, "__doc__": formula})
-        functions[name] = _make_forward(name, array_fn, node_cls, reads, True)
-    return functions
-
-
-FUNCTIONS = unary_functions(TABLE)
-sinc, deg2rad, rad2deg = FUNCTIONS["sinc"], FUNCTIONS["deg2rad"], FUNCTIONS["rad2deg"]
-erfc, erfinv, lgamma = FUNCTIONS["erfc"], FUNCTIONS["erfinv"], FUNCTIONS["lgamma"]
-digamma, i0 = FUNCTIONS["digamma"], FUNCTIONS["i0"]
+FUNCTIONS = TABLE.functions
 
 # fix is PyTorch's other name for trunc (same node, TruncBackward0)
 fix = trunc
@@ -156,12 +144,17 @@ fix = trunc
 # --- polygamma and mvlgamma: unary with an integer parameter --------------------------------------------------
 
 class PolygammaBackward0(Node):
-    """out = ψ⁽ⁿ⁾(x);  dx = grad·ψ⁽ⁿ⁺¹⁾(x)"""
+    """out = ψ⁽ⁿ⁾(x);  dx = grad·ψ⁽ⁿ⁺¹⁾(x);  out' = x'·ψ⁽ⁿ⁺¹⁾(x)"""
     formula = "d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x)"
+    n: int
 
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
         return (grad * _polygamma_of(ops, self.n + 1, x),)
+
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        return x_t * _polygamma_of(ops, self.n + 1, x)
 
 
 class PolygammaBackward1(PolygammaBackward0):
@@ -185,15 +178,22 @@ def _polygamma_op(n, input, node_cls):
 
 
 class MvlgammaBackward0(Node):
-    """out = Σⱼ lgamma(x - j/2) + p(p-1)/4·ln π (j < p);  dx = grad·Σⱼ ψ(x - j/2)"""
+    """out = Σⱼ lgamma(x - j/2) + p(p-1)/4·ln π (j < p);  dx = grad·Σⱼ ψ(x - j/2);  out' = x'·Σⱼ ψ(x - j/2)"""
     formula = "d/dx ln Γₚ(x) = Σⱼ ψ(x - j/2)"
+    p: int
 
     def backward(self, ops, grad):
+        return (grad * self._derivative(ops),)
+
+    def jvp(self, ops, x_t):
+        return x_t * self._derivative(ops)
+
+    def _derivative(self, ops):
         (x,) = self.saved(ops)
         total = _digamma_of(ops, x)
         for j in range(1, self.p):
             total = total + _digamma_of(ops, x - j / 2)
-        return (grad * total,)
+        return total
 
 
 def _mvlgamma_array(a, p):
@@ -225,12 +225,16 @@ def _polygamma_of_self(self, n):
 # --- nan_to_num ----------------------------------------------------------------------------------------------
 
 class NanToNumBackward0(Node):
-    """out = x with nan and ±inf replaced by numbers;  dx = grad where x is finite, 0 elsewhere"""
+    """out = x with nan and ±inf replaced by numbers;  dx = grad where x is finite, 0 elsewhere;  out' likewise"""
     formula = "d/dx nan_to_num(x) = 1 where x is finite, else 0"
 
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
         return (ops.mask(np.isfinite(ops.raw(x)), grad),)
+
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        return ops.mask(np.isfinite(ops.raw(x)), x_t)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -266,7 +270,8 @@ def _needs(node, i):
 
 
 class LogaddexpBackward0(Node):
-    """out = ln(eˣ + eʸ);  dx = grad / (1 + e^(y-x));  dy = grad / (1 + e^(x-y))"""
+    """out = ln(eˣ + eʸ);  dx = grad / (1 + e^(y-x));  dy = grad / (1 + e^(x-y));
+    out' = x' / (1 + e^(y-x)) + y' / (1 + e^(x-y))"""
     formula = "∂ln(eˣ + eʸ)/∂x = eˣ/(eˣ + eʸ)"
 
     def backward(self, ops, grad):
@@ -275,9 +280,16 @@ class LogaddexpBackward0(Node):
             return (grad / (1 + ops.exp(y - x)) if _needs(self, 0) else None,
                     grad / (1 + ops.exp(x - y)) if _needs(self, 1) else None)
 
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tangent_sum(None if x_t is None else x_t / (1 + ops.exp(y - x)),
+                               None if y_t is None else y_t / (1 + ops.exp(x - y)))
+
 
 class Logaddexp2Backward0(Node):
-    """out = log₂(2ˣ + 2ʸ);  dx = grad / (1 + 2^(y-x));  dy = grad / (1 + 2^(x-y))"""
+    """out = log₂(2ˣ + 2ʸ);  dx = grad / (1 + 2^(y-x));  dy = grad / (1 + 2^(x-y));
+    out' = x' / (1 + 2^(y-x)) + y' / (1 + 2^(x-y))"""
     formula = "∂log₂(2ˣ + 2ʸ)/∂x = 2ˣ/(2ˣ + 2ʸ)"
 
     def backward(self, ops, grad):
@@ -285,6 +297,12 @@ class Logaddexp2Backward0(Node):
         with np.errstate(invalid="ignore", over="ignore"):
             return (grad / (1 + ops.exp((y - x) * _LN2)) if _needs(self, 0) else None,
                     grad / (1 + ops.exp((x - y) * _LN2)) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tangent_sum(None if x_t is None else x_t / (1 + ops.exp((y - x) * _LN2)),
+                               None if y_t is None else y_t / (1 + ops.exp((x - y) * _LN2)))
 
 
 def _logaddexp_op(name, np_fn, node_cls, doc):
@@ -306,11 +324,14 @@ logaddexp2 = _logaddexp_op("logaddexp2", np.logaddexp2, Logaddexp2Backward0, "lo
 
 
 class NextafterBackward0(Node):
-    """out = the next float after x towards y;  dx = grad;  dy = 0 (as PyTorch defines them)"""
+    """out = the next float after x towards y;  dx = grad;  dy = 0;  out' = x' (as PyTorch defines them)"""
     formula = "d/dx nextafter(x, y) = 1"
 
     def backward(self, ops, grad):
         return (grad if _needs(self, 0) else None, ops.zeros_like(grad) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        return x_t if x_t is not None else ops.zeros_like(y_t)
 
 
 def nextafter(input, other, *, out=None):
@@ -323,16 +344,22 @@ def nextafter(input, other, *, out=None):
 
 
 class CopysignBackward0(Node):
-    """out = |x| with the sign of y;  dx = grad·(out/x) (±1; 0 where x = 0);  dy = 0"""
+    """out = |x| with the sign of y;  dx = grad·(out/x) (±1; 0 where x = 0);  dy = 0;  out' = x'·(out/x)"""
     formula = "∂copysign(x, y)/∂x = ±1 (1 where the sign is kept)"
 
     def backward(self, ops, grad):
+        dx = grad * self._sign_ratio(ops, grad) if _needs(self, 0) else None
+        return (dx, ops.zeros_like(grad)) if len(self.next_functions) == 2 else dx
+
+    def jvp(self, ops, x_t, y_t=None):
+        return ops.zeros_like(y_t) if x_t is None else x_t * self._sign_ratio(ops, x_t)
+
+    def _sign_ratio(self, ops, like):
+        """out/x: ±1, and 0 where x = 0."""
         x, out = self.saved(ops)
         xa = ops.raw(x)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(xa == 0, 0, ops.raw(out) / xa)
-        dx = grad * ops.constant(ratio, grad) if _needs(self, 0) else None
-        return (dx, ops.zeros_like(grad)) if len(self.next_functions) == 2 else dx
+            return ops.constant(np.where(xa == 0, 0, ops.raw(out) / xa), like)
 
 
 class CopysignBackward1(CopysignBackward0):
@@ -352,14 +379,23 @@ def copysign(input, other, *, out=None):
 
 
 class LdexpBackward0(Node):
-    """out = x·2ʸ;  dx = grad·2ʸ;  dy = grad·out·ln 2"""
+    """out = x·2ʸ;  dx = grad·2ʸ;  dy = grad·out·ln 2;  out' = x'·2ʸ + y'·out·ln 2"""
     formula = "∂(x·2ʸ)/∂x = 2ʸ,  ∂(x·2ʸ)/∂y = x·2ʸ·ln 2"
+    scale: Optional[np.ndarray]     # 2ʸ, exact, when y is an integer tensor (else computed from y)
 
     def backward(self, ops, grad):
         y, out = self.saved(ops)
         scale = ops.constant(self.scale, grad) if self.scale is not None else _rule_fn(ops, np.exp2, exp2)(y)
         return (grad * scale if _needs(self, 0) else None,
                 grad * out * _LN2 if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        y, out = self.saved(ops)
+        through_x = None
+        if x_t is not None:
+            scale = ops.constant(self.scale, x_t) if self.scale is not None else _rule_fn(ops, np.exp2, exp2)(y)
+            through_x = x_t * scale
+        return tangent_sum(through_x, None if y_t is None else y_t * out * _LN2)
 
 
 def ldexp(input, other, *, out=None):
@@ -388,7 +424,7 @@ def ldexp(input, other, *, out=None):
 
 
 class _HeavisideBackward(Node):
-    """PyTorch defines no derivative of heaviside: backward through it raises, as in PyTorch."""
+    """PyTorch defines no derivative of heaviside: backward and forward mode through it raise, as in PyTorch."""
     formula = "no derivative defined"
 
     def name(self):
@@ -396,6 +432,9 @@ class _HeavisideBackward(Node):
 
     def backward(self, ops, grad):
         raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+    def jvp(self, ops, *tangents):
+        raise NotImplementedError(NOT_DIFFERENTIABLE_FORWARD.format(op="aten::heaviside"))
 
 
 _HeavisideBackward.__name__ = _HeavisideBackward.__qualname__ = "NotImplemented"
@@ -418,11 +457,16 @@ frexp_result = return_types.frexp
 
 
 class FrexpBackward0(Node):
-    """(mantissa, exponent) = frexp(x), x = mantissa·2^exponent;  dx = grad / 2^exponent"""
+    """(mantissa, exponent) = frexp(x), x = mantissa·2^exponent;  dx = grad / 2^exponent;
+    mantissa' = x' / 2^exponent"""
     formula = "∂mantissa/∂x = 2^(-exponent)"
+    scale: np.ndarray       # 2^(-exponent)
 
     def backward(self, ops, grad):
         return (grad * ops.constant(self.scale, grad),)
+
+    def jvp(self, ops, x_t):
+        return x_t * ops.constant(self.scale, x_t)
 
 
 def frexp(input, *, out=None):

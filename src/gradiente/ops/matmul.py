@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.node import Node
+from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor
 from .views import (
@@ -55,7 +55,7 @@ def _product(product, node_cls, x, y):
 # --- the products --------------------------------------------------------------------------------------
 
 class MmBackward0(Node):
-    """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad"""
+    """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad;  out' = x' @ y + x @ y'"""
     __slots__ = ()
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G"
 
@@ -65,9 +65,13 @@ class MmBackward0(Node):
         return (ops.matmul(grad, ops.transpose(y, -1, -2)) if edges[0][0] is not None else None,
                 ops.matmul(ops.transpose(x, -1, -2), grad) if edges[1][0] is not None else None)
 
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        return tangent_sum(None if x_t is None else ops.matmul(x_t, y), None if y_t is None else ops.matmul(x, y_t))
+
 
 class MvBackward0(Node):
-    """out = A @ v;  dA = outer(grad, v);  dv = Aᵀ @ grad"""
+    """out = A @ v;  dA = outer(grad, v);  dv = Aᵀ @ grad;  out' = A' @ v + A @ v'"""
     __slots__ = ()
     formula = "∂(Av)/∂A = g·vᵀ,  ∂(Av)/∂v = Aᵀ·g"
 
@@ -77,9 +81,13 @@ class MvBackward0(Node):
         return (ops.matmul(ops.unsqueeze(grad, 1), ops.unsqueeze(v, 0)) if edges[0][0] is not None else None,
                 ops.matmul(a.T, grad) if edges[1][0] is not None else None)
 
+    def jvp(self, ops, a_t, v_t):
+        a, v = self.saved(ops)
+        return tangent_sum(None if a_t is None else ops.matmul(a_t, v), None if v_t is None else ops.matmul(a, v_t))
+
 
 class DotBackward0(Node):
-    """out = x · y (1-D);  dx = grad * y;  dy = grad * x"""
+    """out = x · y (1-D);  dx = grad * y;  dy = grad * x;  out' = x' · y + x · y'"""
     __slots__ = ()
     formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
 
@@ -87,6 +95,10 @@ class DotBackward0(Node):
         x, y = self.saved(ops)
         edges = self.next_functions
         return (grad * y if edges[0][0] is not None else None, grad * x if edges[1][0] is not None else None)
+
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        return tangent_sum(None if x_t is None else ops.sum(x_t * y), None if y_t is None else ops.sum(x * y_t))
 
 
 class BmmBackward0(MmBackward0):
@@ -151,9 +163,12 @@ def bmm(input, mat2):
 
 
 class AddmmBackward0(Node):
-    """out = β·b + α·(x @ y);  db = β·grad (summed to b's shape);  dx = α·grad @ yᵀ;  dy = α·xᵀ @ grad"""
+    """out = β·b + α·(x @ y);  db = β·grad (summed to b's shape);  dx = α·grad @ yᵀ;  dy = α·xᵀ @ grad;
+    out' = β·b' + α·(x' @ y + x @ y')"""
     __slots__ = ()
     formula = "∂/∂b = β,  ∂/∂X = α·G·Yᵀ,  ∂/∂Y = α·Xᵀ·G"
+    alpha: float
+    beta: float
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
@@ -170,6 +185,11 @@ class AddmmBackward0(Node):
         return ((grad if self.beta == 1 else grad * self.beta) if b_node is not None else None,
                 ops.matmul(g, ops.transpose(y, -1, -2)) if x_node is not None else None,
                 dy)
+
+    def jvp(self, ops, b_t, x_t, y_t):
+        x, y = self.saved(ops)
+        product = tangent_sum(None if x_t is None else ops.matmul(x_t, y), None if y_t is None else ops.matmul(x, y_t))
+        return tangent_sum(None if b_t is None else b_t * self.beta, None if product is None else product * self.alpha)
 
 
 class BaddbmmBackward0(AddmmBackward0):
@@ -344,12 +364,15 @@ def trace(input):
 
 
 class TBackward0(Node):
-    """out = xᵀ;  dx = gradᵀ"""
+    """out = xᵀ;  dx = gradᵀ;  out' = x'ᵀ"""
     __slots__ = ()
     formula = "transpose: gradient transposed back"
 
     def backward(self, ops, grad):
         return (grad.T,)
+
+    def jvp(self, ops, x_t):
+        return x_t.T
 
 
 def t(input):

@@ -72,39 +72,62 @@ def expand_reduced(ops, grad, axes, keepdim, shape):
 
 
 class SumBackward0(Node):
-    """out = Σ x;  dx = grad broadcast to x's shape"""
+    """out = Σ x;  dx = grad broadcast to x's shape;  out' = Σ x'"""
     complex_ok = True
     formula = "∂(Σᵢ xᵢ)/∂xⱼ = 1"
+    shape: tuple        # x's
 
     def backward(self, ops, grad):
         return (ops.expand(grad, self.shape),)
 
+    def jvp(self, ops, x_t):
+        return ops.sum(x_t)
+
 
 class SumBackward1(Node):
-    """out = Σ over dims of x;  dx = grad broadcast back over the summed dims"""
+    """out = Σ over dims of x;  dx = grad broadcast back over the summed dims;  out' = Σ x' over the dims"""
     complex_ok = True
     formula = "∂(Σᵢ xᵢ)/∂xⱼ = 1"
+    shape: tuple        # x's
+    axes: tuple         # the summed dims, non-negative
+    keepdim: bool
 
     def backward(self, ops, grad):
         return (expand_reduced(ops, grad, self.axes, self.keepdim, self.shape),)
 
+    def jvp(self, ops, x_t):
+        return ops.sum(x_t, self.axes, self.keepdim)
+
 
 class MeanBackward0(Node):
-    """out = (1/n) Σ x;  dx = grad / n broadcast to x's shape"""
+    """out = (1/n) Σ x;  dx = grad / n broadcast to x's shape;  out' = (1/n) Σ x'"""
     complex_ok = True
     formula = "∂(1/n Σᵢ xᵢ)/∂xⱼ = 1/n"
+    shape: tuple        # x's
+    count: int          # n
 
     def backward(self, ops, grad):
         return (ops.expand(grad / self.count, self.shape),)
 
+    def jvp(self, ops, x_t):
+        return ops.mean(x_t, None)
+
 
 class MeanBackward1(Node):
-    """out = mean over dims of x;  dx = grad / n broadcast back over the reduced dims"""
+    """out = mean over dims of x;  dx = grad / n broadcast back over the reduced dims;  out' = mean of x' over
+    the dims"""
     complex_ok = True
     formula = "∂(1/n Σᵢ xᵢ)/∂xⱼ = 1/n"
+    shape: tuple        # x's
+    axes: tuple         # the reduced dims, non-negative
+    keepdim: bool
+    count: int          # n, the elements in each mean
 
     def backward(self, ops, grad):
         return (expand_reduced(ops, grad / self.count, self.axes, self.keepdim, self.shape),)
+
+    def jvp(self, ops, x_t):
+        return ops.mean(x_t, self.axes, self.keepdim)
 
 
 def _sum_dtype(a, dtype):

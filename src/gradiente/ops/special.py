@@ -24,6 +24,7 @@ from ..core.special_math import (
     zeta_array,
 )
 from ..core.tensor import Tensor
+from ._table import ElementwiseTable
 from .arithmetic import _write_out
 from .binary_math import xlogy
 from .elementwise_extra import (
@@ -37,7 +38,6 @@ from .elementwise_extra import (
     mvlgamma,
     polygamma,
     sinc,
-    unary_functions,
 )
 from .reductions import logsumexp as _logsumexp
 from .softmax import log_softmax as _log_softmax
@@ -120,20 +120,20 @@ def _tiny(x):
     return np.abs(xa) <= np.finfo(xa.dtype).eps
 
 
-def _i1_rule(ops, g, x, out):
-    """d/dx I₁(x) = I₀(x) - I₁(x)/x (1/2 at 0)."""
+def _i1_derivative(ops, v, x, out):
+    """v·(I₀(x) - I₁(x)/x), with the derivative 1/2 at 0."""
     tiny = _tiny(ops.raw(x))
     safe = ops.select(tiny, ops.constant(1.0, x), x)
     slope = _rule_fn(ops, i0_array, i0)(safe) - out / safe
-    return g * ops.select(tiny, ops.constant(0.5, g), slope)
+    return v * ops.select(tiny, ops.constant(0.5, v), slope)
 
 
-def _i1e_rule(ops, g, x, out):
-    """d/dx I₁ₑ(x) = I₀ₑ(x) - I₁ₑ(x)·(sgn x + 1/x) (1/2 at 0)."""
+def _i1e_derivative(ops, v, x, out):
+    """v·(I₀ₑ(x) - I₁ₑ(x)·(sgn x + 1/x)), with the derivative 1/2 at 0."""
     tiny = _tiny(ops.raw(x))
     safe = ops.select(tiny, ops.constant(1.0, x), x)
     slope = _rule_fn(ops, i0e_array, i0e)(safe) - out * (ops.sign(safe) + 1 / safe)
-    return g * ops.select(tiny, ops.constant(0.5, g), slope)
+    return v * ops.select(tiny, ops.constant(0.5, v), slope)
 
 
 def _entr(a):
@@ -153,26 +153,23 @@ def _log_ndtr_double(x):
     return np.where(x < -1, lower, upper)
 
 
-#: name, array function, node name, what the rule reads, rule(ops, grad, x, out), formula
-TABLE = [
-    ("erfcx", erfcx_array, "SpecialErfcxBackward0", "x out",
-     lambda ops, g, x, out: g * (2 * x * out - _TWO_OVER_SQRT_PI), "d/dx e^(x²)·erfc x = 2x·erfcx(x) - 2/√π"),
-    ("i0e", i0e_array, "SpecialI0EBackward0", "x out",
-     lambda ops, g, x, out: g * (_rule_fn(ops, i1e_array, i1e)(x) - ops.sign(x) * out),
-     "d/dx e^(-|x|)·I₀(x) = I₁ₑ(x) - sgn(x)·I₀ₑ(x)"),
-    ("i1", i1_array, "SpecialI1Backward0", "x out", _i1_rule, "d/dx I₁(x) = I₀(x) - I₁(x)/x"),
-    ("i1e", i1e_array, "SpecialI1EBackward0", "x out", _i1e_rule, "d/dx I₁ₑ(x) = I₀ₑ(x) - I₁ₑ(x)·(sgn x + 1/x)"),
-    ("ndtri", ndtri_array, "SpecialNdtriBackward0", "out",
-     lambda ops, g, x, out: g * _SQRT_2PI * ops.exp(out * out / 2), "d/dp Φ⁻¹(p) = √(2π)·e^(Φ⁻¹(p)²/2)"),
-    ("log_ndtr", _in_double(_log_ndtr_double), "SpecialLogNdtrBackward0", "x out",
-     lambda ops, g, x, out: g * ops.exp(-(out + x * x / 2)) / _SQRT_2PI, "d/dx ln Φ(x) = φ(x)/Φ(x)"),
-    ("entr", _entr, "SpecialEntrBackward0", "x", lambda ops, g, x, out: g * -(1 + ops.log(x)),
-     "d/dx (-x·ln x) = -(1 + ln x)"),
-]
-
-_FUNCTIONS = unary_functions(TABLE)
-erfcx, i0e, i1, i1e = _FUNCTIONS["erfcx"], _FUNCTIONS["i0e"], _FUNCTIONS["i1"], _FUNCTIONS["i1e"]
-ndtri, log_ndtr, entr = _FUNCTIONS["ndtri"], _FUNCTIONS["log_ndtr"], _FUNCTIONS["entr"]
+# Each row: name, array function, node name, what the derivative reads, v·f'(x), the formula (see ``_table``).
+TABLE = ElementwiseTable(__name__)
+erfcx = TABLE.row("erfcx", erfcx_array, "SpecialErfcxBackward0", "x out",
+                  lambda ops, v, x, out: v * (2 * x * out - _TWO_OVER_SQRT_PI),
+                  "d/dx e^(x²)·erfc x = 2x·erfcx(x) - 2/√π")
+i0e = TABLE.row("i0e", i0e_array, "SpecialI0EBackward0", "x out",
+                lambda ops, v, x, out: v * (_rule_fn(ops, i1e_array, i1e)(x) - ops.sign(x) * out),
+                "d/dx e^(-|x|)·I₀(x) = I₁ₑ(x) - sgn(x)·I₀ₑ(x)")
+i1 = TABLE.row("i1", i1_array, "SpecialI1Backward0", "x out", _i1_derivative, "d/dx I₁(x) = I₀(x) - I₁(x)/x")
+i1e = TABLE.row("i1e", i1e_array, "SpecialI1EBackward0", "x out", _i1e_derivative,
+                "d/dx I₁ₑ(x) = I₀ₑ(x) - I₁ₑ(x)·(sgn x + 1/x)")
+ndtri = TABLE.row("ndtri", ndtri_array, "SpecialNdtriBackward0", "out",
+                  lambda ops, v, x, out: v * _SQRT_2PI * ops.exp(out * out / 2), "d/dp Φ⁻¹(p) = √(2π)·e^(Φ⁻¹(p)²/2)")
+log_ndtr = TABLE.row("log_ndtr", _in_double(_log_ndtr_double), "SpecialLogNdtrBackward0", "x out",
+                     lambda ops, v, x, out: v * ops.exp(-(out + x * x / 2)) / _SQRT_2PI, "d/dx ln Φ(x) = φ(x)/Φ(x)")
+entr = TABLE.row("entr", _entr, "SpecialEntrBackward0", "x", lambda ops, v, x, out: v * -(1 + ops.log(x)),
+                 "d/dx (-x·ln x) = -(1 + ln x)")
 
 
 def ndtr(input, *, out=None):

@@ -15,18 +15,27 @@ __all__ = ["rrelu", "rrelu_"]
 
 class RreluWithNoiseBackward0(Node):
     """out = x if x > 0 else a·x (a drawn from U(lower, upper) per element when training, else the mean);
-    dx = grad · (1 if x > 0 else a)"""
+    dx = grad · (1 if x > 0 else a);  out' = x' · (1 if x > 0 else a)"""
     formula = "d/dx rrelu(x) = 1 if x > 0 else the element's slope"
+    negative_slope: float       # the slope a for x <= 0 when not training
+    use_noise: bool             # whether the saved noise holds each element's slope
 
     def backward(self, ops, grad):
+        return (self._times_slope(ops, grad),)
+
+    def jvp(self, ops, x_t):
+        return self._times_slope(ops, x_t)
+
+    def _times_slope(self, ops, v):
+        """v · slope, elementwise: a map that is its own adjoint, so the rule of both directions."""
         x, noise = self.saved(ops)
         if self.use_noise:
             slope = ops.raw(noise)
         else:
             slope = np.where(ops.raw(x) > 0, 1, self.negative_slope).astype(ops.raw(x).dtype)
         if ops.recording:
-            return (linear_op(grad, lambda g: g * slope, lambda g: g * slope, RreluWithNoiseBackwardBackward0),)
-        return (grad * slope,)
+            return linear_op(v, lambda g: g * slope, lambda g: g * slope, RreluWithNoiseBackwardBackward0)
+        return v * slope
 
 
 class RreluWithNoiseBackward1(RreluWithNoiseBackward0):
