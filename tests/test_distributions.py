@@ -270,9 +270,7 @@ def test_cdf_and_icdf_with_gradients(spec, dtype):
 # in float32; float64 gradcheck checks the rule.
 CDF_OPS = [
     OpSpec("gamma_cdf", lambda lib, a, b, x: lib.distributions.Gamma(a, b).cdf(x), [((4,), (4,), (4,))],
-           domain=(0.5, 3.0), grad_inputs=(1, 2), dtypes=("float32",),
-           extra={"xfail": {"gradgradcheck": "IgammaBackward0 reads grad.dtype as a NumPy dtype: a TypeError under "
-                                             "create_graph"}}),
+           domain=(0.5, 3.0), grad_inputs=(1, 2), dtypes=("float32",)),
 ]
 
 test_gradcheck_cdf, test_against_torch_cdf, test_gradgradcheck_cdf = spec_tests(CDF_OPS)

@@ -107,6 +107,7 @@ from .ops.scattering import *
 from .ops.selection import *
 from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
+from .ops.special import igamma, igammac
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.views import *

@@ -33,6 +33,7 @@ from .ops import (
     selection,
     softmax,
     sorting,
+    special,
     statistics,
     unary,
     views,
@@ -225,6 +226,11 @@ METHODS = (
     (in_place(binary_math.lerp), "lerp_"),
     (binary_math.xlogy, "xlogy"),
     (in_place(binary_math.xlogy), "xlogy_"),
+    # ops/special.py
+    (special.igamma, "igamma"),
+    (in_place(special.igamma), "igamma_"),
+    (special.igammac, "igammac"),
+    (in_place(special.igammac), "igammac_"),
     # ops/selection.py
     (selection.clamp, "clamp", "clip"),
     (in_place(selection.clamp), "clamp_", "clip_"),

@@ -5,8 +5,8 @@ import numpy as np
 
 from .. import as_tensor, digamma, lgamma, log, xlogy
 from ..ops.sampling import standard_gamma
+from ..ops.special import gammainc
 from . import constraints
-from ._special import gammainc
 from .exp_family import ExponentialFamily
 
 __all__ = ["Gamma"]

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..core.dtype import get_default_dtype
+from ..core.dtype import get_default_dtype, scalar_name
 from ..core.errors import broadcasting
 from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad
@@ -16,10 +16,12 @@ from ..core.special_math import (
     _exp_square,
     _in_double,
     erfcx_array,
+    gammainc_array,
     i0_array,
     i0e_array,
     i1_array,
     i1e_array,
+    lgamma_array,
     ndtri_array,
     zeta_array,
 )
@@ -46,6 +48,8 @@ from .unary import RoundBackward1, erf, exp2, expm1, log1p, logit, sigmoid
 from .unary import round as _round
 
 __all__ = [
+    "gammainc",
+    "gammaincc",
     "digamma",
     "entr",
     "erf",
@@ -283,3 +287,76 @@ def zeta(input, other, *, out=None):
     """The Hurwitz zeta function ζ(input, other) = Σₖ (other + k)^(-input); ``zeta(s, 1)`` is Riemann's ζ(s)."""
     nodes = (SpecialZetaBackward0, SpecialZetaBackward1, SpecialZetaBackward2)
     return _with_numbers(zeta_array, nodes, input, other, out)
+
+
+# --- the regularized incomplete gamma functions: ops with rules of their own ----------------------------------
+
+def _gamma_density(ops, a, x):
+    """xᵃ⁻¹ e⁻ˣ / Γ(a): the derivative of P(a, x) in x. ``a`` gets no gradient, so log Γ(a) is a constant."""
+    return ops.exp((a - 1) * ops.log(x) - x - ops.constant(lgamma_array(ops.raw(a)), x))
+
+
+def _no_derivative_in_a(node_name):
+    # PyTorch's message: neither function has a derivative in its first argument, a
+    raise NotImplementedError(f"the derivative for '{node_name}: input' is not implemented.")
+
+
+class IgammaBackward0(Node):
+    """out = P(a, x);  dx = grad · xᵃ⁻¹ e⁻ˣ / Γ(a);  no derivative in a (as in PyTorch);  out' = x' · xᵃ⁻¹ e⁻ˣ / Γ(a)"""
+    __slots__ = ()
+    formula = "∂P(a, x)/∂x = xᵃ⁻¹ e⁻ˣ / Γ(a)"
+
+    def backward(self, ops, grad):
+        if self.next_functions[0][0] is not None:
+            _no_derivative_in_a("igamma")
+        a, x = self.saved(ops)
+        return None, grad * _gamma_density(ops, a, x)
+
+    def jvp(self, ops, a_t, x_t):
+        if a_t is not None:
+            _no_derivative_in_a("igamma")
+        a, x = self.saved(ops)
+        return x_t * _gamma_density(ops, a, x)
+
+
+class IgammacBackward0(Node):
+    """out = Q(a, x) = 1 - P(a, x);  dx = -grad · xᵃ⁻¹ e⁻ˣ / Γ(a);  no derivative in a (as in PyTorch)"""
+    __slots__ = ()
+    formula = "∂Q(a, x)/∂x = -xᵃ⁻¹ e⁻ˣ / Γ(a)"
+
+    def backward(self, ops, grad):
+        if self.next_functions[0][0] is not None:
+            _no_derivative_in_a("igammac")
+        a, x = self.saved(ops)
+        return None, -grad * _gamma_density(ops, a, x)
+
+    def jvp(self, ops, a_t, x_t):
+        if a_t is not None:
+            _no_derivative_in_a("igammac")
+        a, x = self.saved(ops)
+        return -x_t * _gamma_density(ops, a, x)
+
+
+def _incomplete_gamma(input, other, out, upper, node_cls, kernel):
+    xa, ya, target = promote_operands(input, other)
+    if target.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(target)}\'')
+    result = as_result(broadcasting(lambda a, x: gammainc_array(a, x, upper), xa, ya), target)
+    if wants_grad(input, other):
+        record(node_cls, (input, other), result, (input, other))
+    return result if out is None else _write_out(result, out)
+
+
+def igamma(input, other, *, out=None):
+    """P(a, x) = ∫₀ˣ tᵃ⁻¹ e⁻ᵗ dt / Γ(a), the regularized lower incomplete gamma function of ``input`` = a and
+    ``other`` = x (broadcast; floating results), differentiable in x only, as in PyTorch."""
+    return _incomplete_gamma(input, other, out, False, IgammaBackward0, "igamma_cpu")
+
+
+def igammac(input, other, *, out=None):
+    """Q(a, x) = 1 - P(a, x), the regularized upper incomplete gamma function, differentiable in x only."""
+    return _incomplete_gamma(input, other, out, True, IgammacBackward0, "igammac_cpu")
+
+
+gammainc = igamma
+gammaincc = igammac
