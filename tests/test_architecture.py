@@ -151,3 +151,17 @@ def test_every_module_says_in_its_first_line_what_it_holds():
     silent = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "src" / "gradiente").rglob("*.py"))
               if not (ast.get_docstring(ast.parse(path.read_text())) or "").strip()]
     assert silent == []
+
+
+def test_the_architecture_page_says_where_each_op_lives():
+    """Each row of docs/architecture.md's table names a file that defines the forward and the node it names."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    rows = [line.split("|") for line in page.splitlines() if line.startswith("| `") and "ops/" in line]
+    assert len(rows) >= 6
+    for row in rows:
+        path, forward, derivative = (cell.strip() for cell in row[2:5])
+        source = (ROOT / "src" / "gradiente" / path.strip("`")).read_text()
+        assert f"def {forward.split('`')[1]}(" in source, (path, forward)
+        for node in derivative.split("`")[1::2]:
+            if node.endswith(tuple("0123456789")):
+                assert f"class {node}(" in source, (path, node)
