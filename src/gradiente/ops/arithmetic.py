@@ -339,10 +339,7 @@ def floor_divide(input, other):
         out = broadcasting(np.floor_divide, xa, ya)
     else:
         out = np.floor(broadcasting(np.true_divide, xa, ya))
-    out = as_result(out, target)
-    if wants_grad(input, other):
-        record(_NotImplementedBackward, (input, other), out, op="floor_divide")
-    return out
+    return _without_derivative("floor_divide", (input, other), as_result(out, target))
 
 
 @tensor_method("__rfloordiv__")
@@ -426,18 +423,27 @@ class _ZeroGradBackward(Node):
 
 
 class _NotImplementedBackward(Node):
-    """An op PyTorch gives no derivative; backward through it raises as PyTorch does."""
+    """out = op(x, ...), an op PyTorch gives no derivative (floor_divide, bincount, histogram, binomial, ...);
+    backward raises PyTorch's error, naming the op (``self.op``)."""
     formula = "no derivative defined"
 
     def name(self):
         return "torch::autograd::NotImplemented"
 
-    def backward(self, ops, grad):
-        raise RuntimeError(f"the derivative for '{self.op}' is not implemented.")
+    def backward(self, ops, *grads):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
 
-_NotImplementedBackward.__name__ = "NotImplemented"
-_NotImplementedBackward.__qualname__ = "NotImplemented"
+# PyTorch's class name, grad_fn=<NotImplemented>: a class statement cannot say it without hiding the builtin
+_NotImplementedBackward.__name__ = _NotImplementedBackward.__qualname__ = "NotImplemented"
+
+
+def _without_derivative(op, inputs, outputs):
+    """``outputs`` (a tensor or a sequence of them), recorded when an input requires grad as the results of
+    ``op``, which has no derivative: backward through them raises, as PyTorch's does."""
+    if wants_grad(*inputs):
+        record(_NotImplementedBackward, inputs, outputs, op=op)
+    return outputs
 
 
 def _as_tensor_like(value, like):

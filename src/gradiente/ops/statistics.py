@@ -20,7 +20,7 @@ from ..core.errors import _require_tensor, broadcast_shape
 from ..core.node import Node
 from ..core.record import as_result, record, tensor_method, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
-from .arithmetic import _NotImplementedBackward
+from .arithmetic import _without_derivative
 from .assembling import broadcast_tensors
 from .binary_math import lerp
 from .complex_numbers import complex, conj, imag, real
@@ -65,16 +65,6 @@ __all__ = ["addbmm", "addcdiv", "addcmul", "aminmax", "bartlett_window", "bincou
 # Named pairs PyTorch returns that ``return_types`` does not list yet.
 _nanmedian_type = return_types._return_type("nanmedian")
 _histogram_type = return_types._return_type("histogram", ("hist", "bin_edges"))
-
-
-class _NoDerivative(_NotImplementedBackward):
-    """An op PyTorch gives no derivative (bincount, histogram): backward raises PyTorch's message."""
-
-    def backward(self, ops, *grads):
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-
-_NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"     # PyTorch's name: grad_fn=<NotImplemented>
 
 
 # --- addcmul, addcdiv ------------------------------------------------------------------------------------
@@ -501,12 +491,6 @@ def corrcoef(input):
 
 # --- bincount, isin, histogram ---------------------------------------------------------------------------
 
-def _no_derivative(op, inputs, outputs):
-    """Mark results of a non-differentiable op whose input requires grad: backward through them raises."""
-    if wants_grad(*inputs):
-        record(_NoDerivative, inputs, outputs, op=op)
-
-
 @tensor_method("bincount")
 def bincount(input, weights=None, minlength=0):
     """How many times each value 0, 1, ..., max(input) occurs in a 1-D non-negative integer tensor (at least
@@ -525,7 +509,7 @@ def bincount(input, weights=None, minlength=0):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     target = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
     result = wrap(np.bincount(a, weights=w, minlength=minlength).astype(target))
-    _no_derivative("bincount", (weights,), result)
+    _without_derivative("bincount", (weights,), result)
     return result
 
 
@@ -605,7 +589,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
     if density:
         hist = (hist / (hist.sum() * np.diff(edges))).astype(a.dtype)
     result = _histogram_type(wrap(hist), wrap(edges))
-    _no_derivative("histogram", (input,), list(result))
+    _without_derivative("histogram", (input,), list(result))
     return result
 
 
