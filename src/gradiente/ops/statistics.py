@@ -31,8 +31,7 @@ from .rearranging import unbind
 from .reductions import (
     MedianBackward0,
     MedianBackward1,
-    _at_least_1d,
-    _check_nonempty_dims,
+    _median,
     _reduced_shape,
     _var_backward,
     expand_reduced,
@@ -391,32 +390,7 @@ class NanmedianBackward1(MedianBackward1):
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the values that are not NaN (of all elements, or along ``dim`` as
     ``(values, indices)``); NaN where every value is NaN."""
-    a = input._data
-    if a.dtype == np.bool_:
-        raise NotImplementedError(f'"{"median_cpu" if dim is None else "median_out"}" not implemented for \'Bool\'')
-    nan = np.isnan(a) if a.dtype.kind in "fc" else np.zeros(a.shape, dtype=bool)
-    if dim is None:
-        values = a.reshape(-1)[~nan.reshape(-1)]
-        if values.size == 0:
-            value = np.array(np.nan).astype(a.dtype)        # for integers, what the C cast of NaN gives
-        else:
-            value = np.partition(values, (values.size - 1) // 2)[(values.size - 1) // 2]
-        result = as_result(value, a.dtype)
-        if wants_grad(input):
-            record(NanmedianBackward0, (input,), result, (input, result))
-        return result
-    d = _wrap_dim(dim, a.ndim)
-    _check_nonempty_dims("median", a, (d,))                # PyTorch words it as median's
-    work, nan = _at_least_1d(a), _at_least_1d(nan)
-    order = np.argsort(work, axis=d, kind="stable")        # NaNs last, in their order
-    middle = np.maximum((work.shape[d] - nan.sum(axis=d, keepdims=True) - 1) // 2, 0)
-    indices = np.take_along_axis(order, middle, d)
-    values = np.take_along_axis(work, indices, d)
-    shape = _reduced_shape(a, (d,), keepdim)
-    values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
-    if wants_grad(input):
-        record(NanmedianBackward1, (input,), values, (indices,), dim=d, keepdim=keepdim, shape=a.shape)
-    return _nanmedian_type(values, indices)
+    return _median(input, dim, keepdim, True, (NanmedianBackward0, NanmedianBackward1), _nanmedian_type)
 
 
 # --- cov, corrcoef ---------------------------------------------------------------------------------------
