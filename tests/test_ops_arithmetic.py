@@ -26,6 +26,10 @@ SPECS = [
     OpSpec("rpow", lambda lib, x: 2.0 ** x, [((3,),)]),
     OpSpec("reciprocal", lambda lib, x: x.reciprocal(), [((3,),)], domain=POSITIVE),
     OpSpec("remainder", lambda lib, x, y: x % y, [((3,), (3,))], domain=POSITIVE, gradcheck=False),
+    # mixed signs: where x / y < 0, remainder's floor and fmod's trunc give different gradients in y
+    OpSpec("remainder_signs", lambda lib, x, y: lib.remainder(x, y), [((3, 4), (4,))], domain=(-3.0, 3.0),
+           gradcheck=False),
+    OpSpec("fmod_signs", lambda lib, x, y: lib.fmod(x, y), [((3, 4), (4,))], domain=(-3.0, 3.0), gradcheck=False),
     OpSpec("sum", lambda lib, x: x.sum(), [((3,),), ((2, 3),), ((),)]),
     OpSpec("sum_dim", lambda lib, x: x.sum(1), [((2, 3),), ((2, 3, 4),)]),
     OpSpec("sum_dims_keepdim", lambda lib, x: x.sum((0, 2), keepdim=True), [((2, 3, 4),)]),

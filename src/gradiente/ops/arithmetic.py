@@ -375,16 +375,22 @@ def fmod(input, other):
     return out
 
 
+def _rounded_quotient_backward(node, ops, grad, rounding):
+    """out = x - rounding(x / y) * y;  dx = grad;  dy = -grad * rounding(x / y) (a constant: the rounded
+    quotient is piecewise constant)"""
+    x, y = node.saved(ops)
+    dy = None
+    if node.next_functions[1][0] is not None:
+        dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
+    return grad, dy
+
+
 class RemainderBackward0(Node):
     """out = x - floor(x / y) * y;  dx = grad;  dy = -grad * floor(x / y)"""
     formula = "∂(x mod y)/∂x = 1,  ∂(x mod y)/∂y = -⌊x/y⌋"
 
     def backward(self, ops, grad):
-        x, y = self.saved(ops)
-        dy = None
-        if self.next_functions[1][0] is not None:
-            dy = -grad * ops.constant(np.floor(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
-        return grad, dy
+        return _rounded_quotient_backward(self, ops, grad, np.floor)
 
 
 class RemainderBackward1(RemainderBackward0):
@@ -396,11 +402,7 @@ class FmodBackward0(Node):
     formula = "∂fmod(x, y)/∂x = 1,  ∂fmod(x, y)/∂y = -trunc(x/y)"
 
     def backward(self, ops, grad):
-        x, y = self.saved(ops)
-        dy = None
-        if self.next_functions[1][0] is not None:
-            dy = -grad * ops.constant(np.trunc(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
-        return grad, dy
+        return _rounded_quotient_backward(self, ops, grad, np.trunc)
 
 
 class FmodBackward1(FmodBackward0):
