@@ -34,14 +34,7 @@ __all__ = ["convolution_nd"]
 
 def _tuple(value, n, name="argument"):
     """An int or a sequence of ints as ``n`` ints, with PyTorch's message for a sequence of another length."""
-    if isinstance(value, (tuple, list)):
-        if len(value) == 1:
-            return tuple(int(value[0]) for _ in range(n))
-        if len(value) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
-                               f"convolution dimensions, but got {name}={list(value)}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
+    return tuple(_expanded(name, _as_list(value, n), n))
 
 
 def _out_size(size, pad_total, kernel, stride, dilation, ceil_mode=False, pad_left=0):
@@ -336,7 +329,8 @@ def _conv_size(sizes, stride, pads, dilation, kernel):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than actual input "
                            "size")
-    return tuple((p - s) // st + 1 for p, s, st in zip(padded, spans, stride))
+    return tuple(_out_size(size, b + a, k, s, d)
+                 for size, (b, a), k, s, d in zip(sizes, pads, kernel, stride, dilation))
 
 
 def _as_2d(values, fill):
