@@ -32,11 +32,6 @@ __all__ = ["convolution_nd"]
 
 # --- strided windows ------------------------------------------------------------------------------------------
 
-def _tuple(value, n, name="argument"):
-    """An int or a sequence of ints as ``n`` ints, with PyTorch's message for a sequence of another length."""
-    return tuple(_expanded(name, _as_list(value, n), n))
-
-
 def _out_size(size, pad_total, kernel, stride, dilation, ceil_mode=False, pad_left=0):
     """Output length along one axis (PyTorch's formula, ceil_mode included)."""
     span = size + pad_total - dilation * (kernel - 1) - 1
@@ -231,6 +226,12 @@ def _expanded(name, values, dims):
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} values to match the "
                            f"convolution dimensions, but got {name}={values}")
     return values
+
+
+def _tuple(value, n, name="argument"):
+    """An int or a sequence of ints as ``n`` ints (pooling's arguments), with PyTorch's message for a sequence
+    of another length."""
+    return tuple(_expanded(name, _as_list(value, n), n))
 
 
 def _check_input_rank(input, n_spatial, name):
