@@ -39,6 +39,10 @@ SPECS = [
     OpSpec("to_float32", lambda lib, x: x.to(lib.float32), [((2, 3),)], dtypes=("float64",), gradcheck=False),
     OpSpec("double", lambda lib, x: x.double(), [((2, 3),)], dtypes=("float32",), gradcheck=False),
     OpSpec("to_copy", lambda lib, x: x.to(lib.float64, copy=True), [((2, 3),)], dtypes=("float64",)),
+    # mixed signs: where x / y < 0, remainder's floor and fmod's trunc give different gradients in y
+    OpSpec("remainder_signs", lambda lib, x, y: lib.remainder(x, y), [((3, 4), (4,))], domain=(-3.0, 3.0),
+           gradcheck=False),
+    OpSpec("fmod_signs", lambda lib, x, y: lib.fmod(x, y), [((3, 4), (4,))], domain=(-3.0, 3.0), gradcheck=False),
     OpSpec("sum", lambda lib, x: x.sum(), [((3,),), ((2, 3),), ((),)]),
     OpSpec("sum_dim", lambda lib, x: x.sum(1), [((2, 3),), ((2, 3, 4),)]),
     OpSpec("sum_dims_keepdim", lambda lib, x: x.sum((0, 2), keepdim=True), [((2, 3, 4),)]),

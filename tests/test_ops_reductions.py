@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, spec_tests
+from harness import OpSpec, check_same_error, spec_tests
 
 import gradiente
 
@@ -318,3 +318,53 @@ def test_changing_returned_indices_in_place_is_caught_at_backward(op):
             values.sum().backward()
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+NAN = float("nan")
+MEDIAN_INPUTS = [
+    [[1.0, NAN, 3.0, 2.0], [NAN, NAN, 1.0, 5.0], [4.0, 2.0, 2.0, 9.0]],     # NaNs first, several, none
+    [[NAN, NAN, NAN], [2.0, 1.0, 3.0]],                                      # a slice of NaNs only
+    [[7.0], [NAN]],
+]
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+@pytest.mark.parametrize("values", MEDIAN_INPUTS)
+def test_median_and_nanmedian_share_one_body_and_differ_only_on_nans(op, values):
+    """One body serves both: median gives the first NaN of a slice holding one, nanmedian the median of the
+    rest. Values, indices, node names and gradients against PyTorch, over all elements and along each dim."""
+    results = []
+    for lib in (torch, gradiente):
+        row = []
+        for dim in (None, 0, 1):
+            x = lib.tensor(values, requires_grad=True)
+            out = getattr(lib, op)(x) if dim is None else getattr(lib, op)(x, dim)
+            value = out if dim is None else out.values
+            value.backward(lib.ones_like(value))
+            row.append((type(value.grad_fn).__name__, value.detach().numpy(),
+                        None if dim is None else out.indices.numpy(), x.grad.numpy()))
+        results.append(row)
+    for theirs, ours in zip(*results):
+        assert ours[0] == theirs[0]
+        for t, o in zip(theirs[1:], ours[1:]):
+            np.testing.assert_array_equal(o, t)
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+@pytest.mark.parametrize("call", [lambda lib, f: f(lib.tensor([], dtype=lib.long)),
+                                  lambda lib, f: f(lib.tensor([3, 1, 2])),
+                                  lambda lib, f: tuple(f(lib.tensor([[3, 1, 2], [0, 5, 5]]), 1))])
+def test_median_and_nanmedian_of_integers_match_torch(op, call):
+    results = [call(lib, getattr(lib, op)) for lib in (torch, gradiente)]
+    flat = [[t.tolist() for t in (r if isinstance(r, tuple) else (r,))] for r in results]
+    assert flat[1] == flat[0]
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("dtype", ["bool", "complex64"])
+def test_median_refuses_bool_and_complex_as_torch(op, dim, dtype):
+    def call(lib):
+        x = lib.zeros(3, dtype=getattr(lib, dtype))
+        return getattr(lib, op)(x) if dim is None else getattr(lib, op)(x, dim)
+    check_same_error(call)

@@ -279,3 +279,17 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [lambda lib, x: lib.diag(x, 1), lambda lib, x: lib.diag_embed(x, -1, 0, 1)])
+def test_diag_of_a_vector_and_diag_embed_share_pytorchs_backward(fn):
+    """Both record DiagEmbedBackward0, whose gradient is ``grad.diagonal(...)``: recorded as PyTorch records it
+    under create_graph."""
+    names = []
+    for lib in (torch, gradiente):
+        x = lib.arange(3.0, requires_grad=True)
+        y = fn(lib, x)
+        v = lib.arange(float(y.numel())).reshape(tuple(y.shape)).requires_grad_()
+        (gx,) = lib.autograd.grad(y, x, v, create_graph=True)
+        names.append((type(y.grad_fn).__name__, type(gx.grad_fn).__name__, gx.tolist()))
+    assert names[1] == names[0]

@@ -12,8 +12,8 @@ import numpy as np
 
 from .core.dtype import scalar_name
 from .core.errors import _require_tensor
-from .core.node import Node
 from .core.record import record, wants_grad, wrap
+from .ops.arithmetic import _without_derivative, _ZeroGradBackward
 
 __all__ = [
     # convolution and pooling
@@ -367,27 +367,6 @@ def channel_shuffle(input, groups):
     return _functional().channel_shuffle(input, groups)
 
 
-class _NotImplementedBackward(Node):
-    """An op PyTorch gives no derivative: backward through it raises PyTorch's error."""
-    formula = "no derivative defined"
-
-    def name(self):
-        return "torch::autograd::NotImplemented"
-
-    def backward(self, ops, *grads):
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-
-_NotImplementedBackward.__name__ = _NotImplementedBackward.__qualname__ = "NotImplemented"
-
-
-def _without_derivative(op, inputs, result):
-    """``result``, recorded (when an input requires grad) as a node whose backward raises, as PyTorch's does."""
-    if wants_grad(*inputs):
-        record(_NotImplementedBackward, inputs, result, op=op)
-    return result
-
-
 def native_channel_shuffle(input, groups):
     """``channel_shuffle``'s values, without a derivative (PyTorch defines none for this form)."""
     from .core.grad_mode import no_grad
@@ -506,7 +485,6 @@ def poisson(input, generator=None):
     _check_sampler_dtype("poisson_cpu", input, half=True)
     result = wrap(_samplers().poisson(input._data, generator))
     if wants_grad(input):
-        from .ops.arithmetic import _ZeroGradBackward
         record(_ZeroGradBackward.named("PoissonBackward0"), (input,), result)
     return result
 

@@ -14,15 +14,14 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 * ``margin``: soft_margin, multi_margin, margin_ranking, hinge/cosine embedding, triplet, multilabel_soft_margin
 * ``classification``: nll_loss, cross_entropy;  ``padding``: pad;  ``sparse``: one_hot
 * ``distance``: normalize, cosine_similarity, pairwise_distance, pdist
-* ``convolution_transposed``: conv_transpose1d/2d;  ``convolution3d``: conv3d (both on ``convolution_core``'s
-  matrix products over strided windows)
+* ``convolution``: conv1d/2d/3d, conv_transpose1d/2d (all on ``convolution_core``'s matrix products over
+  strided windows), max/avg_pool1d/2d, adaptive_avg_pool1d/2d
 * ``max_pooling``: adaptive_max_pool1d/2d (and their ``_with_indices`` forms), max_unpool1d/2d
 * ``normalization``: instance_norm, local_response_norm, rms_norm
 * ``embedding_bag``: embedding_bag;  ``channel_shuffle``: channel_shuffle
 * ``attention``: scaled_dot_product_attention, multi_head_attention_forward
-* from their own modules beside nn's layers: ``nn._conv`` (conv1d/2d, max/avg_pool1d/2d,
-  adaptive_avg_pool1d/2d), ``nn._normalization`` (layer_norm, batch_norm, group_norm), ``nn._embedding``
-  (embedding)
+* from their own modules beside nn's layers: ``nn._normalization`` (layer_norm, batch_norm, group_norm),
+  ``nn._embedding`` (embedding)
 """
 import warnings
 
@@ -69,11 +68,12 @@ from ..ops.nn.convolution import (  # noqa: F401
     avg_pool2d,
     conv1d,
     conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
     max_pool1d,
     max_pool2d,
 )
-from ..ops.nn.convolution3d import conv3d  # noqa: F401  # noqa: F401
-from ..ops.nn.convolution_transposed import conv_transpose1d, conv_transpose2d  # noqa: F401  # noqa: F401
 from ..ops.nn.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401  # noqa: F401
 from ..ops.nn.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401  # noqa: F401
 from ..ops.nn.embedding import embedding  # noqa: F401  # noqa: F401

@@ -382,10 +382,7 @@ def floor_divide(input, other):
         out = broadcasting(np.floor_divide, xa, ya)
     else:
         out = np.floor(broadcasting(np.true_divide, xa, ya))
-    out = as_result(out, target)
-    if wants_grad(input, other):
-        record(_NotImplementedBackward, (input, other), out, op="floor_divide")
-    return out
+    return _without_derivative("floor_divide", (input, other), as_result(out, target))
 
 
 def _rfloordiv(self, other):
@@ -417,16 +414,22 @@ def fmod(input, other):
     return out
 
 
+def _rounded_quotient_backward(node, ops, grad, rounding):
+    """out = x - rounding(x / y) * y;  dx = grad;  dy = -grad * rounding(x / y) (a constant: the rounded
+    quotient is piecewise constant)"""
+    x, y = node.saved(ops)
+    dy = None
+    if node.next_functions[1][0] is not None:
+        dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
+    return grad, dy
+
+
 class RemainderBackward0(Node):
     """out = x - floor(x / y) * y;  dx = grad;  dy = -grad * floor(x / y)"""
     formula = "∂(x mod y)/∂x = 1,  ∂(x mod y)/∂y = -⌊x/y⌋"
 
     def backward(self, ops, grad):
-        x, y = self.saved(ops)
-        dy = None
-        if self.next_functions[1][0] is not None:
-            dy = -grad * ops.constant(np.floor(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
-        return grad, dy
+        return _rounded_quotient_backward(self, ops, grad, np.floor)
 
 
 class RemainderBackward1(RemainderBackward0):
@@ -438,11 +441,7 @@ class FmodBackward0(Node):
     formula = "∂fmod(x, y)/∂x = 1,  ∂fmod(x, y)/∂y = -trunc(x/y)"
 
     def backward(self, ops, grad):
-        x, y = self.saved(ops)
-        dy = None
-        if self.next_functions[1][0] is not None:
-            dy = -grad * ops.constant(np.trunc(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
-        return grad, dy
+        return _rounded_quotient_backward(self, ops, grad, np.trunc)
 
 
 class FmodBackward1(FmodBackward0):
@@ -465,22 +464,31 @@ class _ZeroGradBackward(Node):
 
 
 class _NotImplementedBackward(Node):
-    """An op PyTorch gives no derivative; backward and forward mode through it raise as PyTorch does."""
+    """out = op(x, ...), an op PyTorch gives no derivative (floor_divide, bincount, histogram, binomial, ...);
+    backward raises PyTorch's error, naming the op (``self.op``)."""
     formula = "no derivative defined"
     op: str
 
     def name(self):
         return "torch::autograd::NotImplemented"
 
-    def backward(self, ops, grad):
-        raise RuntimeError(f"the derivative for '{self.op}' is not implemented.")
+    def backward(self, ops, *grads):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
     def jvp(self, ops, *tangents):
         raise NotImplementedError(NOT_DIFFERENTIABLE_FORWARD.format(op=f"aten::{self.op}"))
 
 
-_NotImplementedBackward.__name__ = "NotImplemented"
-_NotImplementedBackward.__qualname__ = "NotImplemented"
+# PyTorch's class name, grad_fn=<NotImplemented>: a class statement cannot say it without hiding the builtin
+_NotImplementedBackward.__name__ = _NotImplementedBackward.__qualname__ = "NotImplemented"
+
+
+def _without_derivative(op, inputs, outputs):
+    """``outputs`` (a tensor or a sequence of them), recorded when an input requires grad as the results of
+    ``op``, which has no derivative: backward through them raises, as PyTorch's does."""
+    if wants_grad(*inputs):
+        record(_NotImplementedBackward, inputs, outputs, op=op)
+    return outputs
 
 
 def _as_tensor_like(value, like):

@@ -338,6 +338,18 @@ class TakeBackward0(Node):
         return (ops.reshape(flat, shape),)
 
 
+def _flat_positions(idx, n, empty_message):
+    """The flat (C-order) positions ``idx`` into a tensor of ``n`` elements as a vector, negative ones counted
+    from the end; PyTorch's errors for an empty tensor (``empty_message``) and a position out of range. What
+    take reads and put writes."""
+    if n == 0 and idx.size:
+        raise IndexError(empty_message)
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad].flat[0])} on a tensor of {n} elements.")
+    return np.where(idx < 0, idx + n, idx).reshape(-1)
+
+
 def take(input, index):
     """The elements of ``input``, read as 1-D, at positions ``index`` (negative ones count from the end); the
     result has ``index``'s shape."""
@@ -346,13 +358,7 @@ def take(input, index):
     a, idx = input._data, index._data
     if idx.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_name(idx.dtype)}")
-    n = a.size
-    if n == 0 and idx.size:
-        raise IndexError("take(): tried to take from an empty tensor")
-    bad = (idx < -n) | (idx >= n)
-    if bad.any():
-        raise IndexError(f"out of range: tried to access index {int(idx[bad].flat[0])} on a tensor of {n} elements.")
-    flat = np.where(idx < 0, idx + n, idx).reshape(-1)
+    flat = _flat_positions(idx, a.size, "take(): tried to take from an empty tensor")
     out = wrap(a.reshape(-1)[flat].reshape(idx.shape))
     if wants_grad(input):
         record(TakeBackward0, (input,), out, index=flat)

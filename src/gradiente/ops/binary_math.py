@@ -169,16 +169,23 @@ class XlogyBackward2(Node):
         return (dx if self.y > 0 else ops.mask(ops.raw(x) != 0, dx),)
 
 
+def _with_numbers(array_fn, nodes, input, other, out):
+    """``array_fn`` of two operands, either of which may be a number, recorded as PyTorch names the three
+    overloads: ``nodes`` = (two tensors, a number first (kept as ``x``), a number second (kept as ``y``))."""
+    xa, ya, target = promote_operands(input, other, floating=True)
+    result = as_result(broadcasting(array_fn, xa, ya), target)
+    if wants_grad(input, other):
+        both, number_first, number_second = nodes
+        if not isinstance(input, Tensor):
+            record(number_first, (other,), result, (other,), x=input)
+        elif not isinstance(other, Tensor):
+            record(number_second, (input,), result, (input,), y=other)
+        else:
+            record(both, (input, other), result, (input, other))
+    return result if out is None else _write_out(result, out)
+
+
 def xlogy(input, other, *, out=None):
     """input * log(other), with 0 where input is 0 (unless other is nan); one side may be a number."""
-    xa, ya, target = promote_operands(input, other, floating=True)
-    result = as_result(broadcasting(numpy_ops.xlogy, xa, ya), target)
-    if wants_grad(input, other):
-        if not isinstance(input, Tensor):
-            record(XlogyBackward1, (other,), result, (other,), x=input)
-        elif not isinstance(other, Tensor):
-            record(XlogyBackward2, (input,), result, (input,), y=other)
-        else:
-            record(XlogyBackward0, (input, other), result, (input, other))
-    return result if out is None else _write_out(result, out)
+    return _with_numbers(numpy_ops.xlogy, (XlogyBackward0, XlogyBackward1, XlogyBackward2), input, other, out)
 

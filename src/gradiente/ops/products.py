@@ -18,9 +18,9 @@ from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
 from .matmul import _scaled_sum, dot, matmul, mm
-from .rearranging import cat
+from .rearranging import DiagEmbedBackward0, cat
 from .reductions import LinalgVectorNormBackward0, vector_norm
-from .views import _fmt, _unsafe_view, clone, diagonal, infer_size, permute, reshape
+from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape
 
 __all__ = ["addmv", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "dist", "inner",
            "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
@@ -372,22 +372,6 @@ def dist(input, other, p=2):
 
 
 # --- diag_embed, block_diag --------------------------------------------------------------------------------
-
-def _diagonal_of(ops, x, offset, dim1, dim2):
-    """``diagonal(x, offset, dim1, dim2)`` in the rule's namespace (NumPy's diagonal has the same layout)."""
-    if ops.recording:
-        return diagonal(x, offset, dim1, dim2)
-    return np.diagonal(x, offset, dim1, dim2)
-
-
-class DiagEmbedBackward0(Node):
-    """out = zeros with x's last dim on a diagonal over (dim1, dim2);  dx = that diagonal of grad"""
-    __slots__ = ()
-    formula = "∂ diag_embed(x)/∂x: the diagonal of the gradient"
-
-    def backward(self, ops, grad):
-        return (_diagonal_of(ops, grad, self.offset, self.dim1, self.dim2),)
-
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices (over dims ``dim1``, ``dim2`` of the result) whose diagonal ``offset`` holds the last dim of

@@ -16,7 +16,7 @@ from .views import (
     _input_shape,
     _views,
     clone,
-    diagonal_index,
+    diagonal,
     expand,
     reshape,
     unsqueeze,
@@ -403,12 +403,15 @@ class DiagonalBackward0_copy(DiagonalBackward0):
 
 
 class DiagEmbedBackward0(Node):
-    """out = a matrix with x on diagonal k;  dx = that diagonal of grad"""
+    """out = zeros with x's last dim on diagonal ``offset`` over dims (dim1, dim2) (``diag_embed``, and ``diag``
+    of a vector);  dx = that diagonal of grad"""
     __slots__ = ()
-    formula = "∂ diag(x)/∂x: the diagonal of the gradient"
+    formula = "∂ diag_embed(x)/∂x: the diagonal of the gradient"
 
     def backward(self, ops, grad):
-        return (ops.getitem(grad, diagonal_index(grad.shape[0], grad.shape[1], self.offset)),)
+        if ops.recording:
+            return (diagonal(grad, self.offset, self.dim1, self.dim2),)
+        return (np.diagonal(grad, self.offset, self.dim1, self.dim2),)     # the same layout as diagonal's
 
 
 def diag(input, diagonal=0):
@@ -417,7 +420,7 @@ def diag(input, diagonal=0):
     if a.ndim == 1:
         out = wrap(np.diag(a, diagonal))
         if wants_grad(input):
-            record(DiagEmbedBackward0, (input,), out, offset=diagonal)
+            record(DiagEmbedBackward0, (input,), out, offset=diagonal, dim1=0, dim2=1)
         return out
     if a.ndim != 2:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{a.ndim}D")

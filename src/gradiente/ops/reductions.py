@@ -467,36 +467,48 @@ class MedianBackward1(MaxBackward0):
     formula = "∂median(x, dim)/∂xⱼ = 1 at the index returned, else 0"
 
 
-def median(input, dim=None, keepdim=False):
-    """The lower median (of all elements, or along ``dim`` as ``(values, indices)``); nan if a nan is present.
-    Among equal elements the index returned may differ from PyTorch's, which does not specify it."""
+def _median(input, dim, keepdim, skip_nan, nodes, pair):
+    """The body of ``median`` and ``nanmedian`` (``skip_nan``): the lower median of all elements, or along
+    ``dim`` as ``pair(values, indices)``, recorded as ``nodes[0]`` or ``nodes[1]``. NaNs sort last; median gives
+    a NaN where a slice holds one, nanmedian the median of the other values (NaN if there are none)."""
     a = input._data
-    if a.dtype == np.bool_:
-        raise NotImplementedError(f'"{"median_cpu" if dim is None else "median_out"}" not implemented for \'Bool\'')
+    if a.dtype.kind in "bc":
+        raise NotImplementedError(f'"{"median_cpu" if dim is None else "median_out"}" not implemented for '
+                                  f"'{scalar_name(a.dtype)}'")
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
     if dim is None:
-        flat = a.reshape(-1)
-        if flat.size == 0 or (a.dtype.kind in "fc" and np.isnan(flat).any()):
-            value = np.asarray(np.nan, dtype=a.dtype)
+        values = a.reshape(-1)[~nan.reshape(-1)] if skip_nan else a.reshape(-1)
+        if values.size == 0 or (not skip_nan and nan.any()):
+            with np.errstate(invalid="ignore"):
+                value = np.array(np.nan).astype(a.dtype)        # for integers, what the C cast of NaN gives
         else:
-            value = np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2]
+            value = np.partition(values, (values.size - 1) // 2)[(values.size - 1) // 2]
         result = as_result(value, a.dtype)
         if wants_grad(input):
-            record(MedianBackward0, (input,), result, (input, result))
+            record(nodes[0], (input,), result, (input, result))
         return result
     d = _wrap_dim(dim, a.ndim)
-    _check_nonempty_dims("median", a, (d,))
-    work = _at_least_1d(a)
-    order = np.argsort(work, axis=d, kind="stable")
-    indices = np.take(order, [(work.shape[d] - 1) // 2], axis=d)
-    if a.dtype.kind in "fc":
-        nans = np.isnan(work)
-        indices = np.where(nans.any(axis=d, keepdims=True), np.argmax(nans, axis=d, keepdims=True), indices)
+    _check_nonempty_dims("median", a, (d,))                # nanmedian's message says median too, as PyTorch's
+    work, nan = _at_least_1d(a), _at_least_1d(nan)
+    order = np.argsort(work, axis=d, kind="stable")        # NaNs last, in their order
+    n, nans = work.shape[d], nan.sum(axis=d, keepdims=True)
+    if skip_nan:
+        middle = np.maximum((n - nans - 1) // 2, 0)        # the lower middle of the values that are not NaN
+    else:
+        middle = np.where(nans > 0, n - nans, (n - 1) // 2)  # the first NaN, else the lower middle
+    indices = np.take_along_axis(order, middle, d)
     values = np.take_along_axis(work, indices, d)
     shape = _reduced_shape(a, (d,), keepdim)
     values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
     if wants_grad(input):
-        record(MedianBackward1, (input,), values, (indices,), dim=d, keepdim=keepdim, shape=a.shape)
-    return return_types.median(values, indices)
+        record(nodes[1], (input,), values, (indices,), dim=d, keepdim=keepdim, shape=a.shape)
+    return pair(values, indices)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all elements, or along ``dim`` as ``(values, indices)``); nan if a nan is present.
+    Among equal elements the index returned may differ from PyTorch's, which does not specify it."""
+    return _median(input, dim, keepdim, False, (MedianBackward0, MedianBackward1), return_types.median)
 
 
 # --- var, std ------------------------------------------------------------------------------------------

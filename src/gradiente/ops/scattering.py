@@ -18,7 +18,7 @@ from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
-from .assembling import ScatterReduceBackward0, _lifted, _scatter_reduce_array
+from .assembling import ScatterReduceBackward0, _flat_positions, _lifted, _scatter_reduce_array
 from .indexing import _fit_value, _index_array
 from .views import _fmt, diagonal_index
 
@@ -246,12 +246,7 @@ def put(input, index, source, accumulate=False):
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {s.size}, index.numel() = {idx.size}")
     n = a.size
-    if n == 0 and idx.size:
-        raise IndexError("put_(): Tried to put elements into an empty tensor")
-    bad = (idx < -n) | (idx >= n)
-    if bad.any():
-        raise IndexError(f"out of range: tried to access index {int(idx[bad].flat[0])} on a tensor of {n} elements.")
-    positions = np.where(idx < 0, idx + n, idx).reshape(-1)
+    positions = _flat_positions(idx, n, "put_(): Tried to put elements into an empty tensor")
     flat = a.reshape(-1).copy()
     if accumulate:
         np.add.at(flat, positions, s.reshape(-1))

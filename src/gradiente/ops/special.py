@@ -25,10 +25,9 @@ from ..core.special_math import (
     ndtri_array,
     zeta_array,
 )
-from ..core.tensor import Tensor
 from ._table import ElementwiseTable
 from .arithmetic import _write_out
-from .binary_math import xlogy
+from .binary_math import _with_numbers, xlogy
 from .elementwise_extra import (
     _needs,
     _rule_fn,
@@ -231,22 +230,6 @@ def xlog1py(input, other, *, out=None):
     """input·ln(1 + other), with 0 where input is 0 (unless other is nan); one side may be a number."""
     nodes = (SpecialXlog1PyBackward0, SpecialXlog1PyBackward1, SpecialXlog1PyBackward2)
     return _with_numbers(_xlog1py_array, nodes, input, other, out)
-
-
-def _with_numbers(array_fn, nodes, input, other, out):
-    """``array_fn`` of two operands, either of which may be a number, recorded as PyTorch names the three
-    overloads: ``nodes`` = (two tensors, a number first (kept as ``x``), a number second (kept as ``y``))."""
-    xa, ya, target = promote_operands(input, other, floating=True)
-    result = as_result(broadcasting(array_fn, xa, ya), target)
-    if wants_grad(input, other):
-        both, number_first, number_second = nodes
-        if not isinstance(input, Tensor):
-            record(number_first, (other,), result, (other,), x=input)
-        elif not isinstance(other, Tensor):
-            record(number_second, (input,), result, (input,), y=other)
-        else:
-            record(both, (input, other), result, (input, other))
-    return result if out is None else _write_out(result, out)
 
 
 # --- zeta --------------------------------------------------------------------------------------------------------

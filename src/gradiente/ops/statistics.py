@@ -20,7 +20,7 @@ from ..core.errors import _require_tensor, broadcast_shape
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
-from .arithmetic import _NotImplementedBackward
+from .arithmetic import _without_derivative
 from .assembling import broadcast_tensors
 from .binary_math import lerp
 from .complex_numbers import complex, conj, imag, real
@@ -30,8 +30,7 @@ from .rearranging import unbind
 from .reductions import (
     MedianBackward0,
     MedianBackward1,
-    _at_least_1d,
-    _check_nonempty_dims,
+    _median,
     _reduced_shape,
     _var_backward,
     expand_reduced,
@@ -64,16 +63,6 @@ __all__ = ["addbmm", "addcdiv", "addcmul", "aminmax", "bartlett_window", "bincou
 # Named pairs PyTorch returns that ``return_types`` does not list yet.
 _nanmedian_type = return_types._return_type("nanmedian")
 _histogram_type = return_types._return_type("histogram", ("hist", "bin_edges"))
-
-
-class _NoDerivative(_NotImplementedBackward):
-    """An op PyTorch gives no derivative (bincount, histogram): backward raises PyTorch's message."""
-
-    def backward(self, ops, *grads):
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-
-_NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"     # PyTorch's name: grad_fn=<NotImplemented>
 
 
 # --- addcmul, addcdiv ------------------------------------------------------------------------------------
@@ -393,32 +382,7 @@ class NanmedianBackward1(MedianBackward1):
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the values that are not NaN (of all elements, or along ``dim`` as
     ``(values, indices)``); NaN where every value is NaN."""
-    a = input._data
-    if a.dtype == np.bool_:
-        raise NotImplementedError(f'"{"median_cpu" if dim is None else "median_out"}" not implemented for \'Bool\'')
-    nan = np.isnan(a) if a.dtype.kind in "fc" else np.zeros(a.shape, dtype=bool)
-    if dim is None:
-        values = a.reshape(-1)[~nan.reshape(-1)]
-        if values.size == 0:
-            value = np.array(np.nan).astype(a.dtype)        # for integers, what the C cast of NaN gives
-        else:
-            value = np.partition(values, (values.size - 1) // 2)[(values.size - 1) // 2]
-        result = as_result(value, a.dtype)
-        if wants_grad(input):
-            record(NanmedianBackward0, (input,), result, (input, result))
-        return result
-    d = _wrap_dim(dim, a.ndim)
-    _check_nonempty_dims("median", a, (d,))                # PyTorch words it as median's
-    work, nan = _at_least_1d(a), _at_least_1d(nan)
-    order = np.argsort(work, axis=d, kind="stable")        # NaNs last, in their order
-    middle = np.maximum((work.shape[d] - nan.sum(axis=d, keepdims=True) - 1) // 2, 0)
-    indices = np.take_along_axis(order, middle, d)
-    values = np.take_along_axis(work, indices, d)
-    shape = _reduced_shape(a, (d,), keepdim)
-    values, indices = wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64, copy=False))
-    if wants_grad(input):
-        record(NanmedianBackward1, (input,), values, (indices,), dim=d, keepdim=keepdim, shape=a.shape)
-    return _nanmedian_type(values, indices)
+    return _median(input, dim, keepdim, True, (NanmedianBackward0, NanmedianBackward1), _nanmedian_type)
 
 
 # --- cov, corrcoef ---------------------------------------------------------------------------------------
@@ -491,12 +455,6 @@ def corrcoef(input):
 
 # --- bincount, isin, histogram ---------------------------------------------------------------------------
 
-def _no_derivative(op, inputs, outputs):
-    """Mark results of a non-differentiable op whose input requires grad: backward through them raises."""
-    if wants_grad(*inputs):
-        record(_NoDerivative, inputs, outputs, op=op)
-
-
 def bincount(input, weights=None, minlength=0):
     """How many times each value 0, 1, ..., max(input) occurs in a 1-D non-negative integer tensor (at least
     ``minlength`` counts); with ``weights``, their sums instead (float, or double for integer weights)."""
@@ -514,7 +472,7 @@ def bincount(input, weights=None, minlength=0):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     target = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
     result = wrap(np.bincount(a, weights=w, minlength=minlength).astype(target))
-    _no_derivative("bincount", (weights,), result)
+    _without_derivative("bincount", (weights,), result)
     return result
 
 
@@ -593,7 +551,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
     if density:
         hist = (hist / (hist.sum() * np.diff(edges))).astype(a.dtype)
     result = _histogram_type(wrap(hist), wrap(edges))
-    _no_derivative("histogram", (input,), list(result))
+    _without_derivative("histogram", (input,), list(result))
     return result
 
 

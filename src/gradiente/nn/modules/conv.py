@@ -1,9 +1,7 @@
 """Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d`` (their adjoints).
-See ``nn._conv`` and ``nn._functional.convolution_*`` for the computation."""
+See ``ops.nn.convolution_core`` for the computation."""
 from ...core.creation import empty
-from ...ops.nn.convolution import conv1d, conv2d
-from ...ops.nn.convolution3d import conv3d
-from ...ops.nn.convolution_transposed import conv_transpose1d, conv_transpose2d
+from ...ops.nn.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

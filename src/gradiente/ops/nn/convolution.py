@@ -1,93 +1,33 @@
-"""Convolution and pooling (``conv1d``, ``conv2d``, ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool2d``),
-forward and backward on NumPy arrays.
+"""Convolution and pooling: ``conv1d/2d/3d``, ``conv_transpose1d/2d``, ``max_pool1d/2d``, ``avg_pool1d/2d``,
+``adaptive_avg_pool1d/2d``, forward and backward on NumPy arrays.
 
-Every op here sees its input through one strided *window view* ``(N, C, kh, kw, Ho, Wo)`` of the padded
-input (``_windows``): no data is copied to make it, and no Python loop runs per output pixel.
+The convolutions are entry points to ``convolution_core``, which computes every one of them (im2col and one
+matrix product per group) and records ``ConvolutionBackward0``. Pooling sees its input through the same strided
+*window view* ``(N, C, kh, kw, Ho, Wo)`` of the padded input (``_windows``): no data is copied to make it, and
+no Python loop runs per output pixel. It reduces that view over its kernel axes (max / mean); max pooling keeps
+the argmax so the backward pass can route each gradient to its input position.
 
-* convolution = im2col + one matrix product per group: the window view is copied once into the column
-  matrix ``(C·kh·kw, N·Ho·Wo)`` and multiplied by the weight ``(O, C·kh·kw)``. The backward pass multiplies
-  the gradient by the saved columns (weight gradient) and by the weight (column gradient), then folds the
-  columns back onto the input (``_col2im``: one strided add per kernel offset, kh·kw of them).
-* pooling reduces the window view over its kernel axes (max / mean); max pooling keeps the argmax so the
-  backward pass can route each gradient to its input position.
-
-1-D ops are the 2-D ones on a height-1 image. The rules compute on arrays only: a double backward
+1-D pooling is the 2-D one on a height-1 image. The rules compute on arrays only: a double backward
 (``create_graph=True``) through these ops raises instead of silently giving wrong second derivatives.
 """
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ...core.dtype import scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad
 from ...core.tensor import Tensor
 from ._array_rules import arrays_only
+from .convolution_core import _check_input_rank, _col2im, _out_size, _pad, _tuple, _windows, convolution_nd
 
-__all__ = ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d"]
-
-def _tuple(value, n, name="argument"):
-    if isinstance(value, (tuple, list)):
-        if len(value) == 1:
-            return tuple(int(value[0]) for _ in range(n))
-        if len(value) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
-                               f"convolution dimensions, but got {name}={list(value)}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
-
-
-def _out_size(size, pad_total, kernel, stride, dilation, ceil_mode=False, pad_left=0):
-    """Output length along one axis (PyTorch's formula, ceil_mode included)."""
-    span = size + pad_total - dilation * (kernel - 1) - 1
-    if ceil_mode:
-        out = -(-span // stride) + 1
-        if (out - 1) * stride >= size + pad_left:       # the last window must start inside the input or left pad
-            out -= 1
-        return out
-    return span // stride + 1
-
-
-def _pad(array, pads, value=0):
-    """Pad the last two axes by ``pads = ((top, bottom), (left, right))``."""
-    (pt, pb), (pl, pr) = pads
-    if not (pt or pb or pl or pr):
-        return array
-    n, c, h, w = array.shape
-    out = np.full((n, c, h + pt + pb, w + pl + pr), value, dtype=array.dtype)
-    out[:, :, pt:pt + h, pl:pl + w] = array
-    return out
-
-
-def _windows(xp, kernel, stride, dilation, out_hw):
-    """The strided view ``(N, C, kh, kw, Ho, Wo)``: ``view[n, c, i, j, y, x] = xp[n, c, y·sh + i·dh, x·sw + j·dw]``."""
-    sn, sc, sh, sw = xp.strides
-    return as_strided(xp, shape=xp.shape[:2] + tuple(kernel) + tuple(out_hw),
-                      strides=(sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
-                      writeable=False)
-
-
-def _col2im(dwin, padded_shape, stride, dilation):
-    """The reverse of ``_windows``: sum window gradients ``(N, C, kh, kw, Ho, Wo)`` back onto the padded input."""
-    out = np.zeros(padded_shape, dtype=dwin.dtype)
-    kh, kw, ho, wo = dwin.shape[2:]
-    for i in range(kh):
-        y0 = i * dilation[0]
-        for j in range(kw):
-            x0 = j * dilation[1]
-            out[:, :, y0:y0 + stride[0] * (ho - 1) + 1:stride[0], x0:x0 + stride[1] * (wo - 1) + 1:stride[1]] += \
-                dwin[:, :, i, j]
-    return out
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
 
 
 def _as_4d(input, n_spatial, name):
     """The input array as ``(N, C, H, W)`` and a function taking results back to the input's layout."""
+    _check_input_rank(input, n_spatial, name)
     xa = input._data
-    batched_dims = n_spatial + 2
-    if xa.ndim not in (batched_dims - 1, batched_dims):
-        raise RuntimeError(f"Expected {batched_dims - 1}D (unbatched) or {batched_dims}D (batched) input to {name}, "
-                           f"but got input of size: {list(xa.shape)}")
-    unbatched = xa.ndim == batched_dims - 1
+    unbatched = xa.ndim == n_spatial + 1
     if unbatched:
         xa = xa[None]
     if n_spatial == 1:
@@ -102,124 +42,35 @@ def _as_4d(input, n_spatial, name):
 
 # --- convolution ---------------------------------------------------------------------------------------
 
-class ConvolutionBackward0(Node):
-    """out = conv(x, w) + b;  dw = grad · colsᵀ;  dx = col2im(wᵀ · grad);  db = Σ grad"""
-    formula = "∂conv/∂w = grad ⋆ x,  ∂conv/∂x = grad ⋆ flip(w) (transposed convolution)"
-
-    def backward(self, ops, grad):
-        arrays_only(ops, "convolution")
-        x_shape, w_shape, spatial_1d = self.x_shape, self.w_shape, self.spatial_1d
-        g = grad
-        if spatial_1d:
-            g = g[:, :, None, :]
-        n, o, ho, wo = g.shape
-        groups = self.groups
-        # (G, O/G, N·Ho·Wo): the gradient laid out like the forward product's result
-        g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(groups, o // groups, n * ho * wo)
-        edges = self.next_functions
-        dx = dw = db = None
-        # the weight, and the im2col columns of the input (None when the weight needs no gradient): both are
-        # saved values, so the engine frees them after backward like any other
-        w, cols = self.saved(ops)
-        if edges[0][0] is not None:
-            w2 = w.reshape(groups, o // groups, -1)
-            dcols = np.matmul(w2.transpose(0, 2, 1), g2)
-            c = self.padded_shape[1]
-            kh, kw = self.kernel
-            dwin = dcols.reshape(c, kh, kw, n, ho, wo).transpose(3, 0, 1, 2, 4, 5)
-            dxp = _col2im(dwin, self.padded_shape, self.stride, self.dilation)
-            (pt, _), (pl, _) = self.pads
-            h, wid = self.hw
-            dx = dxp[:, :, pt:pt + h, pl:pl + wid].reshape(x_shape)
-        if edges[1][0] is not None:
-            dw = np.matmul(g2, cols.transpose(0, 2, 1)).reshape(w_shape)
-        if len(edges) > 2 and edges[2][0] is not None:
-            db = g.sum(axis=(0, 2, 3))
-        return dx, dw, db
-
-
-def _conv(input, weight, bias, stride, padding, dilation, groups, n_spatial):
-    name = f"conv{n_spatial}d"
-    xa, restore = _as_4d(input, n_spatial, name)
-    wa = weight._data
-    if wa.ndim != n_spatial + 2:
-        raise RuntimeError("weight should have at least three dimensions" if wa.ndim < 3 else
-                           f"Expected {n_spatial + 2}-dimensional weight for {n_spatial + 2}-dimensional input "
-                           f"{list(input.shape)}, but got {wa.ndim}-dimensional weight of size {list(wa.shape)} "
-                           "instead")
-    if input._data.ndim == n_spatial + 1:
-        # An unbatched input: PyTorch convolves a batch of one and records the unsqueeze and squeeze
-        return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, n_spatial).squeeze(0)
-    if n_spatial == 1:
-        wa = wa[:, :, None, :]
-    if xa.dtype != wa.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_name(xa.dtype)} but found "
-                           f"{scalar_name(wa.dtype)}")
-    n, c, h, w = xa.shape
-    o, cg, kh, kw = wa.shape
-    if cg * groups != c:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-                           f"input{list(input.shape)} to have {cg * groups} channels, but got {c} channels instead")
-    if o % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got weight of size {list(weight.shape)} instead")
-    if n_spatial == 1:
-        stride, dilation = (1, _tuple(stride, 1, "stride")[0]), (1, _tuple(dilation, 1, "dilation")[0])
-    else:
-        stride, dilation = _tuple(stride, 2, "stride"), _tuple(dilation, 2, "dilation")
-    kernel = (kh, kw)
-    if isinstance(padding, str):
-        if padding == "valid":
-            pads = ((0, 0), (0, 0))
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            pads = tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for d, k in zip(dilation, kernel))
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        p = (0,) + _tuple(padding, 1, "padding") if n_spatial == 1 else _tuple(padding, 2, "padding")
-        pads = ((p[0], p[0]), (p[1], p[1]))
-    ho = _out_size(h, sum(pads[0]), kh, stride[0], dilation[0])
-    wo = _out_size(w, sum(pads[1]), kw, stride[1], dilation[1])
-    if ho <= 0 or wo <= 0:
-        ph, pw = h + sum(pads[0]), w + sum(pads[1])
-        sizes = f"({pw})" if n_spatial == 1 else f"({ph} x {pw})"
-        ks = f"({dilation[1] * (kw - 1) + 1})" if n_spatial == 1 else \
-            f"({dilation[0] * (kh - 1) + 1} x {dilation[1] * (kw - 1) + 1})"
-        raise RuntimeError(f"Calculated padded input size per channel: {sizes}. Kernel size: {ks}. Kernel size "
-                           "can't be greater than actual input size")
-
-    xp = _pad(xa, pads)
-    win = _windows(xp, kernel, stride, dilation, (ho, wo))
-    # im2col: the one copy, laid out (G, C/G·kh·kw, N·Ho·Wo) for the product with the weight
-    cols = np.ascontiguousarray(win.transpose(1, 2, 3, 0, 4, 5)).reshape(groups, cg * kh * kw, n * ho * wo)
-    out = np.matmul(wa.reshape(groups, o // groups, cg * kh * kw), cols)
-    result = np.empty((n, o, ho, wo), dtype=xa.dtype)
-    out4 = out.reshape(o, n, ho, wo).transpose(1, 0, 2, 3)
-    if bias is not None:
-        np.add(out4, bias._data[:, None, None], out=result)
-    else:
-        result[...] = out4
-    result = Tensor._make(restore(result))
-    inputs = (input, weight) if bias is None else (input, weight, bias)
-    if wants_grad(*inputs):
-        record(ConvolutionBackward0, inputs, result, saved=(weight, cols if weight._requires_grad else None),
-               x_shape=input._data.shape, w_shape=weight._data.shape, spatial_1d=n_spatial == 1,
-               groups=groups, kernel=kernel, stride=stride,
-               dilation=dilation, pads=pads, hw=(h, w), padded_shape=xp.shape)
-    return result
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D cross-correlation. ``input (N, C, L)`` or ``(C, L)``, ``weight (O, C/groups, k)``. Output ``(N, O, Lo)``."""
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation. ``input (N, C, H, W)`` or ``(C, H, W)``, ``weight (O, C/groups, kh, kw)``,
     ``bias (O,)``; ``padding`` an int, a pair, ``'valid'`` or ``'same'``. Output ``(N, O, Ho, Wo)``."""
-    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-D cross-correlation. ``input (N, C, L)`` or ``(C, L)``, ``weight (O, C/groups, k)``. Output ``(N, O, Lo)``."""
-    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D cross-correlation. ``input (N, C, D, H, W)`` or ``(C, D, H, W)``, ``weight (O, C/groups, kd, kh, kw)``,
+    ``bias (O,)``; ``padding`` an int, a triple, ``'valid'`` or ``'same'``. Output ``(N, O, Do, Ho, Wo)``."""
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution: ``input (N, C_in, L)`` or ``(C_in, L)``, ``weight (C_in, C_out/groups, k)``."""
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv_transpose1d",
+                          transposed=True, output_padding=output_padding)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution ("deconvolution"), the adjoint of ``conv2d``: ``input (N, C_in, H, W)`` or
+    ``(C_in, H, W)``, ``weight (C_in, C_out/groups, kh, kw)``. Output height ``(H - 1)·stride - 2·padding +
+    dilation·(kh - 1) + output_padding + 1``, and likewise the width."""
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv_transpose2d",
+                          transposed=True, output_padding=output_padding)
 
 
 # --- pooling -------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Max pooling beyond ``nn._conv``'s ``max_pool1d/2d``: adaptive max pooling (``adaptive_max_pool1d/2d`` and their
+"""Max pooling beyond ``convolution``'s ``max_pool1d/2d``: adaptive max pooling (``adaptive_max_pool1d/2d`` and their
 ``_with_indices`` forms) and its partial inverse, max unpooling (``max_unpool1d/2d``). Each records PyTorch's
 node (``AdaptiveMaxPool2DBackward0``, ``MaxUnpool2DBackward0``); the 1-D forms run the 2-D ones over a unit
 axis, as PyTorch records them."""
@@ -7,7 +7,8 @@ import numpy as np
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ._common import scalar_name, shape_text
-from .convolution import MaxPool2DWithIndicesBackward0, _as_height_one, _tuple, _window_argmax
+from .convolution import MaxPool2DWithIndicesBackward0, _as_height_one, _window_argmax
+from .convolution_core import _tuple
 
 __all__ = [
     "adaptive_max_pool1d",

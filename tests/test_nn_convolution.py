@@ -1,0 +1,132 @@
+"""Every convolution runs on one core (``ops.nn.convolution_core``) and records one node, ``ConvolutionBackward0``:
+conv1d/2d/3d and conv_transpose1d/2d against PyTorch, each with all its geometry arguments, with only the input
+or only the weight requiring grad (the node keeps a different operand for each), unbatched; the refusal of a
+double backward; and the argument checks, word for word and in PyTorch's order."""
+import pytest
+from harness import OpSpec, check_same_error, spec_tests
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding=.same. with even kernel")
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+def conv(name, **kwargs):
+    return lambda lib, *tensors: getattr(F(lib), name)(*tensors, **kwargs)
+
+
+ALL_ARGS = {
+    "conv1d": {"stride": 2, "padding": 1, "dilation": 2, "groups": 2},
+    "conv2d": {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2), "groups": 2},
+    "conv3d": {"stride": (1, 2, 1), "padding": (0, 1, 2), "dilation": (2, 1, 1), "groups": 2},
+    "conv_transpose1d": {"stride": 3, "padding": 1, "output_padding": 2, "groups": 2},
+    "conv_transpose2d": {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": 2,
+                         "dilation": (1, 2)},
+}
+SHAPES = {          # input, weight, bias
+    "conv1d": ((2, 4, 11), (6, 2, 3), (6,)),
+    "conv2d": ((2, 4, 7, 6), (6, 2, 3, 2), (6,)),
+    "conv3d": ((2, 4, 5, 6, 5), (4, 2, 2, 3, 2), (4,)),
+    "conv_transpose1d": ((2, 4, 5), (4, 3, 4), (6,)),
+    "conv_transpose2d": ((2, 4, 4, 3), (4, 1, 3, 2), (2,)),
+}
+
+SPECS = []
+for name, kwargs in ALL_ARGS.items():
+    x, w, b = SHAPES[name]
+    SPECS += [
+        OpSpec(f"{name}_all_args", conv(name, **kwargs), [(x, w, b)]),
+        OpSpec(f"{name}_input_grad_only", conv(name, **kwargs), [(x, w, b)], grad_inputs=[0]),
+        OpSpec(f"{name}_weight_grad_only", conv(name, **kwargs), [(x, w)], grad_inputs=[1]),
+        # one group: a convolution's weight takes all the input's channels, a transposed one's already does
+        OpSpec(f"{name}_unbatched", conv(name), [(x[1:], w if "transpose" in name else (w[0], w[1] * 2) + w[2:])]),
+    ]
+SPECS += [
+    OpSpec("conv2d_same_even_kernel", conv("conv2d", padding="same", dilation=(1, 3)), [((2, 3, 6, 7), (2, 3, 4, 2))]),
+    OpSpec("conv1d_valid", conv("conv1d", padding="valid"), [((2, 3, 6), (2, 3, 4))]),
+    OpSpec("conv3d_same", conv("conv3d", padding="same"), [((1, 2, 4, 3, 5), (3, 2, 3, 2, 3))]),
+]
+
+# the rules compute on arrays only: first derivatives
+test_gradcheck, test_against_torch, _ = spec_tests(SPECS)
+
+
+@pytest.mark.parametrize("name", list(ALL_ARGS))
+def test_every_convolution_refuses_a_double_backward(name):
+    x, w, _ = SHAPES[name]
+    tensors = [gradiente.randn(*x, requires_grad=True), gradiente.randn(*w, requires_grad=True)]
+    y = getattr(F(gradiente), name)(*tensors, **ALL_ARGS[name]).sum()
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "ConvolutionBackward0"
+    with pytest.raises(RuntimeError) as info:
+        gradiente.autograd.grad(y, tensors, create_graph=True)
+    assert str(info.value) == ("gradiente computes the backward of convolution on arrays only; differentiating it "
+                               "twice (create_graph=True) is not supported")
+
+
+def test_a_weight_modified_after_the_forward_pass_is_refused_as_in_torch():
+    """The node keeps the weight whatever requires grad (as PyTorch does): changing it in place before
+    backward is an error, not a silently wrong input gradient."""
+    for lib in (torch, gradiente):
+        x = lib.ones(1, 2, 5, 5, requires_grad=True)
+        w = lib.ones(3, 2, 2, 2)
+        y = F(lib).conv2d(x, w)
+        w.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def _z(lib, *shape, dtype=None):
+    return lib.zeros(*shape, dtype=dtype or lib.float32)
+
+
+ERRORS = [
+    # argument lists are counted against the weight's spatial dims, then negative values, then shapes
+    lambda lib: F(lib).conv1d(_z(lib, 1, 2, 5), _z(lib, 3, 2)),
+    lambda lib: F(lib).conv1d(_z(lib, 2, 5), _z(lib, 3, 2, 2, 2)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 3, 2, 2)),
+    lambda lib: F(lib).conv2d(_z(lib, 2, 5, 5), _z(lib, 4, 2, 2, 2, 2)),
+    lambda lib: F(lib).conv3d(_z(lib, 1, 2, 5, 5, 5), _z(lib, 3, 2, 2, 2)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 3, 2, 2, 2), stride=(1, 2, 3)),
+    lambda lib: F(lib).conv3d(_z(lib, 1, 2, 5, 5, 5), _z(lib, 3, 2, 2, 2, 2), padding=(1, 2)),
+    lambda lib: F(lib).conv_transpose2d(_z(lib, 1, 2, 5, 5), _z(lib, 2, 2, 2)),
+    lambda lib: F(lib).conv_transpose1d(_z(lib, 1, 2, 5), _z(lib, 2, 2, 2, 2)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 3, 5, 5), _z(lib, 4, 2, 2, 2), padding=-1),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 4, 2, 2, 2), stride=0, dilation=-1),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 4, 2, 2, 2), dilation=(-1, 1)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 4, 2, 2, 2), groups=0, padding=-1),
+    lambda lib: F(lib).conv_transpose2d(_z(lib, 1, 2, 5, 5), _z(lib, 2, 3, 2, 2), output_padding=-1, stride=0),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 10, 5, 5), _z(lib, 2, 2, 2, 2), groups=5),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 4, 5, 5), _z(lib, 3, 2, 2, 2), groups=2),
+    lambda lib: F(lib).conv3d(_z(lib, 1, 3, 5, 5, 5), _z(lib, 4, 2, 2, 2, 2), groups=2),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 3, 2, 2, 2), _z(lib, 4)),
+    lambda lib: F(lib).conv3d(_z(lib, 1, 2, 5, 5, 5), _z(lib, 3, 2, 2, 2, 2), _z(lib, 4)),
+    lambda lib: F(lib).conv1d(_z(lib, 1, 2, 2), _z(lib, 3, 2, 4)),
+    lambda lib: F(lib).conv3d(_z(lib, 1, 2, 2, 5, 5), _z(lib, 3, 2, 4, 2, 2)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 3, 2, 2), padding="same"),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 3, 5, 5), _z(lib, 4, 2, 2, 2), padding="same", stride=2),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 3, 5, 5), _z(lib, 4, 2, 2, 2), padding="bad"),
+    lambda lib: F(lib).conv_transpose2d(_z(lib, 1, 2, 1, 1), _z(lib, 2, 3, 1, 1), padding=3),
+    lambda lib: F(lib).conv_transpose2d(_z(lib, 2, 2, 5, 5), _z(lib, 2, 3, 2, 2), _z(lib, 4), output_padding=2),
+    # dtypes last; a weight's message is worded after the CPU kernel PyTorch picks (oneDNN's or its own)
+    lambda lib: F(lib).conv2d(_z(lib, 2, 2, 1, 1), _z(lib, 3, 2, 2, 2, dtype=lib.float64)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 3, 2, 2, 2), _z(lib, 3, dtype=lib.float64)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 3, 2, 2, 2, dtype=lib.float64)),
+    lambda lib: F(lib).conv2d(_z(lib, 2, 2, 5, 5), _z(lib, 3, 2, 2, 2, dtype=lib.float64)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 9, 9), _z(lib, 3, 2, 5, 5, dtype=lib.float64)),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5), _z(lib, 4, 1, 2, 2, dtype=lib.float64), groups=2),
+    lambda lib: F(lib).conv2d(_z(lib, 1, 2, 5, 5, dtype=lib.float64), _z(lib, 3, 2, 2, 2)),
+    lambda lib: F(lib).conv1d(_z(lib, 1, 2, 9), _z(lib, 3, 2, 5, dtype=lib.float64)),
+    lambda lib: F(lib).conv3d(_z(lib, 1, 2, 5, 5, 5), _z(lib, 3, 2, 2, 2, 2, dtype=lib.float64)),
+    lambda lib: F(lib).conv3d(_z(lib, 2, 2, 5, 5, 5), _z(lib, 3, 2, 2, 2, 2, dtype=lib.float64)),
+    lambda lib: F(lib).conv_transpose2d(_z(lib, 1, 4, 5, 5), _z(lib, 4, 3, 3, 3, dtype=lib.float64)),
+    lambda lib: F(lib).conv_transpose1d(_z(lib, 2, 4, 5), _z(lib, 4, 3, 2, dtype=lib.float64)),
+]
+
+
+@pytest.mark.parametrize("call", ERRORS)
+def test_errors_worded_and_ordered_as_torch(call):
+    check_same_error(call)
