@@ -106,7 +106,7 @@ SPECS = [
     OpSpec("sdpa_math_dropout", dropped_attention, QKV4),
 ]
 
-# rules on arrays only (as nn._conv's): first derivatives
+# rules on arrays only (as ops.nn.convolution's): first derivatives
 FIRST_ORDER = [
     OpSpec("conv_transpose2d", lambda lib, x, w: F(lib).conv_transpose2d(x, w), [((2, 4, 5, 6), (4, 3, 3, 2))]),
     OpSpec("conv_transpose2d_all_args",

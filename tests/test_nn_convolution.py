@@ -1,4 +1,4 @@
-"""Every convolution runs on one core (``ops.nn.convolution_core``) and records one node, ``ConvolutionBackward0``:
+"""Every convolution runs on one core (``ops.nn.convolution``) and records one node, ``ConvolutionBackward0``:
 conv1d/2d/3d and conv_transpose1d/2d against PyTorch, each with all its geometry arguments, with only the input
 or only the weight requiring grad (the node keeps a different operand for each), unbatched; the refusal of a
 double backward; and the argument checks, word for word and in PyTorch's order."""

@@ -44,10 +44,6 @@ EXEMPT = {
         "floor_divide; test_ops_arithmetic.py::test_floor_divide_backward_raises_pytorchs_error",
     "gradiente.ops.elementwise_extra.NotImplemented":
         "heaviside; test_ops_elementwise_extra.py::test_heaviside_values_and_no_derivative",
-    "gradiente.functional_aliases.NotImplemented":
-        "native_channel_shuffle, binomial, _sample_dirichlet; test_api_parity_b.py's ERRORS table",
-    "gradiente.ops.statistics.NotImplemented":
-        "bincount, histogram; test_api_parity_a.py::test_bincount_and_histogram_have_no_derivative",
     "gradiente.ops.sorting.Unique2Backward0": "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
     "gradiente.ops.sorting.UniqueDimBackward0": "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
     "gradiente.ops.sorting.UniqueConsecutiveBackward0":

@@ -75,6 +75,5 @@ def test_small_arithmetic_details_match_torch():
             +lib.tensor([True])
 
 
-@pytest.mark.xfail(strict=True, reason="gradiente says \"the derivative for 'floor_divide' is not implemented.\"")
 def test_floor_divide_backward_raises_pytorchs_error():
     check_same_error(lambda lib: lib.floor_divide(lib.tensor([1.0, 2.0], requires_grad=True), 2).sum().backward())

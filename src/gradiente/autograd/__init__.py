@@ -1,8 +1,8 @@
 """Reverse-mode automatic differentiation: ``backward``, ``grad``, grad modes, ``Function``, ``Variable``.
 
-Layout: ``graph`` (nodes, saved values, hooks), ``engine`` (the backward walk), ``rule_ops`` (the array
-namespaces rules compute with), ``grad_mode``, ``function`` (user-defined ops), ``functional``
-(jacobian, hessian, vjp, jvp, hvp, vhp) and ``gradcheck``.
+The public face of the core's autograd (``gradiente/core``: nodes, grad modes, the engine, ``backward`` and
+``grad``), with what is built on it here: ``function`` (user-defined ops), ``functional`` (jacobian, hessian,
+vjp, jvp, hvp, vhp), ``gradcheck``, and ``graph``/``grad_mode`` under PyTorch's module names.
 """
 import numpy as np
 

@@ -2,7 +2,7 @@
 
 Decision (STYLE.md asks for it here): derivative rules compute on raw NumPy arrays in an ordinary
 backward pass, and on gradiente Tensors, recorded, under ``create_graph=True``. Each rule is written
-once against an ``ops`` namespace (``rule_ops``) that provides both.
+once against an ``ops`` namespace (``core.rules``) that provides both.
 
 The walk needs no recursion and no separate dependency count. Every edge of the graph leads from a node
 to an *older* one (an op's inputs exist before its output; a leaf's AccumulateGrad is made when the leaf

@@ -3,7 +3,7 @@
 PyTorch seeds MT19937 with the low 32 bits of the seed through Matsumoto and Nishimura's
 ``init_genrand``, exactly as NumPy's legacy ``RandomState(seed)`` does. So NumPy's C MT19937 yields
 PyTorch's 32-bit words, in bulk; this module keeps only the bookkeeping that PyTorch's state carries on
-top of the 624 state words. How the words become numbers lives in ``_random``.
+top of the 624 state words. How the words become numbers lives in ``random``.
 """
 import os
 

@@ -2,7 +2,7 @@
 
 PyTorch makes a random number in three steps, and so does this module:
 
-1. bits: the next 32-bit MT19937 word, or a 64-bit word made of two (``_mt19937.Generator``);
+1. bits: the next 32-bit MT19937 word, or a 64-bit word made of two (``generator.Generator``);
 2. a uniform in [0, 1): the low 24 bits of one word for float32, the low 53 bits of a 64-bit word for
    float64, times 2**-24 or 2**-53;
 3. a distribution: normals by Box-Muller, integers by a modulo, Bernoulli draws by ``uniform < p``.

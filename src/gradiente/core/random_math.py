@@ -1,7 +1,7 @@
 """PyTorch's compiled arithmetic, copied in NumPy so that random numbers match it to the last bit: ``a * b + c``
 rounded once as a fused multiply-add (``_fma``), the C library's float64 log, sin and cos (``_c_log`` and
 friends), and the AVX2 float32 log, sin and cos of ``avx_mathfun.h`` (``_avx2_log``, ``_avx2_sincos``).
-``_random``'s docstring says where PyTorch uses each.
+``random``'s docstring says where PyTorch uses each.
 """
 import math
 

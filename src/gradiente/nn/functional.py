@@ -4,7 +4,7 @@ losses, padding, one-hot, distances, convolution, pooling, normalization, embedd
 Each function records the same backward nodes as PyTorch: a dedicated node where PyTorch has one
 (``GeluBackward0``, ``NllLossBackward0``, ``BinaryCrossEntropyWithLogitsBackward0``, ...), otherwise the
 composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsBackward0`` over
-``SubBackward0``). The implementations live in ``nn._functional``, one module per family:
+``SubBackward0``). The implementations live in ``ops/nn/``, one module per family:
 
 * ``activations``: relu, leaky_relu, gelu, elu, selu, celu, silu, mish, softplus, logsigmoid, hardtanh, glu,
   prelu, soft/hardshrink, ...
@@ -14,14 +14,14 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 * ``margin``: soft_margin, multi_margin, margin_ranking, hinge/cosine embedding, triplet, multilabel_soft_margin
 * ``classification``: nll_loss, cross_entropy;  ``padding``: pad;  ``sparse``: one_hot
 * ``distance``: normalize, cosine_similarity, pairwise_distance, pdist
-* ``convolution``: conv1d/2d/3d, conv_transpose1d/2d (all on ``convolution_core``'s matrix products over
+* ``convolution``: conv1d/2d/3d, conv_transpose1d/2d (all on ``convolution``'s matrix products over
   strided windows), max/avg_pool1d/2d, adaptive_avg_pool1d/2d
 * ``max_pooling``: adaptive_max_pool1d/2d (and their ``_with_indices`` forms), max_unpool1d/2d
 * ``normalization``: instance_norm, local_response_norm, rms_norm
 * ``embedding_bag``: embedding_bag;  ``channel_shuffle``: channel_shuffle
 * ``attention``: scaled_dot_product_attention, multi_head_attention_forward
-* from their own modules beside nn's layers: ``nn._normalization`` (layer_norm, batch_norm, group_norm),
-  ``nn._embedding`` (embedding)
+* from their own modules beside nn's layers: ``ops.nn.normalization`` (layer_norm, batch_norm, group_norm),
+  ``ops.nn.embedding`` (embedding)
 """
 import warnings
 
@@ -61,19 +61,7 @@ from ..ops.nn.activations import (  # noqa: F401
 from ..ops.nn.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401  # noqa: F401
 from ..ops.nn.channel_shuffle import channel_shuffle  # noqa: F401  # noqa: F401
 from ..ops.nn.classification import cross_entropy, nll_loss  # noqa: F401  # noqa: F401
-from ..ops.nn.convolution import (  # noqa: F401
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_transpose1d,
-    conv_transpose2d,
-    max_pool1d,
-    max_pool2d,
-)
+from ..ops.nn.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d  # noqa: F401
 from ..ops.nn.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401  # noqa: F401
 from ..ops.nn.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401  # noqa: F401
 from ..ops.nn.embedding import embedding  # noqa: F401  # noqa: F401
@@ -110,6 +98,7 @@ from ..ops.nn.max_pooling import (  # noqa: F401
 from ..ops.nn.normalization import batch_norm, group_norm, layer_norm  # noqa: F401  # noqa: F401
 from ..ops.nn.normalization_composed import instance_norm, local_response_norm, rms_norm  # noqa: F401  # noqa: F401
 from ..ops.nn.padding import pad  # noqa: F401  # noqa: F401
+from ..ops.nn.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d  # noqa: F401
 from ..ops.nn.resampling import *  # noqa: F403  # noqa: F403
 from ..ops.nn.sparse import one_hot  # noqa: F401  # noqa: F401
 

@@ -61,7 +61,7 @@ _LN2 = math.log(2.0)
 
 
 def _rule_fn(ops, array_fn, op):
-    """A function a rule needs that ``rule_ops`` lacks: its array version on arrays, the recorded op
+    """A function a rule needs that ``core.rules`` lacks: its array version on arrays, the recorded op
     on tensors (``create_graph``), so that each rule is written once and has derivatives of its own."""
     return op if ops.recording else array_fn
 

@@ -4,7 +4,7 @@ PyTorch's CPU kernels for ``_standard_gamma``, ``_sample_dirichlet``, ``binomial
 elements one at a time, in order, and draw from the generator as each element needs: a rejection sampler
 draws until it accepts, so how many numbers an element takes depends on the numbers themselves. This module
 repeats that walk in plain Python loops, one element after the other, with the same draws (a float64 uniform
-from one 64-bit word, or a float64 normal from the Box-Muller pairs of ``_random``) and the same arithmetic,
+from one 64-bit word, or a float64 normal from the Box-Muller pairs of ``core/random.py``) and the same arithmetic,
 including where PyTorch computes in the tensor's float32 before widening to float64. The algorithms are the
 published ones PyTorch uses: Marsaglia and Tsang (2000) for the Gamma, Hörmann's BTRS (1993) and inversion for
 the binomial, Hörmann's PTRS (1993) and Knuth's product of uniforms for the Poisson.

@@ -2,7 +2,7 @@
 at the top level (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``), each recording
 the node PyTorch records for it (``special.expit(x).grad_fn`` is ``SigmoidBackward0``), and the functions
 only found here (``erfcx``, ``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``, ``log_ndtr``, ``entr``, ``xlog1py``,
-``zeta``). Their array math lives in ``ops._special_functions``.
+``zeta``). Their array math lives in ``core.special_math``.
 """
 import math
 

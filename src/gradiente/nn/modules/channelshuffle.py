@@ -1,4 +1,4 @@
-"""``ChannelShuffle``: interleaves groups of channels (see ``nn._functional.channel_shuffle``)."""
+"""``ChannelShuffle``: interleaves groups of channels (see ``ops.nn.channel_shuffle``)."""
 from ...ops.nn.channel_shuffle import channel_shuffle
 from .module import Module
 

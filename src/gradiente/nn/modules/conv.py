@@ -1,5 +1,5 @@
 """Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d`` (their adjoints).
-See ``ops.nn.convolution_core`` for the computation."""
+See ``ops.nn.convolution`` for the computation."""
 from ...core.creation import empty
 from ...ops.nn.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
 from .. import functional as F

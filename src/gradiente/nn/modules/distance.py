@@ -1,4 +1,4 @@
-"""Distance layers: ``PairwiseDistance`` and ``CosineSimilarity`` (see ``nn._functional.distance``)."""
+"""Distance layers: ``PairwiseDistance`` and ``CosineSimilarity`` (see ``ops.nn.distance``)."""
 from ...ops.nn.distance import cosine_similarity, pairwise_distance
 from .module import Module
 

@@ -1,7 +1,7 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` (see ``nn._conv``),
-``AdaptiveMaxPool1d/2d`` and ``MaxUnpool1d/2d`` (see ``nn._functional.max_pooling``)."""
-from ...ops.nn import convolution as _conv
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` (the ops are in ``ops/nn/pooling.py``),
+``AdaptiveMaxPool1d/2d`` and ``MaxUnpool1d/2d`` (see ``ops.nn.max_pooling``)."""
 from ...ops.nn import max_pooling
+from ...ops.nn import pooling as _pooling
 from .module import Module
 from .utils import _pair, _single
 
@@ -30,7 +30,7 @@ class MaxPool1d(_MaxPoolNd):
     """The maximum of each window along the last axis: ``(N, C, L) -> (N, C, L_out)``."""
 
     def forward(self, input):
-        return _conv.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return _pooling.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                                 ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -38,7 +38,7 @@ class MaxPool2d(_MaxPoolNd):
     """The maximum of each window: ``(N, C, H, W) -> (N, C, H_out, W_out)``."""
 
     def forward(self, input):
-        return _conv.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return _pooling.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                                 ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -61,7 +61,7 @@ class AvgPool1d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
-        return _conv.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return _pooling.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                                 self.count_include_pad)
 
 
@@ -81,7 +81,7 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return _conv.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return _pooling.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                                 self.count_include_pad, self.divisor_override)
 
 
@@ -100,14 +100,14 @@ class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average pooling to length ``output_size``: ``(N, C, L) -> (N, C, output_size)``."""
 
     def forward(self, input):
-        return _conv.adaptive_avg_pool1d(input, self.output_size)
+        return _pooling.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling to ``output_size``: ``(N, C, H, W) -> (N, C, *output_size)``."""
 
     def forward(self, input):
-        return _conv.adaptive_avg_pool2d(input, self.output_size)
+        return _pooling.adaptive_avg_pool2d(input, self.output_size)
 
 
 class _AdaptiveMaxPoolNd(Module):

@@ -1,43 +1,388 @@
-"""Convolution and pooling: ``conv1d/2d/3d``, ``conv_transpose1d/2d``, ``max_pool1d/2d``, ``avg_pool1d/2d``,
-``adaptive_avg_pool1d/2d``, forward and backward on NumPy arrays.
+"""Convolution: every convolution (``conv1d/2d/3d``, ``conv_transpose1d/2d``) as matrix products over
+strided windows, its one backward node ``ConvolutionBackward0`` (PyTorch records every convolution under that
+name), and the strided-window helpers that pooling and ``unfold``/``fold`` use too.
 
-The convolutions are entry points to ``convolution_core``, which computes every one of them (im2col and one
-matrix product per group) and records ``ConvolutionBackward0``. Pooling sees its input through the same strided
-*window view* ``(N, C, kh, kw, Ho, Wo)`` of the padded input (``_windows``): no data is copied to make it, and
-no Python loop runs per output pixel. It reduces that view over its kernel axes (max / mean); max pooling keeps
-the argmax so the backward pass can route each gradient to its input position.
+Shapes: x (N, C, *S) an input with k spatial sizes S (k = 1, 2 or 3); w (O, C/G, *K) a weight; y (N, O, *T) the
+output; G groups.
 
-1-D pooling is the 2-D one on a height-1 image. The rules compute on arrays only: a double backward
-(``create_graph=True``) through these ops raises instead of silently giving wrong second derivatives.
+* ``_windows`` sees a padded input through one strided view (N, C, *K, *T) without copying it; ``_columns``
+  (im2col) copies that view once into the matrix (G, C/G·ΠK, N·ΠT).
+* A convolution is one matrix product per group, y = W · cols. It is linear in x and in w, so its gradients are
+  its two adjoints: dW = grad · colsᵀ, and dx = col2im(Wᵀ · grad), where ``_col2im`` sums window values back
+  onto the image (one strided add per kernel offset).
+* A transposed convolution is a convolution's input adjoint, y = col2im(Wᵀ · x); its own adjoints are therefore
+  products with the columns of the gradient: dx = W · cols(grad), dW = x · cols(grad)ᵀ.
+
+The rules compute on arrays only: a double backward (``create_graph=True``) through a convolution raises
+instead of silently giving wrong second derivatives.
 """
+import itertools
+import math
+
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from ...core.dtype import scalar_name
+from ...core.dtype import cpp_name, scalar_name
 from ...core.node import Node
-from ...core.record import record, wants_grad
-from ...core.tensor import Tensor
+from ...core.record import record, wants_grad, wrap
 from ._array_rules import arrays_only
-from .convolution_core import _check_input_rank, _col2im, _out_size, _pad, _tuple, _windows, convolution_nd
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "convolution_nd"]
 
 
-def _as_4d(input, n_spatial, name):
-    """The input array as ``(N, C, H, W)`` and a function taking results back to the input's layout."""
+# --- strided windows ------------------------------------------------------------------------------------------
+
+def _out_size(size, pad_total, kernel, stride, dilation, ceil_mode=False, pad_left=0):
+    """Output length along one axis (PyTorch's formula, ceil_mode included)."""
+    span = size + pad_total - dilation * (kernel - 1) - 1
+    if ceil_mode:
+        out = -(-span // stride) + 1
+        if (out - 1) * stride >= size + pad_left:       # the last window must start inside the input or left pad
+            out -= 1
+        return out
+    return span // stride + 1
+
+
+def _pad(array, pads, value=0):
+    """Pad the last ``len(pads)`` axes by ``pads = ((before, after), ...)``, one pair per axis."""
+    if not any(before or after for before, after in pads):
+        return array
+    k = len(pads)
+    sizes = array.shape[-k:]
+    out = np.full(array.shape[:-k] + tuple([s + b + a for s, (b, a) in zip(sizes, pads)]), value, dtype=array.dtype)
+    _crop(out, pads, sizes)[...] = array
+    return out
+
+
+def _crop(padded, pads, sizes):
+    """The part of ``padded`` that ``_pad(array, pads)`` copied ``array`` into (a view)."""
+    return padded[(Ellipsis, *[slice(b, b + s) for s, (b, _) in zip(sizes, pads)])]
+
+
+def _windows(xp, kernel, stride, dilation, out_size):
+    """The strided view ``(N, C, *K, *T)`` of ``xp (N, C, *S)``: for 2-D,
+    ``view[n, c, i, j, y, x] = xp[n, c, y·sh + i·dh, x·sw + j·dw]``."""
+    k = len(kernel)
+    spatial = xp.strides[-k:]
+    return as_strided(xp, shape=(*xp.shape[:-k], *kernel, *out_size),
+                      strides=(*xp.strides[:-k], *[s * d for s, d in zip(spatial, dilation)],
+                               *[s * st for s, st in zip(spatial, stride)]),
+                      writeable=False)
+
+
+def _col2im(dwin, padded_shape, stride, dilation):
+    """The reverse of ``_windows``: sum window values ``(N, C, *K, *T)`` back onto the padded input."""
+    k = len(stride)
+    kernel, out_size = dwin.shape[2:2 + k], dwin.shape[2 + k:]
+    out = np.zeros(padded_shape, dtype=dwin.dtype)
+    # along each axis, kernel offset i reads the positions i·d, i·d + s, ..., one per output position
+    reads = [[slice(i * d, i * d + s * (t - 1) + 1, s) for i in range(size)]
+             for size, d, s, t in zip(kernel, dilation, stride, out_size)]
+    whole = (slice(None), slice(None))
+    for offset, target in zip(itertools.product(*[range(size) for size in kernel]), itertools.product(*reads)):
+        out[whole + target] += dwin[whole + offset]
+    return out
+
+
+# --- convolution as matrix products ---------------------------------------------------------------------------
+
+def _columns(xp, kernel, stride, dilation, out_size, groups):
+    """im2col: the windows of the padded input ``xp (N, C, *S)`` as the matrix ``(G, C/G·ΠK, N·ΠT)``."""
+    n, c = xp.shape[:2]
+    k = len(kernel)
+    win = _windows(xp, kernel, stride, dilation, out_size)
+    rows_first = (1,) + tuple(range(2, 2 + k)) + (0,) + tuple(range(2 + k, 2 + 2 * k))
+    return np.ascontiguousarray(win.transpose(rows_first)).reshape(groups, c // groups * math.prod(kernel),
+                                                                   n * math.prod(out_size))
+
+
+def _by_group(y, groups):
+    """``(N, O, *T)`` as ``(G, O/G, N·ΠT)``: laid out like the product of the weight and the columns."""
+    axes = (1, 0) + tuple(range(2, y.ndim))
+    return np.ascontiguousarray(y.transpose(axes)).reshape(groups, y.shape[1] // groups, -1)
+
+
+def _from_groups(product, n, out_size):
+    """``(G, O/G, N·ΠT)`` back to ``(N, O, *T)`` (a view)."""
+    out = product.reshape(-1, n, *out_size)
+    return out.transpose((1, 0) + tuple(range(2, out.ndim)))
+
+
+def _weight_rows(w, groups):
+    """The weight ``(O, C/G, *K)`` as ``(G, O/G, C/G·ΠK)``: one matrix per group."""
+    return w.reshape(groups, w.shape[0] // groups, -1)
+
+
+def _as_windows(columns, channels, kernel, n, out_size):
+    """Column values ``(G, C/G·ΠK, N·ΠT)`` as windows ``(N, C, *K, *T)``, the layout ``_col2im`` folds."""
+    k = len(kernel)
+    windows = columns.reshape(channels, *kernel, n, *out_size)
+    return windows.transpose((k + 1, 0) + tuple(range(1, k + 1)) + tuple(range(k + 2, 2 * k + 2)))
+
+
+class _Convolution:
+    """y = w ⋆ x (a cross-correlation): ``x (N, C, *S) -> y (N, O, *T)``, weight ``(O, C/G, *K)``."""
+
+    def __init__(self, x_shape, w_shape, groups, stride, dilation, pads, out_size):
+        self.x_shape, self.w_shape, self.groups = x_shape, w_shape, groups
+        self.stride, self.dilation, self.pads, self.out_size = stride, dilation, pads, out_size
+        self.padded_shape = x_shape[:2] + tuple(s + b + a for s, (b, a) in zip(x_shape[2:], pads))
+
+    def forward(self, x, w):
+        """y = W · cols(x), per group. Also returns the columns: the weight's gradient reads them."""
+        cols = _columns(_pad(x, self.pads), self.w_shape[2:], self.stride, self.dilation, self.out_size, self.groups)
+        return _from_groups(np.matmul(_weight_rows(w, self.groups), cols), x.shape[0], self.out_size), cols
+
+    def backward(self, grad, w, cols, need_dx, need_dw):
+        """dx = col2im(Wᵀ · grad), cropped to x;  dW = grad · colsᵀ"""
+        g = _by_group(grad, self.groups)            # laid out once, read by both products
+        dx = dw = None
+        if need_dx:
+            dcols = np.matmul(_weight_rows(w, self.groups).transpose(0, 2, 1), g)
+            windows = _as_windows(dcols, self.x_shape[1], self.w_shape[2:], grad.shape[0], self.out_size)
+            dx = _crop(_col2im(windows, self.padded_shape, self.stride, self.dilation), self.pads, self.x_shape[2:])
+        if need_dw:
+            dw = np.matmul(g, cols.transpose(0, 2, 1)).reshape(self.w_shape)
+        return dx, dw
+
+
+class _Transposed:
+    """y = convᵀ(x), the input adjoint of the convolution ``y -> x`` with the same weight: ``x (N, Ci, *S) ->
+    y (N, Co, *T)``, weight ``(Ci, Co/G, *K)``."""
+
+    def __init__(self, x_shape, w_shape, groups, stride, dilation, pads, out_size):
+        self.x_shape, self.w_shape, self.groups = x_shape, w_shape, groups
+        self.stride, self.dilation, self.pads, self.out_size = stride, dilation, pads, out_size
+        self.padded_shape = (x_shape[0], w_shape[1] * groups) + tuple(t + b + a for t, (b, a) in zip(out_size, pads))
+
+    def forward(self, x, w):
+        """y = col2im(Wᵀ · x), cropped. The weight's gradient reads the input itself (no columns: None)."""
+        spread = np.matmul(_weight_rows(w, self.groups).transpose(0, 2, 1), _by_group(x, self.groups))
+        windows = _as_windows(spread, self.padded_shape[1], self.w_shape[2:], x.shape[0], self.x_shape[2:])
+        return _crop(_col2im(windows, self.padded_shape, self.stride, self.dilation), self.pads, self.out_size), None
+
+    def backward(self, grad, w, x, need_dx, need_dw):
+        """dx = W · cols(grad);  dW = x · cols(grad)ᵀ  (cols: the windows of the padded gradient)"""
+        cols = _columns(_pad(grad, self.pads), self.w_shape[2:], self.stride, self.dilation, self.x_shape[2:],
+                        self.groups)
+        dx = dw = None
+        if need_dx:
+            dx = _from_groups(np.matmul(_weight_rows(w, self.groups), cols), grad.shape[0], self.x_shape[2:])
+        if need_dw:
+            dw = np.matmul(_by_group(x, self.groups), cols.transpose(0, 2, 1)).reshape(self.w_shape)
+        return dx, dw
+
+
+class ConvolutionBackward0(Node):
+    """out = conv(x, w) + b;  dx, dw = the convolution's two adjoints applied to grad;  db = Σ grad over batch
+    and space. ``self.conv`` (a ``_Convolution`` or a ``_Transposed``) holds the geometry and the adjoints."""
+    formula = "∂conv/∂x = grad ⋆ flip(w),  ∂conv/∂w = grad ⋆ x  (a transposed convolution swaps the two roles)"
+
+    def backward(self, ops, grad):
+        arrays_only(ops, "convolution")
+        kept, w = self.saved(ops)
+        edges = self.next_functions
+        dx, dw = self.conv.backward(grad, w, kept, edges[0][0] is not None, edges[1][0] is not None)
+        db = None
+        if len(edges) > 2 and edges[2][0] is not None:
+            db = grad.sum(axis=(0,) + tuple(range(2, grad.ndim)))
+        return dx, dw, db
+
+
+def _convolve(conv, input, weight, bias):
+    """Run ``conv.forward`` on the arrays, add the bias, and record the node."""
+    out, cols = conv.forward(input._data, weight._data)
+    # one copy makes the result contiguous, and adds the bias on the way
+    result = np.empty(out.shape, dtype=out.dtype)
+    if bias is not None:
+        np.add(out, bias._data.reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
+    else:
+        result[...] = out
+    result = wrap(result)
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    if wants_grad(*inputs):
+        # the weight's gradient reads the columns (a convolution) or the input (a transposed one); saved
+        # values, so the engine frees them after backward like any other
+        kept = None if not weight._requires_grad else input if cols is None else cols
+        record(ConvolutionBackward0, inputs, result, saved=(kept, weight), conv=conv)
+    return result
+
+
+# --- arguments, checked as PyTorch checks them ----------------------------------------------------------------
+
+def _as_list(value, n_spatial):
+    """A geometry argument as PyTorch's Python binding passes it on: an int repeated per spatial dim, a
+    sequence as given."""
+    if isinstance(value, (tuple, list)):
+        return [int(v) for v in value]
+    return [int(value)] * n_spatial
+
+
+def _expanded(name, values, dims):
+    """``values`` for ``dims`` spatial dims (those of the weight, as PyTorch counts them)."""
+    if len(values) == 1:
+        return values * dims
+    if len(values) != dims:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} values to match the "
+                           f"convolution dimensions, but got {name}={values}")
+    return values
+
+
+def _tuple(value, n, name="argument"):
+    """An int or a sequence of ints as ``n`` ints (pooling's arguments), with PyTorch's message for a sequence
+    of another length."""
+    return tuple(_expanded(name, _as_list(value, n), n))
+
+
+def _check_input_rank(input, n_spatial, name):
+    if input.dim() not in (n_spatial + 1, n_spatial + 2):
+        raise RuntimeError(f"Expected {n_spatial + 1}D (unbatched) or {n_spatial + 2}D (batched) input to {name}, "
+                           f"but got input of size: {list(input.shape)}")
+
+
+def _same_pads(kernel, dilation):
+    """``padding='same'``: the total padding d·(k - 1) per axis, the odd one out after."""
+    return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for d, k in zip(dilation, kernel))
+
+
+def _geometry(x_shape, w_shape, stride, padding, dilation, output_padding, groups, n_spatial, transposed):
+    """``stride``, ``pads`` (``(before, after)`` per axis), ``dilation``, ``output_padding`` as tuples, one entry
+    per spatial dim of the weight, as PyTorch counts them; checked in its order, with its messages."""
+    mode = padding if isinstance(padding, str) else None
+    if mode is not None:
+        if mode not in ("valid", "same"):
+            raise RuntimeError(f"Invalid padding string: '{mode}'")
+        if mode == "same" and any(s != 1 for s in _as_list(stride, n_spatial)):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if len(w_shape) < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if mode == "same" and len(w_shape) != len(x_shape):
+        raise RuntimeError(f"Expected {len(w_shape)}-dimensional input for {len(w_shape)}-dimensional weight"
+                           f"{list(w_shape)}, but got {len(x_shape)}-dimensional input of size {list(x_shape)} "
+                           "instead")
+    dims = len(w_shape) - 2
+    stride = _expanded("stride", _as_list(stride, n_spatial), dims)
+    padding = [0] * dims if mode is not None else _expanded("padding", _as_list(padding, n_spatial), dims)
+    dilation = _expanded("dilation", _as_list(dilation, n_spatial), dims)
+    output_padding = _expanded("output_padding", _as_list(output_padding, n_spatial), dims)
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if transposed and min(output_padding) < 0:
+        raise RuntimeError("negative output_padding is not supported")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+    pads = _same_pads(w_shape[2:], dilation) if mode == "same" else tuple((p, p) for p in padding)
+    return tuple(stride), pads, tuple(dilation), tuple(output_padding)
+
+
+def _check_shapes(x_shape, w_shape, bias, groups, transposed):
+    """The weight and bias against the (batched) input, in PyTorch's order and words."""
+    if len(w_shape) != len(x_shape):
+        raise RuntimeError(f"Expected {len(w_shape)}-dimensional input for {len(w_shape)}-dimensional weight "
+                           f"{list(w_shape)}, but got {len(x_shape)}-dimensional input of size {list(x_shape)} "
+                           "instead")
+    if w_shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(w_shape)} instead")
+    if w_shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size [{list(w_shape)}] instead")
+    channels = w_shape[0] if transposed else w_shape[1] * groups
+    if x_shape[1] != channels:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{list(x_shape)} to have "
+                           f"{channels} channels, but got {x_shape[1]} channels instead")
+    out_channels = w_shape[1] * groups if transposed else w_shape[0]
+    if bias is not None and bias._data.shape != (out_channels,):
+        given = "transposed=1, weight" if transposed else "weight"
+        raise RuntimeError(f"Given {given} of size {list(w_shape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _check_dtypes(input, weight, bias, groups):
+    """The bias's and the weight's dtype against the input's. PyTorch words a weight of another dtype after the
+    CPU kernel it picks: oneDNN's for a float32 input that is batched, grouped, large or has a kernel larger
+    than 3x3 (its rule, on 1-D input viewed as height 1), else its own."""
+    x, w = input._data, weight._data
+    if bias is not None and bias._data.dtype != x.dtype:
+        raise RuntimeError(f"Input type ({cpp_name(x.dtype)}) and bias type ({cpp_name(bias._data.dtype)}) should "
+                           "be the same")
+    if w.dtype == x.dtype:
+        return
+    x4, w4 = (a.shape[:2] + (1,) * (4 - a.ndim) + a.shape[2:] for a in (x, w))
+    one_dnn = x.dtype == np.float32 and (groups > 1 or (w4[-1] > 3 and w4[-2] > 3) or x4[0] > 1
+                                         or math.prod(x4[:4]) > 20480)
+    if one_dnn:
+        raise RuntimeError(f"Input type (torch.{input.dtype._legacy}) and weight type (torch.{weight.dtype._legacy}) "
+                           "should be the same or input should be a MKLDNN tensor and weight is a dense tensor")
+    raise RuntimeError(f"expected scalar type {scalar_name(x.dtype)} but found {scalar_name(w.dtype)}")
+
+
+def _conv_size(sizes, stride, pads, dilation, kernel):
+    """A convolution's output size, with PyTorch's check that each (dilated) kernel fits the padded input."""
+    padded = [size + b + a for size, (b, a) in zip(sizes, pads)]
+    spans = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    if any(p < s for p, s in zip(padded, spans)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than actual input "
+                           "size")
+    return tuple(_out_size(size, b + a, k, s, d)
+                 for size, (b, a), k, s, d in zip(sizes, pads, kernel, stride, dilation))
+
+
+def _as_2d(values, fill):
+    """Per-axis values of a 1-D op as PyTorch's messages print them: the 2-D op's, over height 1."""
+    return [fill] * (2 - len(values)) + list(values)
+
+
+def _check_output_padding(stride, dilation, output_padding):
+    s, d, op = _as_2d(stride, 1), _as_2d(dilation, 1), _as_2d(output_padding, 0)
+    if any(o >= st and o >= di for o, st, di in zip(op, s, d)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: {s[0]} "
+                           f"stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}")
+
+
+def _transposed_size(sizes, stride, pads, dilation, output_padding, kernel):
+    """A transposed convolution's output size ``(S - 1)·stride - padding + dilation·(K - 1) + output_padding + 1``,
+    with PyTorch's check that it is positive."""
+    out_size = tuple((size - 1) * s - b - a + d * (k - 1) + o + 1
+                     for size, s, (b, a), d, k, o in zip(sizes, stride, pads, dilation, kernel, output_padding))
+    if min(out_size) <= 0:
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, _as_2d(sizes, 1)))}). Calculated "
+                           f"output size per channel: ({' x '.join(map(str, _as_2d(out_size, 1)))}). Output size "
+                           "is too small")
+    return out_size
+
+
+def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spatial, name, transposed=False,
+                   output_padding=0):
+    """Every convolution, ``conv{n}d`` and ``conv_transpose{n}d``: the arguments checked in PyTorch's order, with
+    its messages, then ``_convolve``."""
+    if transposed and isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     _check_input_rank(input, n_spatial, name)
-    xa = input._data
-    unbatched = xa.ndim == n_spatial + 1
-    if unbatched:
-        xa = xa[None]
-    if n_spatial == 1:
-        xa = xa[:, :, None, :]
-
-    def restore(out):
-        if n_spatial == 1:
-            out = out[:, :, 0, :]
-        return out[0] if unbatched else out
-    return xa, restore
+    if input.dim() == n_spatial + 1:
+        # an unbatched input: PyTorch convolves a batch of one and records the unsqueeze and squeeze
+        return convolution_nd(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups, n_spatial, name,
+                              transposed, output_padding).squeeze(0)
+    x_shape, w_shape = input._data.shape, weight._data.shape
+    stride, pads, dilation, output_padding = _geometry(x_shape, w_shape, stride, padding, dilation, output_padding,
+                                                       groups, n_spatial, transposed)
+    _check_shapes(x_shape, w_shape, bias, groups, transposed)
+    if transposed:
+        _check_output_padding(stride, dilation, output_padding)
+    else:
+        out_size = _conv_size(x_shape[2:], stride, pads, dilation, w_shape[2:])
+    _check_dtypes(input, weight, bias, groups)
+    if transposed:
+        out_size = _transposed_size(x_shape[2:], stride, pads, dilation, output_padding, w_shape[2:])
+    conv = (_Transposed if transposed else _Convolution)(x_shape, w_shape, groups, stride, dilation, pads, out_size)
+    return _convolve(conv, input, weight, bias)
 
 
 # --- convolution ---------------------------------------------------------------------------------------
@@ -71,245 +416,3 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     dilation·(kh - 1) + output_padding + 1``, and likewise the width."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv_transpose2d",
                           transposed=True, output_padding=output_padding)
-
-
-# --- pooling -------------------------------------------------------------------------------------------
-
-def _pool_geometry(xa, kernel_size, stride, padding, dilation, ceil_mode, n_spatial):
-    """Kernel, stride, padding, dilation as pairs, and the output size, with PyTorch's checks."""
-    def pair(v, what):
-        if n_spatial == 1:
-            return (1, _tuple(v, 1, what)[0]) if what != "padding" else (0, _tuple(v, 1, what)[0])
-        return _tuple(v, 2, what)
-    kernel = pair(kernel_size, "kernel_size")
-    stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) else pair(stride,
-                                                                                                       "stride")
-    pad = pair(padding, "padding")
-    dil = pair(dilation, "dilation")
-    for p, k in zip(pad, kernel):
-        if p > k // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={k} and dilation=1")
-    h, w = xa.shape[2:]
-    out = tuple(_out_size(size, 2 * p, k, s, d, ceil_mode, p) for size, p, k, s, d in zip((h, w), pad, kernel,
-                                                                                          stride, dil))
-    if out[0] <= 0 or out[1] <= 0:
-        raise RuntimeError(f"Given input size: ({xa.shape[1]}x{h}x{w}). Calculated output size: "
-                           f"({xa.shape[1]}x{out[0]}x{out[1]}). Output size is too small")
-    # ceil_mode windows may run past the right/bottom padding: pad enough to hold every window
-    extra = tuple(max(0, (o - 1) * s + d * (k - 1) + 1 - (size + 2 * p))
-                  for o, s, d, k, size, p in zip(out, stride, dil, kernel, (h, w), pad))
-    pads = ((pad[0], pad[0] + extra[0]), (pad[1], pad[1] + extra[1]))
-    return kernel, stride, pad, dil, out, pads
-
-
-class MaxPool2DWithIndicesBackward0(Node):
-    """out = max over each window;  dx[argmax] += grad"""
-    formula = "∂max/∂x = 1 at the window's maximum, 0 elsewhere"
-
-    def backward(self, ops, grad):
-        arrays_only(ops, "max_pool")
-        g = grad.reshape(self.flat_index.shape)
-        if self.overlapping:
-            dx = np.bincount(self.flat_index.ravel(), weights=g.ravel(), minlength=self.size).astype(g.dtype)
-        else:                       # every input element lies in at most one window: plain scatter
-            dx = np.zeros(self.size, dtype=g.dtype)
-            dx[self.flat_index.ravel()] = g.ravel()
-        return (dx.reshape(self.x_shape),)
-
-
-def _window_argmax(win):
-    """The maximum over the kernel axes of ``win`` and its flat kernel offset, as PyTorch's kernel finds them
-    (the first of equal maxima; a NaN wins, the last NaN if there are several), by passes over output-sized
-    views (no copy of the windows)."""
-    kh, kw = win.shape[2:4]
-    views = [win[:, :, k // kw, k % kw] for k in range(kh * kw)]
-    out = views[0].copy()
-    for value in views[1:]:
-        np.maximum(out, value, out=out)
-    if out.dtype.kind == "f" and np.isnan(out).any():
-        return _window_argmax_nan(views)
-    # The offset of the first view equal to the maximum: start from the last offset and, going backwards,
-    # move to each offset whose value equals the maximum. Arithmetic on small integers, with no branch per
-    # element (np.copyto(..., where=) mispredicts on random data and costs several times more).
-    small = np.int8 if len(views) < 127 else np.int64
-    arg = np.full(out.shape, len(views) - 1, dtype=small)
-    for k in range(len(views) - 2, -1, -1):
-        arg -= (arg - small(k)) * (views[k] == out).view(np.int8).astype(small, copy=False)
-    return out, arg.astype(np.int64)
-
-
-def _window_argmax_nan(views):
-    """The same with NaNs present: PyTorch's update rule ``val > max || isnan(val)``, one view at a time."""
-    out = views[0].copy()
-    arg = np.zeros(out.shape, dtype=np.int64)
-    better = np.empty(out.shape, dtype=bool)
-    for k, value in enumerate(views[1:], start=1):
-        np.greater(value, out, out=better)
-        better |= np.isnan(value)
-        np.copyto(out, value, where=better)
-        np.copyto(arg, k, where=better)
-    return out, arg
-
-
-def _as_height_one(input, n_spatial, name):
-    """The 4-D array of a pooling input, the tensor to record the 2-D node on, and the function taking
-    results back. PyTorch pools 1-D input as 2-D input of height 1 and records it: UnsqueezeBackward0 below
-    the 2-D node (and SqueezeBackward1 above it, which the caller adds)."""
-    xa, restore = _as_4d(input, n_spatial, name)        # checks the rank, with the 1-D op's name
-    if n_spatial == 1:
-        input = input.unsqueeze(-2)
-        xa, restore = _as_4d(input, 2, name)
-    return xa, input, restore
-
-
-def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n_spatial):
-    xa, input, restore = _as_height_one(input, n_spatial, f"max_pool{n_spatial}d")
-    kernel, stride, pad, dil, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, dilation,
-                                                              ceil_mode, n_spatial)
-    n, c, h, w = xa.shape
-    lowest = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
-    xp = _pad(xa, pads, lowest)
-    win = _windows(xp, kernel, stride, dil, (ho, wo))
-    kh, kw = kernel
-    out, arg = _window_argmax(win)
-    # The input position (in the unpadded image) of each maximum: where its window starts, plus the offset
-    # of kernel element `arg` within the image (one small table, looked up once per output).
-    window_start = ((np.arange(ho) * stride[0] - pad[0])[:, None] * w + (np.arange(wo) * stride[1] - pad[1])[None, :])
-    offsets = ((np.arange(kh) * dil[0])[:, None] * w + (np.arange(kw) * dil[1])[None, :]).ravel()
-    indices = offsets[arg] + window_start
-    result = Tensor._make(restore(out))
-    if wants_grad(input):
-        base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-        overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dil, kernel))
-        record(MaxPool2DWithIndicesBackward0, (input,), result, flat_index=base + indices, size=n * c * h * w,
-               x_shape=input._data.shape, overlapping=overlapping)
-    indices = Tensor._make(restore(indices.astype(np.int64)))
-    if n_spatial == 1:
-        result, indices = result.squeeze(-2), indices.squeeze(-2)
-    return (result, indices) if return_indices else result
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """The maximum of each ``kernel_size`` window. ``(N, C, H, W) -> (N, C, Ho, Wo)``; ``stride`` defaults to
-    ``kernel_size``; ``return_indices`` also gives each maximum's flat position in its ``H·W`` plane."""
-    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
-
-
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """The maximum of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (the 2-D pool over height 1,
-    as PyTorch records it)."""
-    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
-
-
-class AvgPool2DBackward0(Node):
-    """out = Σ window / divisor;  dx[window] += grad / divisor"""
-    formula = "∂mean/∂x = 1/divisor for each element of the window"
-
-    def backward(self, ops, grad):
-        arrays_only(ops, "avg_pool")
-        g = grad.reshape(self.out_shape) / self.divisor
-        n, c, ho, wo = g.shape
-        kh, kw = self.kernel
-        dwin = np.broadcast_to(g[:, :, None, None], (n, c, kh, kw, ho, wo))
-        dxp = _col2im(dwin, self.padded_shape, self.stride, (1, 1))
-        (pt, _), (pl, _) = self.pads
-        h, w = self.hw
-        return (dxp[:, :, pt:pt + h, pl:pl + w].reshape(self.x_shape),)
-
-
-def _avg_divisor(size, out, kernel, stride, pad, count_include_pad):
-    """Per output position along one axis: the window length PyTorch divides by."""
-    start = np.arange(out) * stride - pad
-    end = np.minimum(start + kernel, size + pad)
-    full = end - start
-    if count_include_pad:
-        return full
-    return np.minimum(end, size) - np.maximum(start, 0)
-
-
-def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, n_spatial):
-    xa, input, restore = _as_height_one(input, n_spatial, f"avg_pool{n_spatial}d")
-    kernel, stride, pad, _, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, 1, ceil_mode,
-                                                            n_spatial)
-    n, c, h, w = xa.shape
-    xp = _pad(xa, pads)
-    win = _windows(xp, kernel, stride, (1, 1), (ho, wo))
-    total = win.sum(axis=(2, 3))
-    if divisor_override:
-        divisor = np.asarray(divisor_override, dtype=xa.dtype)
-    else:
-        dh = _avg_divisor(h, ho, kernel[0], stride[0], pad[0], count_include_pad)
-        dw = _avg_divisor(w, wo, kernel[1], stride[1], pad[1], count_include_pad)
-        divisor = (dh[:, None] * dw[None, :]).astype(xa.dtype)
-    result = Tensor._make(restore(total / divisor))
-    if wants_grad(input):
-        record(AvgPool2DBackward0, (input,), result, divisor=divisor, kernel=kernel, stride=stride, pads=pads,
-               hw=(h, w), padded_shape=xp.shape, out_shape=(n, c, ho, wo), x_shape=input._data.shape)
-    return result.squeeze(-2) if n_spatial == 1 else result
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    """The mean of each ``kernel_size`` window: ``(N, C, H, W) -> (N, C, Ho, Wo)``."""
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
-
-
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    """The mean of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (the 2-D pool over height 1)."""
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
-
-
-class AdaptiveAvgPool2DBackward0(Node):
-    """out = A_h · x · A_wᵀ (A: the window-averaging matrices);  dx = A_hᵀ · grad · A_w"""
-    formula = "∂mean/∂x = 1/window size for each element of the window"
-
-    def backward(self, ops, grad):
-        arrays_only(ops, "adaptive_avg_pool")
-        g = grad.reshape(self.out_shape)
-        dx = np.matmul(np.matmul(self.a_h.T, g), self.a_w)
-        return (dx.reshape(self.x_shape),)
-
-
-def _averaging_matrix(size, out, dtype):
-    """``(out, size)``: row i averages the input range [floor(i·size/out), ceil((i+1)·size/out))."""
-    i = np.arange(out)
-    start = (i * size) // out
-    end = -((-(i + 1) * size) // out)
-    cols = np.arange(size)
-    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
-
-
-def _adaptive_avg_pool(input, output_size, n_spatial):
-    xa, input, restore = _as_height_one(input, n_spatial, f"adaptive_avg_pool{n_spatial}d")
-    n, c, h, w = xa.shape
-    if n_spatial == 1:
-        out_hw = (1, _tuple(output_size, 1, "output_size")[0])
-    else:
-        sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
-        out_hw = tuple(s if o is None else int(o) for o, s in zip(sizes, (h, w)))
-    if out_hw == (1, 1):
-        # PyTorch takes the mean over both spatial dims (MeanBackward1) for a 1x1 output
-        result = input.mean((-1, -2), keepdim=True)
-        return result.squeeze(-2) if n_spatial == 1 else result
-    if xa.dtype.kind not in "fc":
-        raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{scalar_name(xa.dtype)}\'')
-    a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
-    a_w = _averaging_matrix(w, out_hw[1], xa.dtype)
-    result = Tensor._make(restore(np.matmul(np.matmul(a_h, xa), a_w.T)))
-    if wants_grad(input):
-        record(AdaptiveAvgPool2DBackward0, (input,), result, a_h=a_h, a_w=a_w, out_shape=(n, c) + out_hw,
-               x_shape=input._data.shape)
-    return result.squeeze(-2) if n_spatial == 1 else result
-
-
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed ``output_size`` (an int, a pair, None keeps that size): ``(N, C, H, W) ->
-    (N, C, *output_size)``. Window i along an axis covers [floor(i·size/out), ceil((i+1)·size/out))."""
-    return _adaptive_avg_pool(input, output_size, 2)
-
-
-def adaptive_avg_pool1d(input, output_size):
-    """Average pooling to a fixed length: ``(N, C, L) -> (N, C, output_size)``."""
-    return _adaptive_avg_pool(input, output_size, 1)

@@ -14,9 +14,9 @@ import numpy as np
 from ...core.random_math import _fma
 from ...core.tensor import Tensor
 from ._common import scalar_name
-from .convolution import adaptive_avg_pool2d
 from .cubic_kernel import _CUBIC_A, _cubic_far, _cubic_near
 from .linear_maps import _node_pair, linear_op
+from .pooling import adaptive_avg_pool2d
 
 __all__ = ["interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 

@@ -7,8 +7,8 @@ import numpy as np
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ._common import scalar_name, shape_text
-from .convolution import MaxPool2DWithIndicesBackward0, _as_height_one, _window_argmax
-from .convolution_core import _tuple
+from .convolution import _tuple
+from .pooling import MaxPool2DWithIndicesBackward0, _as_height_one, _window_argmax
 
 __all__ = [
     "adaptive_max_pool1d",

@@ -1,4 +1,4 @@
-"""Normalizations beyond ``nn._normalization``'s, composed as PyTorch composes them, so the recorded graph reads
+"""Normalizations beyond ``ops.nn.normalization``'s, composed as PyTorch composes them, so the recorded graph reads
 the same: ``instance_norm`` (a batch norm over a reshaped input), ``local_response_norm`` (an average pool of x²
 across channels) and ``rms_norm`` (``x * rsqrt(mean(x²) + eps)``)."""
 import math
@@ -9,9 +9,9 @@ from ...core import grad_mode
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ._common import add_scalar, scalar_name
-from .convolution import avg_pool2d
 from .normalization import batch_norm
 from .padding import pad
+from .pooling import avg_pool2d
 
 __all__ = ["instance_norm", "local_response_norm", "rms_norm"]
 

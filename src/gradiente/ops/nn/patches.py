@@ -4,7 +4,7 @@ recorded with its adjoint (see ``linear_maps``)."""
 import numpy as np
 
 from ._common import scalar_name
-from .convolution_core import _col2im, _pad, _windows
+from .convolution import _col2im, _pad, _windows
 from .linear_maps import _node_pair, linear_op
 
 __all__ = ["fold", "pixel_shuffle", "pixel_unshuffle", "unfold"]

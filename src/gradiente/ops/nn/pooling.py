@@ -1,0 +1,279 @@
+"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``, forward and backward on NumPy arrays.
+
+Pooling sees its input through the strided *window view* ``(N, C, kh, kw, Ho, Wo)`` of the padded input that
+convolution uses too (``convolution._windows``): no data is copied to make it, and no Python loop runs per output
+pixel. It reduces that view over its kernel axes (max / mean); max pooling keeps the argmax so the backward pass
+can route each gradient to its input position.
+
+1-D pooling is the 2-D one on a height-1 image. The rules compute on arrays only: a double backward
+(``create_graph=True``) through these ops raises instead of silently giving wrong second derivatives.
+"""
+import numpy as np
+
+from ...core.dtype import scalar_name
+from ...core.node import Node
+from ...core.record import record, wants_grad
+from ...core.tensor import Tensor
+from ._array_rules import arrays_only
+from .convolution import _check_input_rank, _col2im, _out_size, _pad, _tuple, _windows
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
+
+
+def _as_4d(input, n_spatial, name):
+    """The input array as ``(N, C, H, W)`` and a function taking results back to the input's layout."""
+    _check_input_rank(input, n_spatial, name)
+    xa = input._data
+    unbatched = xa.ndim == n_spatial + 1
+    if unbatched:
+        xa = xa[None]
+    if n_spatial == 1:
+        xa = xa[:, :, None, :]
+
+    def restore(out):
+        if n_spatial == 1:
+            out = out[:, :, 0, :]
+        return out[0] if unbatched else out
+    return xa, restore
+
+
+# --- pooling -------------------------------------------------------------------------------------------
+
+def _pool_geometry(xa, kernel_size, stride, padding, dilation, ceil_mode, n_spatial):
+    """Kernel, stride, padding, dilation as pairs, and the output size, with PyTorch's checks."""
+    def pair(v, what):
+        if n_spatial == 1:
+            return (1, _tuple(v, 1, what)[0]) if what != "padding" else (0, _tuple(v, 1, what)[0])
+        return _tuple(v, 2, what)
+    kernel = pair(kernel_size, "kernel_size")
+    stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) else pair(stride,
+                                                                                                       "stride")
+    pad = pair(padding, "padding")
+    dil = pair(dilation, "dilation")
+    for p, k in zip(pad, kernel):
+        if p > k // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation=1")
+    h, w = xa.shape[2:]
+    out = tuple(_out_size(size, 2 * p, k, s, d, ceil_mode, p) for size, p, k, s, d in zip((h, w), pad, kernel,
+                                                                                          stride, dil))
+    if out[0] <= 0 or out[1] <= 0:
+        raise RuntimeError(f"Given input size: ({xa.shape[1]}x{h}x{w}). Calculated output size: "
+                           f"({xa.shape[1]}x{out[0]}x{out[1]}). Output size is too small")
+    # ceil_mode windows may run past the right/bottom padding: pad enough to hold every window
+    extra = tuple(max(0, (o - 1) * s + d * (k - 1) + 1 - (size + 2 * p))
+                  for o, s, d, k, size, p in zip(out, stride, dil, kernel, (h, w), pad))
+    pads = ((pad[0], pad[0] + extra[0]), (pad[1], pad[1] + extra[1]))
+    return kernel, stride, pad, dil, out, pads
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """out = max over each window;  dx[argmax] += grad"""
+    formula = "∂max/∂x = 1 at the window's maximum, 0 elsewhere"
+
+    def backward(self, ops, grad):
+        arrays_only(ops, "max_pool")
+        g = grad.reshape(self.flat_index.shape)
+        if self.overlapping:
+            dx = np.bincount(self.flat_index.ravel(), weights=g.ravel(), minlength=self.size).astype(g.dtype)
+        else:                       # every input element lies in at most one window: plain scatter
+            dx = np.zeros(self.size, dtype=g.dtype)
+            dx[self.flat_index.ravel()] = g.ravel()
+        return (dx.reshape(self.x_shape),)
+
+
+def _window_argmax(win):
+    """The maximum over the kernel axes of ``win`` and its flat kernel offset, as PyTorch's kernel finds them
+    (the first of equal maxima; a NaN wins, the last NaN if there are several), by passes over output-sized
+    views (no copy of the windows)."""
+    kh, kw = win.shape[2:4]
+    views = [win[:, :, k // kw, k % kw] for k in range(kh * kw)]
+    out = views[0].copy()
+    for value in views[1:]:
+        np.maximum(out, value, out=out)
+    if out.dtype.kind == "f" and np.isnan(out).any():
+        return _window_argmax_nan(views)
+    # The offset of the first view equal to the maximum: start from the last offset and, going backwards,
+    # move to each offset whose value equals the maximum. Arithmetic on small integers, with no branch per
+    # element (np.copyto(..., where=) mispredicts on random data and costs several times more).
+    small = np.int8 if len(views) < 127 else np.int64
+    arg = np.full(out.shape, len(views) - 1, dtype=small)
+    for k in range(len(views) - 2, -1, -1):
+        arg -= (arg - small(k)) * (views[k] == out).view(np.int8).astype(small, copy=False)
+    return out, arg.astype(np.int64)
+
+
+def _window_argmax_nan(views):
+    """The same with NaNs present: PyTorch's update rule ``val > max || isnan(val)``, one view at a time."""
+    out = views[0].copy()
+    arg = np.zeros(out.shape, dtype=np.int64)
+    better = np.empty(out.shape, dtype=bool)
+    for k, value in enumerate(views[1:], start=1):
+        np.greater(value, out, out=better)
+        better |= np.isnan(value)
+        np.copyto(out, value, where=better)
+        np.copyto(arg, k, where=better)
+    return out, arg
+
+
+def _as_height_one(input, n_spatial, name):
+    """The 4-D array of a pooling input, the tensor to record the 2-D node on, and the function taking
+    results back. PyTorch pools 1-D input as 2-D input of height 1 and records it: UnsqueezeBackward0 below
+    the 2-D node (and SqueezeBackward1 above it, which the caller adds)."""
+    xa, restore = _as_4d(input, n_spatial, name)        # checks the rank, with the 1-D op's name
+    if n_spatial == 1:
+        input = input.unsqueeze(-2)
+        xa, restore = _as_4d(input, 2, name)
+    return xa, input, restore
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n_spatial):
+    xa, input, restore = _as_height_one(input, n_spatial, f"max_pool{n_spatial}d")
+    kernel, stride, pad, dil, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, dilation,
+                                                              ceil_mode, n_spatial)
+    n, c, h, w = xa.shape
+    lowest = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
+    xp = _pad(xa, pads, lowest)
+    win = _windows(xp, kernel, stride, dil, (ho, wo))
+    kh, kw = kernel
+    out, arg = _window_argmax(win)
+    # The input position (in the unpadded image) of each maximum: where its window starts, plus the offset
+    # of kernel element `arg` within the image (one small table, looked up once per output).
+    window_start = ((np.arange(ho) * stride[0] - pad[0])[:, None] * w + (np.arange(wo) * stride[1] - pad[1])[None, :])
+    offsets = ((np.arange(kh) * dil[0])[:, None] * w + (np.arange(kw) * dil[1])[None, :]).ravel()
+    indices = offsets[arg] + window_start
+    result = Tensor._make(restore(out))
+    if wants_grad(input):
+        base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+        overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dil, kernel))
+        record(MaxPool2DWithIndicesBackward0, (input,), result, flat_index=base + indices, size=n * c * h * w,
+               x_shape=input._data.shape, overlapping=overlapping)
+    indices = Tensor._make(restore(indices.astype(np.int64)))
+    if n_spatial == 1:
+        result, indices = result.squeeze(-2), indices.squeeze(-2)
+    return (result, indices) if return_indices else result
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each ``kernel_size`` window. ``(N, C, H, W) -> (N, C, Ho, Wo)``; ``stride`` defaults to
+    ``kernel_size``; ``return_indices`` also gives each maximum's flat position in its ``H·W`` plane."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (the 2-D pool over height 1,
+    as PyTorch records it)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
+
+
+class AvgPool2DBackward0(Node):
+    """out = Σ window / divisor;  dx[window] += grad / divisor"""
+    formula = "∂mean/∂x = 1/divisor for each element of the window"
+
+    def backward(self, ops, grad):
+        arrays_only(ops, "avg_pool")
+        g = grad.reshape(self.out_shape) / self.divisor
+        n, c, ho, wo = g.shape
+        kh, kw = self.kernel
+        dwin = np.broadcast_to(g[:, :, None, None], (n, c, kh, kw, ho, wo))
+        dxp = _col2im(dwin, self.padded_shape, self.stride, (1, 1))
+        (pt, _), (pl, _) = self.pads
+        h, w = self.hw
+        return (dxp[:, :, pt:pt + h, pl:pl + w].reshape(self.x_shape),)
+
+
+def _avg_divisor(size, out, kernel, stride, pad, count_include_pad):
+    """Per output position along one axis: the window length PyTorch divides by."""
+    start = np.arange(out) * stride - pad
+    end = np.minimum(start + kernel, size + pad)
+    full = end - start
+    if count_include_pad:
+        return full
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, n_spatial):
+    xa, input, restore = _as_height_one(input, n_spatial, f"avg_pool{n_spatial}d")
+    kernel, stride, pad, _, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, 1, ceil_mode,
+                                                            n_spatial)
+    n, c, h, w = xa.shape
+    xp = _pad(xa, pads)
+    win = _windows(xp, kernel, stride, (1, 1), (ho, wo))
+    total = win.sum(axis=(2, 3))
+    if divisor_override:
+        divisor = np.asarray(divisor_override, dtype=xa.dtype)
+    else:
+        dh = _avg_divisor(h, ho, kernel[0], stride[0], pad[0], count_include_pad)
+        dw = _avg_divisor(w, wo, kernel[1], stride[1], pad[1], count_include_pad)
+        divisor = (dh[:, None] * dw[None, :]).astype(xa.dtype)
+    result = Tensor._make(restore(total / divisor))
+    if wants_grad(input):
+        record(AvgPool2DBackward0, (input,), result, divisor=divisor, kernel=kernel, stride=stride, pads=pads,
+               hw=(h, w), padded_shape=xp.shape, out_shape=(n, c, ho, wo), x_shape=input._data.shape)
+    return result.squeeze(-2) if n_spatial == 1 else result
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The mean of each ``kernel_size`` window: ``(N, C, H, W) -> (N, C, Ho, Wo)``."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """The mean of each window along the last axis: ``(N, C, L) -> (N, C, Lo)`` (the 2-D pool over height 1)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
+
+
+class AdaptiveAvgPool2DBackward0(Node):
+    """out = A_h · x · A_wᵀ (A: the window-averaging matrices);  dx = A_hᵀ · grad · A_w"""
+    formula = "∂mean/∂x = 1/window size for each element of the window"
+
+    def backward(self, ops, grad):
+        arrays_only(ops, "adaptive_avg_pool")
+        g = grad.reshape(self.out_shape)
+        dx = np.matmul(np.matmul(self.a_h.T, g), self.a_w)
+        return (dx.reshape(self.x_shape),)
+
+
+def _averaging_matrix(size, out, dtype):
+    """``(out, size)``: row i averages the input range [floor(i·size/out), ceil((i+1)·size/out))."""
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    cols = np.arange(size)
+    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _adaptive_avg_pool(input, output_size, n_spatial):
+    xa, input, restore = _as_height_one(input, n_spatial, f"adaptive_avg_pool{n_spatial}d")
+    n, c, h, w = xa.shape
+    if n_spatial == 1:
+        out_hw = (1, _tuple(output_size, 1, "output_size")[0])
+    else:
+        sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
+        out_hw = tuple(s if o is None else int(o) for o, s in zip(sizes, (h, w)))
+    if out_hw == (1, 1):
+        # PyTorch takes the mean over both spatial dims (MeanBackward1) for a 1x1 output
+        result = input.mean((-1, -2), keepdim=True)
+        return result.squeeze(-2) if n_spatial == 1 else result
+    if xa.dtype.kind not in "fc":
+        raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{scalar_name(xa.dtype)}\'')
+    a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
+    a_w = _averaging_matrix(w, out_hw[1], xa.dtype)
+    result = Tensor._make(restore(np.matmul(np.matmul(a_h, xa), a_w.T)))
+    if wants_grad(input):
+        record(AdaptiveAvgPool2DBackward0, (input,), result, a_h=a_h, a_w=a_w, out_shape=(n, c) + out_hw,
+               x_shape=input._data.shape)
+    return result.squeeze(-2) if n_spatial == 1 else result
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed ``output_size`` (an int, a pair, None keeps that size): ``(N, C, H, W) ->
+    (N, C, *output_size)``. Window i along an axis covers [floor(i·size/out), ceil((i+1)·size/out))."""
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed length: ``(N, C, L) -> (N, C, output_size)``."""
+    return _adaptive_avg_pool(input, output_size, 1)
