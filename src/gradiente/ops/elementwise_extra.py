@@ -16,7 +16,7 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcasting
-from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
+from ..core.node import Node, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad
 from ..core.special_math import (
     _SQRT_PI,
@@ -30,7 +30,7 @@ from ..core.special_math import (
 )
 from ..core.tensor import Tensor
 from ._table import ElementwiseTable
-from .arithmetic import _write_out
+from .arithmetic import _without_derivative, _write_out
 from .unary import exp2, trunc
 
 __all__ = [
@@ -423,23 +423,6 @@ def ldexp(input, other, *, out=None):
     return _finish(result, out)
 
 
-class _HeavisideBackward(Node):
-    """PyTorch defines no derivative of heaviside: backward and forward mode through it raise, as in PyTorch."""
-    formula = "no derivative defined"
-
-    def name(self):
-        return "torch::autograd::NotImplemented"
-
-    def backward(self, ops, grad):
-        raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-    def jvp(self, ops, *tangents):
-        raise NotImplementedError(NOT_DIFFERENTIABLE_FORWARD.format(op="aten::heaviside"))
-
-
-_HeavisideBackward.__name__ = _HeavisideBackward.__qualname__ = "NotImplemented"
-
-
 def heaviside(input, values, *, out=None):
     """The step function: 0 where input < 0, ``values`` where input == 0, 1 where input > 0 (same dtypes only)."""
     _require_tensor("heaviside", values, arg="values")
@@ -448,8 +431,7 @@ def heaviside(input, values, *, out=None):
     xa, va = input._data, values._data
     step = broadcasting(lambda a, v: np.where(a == 0, v, a > 0), xa, va)
     result = as_result(step, xa.dtype)
-    if wants_grad(input, values):
-        record(_HeavisideBackward, (input, values), result)
+    _without_derivative("heaviside", (input, values), result)
     return _finish(result, out)
 
 
