@@ -68,9 +68,9 @@ from .core.random import (
 )
 from .core.size import Size
 from .core.tensor import Tensor, device, is_tensor
+from .core.windows import *
 from .functional_aliases import *
 from .ops.arithmetic import *
-from .ops.assembling import *
 from .ops.binary_math import *
 from .ops.comparison import *
 from .ops.complex_numbers import *
@@ -78,31 +78,12 @@ from .ops.conversions import as_tensor, asarray
 from .ops.elementwise_extra import *
 from .ops.fill import *
 from .ops.indexing import *
+from .ops.joining import *
 from .ops.legacy_linalg import *
 from .ops.matmul import *
 from .ops.products import *
 from .ops.rearranging import *
-from .ops.reductions import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    count_nonzero,
-    cumprod,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    median,
-    min,
-    norm,
-    prod,
-    std,
-    sum,
-    var,
-)
+from .ops.reductions import *
 from .ops.scattering import *
 from .ops.selection import *
 from .ops.softmax import log_softmax, softmax

@@ -17,7 +17,6 @@ from ..core import inplace
 from ..core.rules import use_tensor_ops
 from . import (
     arithmetic,
-    assembling,
     binary_math,
     comparison,
     complex_numbers,
@@ -38,6 +37,7 @@ from . import (
     unary,
     views,
 )
+from . import joining as assembling
 from .tensor_rules import TensorOps
 
 use_tensor_ops(TensorOps())     # the rules' namespace under create_graph, handed down to the core

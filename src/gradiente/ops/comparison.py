@@ -8,42 +8,13 @@ import numpy as np
 
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
-from ..core.record import as_result, promote_operands
+from ..core.record import as_result, promote_operands, wrap
 from ..core.tensor import Tensor
 
-__all__ = [
-    "allclose",
-    "bitwise_and",
-    "bitwise_left_shift",
-    "bitwise_not",
-    "bitwise_or",
-    "bitwise_right_shift",
-    "bitwise_xor",
-    "eq",
-    "equal",
-    "ge",
-    "greater",
-    "greater_equal",
-    "gt",
-    "isclose",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "isneginf",
-    "isposinf",
-    "isreal",
-    "le",
-    "less",
-    "less_equal",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "lt",
-    "ne",
-    "not_equal",
-    "signbit",
-]
+__all__ = ["allclose", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+           "bitwise_xor", "eq", "equal", "ge", "greater", "greater_equal", "gt", "isclose", "isfinite", "isinf",
+           "isnan", "isneginf", "isposinf", "isreal", "le", "less", "less_equal", "logical_and", "logical_not",
+           "logical_or", "logical_xor", "lt", "ne", "not_equal", "signbit", "isin"]
 
 _OPERANDS = (Tensor, bool, int, float, complex, np.ndarray, np.generic)
 
@@ -228,3 +199,17 @@ def invert(self):
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return bitwise_not(self)
 
+
+# --- isin ---------------------------------------------------------------------------------------------------
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is among ``test_elements`` (either may be a number; NaN matches nothing).
+    ``invert=True`` asks the opposite question."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({type(elements).__name__}, "
+                        f"{type(test_elements).__name__})")
+    arrays = [t._data if isinstance(t, Tensor) else np.asarray(t) for t in (elements, test_elements)]
+    for array in arrays:
+        if array.dtype.kind == "c":
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_name(array.dtype)}")
+    return wrap(np.asarray(np.isin(arrays[0], arrays[1], invert=invert)))

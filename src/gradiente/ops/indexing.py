@@ -13,10 +13,12 @@ the old values' gradient and hands the region's gradient to v.
 Every rule that moves a gradient back into a larger tensor uses ``ops.embed`` (zeros with values added at
 an index: the adjoint of ``x[index]``); ``embed`` below is that operation on tensors, for create_graph.
 """
+import math
 import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core import grad_mode
 from ..core.dtype import scalar_name
 from ..core.inplace import apply_inplace, needs_grad, untracked_change
@@ -27,7 +29,7 @@ from ..core.tensor import Tensor, _wrap_dim
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
-           "scatter_add", "take_along_dim"]
+           "scatter_add", "take_along_dim", "unravel_index", "take"]
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got {})")
@@ -643,3 +645,65 @@ def nonzero(input, *, as_tuple=False):
 def argwhere(input):
     return nonzero(input)
 
+
+# --- unravel_index ------------------------------------------------------------------------------------------
+
+def unravel_index(indices, shape):
+    """The coordinates, in a tensor of ``shape``, of each flat (C-order) position in ``indices``: a tuple of
+    int64 tensors, one per dim. Positions wrap around as Python's ``//`` and ``%`` make them."""
+    if indices.is_complex() or indices.is_floating_point() or indices.dtype is dt.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got torch.{indices.dtype._name}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    for size in shape:
+        if not isinstance(size, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(size)}")
+    shape = tuple(shape)
+    if any(size < 0 for size in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    strides = np.array([math.prod(shape[i + 1:]) for i in range(len(shape))], dtype=np.int64)
+    flat = indices._data.astype(np.int64)[..., None]
+    coordinates = np.floor_divide(flat, strides) % np.array(shape, dtype=np.int64)
+    return wrap(coordinates).unbind(-1)
+
+
+# --- take ---------------------------------------------------------------------------------------------------
+
+class TakeBackward0(Node):
+    """out = x.flatten()[index];  dx = zeros with grad added back at those flat positions (repeats add up)"""
+    __slots__ = ()
+    formula = "∂ take(x)/∂x: the gradient added back at each flat position taken"
+
+    def backward(self, ops, grad):
+        shape = self._input_meta[0][0]
+        flat = ops.embed(ops.reshape(grad, (-1,)), (math.prod(shape),), (self.index,))
+        return (ops.reshape(flat, shape),)
+
+
+def _flat_positions(idx, n, empty_message):
+    """The flat (C-order) positions ``idx`` into a tensor of ``n`` elements as a vector, negative ones counted
+    from the end; PyTorch's errors for an empty tensor (``empty_message``) and a position out of range. What
+    take reads and put writes."""
+    if n == 0 and idx.size:
+        raise IndexError(empty_message)
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad].flat[0])} on a tensor of {n} elements.")
+    return np.where(idx < 0, idx + n, idx).reshape(-1)
+
+
+def take(input, index):
+    """The elements of ``input``, read as 1-D, at positions ``index`` (negative ones count from the end); the
+    result has ``index``'s shape."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"take(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    a, idx = input._data, index._data
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_name(idx.dtype)}")
+    flat = _flat_positions(idx, a.size, "take(): tried to take from an empty tensor")
+    out = wrap(a.reshape(-1)[flat].reshape(idx.shape))
+    if wants_grad(input):
+        record(TakeBackward0, (input,), out, index=flat)
+    return out

@@ -11,9 +11,10 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.dtype import scalar_name
 from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, _wrap_dim
 from .views import (
     _mT,
     _squeeze_result,
@@ -28,7 +29,7 @@ from .views import (
     unsqueeze,
 )
 
-__all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "matmul", "mm", "mv", "outer", "t", "trace"]
+__all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "matmul", "mm", "mv", "outer", "t", "trace", "addbmm"]
 
 def _same_dtype(xa, ya):
     if xa.dtype != ya.dtype:
@@ -475,4 +476,39 @@ def einsum(equation, *operands):
     out = as_result(np.einsum(spelled, *arrays, optimize=len(arrays) > 1), arrays[0].dtype)
     if wants_grad(*operands):
         record(EinsumBackward0, operands, out, operands, subscripts=inputs, output=output, sizes=sizes)
+    return out
+
+
+# --- addbmm: a batch of products summed ---------------------------------------------------------------------
+
+class AddbmmBackward0(AddmmBackward0):
+    """out = β·b + α·Σᵢ Xᵢ @ Yᵢ;  db = β·grad;  dXᵢ = α·grad @ Yᵢᵀ;  dYᵢ = α·Xᵢᵀ @ grad (addmm's rule, with the
+    gradient broadcast over the batch by the matrix product)"""
+    __slots__ = ()
+    formula = "∂/∂b = β,  ∂/∂Xᵢ = α·G·Yᵢᵀ,  ∂/∂Yᵢ = α·Xᵢᵀ·G"
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """β·input + α·(the sum over the batch of batch1[i] @ batch2[i]): a (n, m) result from (b, n, k) and
+    (b, k, m) batches; ``input`` broadcasts to (n, m)."""
+    xa, ya = batch1._data, batch2._data
+    # PyTorch first expands input to (batch1.size(1), batch2.size(2)): its errors come in that order
+    target = (xa.shape[_wrap_dim(1, xa.ndim)], ya.shape[_wrap_dim(2, ya.ndim)])
+    expanded_shape(input, target)
+    for name, a in (("batch1", xa), ("batch2", ya)):
+        if a.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if xa.shape[0] != ya.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {xa.shape[0]} and {ya.shape[0]}")
+    if xa.shape[2] != ya.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({xa.shape[1]}x{xa.shape[2]} and "
+                           f"{ya.shape[1]}x{ya.shape[2]})")
+    for first in (xa, input._data):
+        if first.dtype != ya.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_name(first.dtype)} and "
+                               f"{scalar_name(ya.dtype)}")
+    product = np.matmul(xa, ya).sum(axis=0, dtype=xa.dtype)
+    out = wrap(_scaled_sum(product, input, target, beta, alpha))
+    if wants_grad(input, batch1, batch2):
+        record(AddbmmBackward0, (input, batch1, batch2), out, (batch1, batch2), alpha=alpha, beta=beta)
     return out

@@ -17,8 +17,9 @@ from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from .joining import cat
 from .matmul import _scaled_sum, dot, matmul, mm
-from .rearranging import DiagEmbedBackward0, cat
+from .rearranging import DiagEmbedBackward0
 from .reductions import LinalgVectorNormBackward0, vector_norm
 from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape
 

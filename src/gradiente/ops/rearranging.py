@@ -6,235 +6,33 @@
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _size_args, _wrap_dim
+from .comparison import logical_xor
+from .fill import copy_
+from .joining import cat
+from .reductions import cumprod
 from .views import (
     DiagonalBackward0,
     _dims,
-    _fmt,
     _input_shape,
-    _views,
     clone,
     diagonal,
     expand,
+    narrow,
     reshape,
+    slice_dim,
     unsqueeze,
     view,
 )
 
-__all__ = ["atleast_1d", "atleast_2d", "cat", "chunk", "concat", "concatenate", "diag", "flip", "fliplr", "flipud",
-           "hstack", "repeat_interleave", "roll", "row_stack", "split", "stack", "tile", "tril", "triu", "unbind",
-           "vstack"]
+__all__ = ["diag", "flip", "fliplr", "flipud", "repeat_interleave", "roll", "tile", "tril", "triu",
+           "diff", "rot90", "vander", "tril_indices", "triu_indices"]
 
 
 # --- joining and splitting ------------------------------------------------------------------------------
-
-class CatBackward0(Node):
-    """out = the inputs joined along dim;  dxᵢ = the slice of grad where xᵢ went"""
-    complex_ok = True
-    __slots__ = ()
-    formula = "∂ cat(x₁, x₂, ...)/∂xᵢ: the matching slice of the gradient"
-
-    def backward(self, ops, grad):
-        grads, start = [], 0
-        for (node, _), size in zip(self.next_functions, self.sizes):
-            grads.append(ops.narrow(grad, self.dim, start, size) if node is not None and size is not None else None)
-            start += size or 0
-        return tuple(grads)
-
-
-class StackBackward0(Node):
-    """out = the inputs stacked along a new dim;  dxᵢ = grad selected at i along that dim"""
-    complex_ok = True
-    __slots__ = ()
-    formula = "∂ stack(x₁, x₂, ...)/∂xᵢ: the i-th slice of the gradient"
-
-    def backward(self, ops, grad):
-        lead = (slice(None),) * self.dim
-        return tuple(ops.getitem(grad, lead + (i,)) if node is not None else None
-                     for i, (node, _) in enumerate(self.next_functions))
-
-
-def _common_dtype(tensors):
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
-    target = tensors[0].dtype
-    for t in tensors[1:]:
-        target = dt.promote_types(target, t.dtype)
-    return target._np
-
-
-def cat(tensors, dim=0, *, out=None):
-    """The tensors joined along ``dim``; all other sizes must match. 1-D empty tensors are skipped, as in
-    PyTorch."""
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    target = _common_dtype(tensors)
-    for i, t in enumerate(tensors):
-        if t._data.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    skipped = [t._data.shape == (0,) for t in tensors]
-    if all(skipped):
-        skipped = [False] * len(tensors)
-    kept = [t for t, skip in zip(tensors, skipped) if not skip]
-    ref = kept[0]._data
-    d = _wrap_dim(dim, ref.ndim)
-    for i, (t, skip) in enumerate(zip(tensors, skipped)):
-        a = t._data
-        if skip:
-            continue
-        if a.ndim != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}")
-        for k in range(ref.ndim):
-            if k != d and a.shape[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                                   f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
-    arrays = [t._data if t._data.dtype == target else t._data.astype(target) for t in kept]
-    result = wrap(np.concatenate(arrays, axis=d))
-    if wants_grad(*tensors):
-        sizes = [None if skip else t._data.shape[d] for t, skip in zip(tensors, skipped)]
-        record(CatBackward0, tensors, result, dim=d, sizes=sizes)
-    return result
-
-
-concat = concatenate = cat
-
-
-def stack(tensors, dim=0, *, out=None):
-    """The tensors (all of one shape) stacked along a new dim ``dim``."""
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    target = _common_dtype(tensors)
-    shape = tensors[0]._data.shape
-    for i, t in enumerate(tensors):
-        if t._data.shape != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {_fmt(shape)} at entry 0 and "
-                               f"{_fmt(t._data.shape)} at entry {i}")
-    d = _wrap_dim(dim, len(shape) + 1)
-    result = wrap(np.stack([t._data if t._data.dtype == target else t._data.astype(target) for t in tensors], axis=d))
-    if wants_grad(*tensors):
-        record(StackBackward0, tensors, result, dim=d)
-    return result
-
-
-def atleast_1d(*tensors):
-    """Each tensor with at least 1 dim. One tensor gives a tensor; several, or a list, give a tuple."""
-    return _each(tensors, lambda t: reshape(t, 1) if t._data.ndim == 0 else t)
-
-
-def atleast_2d(*tensors):
-    """Each tensor with at least 2 dims (a 1-D one of n as (1, n))."""
-    return _each(tensors, lambda t: reshape(t, 1, 1) if t._data.ndim == 0 else unsqueeze(t, 0) if t._data.ndim == 1
-                 else t)
-
-
-def _each(tensors, fn):
-    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
-        return fn(tensors[0])
-    return tuple(fn(t) for t in _unpack(tensors))
-
-
-def _unpack(tensors):
-    return tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
-
-
-def hstack(tensors):
-    """Joined along dim 1, or dim 0 for 1-D tensors."""
-    tensors = [atleast_1d(t) for t in tensors]
-    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
-
-
-def vstack(tensors):
-    """Joined along dim 0, 1-D tensors taken as rows."""
-    return cat([atleast_2d(t) for t in tensors], 0)
-
-
-row_stack = vstack
-
-
-class SplitBackward0(Node):
-    """outᵢ = consecutive pieces of x along dim;  dx = the pieces' gradients joined back"""
-    complex_ok = True
-    __slots__ = ()
-    formula = "∂ split(x)ᵢ/∂x: the gradients of the pieces joined back"
-
-    def backward(self, ops, *grads):
-        return (ops.cat(list(grads), self.dim),)
-
-
-class SplitWithSizesBackward0(SplitBackward0):
-    """outᵢ = pieces of x of the given sizes along dim;  dx = the pieces' gradients joined back"""
-    __slots__ = ()
-
-
-class UnbindBackward0(Node):
-    """outᵢ = x selected at i along dim;  dx = the gradients stacked back"""
-    complex_ok = True
-    __slots__ = ()
-    formula = "∂ unbind(x)ᵢ/∂x: the gradients stacked back"
-
-    def backward(self, ops, *grads):
-        return (ops.stack(list(grads), self.dim),)
-
-
-def _pieces(a, d, sizes):
-    lead, start, out = (slice(None),) * d, 0, []
-    for s in sizes:
-        out.append(a[lead + (slice(start, start + s),)])
-        start += s
-    return out
-
-
-def split(tensor, split_size_or_sections, dim=0):
-    """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
-    listed sizes."""
-    a = tensor._data
-    d = _wrap_dim(dim, a.ndim)
-    n = a.shape[d]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                               f"dimension {d}), but got split_sizes={_fmt(sizes)}")
-        return _views(tensor, _pieces(a, d, sizes), SplitWithSizesBackward0, dim=d)
-    size = int(split_size_or_sections)
-    if size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-    if size == 0 and n != 0:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
-    return _views(tensor, _pieces(a, d, sizes), SplitBackward0, dim=d)
-
-
-def chunk(input, chunks, dim=0):
-    """At most ``chunks`` pieces of equal size (the last may be smaller) along ``dim``."""
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
-    if n == 0:
-        return split(input, [0] * chunks, dim)
-    return split(input, -(-n // chunks), dim)
-
-
-def iterate(input):
-    """``iter(x)``: the slices of x along its first dim, as ``x.unbind(0)`` gives them (with their grad_fn)."""
-    if input._data.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
-    return iter(unbind(input, 0))
-
-
-def unbind(input, dim=0):
-    """The slices along ``dim``, as views, in a tuple (``iter(x)`` is ``x.unbind(0)``)."""
-    a = input._data
-    if a.ndim == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = _wrap_dim(dim, a.ndim)
-    lead = (slice(None),) * d
-    return _views(input, [a[lead + (i, Ellipsis)] for i in range(a.shape[d])], UnbindBackward0, dim=d)
 
 
 # --- repeating ------------------------------------------------------------------------------------------
@@ -429,3 +227,136 @@ def diag(input, diagonal=0):
         record(DiagonalBackward0_copy, (input,), out, offset=diagonal, dim1=0, dim2=1)
     return out
 
+
+# --- differences, rotations and Vandermonde matrices --------------------------------------------------------
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``, ``logical_xor`` for bools),
+    taken after joining ``prepend`` and ``append`` to ``input`` along ``dim``."""
+    if input._data.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input._data.ndim)
+    if prepend is not None or append is not None:
+        input = cat([t for t in (_diff_operand(prepend, input, d, "prepend"), input,
+                                 _diff_operand(append, input, d, "append")) if t is not None], d)
+    if n == 0:
+        return copy_(wrap(np.zeros_like(input._data)), input)       # a copy, recorded as PyTorch's CopyBackwards
+    result = input
+    for _ in range(min(n, input._data.shape[d])):                  # differences beyond the length are empty
+        length = result._data.shape[d] - 1
+        later, earlier = narrow(result, d, 1, length), narrow(result, d, 0, length)
+        result = logical_xor(later, earlier) if result._data.dtype == np.bool_ else later - earlier
+    return result
+
+
+def _diff_operand(t, input, d, name):
+    """``prepend`` or ``append``, checked against ``input``'s shape as PyTorch checks it."""
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    shape, wanted = t._data.shape, input._data.shape
+    if len(shape) != len(wanted):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i, (got, want) in enumerate(zip(shape, wanted)):
+        if i != d and got != want:
+            raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input except "
+                               f"along the differencing dimension; input.size({i}) = {want}, but got "
+                               f"tensor.size({i}) = {got}")
+    return t
+
+
+class Rot90Backward0(Node):
+    """out = x turned k quarter turns in the plane of dims;  dx = grad turned -k quarter turns"""
+    __slots__ = ()
+    formula = "rot90: gradient rotated back"
+
+    def backward(self, ops, grad):
+        return (_rotated(ops, grad, -self.k, self.dims),)
+
+
+def _rotated(ops, t, k, dims):
+    """``t`` turned ``k`` quarter turns from ``dims[0]`` towards ``dims[1]``: a flip and a transpose (a view)."""
+    d0, d1 = dims
+    k %= 4
+    if k == 0:
+        return t
+    if k == 2:
+        return ops.flip(t, (d0, d1))
+    return ops.transpose(ops.flip(t, (d1,) if k == 1 else (d0,)), d0, d1)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """A copy turned ``k`` quarter turns in the plane of ``dims``, from the first dim towards the second."""
+    a = input._data
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if a.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.ndim}")
+    d0, d1 = _wrap_dim(dims[0], a.ndim), _wrap_dim(dims[1], a.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    turns = k % 4
+    # PyTorch flips into new memory and transposes that as a view: an odd turn gives a non-contiguous result.
+    if turns % 2:
+        array = np.swapaxes(np.flip(a, d1 if turns == 1 else d0).copy(), d0, d1)
+    else:
+        array = np.flip(a, (d0, d1) if turns else ()).copy()
+    out = wrap(array)
+    if wants_grad(input):
+        record(Rot90Backward0, (input,), out, k=k, dims=(d0, d1))
+    return out
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D tensor: column j holds x ** (N - 1 - j) (x ** j if ``increasing``), with
+    ``N`` columns (len(x) by default). Integer and bool inputs give int64.
+
+    Recorded as in PyTorch (the powers, a cumprod, copied into a slice of the result, then a flip), with one
+    intended difference: PyTorch 2.13 takes the cumprod of that slice and writes back into it, so its
+    backward raises ("modified by an inplace operation"); gradiente takes the cumprod of an expanded ``x``,
+    and the gradient is there."""
+    a = x._data
+    if a.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = a.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    target = dt.promote_types(x.dtype, dt.int64)._np
+    array = np.zeros((a.shape[0], n), dtype=target)
+    if n > 0:
+        array[:, 0] = 1
+    result = wrap(array)
+    if n > 1:
+        powers = cumprod(expand(unsqueeze(x, 1), (a.shape[0], n - 1)), 1)
+        copy_(slice_dim(result, 1, 1, n, 1), powers)
+    return result if increasing else flip(result, 1)
+
+
+# --- the triangles' positions -------------------------------------------------------------------------------
+
+def _triangle_indices(np_fn, name, row, col, offset, dtype):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    target = np.dtype(np.int64) if dtype is None else dtype._np
+    if target not in (np.int32, np.int64):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(target)}'")
+    rows, cols = np_fn(row, offset, col)
+    return wrap(np.stack([rows, cols]).astype(target))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) positions of the lower triangle (on and below diagonal ``offset``) of a ``row`` x
+    ``col`` matrix, row by row, as a 2 x N tensor."""
+    return _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) positions of the upper triangle (on and above diagonal ``offset``) of a ``row`` x
+    ``col`` matrix, row by row, as a 2 x N tensor."""
+    return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)

@@ -11,38 +11,17 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
-from ..core import return_types
+from ..core import grad_mode, return_types
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from .views import select, slice_dim, view
 
-__all__ = [
-    "all",
-    "amax",
-    "amin",
-    "any",
-    "argmax",
-    "argmin",
-    "count_nonzero",
-    "cumprod",
-    "cumsum",
-    "expand_reduced",
-    "logsumexp",
-    "max",
-    "mean",
-    "median",
-    "min",
-    "norm",
-    "normalize_dims",
-    "prod",
-    "std",
-    "sum",
-    "unsqueeze_reduced",
-    "var",
-    "vector_norm",
-]
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "logsumexp",
+           "max", "mean", "median", "min", "norm", "prod", "std", "sum", "var", "var_mean", "std_mean", "aminmax",
+           "nanmedian", "renorm", "trapezoid", "trapz", "cumulative_trapezoid", "nansum", "nanmean", "logcumsumexp"]
 
 
 def normalize_dims(dim, ndim):
@@ -802,3 +781,354 @@ def count_nonzero(input, dim=None):
     a = input._data
     axes = None if dim is None else normalize_dims(dim, a.ndim)
     return as_result(np.count_nonzero(a, axis=axes), np.int64)
+
+
+# --- var_mean, std_mean, aminmax: two results at once -------------------------------------------------------
+
+def _moments_backward(ops, node, x, grad_var, grad_mean):
+    """The gradient of (var, mean) over the node's dims, given theirs."""
+    mean_part = expand_reduced(ops, grad_mean / node.count, node.axes, node.keepdim, node.shape)
+    return _var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof) + mean_part
+
+
+class VarMeanBackward0(Node):
+    """(var, mean) of x over dims;  dx = grad_var·2(x - mean)/(n - c) + grad_mean/n"""
+    formula = "∂var/∂xⱼ = 2(xⱼ - x̄)/(n - c),  ∂mean/∂xⱼ = 1/n"
+
+    def backward(self, ops, grad_var, grad_mean):
+        x, _ = self.saved(ops)
+        return (_moments_backward(ops, self, x, grad_var, grad_mean),)
+
+
+class StdMeanBackward0(Node):
+    """(std, mean) of x over dims;  dx = grad_std·(x - mean)/((n - c)·std) + grad_mean/n (no std term where
+    std = 0)"""
+    formula = "∂std/∂xⱼ = (xⱼ - x̄)/((n - c)·std),  ∂mean/∂xⱼ = 1/n"
+
+    def backward(self, ops, grad_std, grad_mean):
+        x, std = self.saved(ops)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_var = ops.mask(ops.raw(std) != 0, grad_std / (std * 2))
+        return (_moments_backward(ops, self, x, grad_var, grad_mean),)
+
+
+def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
+    """(var or std, mean) over ``dim`` with var's argument forms, recorded as one node with two outputs."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    spread_fn = var if name == "var_mean" else std
+    with grad_mode.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spread = spread_fn(input, dim, unbiased, keepdim, correction=correction)
+    for w in caught:                            # var's (or std's) warning, under this function's name
+        warnings.warn(str(w.message).replace(f"{name[:3]}()", f"{name}()"), w.category, stacklevel=3)
+    axes = normalize_dims(dim, a.ndim)
+    count = math.prod(a.shape[i] for i in axes)
+    # the mean in double for float32 and float16, as var computes, then rounded once
+    work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+    mean = as_result(work.mean(axis=axes, keepdims=keepdim), a.dtype)
+    if wants_grad(input):
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        node_cls = VarMeanBackward0 if name == "var_mean" else StdMeanBackward0
+        record(node_cls, (input,), (spread, mean), (input, spread), axes=axes, keepdim=keepdim, shape=a.shape,
+               count=count, dof=count - correction)
+    return spread, mean
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim``, with ``var``'s arguments; one node (VarMeanBackward0) for both."""
+    return _spread_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim``, with ``std``'s arguments; one node (StdMeanBackward0) for both."""
+    return _spread_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
+
+
+class AminmaxBackward0(Node):
+    """(min, max) over dims;  dx = grad_min shared by the minima + grad_max shared by the maxima"""
+    formula = "∂min/∂xⱼ = 1/k at the k minima;  ∂max/∂xⱼ = 1/k at the k maxima"
+
+    def backward(self, ops, grad_min, grad_max):
+        x, low, high = self.saved(ops)
+        return (self._shared(ops, grad_min, x, low) + self._shared(ops, grad_max, x, high),)
+
+    def _shared(self, ops, grad, x, value):
+        xa, axes, value = ops.raw(x), self.axes, ops.raw(value)
+        hit = xa == (value if self.keepdim else np.expand_dims(value, axes))
+        grad = unsqueeze_reduced(ops, grad, axes, self.keepdim, xa.ndim)
+        count = ops.constant(hit.sum(axis=axes, keepdims=True), grad)
+        return grad / count * ops.constant(hit, grad)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` of all elements, or along ``dim`` (one int); ties share each gradient equally."""
+    a = input._data
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        axes = tuple(range(a.ndim))
+    else:
+        axes = normalize_dims(dim, a.ndim)
+        if axes and a.shape[axes[0]] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {axes[0]} to have non-zero size.")
+    low = as_result(np.amin(a, axis=axes, keepdims=keepdim), a.dtype)
+    high = as_result(np.amax(a, axis=axes, keepdims=keepdim), a.dtype)
+    if wants_grad(input):
+        record(AminmaxBackward0, (input,), (low, high), (input, low, high), axes=axes, keepdim=keepdim)
+    return return_types.aminmax(low, high)
+
+
+# --- nanmedian ----------------------------------------------------------------------------------------------
+
+# Named pairs PyTorch returns that ``return_types`` does not list yet.
+_nanmedian_type = return_types._return_type("nanmedian")
+
+
+class NanmedianBackward0(MedianBackward0):
+    """out = the median of the non-NaN x;  dx = grad / k at the k elements equal to it"""
+
+
+class NanmedianBackward1(MedianBackward1):
+    """out = the median of the non-NaN x along dim (with indices);  dx = grad at each median's index"""
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """The lower median of the values that are not NaN (of all elements, or along ``dim`` as
+    ``(values, indices)``); NaN where every value is NaN."""
+    return _median(input, dim, keepdim, True, (NanmedianBackward0, NanmedianBackward1), _nanmedian_type)
+
+
+# --- renorm -------------------------------------------------------------------------------------------------
+
+class RenormBackward0(Node):
+    """out = x·f per slice, f = maxnorm/(‖slice‖ₚ + 1e-7) where the norm exceeds maxnorm, else 1;
+    dx = f·grad + f'(‖slice‖ₚ)·(Σ_slice grad·x)·∂‖slice‖ₚ/∂x"""
+    formula = "∂(x·f(‖x‖))/∂x = f·grad + f'(‖x‖)·(Σ grad·x)·∂‖x‖/∂x"
+
+    def backward(self, ops, grad):
+        # f'(n) = -maxnorm/(n + 1e-7)² on the slices the forward scaled (``active``); elsewhere f = 1, f' = 0
+        (x,) = self.saved(ops)
+        norm, d_norm = _slice_norm(ops, x, self.p, self.axes)
+        active = self.active
+        shifted = norm + 1e-7
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = ops.select(active, self.maxnorm / shifted, 1.0)
+            d_factor = ops.mask(active, -self.maxnorm / (shifted * shifted))
+            through_norm = d_factor * ops.sum(grad * x, self.axes, keepdim=True) * d_norm
+        return (grad * factor + ops.mask(np.broadcast_to(active, ops.raw(x).shape), through_norm),)
+
+
+def _slice_norm(ops, x, p, axes):
+    """The p-norm n of each slice (kept dims) and ∂n/∂x, written with ``ops`` so that both are differentiable
+    under create_graph; the ∞-norm as the mean of |x| over the slice's maxima (its value, and its gradient
+    shared among ties)."""
+    magnitude = ops.abs(x)
+    if math.isinf(p):
+        top = np.abs(ops.raw(x))
+        hit = top == top.max(axis=axes, keepdims=True)
+        count = ops.constant(hit.sum(axis=axes, keepdims=True), magnitude)
+        norm = ops.sum(ops.mask(hit, magnitude), axes, keepdim=True) / count
+        return norm, ops.mask(hit, ops.sign(x)) / count
+    norm = ops.sum(magnitude ** p, axes, keepdim=True) ** (1.0 / p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 1:
+            return norm, ops.sign(x)
+        d_norm = ops.sign(x) * magnitude ** (p - 1) * norm ** (1 - p)
+    return norm, ops.mask(ops.raw(x) != 0, d_norm) if p < 1 else d_norm
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` (``input.select(dim, i)``) whose p-norm exceeds ``maxnorm`` scaled down to norm
+    ``maxnorm`` (divided by its norm + 1e-7); the others unchanged."""
+    a = input._data
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if a.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {a.ndim} dimensions")
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(a.dtype)}")
+    d = _wrap_dim(dim, a.ndim)
+    axes = tuple(i for i in range(a.ndim) if i != d)
+    norm = vector_norm(wrap(a), p, axes, keepdim=True)._data
+    active = norm > maxnorm
+    scale = norm.dtype.type(maxnorm) / (norm + norm.dtype.type(1e-7))
+    result = as_result(a * np.where(active, scale, np.ones((), scale.dtype)), a.dtype)
+    if wants_grad(input):
+        record(RenormBackward0, (input,), result, (input,), p=float(p), axes=axes, maxnorm=float(maxnorm),
+               active=active)
+    return result
+
+
+# --- trapezoid, cumulative_trapezoid: integrals as sums -----------------------------------------------------
+
+def _scaled(t, c, by):
+    """``t * c`` (``by='mul'``) or ``t / c`` recorded as PyTorch's C++ code records a tensor-number product
+    (MulBackward1, DivBackward1); integer tensors become the default float dtype first, as the product would."""
+    from .nn._common import div_scalar, mul_scalar
+    if t._data.dtype.kind in "biu":
+        t = wrap(t._data.astype(dt.get_default_dtype()._np))
+    return mul_scalar(t, c) if by == "mul" else div_scalar(t, c)
+
+
+def _trapezoid_args(name, y, x, dx, dim):
+    """The dim, and x or dx, with PyTorch's checks (one of x and dx, never both)."""
+    overloads = (f"{name}() received an invalid combination of arguments - got ({{}}), but expected one of:\n"
+                 " * (Tensor y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, int dim = -1)\n")
+    if x is not None and (not isinstance(x, Tensor) or dx is not None):
+        got = ", ".join(["Tensor", type(x).__name__] + (["dx=" + type(dx).__name__] if dx is not None else []))
+        raise TypeError(overloads.format(got))
+    if y._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, y._data.ndim)
+
+
+def _sample_spacing(name, y, x, d):
+    """The differences of x along dim ``d``, shaped to broadcast against y's intervals."""
+    xa = x._data
+    if xa.ndim == 1:
+        if xa.shape[0] != y._data.shape[d]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y._data.ndim
+        shape[d] = xa.shape[0]
+        x = view(x, tuple(shape))
+    n = x._data.shape[d]
+    return slice_dim(x, d, 1, n, 1) - slice_dim(x, d, 0, n - 1, 1)
+
+
+def _interval_sums(y, d):
+    """y_{i+1} + y_i along dim ``d``: twice each interval's mean height."""
+    n = y._data.shape[d]
+    return slice_dim(y, d, 1, n, 1) + slice_dim(y, d, 0, n - 1, 1)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of the samples ``y`` along ``dim`` by the trapezoidal rule, at positions ``x`` (a tensor)
+    or a spacing ``dx`` (1 by default)."""
+    d = _trapezoid_args("trapezoid", y, x, dx, dim)
+    ya = y._data
+    if ya.shape[d] == 0:
+        target = ya.dtype if ya.dtype.kind in "fc" else dt.get_default_dtype()._np
+        return wrap(np.zeros(ya.shape[:d] + ya.shape[d + 1:], dtype=target))
+    if x is not None:
+        return _scaled((_interval_sums(y, d) * _sample_spacing("trapezoid", y, x, d)).sum(d), 2.0, "div")
+    ends = select(y, d, 0) + select(y, d, -1)
+    return _scaled(y.sum(d) - _scaled(ends, 0.5, "mul"), 1 if dx is None else dx, "mul")
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """``trapezoid``, under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running integral of ``y`` along ``dim`` by the trapezoidal rule: one value fewer than ``y`` along
+    ``dim`` (the integral up to each sample after the first)."""
+    d = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
+    if x is not None:
+        spaced = _interval_sums(y, d) * _sample_spacing("cumulative_trapezoid", y, x, d)
+        return _scaled(spaced.cumsum(d), 2.0, "div")
+    return _scaled(_interval_sums(y, d), (1 if dx is None else dx) / 2.0, "mul").cumsum(d)
+
+
+# --- NaN-aware reductions -----------------------------------------------------------------------------------
+
+class NansumBackward0(Node):
+    """out = Σ x over dims, NaNs counted as 0;  dx = grad broadcast back, 0 where x is NaN"""
+    __slots__ = ()
+    formula = "∂(Σᵢ xᵢ)/∂xⱼ = 1, 0 where xⱼ is NaN"
+
+    def backward(self, ops, grad):
+        return (ops.mask(self.kept, expand_reduced(ops, grad, self.axes, self.keepdim, self.kept.shape)),)
+
+
+def _reduced_axes(dim, ndim):
+    return normalize_dims(None if isinstance(dim, (tuple, list)) and not dim else dim, ndim)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over ``dim`` (all elements by default) with NaNs counted as zero."""
+    a = input._data
+    if a.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    target = _sum_dtype(a, dtype)
+    axes = _reduced_axes(dim, a.ndim)
+    kept = ~np.isnan(a) if a.dtype.kind == "f" else np.ones(a.shape, dtype=bool)
+    out = as_result(np.where(kept, a, 0).sum(axis=axes, dtype=target, keepdims=keepdim), target)
+    if wants_grad(input):
+        record(NansumBackward0, (input,), out, kept=kept, axes=axes, keepdim=keepdim)
+    return out
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over ``dim`` (all elements by default) of the elements that are not NaN: their ``nansum`` divided
+    by their count (NaN where there are none)."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{scalar_name(a.dtype)}")
+    if dtype is not None and dtype._np.kind not in "fc":
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {scalar_name(dtype._np)}")
+    counts = (~np.isnan(a)).sum(axis=_reduced_axes(dim, a.ndim), keepdims=keepdim)
+    with np.errstate(invalid="ignore"):         # 0 / 0 where a slice is all NaN: the NaN is the answer
+        return nansum(input, dim, keepdim, dtype=dtype) / as_result(counts, np.int64)
+
+
+# --- logcumsumexp -------------------------------------------------------------------------------------------
+
+def _logcumsumexp_array(a, dim):
+    """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double."""
+    work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+    return np.logaddexp.accumulate(work, axis=dim).astype(a.dtype, copy=False)
+
+
+def _reversed_logcumsumexp(ops, t, dim):
+    """log Σ_{j>=i} exp(t_j): the scan taken from the end (recorded under create_graph)."""
+    flipped = ops.flip(t, (dim,))
+    scanned = logcumsumexp(flipped, dim) if ops.recording else _logcumsumexp_array(flipped, dim)
+    return ops.flip(scanned, (dim,))
+
+
+class LogcumsumexpBackward0(Node):
+    """out_i = log Σ_{j<=i} exp(x_j);  dx_j = Σ_{i>=j} grad_i exp(x_j - out_i)"""
+    __slots__ = ()
+    formula = "∂ out_i/∂x_j = exp(x_j - out_i) for i ≥ j"
+
+    def backward(self, ops, grad):
+        x, out = self.saved(ops)
+        ga = ops.raw(grad)
+        if ga.ndim == 0 or ga.size == 0:
+            return (grad,)
+        # The sum in log space, so that no exp overflows: positive and negative gradients apart, since only
+        # positive numbers have a logarithm; a zero gradient becomes the lowest number (exp of it is 0).
+        lowest = float(np.finfo(ga.dtype).min)
+        parts = []
+        with np.errstate(divide="ignore", over="ignore"):      # log 0 = -inf and lowest - out = -inf are meant
+            log_abs = ops.log(ops.abs(grad))
+            for sign in (ga > 0, ga < 0):
+                log_part = ops.select(sign, log_abs, lowest)
+                parts.append(ops.exp(_reversed_logcumsumexp(ops, log_part - out, self.dim) + x))
+        return (parts[0] - parts[1],)
+
+
+def logcumsumexp(input, dim):
+    """log Σ_{j<=i} exp(x_j) along ``dim``, computed stably (no exp overflows)."""
+    a = input._data
+    if a.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_name(a.dtype)}'")
+    d = _wrap_dim(dim, a.ndim)
+    out = wrap(_logcumsumexp_array(a.reshape(a.shape or (1,)), d).reshape(a.shape))
+    if wants_grad(input):
+        record(LogcumsumexpBackward0, (input,), out, (input, out), dim=d)
+    return out

@@ -8,22 +8,24 @@ The rules share one shape: the input's gradient is the incoming one with the wri
 whole when values are added in, ``accumulate=True``), and the written values' gradient is the incoming
 one read back at the region.
 """
+import math
 import warnings
 
 import numpy as np
 
 from ..core.dtype import scalar_name
+from ..core.errors import broadcast_shape
 from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
-from .assembling import ScatterReduceBackward0, _flat_positions, _lifted, _scatter_reduce_array
-from .indexing import _fit_value, _index_array
-from .views import _fmt, diagonal_index
+from .indexing import _along, _fit_value, _flat_positions, _index_array, _int_index
+from .views import _fmt, diagonal_index, expanded_shape
 
-__all__ = ["as_strided_scatter", "diagonal_scatter", "index_put", "index_put_", "index_reduce", "put", "select_scatter",
-           "slice_scatter"]
+__all__ = ["as_strided_scatter", "diagonal_scatter", "index_put", "index_put_", "index_reduce", "put",
+           "select_scatter", "slice_scatter", "index_add", "index_copy", "index_fill", "masked_scatter",
+           "scatter_reduce"]
 
 
 # --- the region a view sees ------------------------------------------------------------------------------
@@ -260,6 +262,367 @@ def put(input, index, source, accumulate=False):
             keep[positions] = False
             keep = keep.reshape(a.shape)
         record(PutBackward0, (input, source), result, positions=positions, keep=keep)
+    return result
+
+
+# --- index_add, index_copy, index_fill: writes along a dim --------------------------------------------------
+
+def _in_bounds(idx, size, dim, error, prefix="", negative=False):
+    """``idx`` checked against a dim of ``size``; with ``negative``, negative positions count from the end."""
+    bad = (idx < (-size if negative else 0)) | (idx >= size)
+    if bad.any():
+        raise error(f"{prefix}index {int(idx[bad][0])} is out of bounds for dimension {dim} with size {size}")
+    return np.where(idx < 0, idx + size, idx) if negative else idx
+
+
+def _lifted(t):
+    """A 0-d array or rule value as a 1-element vector: the index ops treat a 0-d tensor as one of length 1
+    (their rules get a 0-d gradient back in that shape; the engine reshapes what they return)."""
+    return t.reshape((1,)) if len(t.shape) == 0 else t
+
+
+def _at(d, idx):
+    """The NumPy index of positions ``idx`` along dim ``d`` (``index_select``'s pattern)."""
+    return (slice(None),) * d + (idx,)
+
+
+class IndexAddBackward0(Node):
+    """out = x with alpha * source added at positions index along dim;  dx = grad;  dsource = alpha * grad there"""
+    __slots__ = ()
+    formula = "∂/∂x = 1;  ∂/∂source: alpha times the gradient at the positions added to"
+
+    def backward(self, ops, grad):
+        (x_node, _), (source_node, _) = self.next_functions
+        dsource = None
+        if source_node is not None:
+            dsource = ops.getitem(_lifted(grad), self.where)
+            if self.alpha != 1:
+                dsource = dsource * self.alpha
+        return grad if x_node is not None else None, dsource
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of ``input`` with ``alpha * source`` added at positions ``index`` (1-D) along ``dim``; slice i of
+    ``source`` goes to position ``index[i]``, and repeated positions add up."""
+    a, s = input._data, source._data
+    d = _wrap_dim(dim, a.ndim)
+    idx = index._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
+                         f"{scalar_name(idx.dtype)} and size: {_fmt(idx.shape)}")
+    if idx.dtype not in (np.int32, np.int64):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_name(idx.dtype)}")
+    if a.ndim == 0:
+        a, s = _lifted(a), _lifted(s)
+    if d >= max(s.ndim, 1):
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim {s.ndim}")
+    if s.ndim and s.shape[d] != idx.size:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
+                           f"({s.shape[d]}), for dim: {d}")
+    if s.dtype != a.dtype:
+        raise RuntimeError(f"index_add_(): self ({scalar_name(a.dtype)}) and source ({scalar_name(s.dtype)}) must have "
+                           "the same scalar type")
+    if s.ndim != a.ndim or any(k != d and s.shape[k] != a.shape[k] for k in range(a.ndim)):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {_fmt(a.shape)} source.shape = {_fmt(s.shape)}")
+    where = _at(d, _in_bounds(idx.reshape(-1).astype(np.int64), a.shape[d], d, RuntimeError))
+    out = a.copy()
+    np.add.at(out, where, s if alpha == 1 else (s * alpha).astype(a.dtype))
+    result = wrap(out.reshape(input._data.shape))
+    if wants_grad(input, source):
+        record(IndexAddBackward0, (input, source), result, where=where, alpha=alpha)
+    return result
+
+
+class IndexCopyBackward0(Node):
+    """out = x with source's slices written at positions index along dim;  dx = grad zeroed there;
+    dsource = grad at those positions"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient outside the written positions;  ∂/∂source: the gradient at them"
+
+    def backward(self, ops, grad):
+        (x_node, _), (source_node, _) = self.next_functions
+        return (ops.mask(self.keep, grad) if x_node is not None else None,
+                ops.getitem(_lifted(grad), self.where) if source_node is not None else None)
+
+
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` with slice i of ``source`` written at position ``index[i]`` along ``dim``. Which
+    write wins at a repeated position is left unspecified, as in PyTorch."""
+    a, s = input._data, source._data
+    d = _wrap_dim(dim, a.ndim)
+    idx = index._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {scalar_name(idx.dtype)}")
+    a = _lifted(a)
+    if s.ndim == 0:
+        s = s.reshape(1)                        # one value for one position
+    if d < s.ndim and s.shape[d] != idx.size:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) "
+                         f"({s.shape[d]})")
+    rest_a, rest_s = a.shape[:d] + a.shape[d + 1:], s.shape[:d] + s.shape[d + 1:]
+    if rest_a != rest_s:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, rest_a))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, rest_s))} at dimension 0.")
+    if s.dtype != a.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{scalar_name(a.dtype)} and (source) {scalar_name(s.dtype)}")
+    where = _at(d, _in_bounds(idx.reshape(-1), a.shape[d], d, IndexError, "index_copy_(): "))
+    out = a.copy()
+    out[where] = s
+    result = wrap(out.reshape(input._data.shape))
+    if wants_grad(input, source):
+        keep = np.ones(a.shape, dtype=bool)
+        keep[where] = False
+        record(IndexCopyBackward0, (input, source), result, where=where, keep=keep.reshape(input._data.shape))
+    return result
+
+
+class IndexFillBackward0(Node):
+    """out = x with a number at positions index along dim;  dx = grad zeroed there"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient outside the filled positions"
+
+    def backward(self, ops, grad):
+        return (ops.mask(self.keep, grad),)
+
+
+class IndexFillBackward1(Node):
+    """out = x with the 0-d tensor v at positions index along dim;  dx = grad zeroed there;
+    dv = Σ grad at those positions"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient outside the filled positions;  ∂/∂v: its sum inside them"
+
+    def backward(self, ops, grad):
+        (x_node, _), (v_node, _) = self.next_functions
+        return (ops.mask(self.keep, grad) if x_node is not None else None,
+                ops.sum(ops.mask(~self.keep, grad)) if v_node is not None else None)
+
+
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with ``value`` (a number or a 0-d tensor) at positions ``index`` along ``dim``
+    (negative positions count from the end)."""
+    a = input._data
+    d = _wrap_dim(dim, a.ndim)
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._data.ndim} dimension(s).")
+    idx = index._data
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if idx.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    size = a.shape[d] if a.ndim else 1
+    positions = _in_bounds(idx.reshape(-1), size, d, IndexError, negative=True)
+    keep = np.ones(a.shape or (1,), dtype=bool)
+    keep[_at(d, positions)] = False
+    keep = keep.reshape(a.shape)
+    fill = value._data if isinstance(value, Tensor) else value
+    result = wrap(np.where(keep, a, np.asarray(fill).astype(a.dtype)))
+    if wants_grad(input, value):
+        if isinstance(value, Tensor):
+            record(IndexFillBackward1, (input, value), result, keep=keep)
+        else:
+            record(IndexFillBackward0, (input,), result, keep=keep)
+    return result
+
+
+# --- masked_scatter and scatter_reduce ----------------------------------------------------------------------
+
+class MaskedScatterBackward0(Node):
+    """out = x with source's first k elements written, in order, where mask (k of them) is True;
+    dx = grad where mask is False;  dsource = grad's masked elements, in order, zeros after them"""
+    __slots__ = ()
+    formula = "∂/∂x: the gradient where the mask is False;  ∂/∂source: the gradient where it is True, in order"
+
+    def backward(self, ops, grad):
+        (x_node, _), (source_node, _) = self.next_functions
+        dx = dsource = None
+        if x_node is not None:
+            dx = ops.mask(~self.mask, grad)
+        if source_node is not None:
+            shape = self._input_meta[1][0]
+            written = ops.getitem(grad, (self.mask,))
+            dsource = ops.reshape(ops.embed(written, (math.prod(shape),), (slice(0, self.count),)), shape)
+        return dx, dsource
+
+
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` (broadcast with ``mask``) with the elements of ``source``, in order, written where
+    ``mask`` is True."""
+    a, s = input._data, source._data
+    m = mask._data
+    if m.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{scalar_name(m.dtype)}")
+    if s.dtype != a.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{scalar_name(a.dtype)} and {scalar_name(s.dtype)}")
+    shape = broadcast_shape(m.shape, a.shape)
+    m = np.broadcast_to(m, shape).copy()
+    count = int(m.sum())
+    if count > s.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = np.broadcast_to(a, shape).copy()
+    out[m] = s.reshape(-1)[:count]
+    result = wrap(out)
+    if wants_grad(input, source):
+        record(MaskedScatterBackward0, (input, source), result, mask=m, count=count)
+    return result
+
+
+_masked_scatter_in_place = make_inplace(masked_scatter, "masked_scatter_")
+
+
+def masked_scatter_(self, mask, source):
+    """``masked_scatter`` in place: ``mask`` must expand to ``self``'s shape (``self`` itself cannot grow)."""
+    expanded_shape(mask, self._data.shape)
+    return _masked_scatter_in_place(self, mask, source)
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _identity(reduce, np_dtype):
+    """The value a reduction starts from when the input's own values are left out (``include_self=False``)."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    low, high = (-np.inf, np.inf) if np_dtype.kind in "fc" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
+    return low if reduce == "amax" else high
+
+
+def _scatter_reduce_array(a, where, values, reduce, include_self):
+    """``a`` with ``values`` reduced into it at ``where`` (NumPy arrays); also returns, for ``mean``, how many
+    values each position averages."""
+    out = a.copy()
+    if not include_self:
+        out[where] = _identity(reduce, a.dtype)
+    _UFUNCS[reduce].at(out, where, values)
+    counts = None
+    if reduce == "mean":
+        counts = np.full(a.shape, int(include_self), dtype=np.int64)
+        np.add.at(counts, where, 1)
+        counts = np.maximum(counts, 1)
+        out = out // counts if a.dtype.kind in "iub" else out / counts.astype(a.dtype)
+    return out.astype(a.dtype, copy=False), counts
+
+
+class ScatterReduceBackward0(Node):
+    """out = x with src reduced into it at out[i][index[i][j]] (sum, prod, mean, amax or amin; x's own values
+    taking part if include_self);  dx, dsrc = each value's share of the reduction it took part in"""
+    __slots__ = ()
+    formula = "∂/∂x, ∂/∂src: the derivative of each reduction with respect to each value that took part in it"
+
+    def backward(self, ops, grad):
+        x, src, out = (_lifted(t) for t in self.saved(ops))
+        grad = _lifted(grad)
+        if self.src_region is not None:
+            src = ops.getitem(src, self.src_region)
+        rule = {"sum": _sum_rule, "mean": _mean_rule, "prod": _prod_rule}.get(self.reduce, _extreme_rule)
+        dx, dsrc = rule(self, ops, grad, x, src, out)
+        (x_node, _), (src_node, _) = self.next_functions
+        if x_node is None:
+            dx = None
+        elif not self.include_self:
+            dx = ops.mask(~self.scattered, dx)
+        if src_node is None:
+            dsrc = None
+        elif self.src_region is not None:
+            dsrc = ops.embed(dsrc, self._input_meta[1][0], self.src_region)
+        return dx, dsrc
+
+
+def _sum_rule(node, ops, grad, x, src, out):
+    """out = x + Σ src;  dx = grad;  dsrc = grad at the position each value went to"""
+    return grad, ops.getitem(grad, node.where)
+
+
+def _mean_rule(node, ops, grad, x, src, out):
+    """out = (x + Σ src) / n;  dx = grad / n;  dsrc = grad / n at the position each value went to"""
+    shared = grad / ops.constant(node.counts, grad)
+    return shared, ops.getitem(shared, node.where)
+
+
+def _extreme_rule(node, ops, grad, x, src, out):
+    """out = max (or min) of x and the src values;  the gradient shared equally by the values equal to it"""
+    xa, sa, oa = ops.raw(x), ops.raw(src), ops.raw(out)
+    # As PyTorch does, x's value counts as a tie even when include_self=False; its share is then dropped.
+    self_hit = xa == oa
+    src_hit = sa == oa[node.where]
+    ties = self_hit.astype(np.int64)
+    np.add.at(ties, node.where, src_hit)
+    shared = grad / ops.constant(np.maximum(ties, 1), grad)
+    return ops.mask(self_hit, shared), ops.mask(src_hit, ops.getitem(shared, node.where))
+
+
+def _prod_rule(node, ops, grad, x, src, out):
+    """out = x · Π src;  dx = grad · Π src;  dsrc = grad times the product of the other values (exact when a
+    value is 0: the product is then taken without it)"""
+    where, sa = node.where, ops.raw(src)
+    ones = ops.ones_like(x)
+    dx = grad * _product_into(ops, node, ones, src)
+    zero = sa == 0
+    zeros_there = np.zeros(ops.raw(x).shape, dtype=np.int64)
+    np.add.at(zeros_there, where, zero)
+    lone_zero = zero & (zeros_there[where] == 1)
+    # A value that is the only zero at its position: the product of the others, with it taken as 1.
+    without_it = _product_into(ops, node, x if node.include_self else ones, ops.select(lone_zero, 1.0, src))
+    by_division = ops.getitem(grad * out, where) / ops.select(zero, 1.0, src)
+    return dx, ops.select(lone_zero, ops.getitem(grad * without_it, where), by_division)
+
+
+def _product_into(ops, node, base, values):
+    """``base`` with ``values`` multiplied in at the node's positions: a recorded ``scatter_reduce`` under
+    create_graph, NumPy's ``multiply.at`` otherwise."""
+    if ops.recording:
+        return scatter_reduce(base, node.dim, wrap(node.index), values, "prod")
+    out = base.copy()
+    np.multiply.at(out, node.where, values)
+    return out
+
+
+def _check_scatter_reduce(a, idx, s, d):
+    for other, name in ((a, "self"), (s, "src")):
+        if idx.ndim != other.ndim and not (idx.ndim <= 1 and other.ndim <= 1):
+            raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
+    for k in range(idx.ndim):
+        if (k != d and idx.shape[k] > a.shape[k]) or idx.shape[k] > s.shape[k]:
+            raise RuntimeError(f"Expected index {_fmt(idx.shape)} to be no larger than self {_fmt(a.shape)} apart "
+                               f"from dimension {d} and to be no larger size than src {_fmt(s.shape)}")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """A copy of ``input`` with each ``src[i][j]`` reduced into ``out[i][index[i][j]]`` (for dim 1) by ``reduce``:
+    'sum', 'prod', 'mean', 'amax' or 'amin'; ``input``'s own values take part unless ``include_self=False``."""
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)      # PyTorch accepts the older names too
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    a, s = input._data, src._data
+    idx = _int_index(index, "scatter")
+    if s.dtype != a.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _wrap_dim(dim, a.ndim)
+    if a.ndim <= 1:
+        a, idx, s = _lifted(a), _lifted(idx), _lifted(s)
+    _check_scatter_reduce(a, idx, s, d)
+    where = _along(idx, d, a.shape[d])
+    region = tuple(slice(0, n) for n in idx.shape)
+    out, counts = _scatter_reduce_array(a, where, s[region], reduce, include_self)
+    result = wrap(out.reshape(input._data.shape))
+    if wants_grad(input, src):
+        scattered = np.zeros(a.shape, dtype=bool)
+        scattered[where] = True
+        record(ScatterReduceBackward0, (input, src), result, (input, src, result), reduce=reduce,
+               include_self=include_self, dim=d, index=idx, where=where, scattered=scattered, counts=counts,
+               src_region=region if idx.shape != s.shape else None)
     return result
 
 

@@ -21,12 +21,16 @@ from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
-from .indexing import _along
+from .binary_math import lerp
+from .indexing import _along, gather, masked_fill
+from .joining import broadcast_tensors
 from .reductions import _at_least_1d, _check_nonempty_dims, _reduced_shape
-from .views import _fmt
+from .unary import ceil, floor
+from .unary import round as round_half_even
+from .views import _fmt, _squeeze_result, flatten, transpose, unsqueeze, view
 
 __all__ = ["argsort", "bucketize", "cummax", "cummin", "kthvalue", "mode", "msort", "searchsorted", "sort", "topk",
-           "unique", "unique_consecutive"]
+           "unique", "unique_consecutive", "quantile", "nanquantile"]
 
 
 
@@ -411,3 +415,93 @@ def _bisect(seq, values, right):
         hi = np.where(searching & ~below, mid, hi)
         searching = lo < hi
     return lo.reshape(values.shape)
+
+
+# --- quantile, nanquantile ----------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _check_quantile(input, q, interpolation):
+    """PyTorch's checks, in its order (its messages say quantile() for nanquantile too); returns q as an array
+    of the input's dtype."""
+    a = input._data
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if not isinstance(q, Tensor) and not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+    if a.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    q_array = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=a.dtype)
+    if q_array.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q_array.dtype != a.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if isinstance(q, Tensor) and not ((q_array >= 0) & (q_array <= 1)).all():
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    return q_array
+
+
+def _sorted_slices(input, dim, keepdim):
+    """The values to take quantiles of, sorted along a last dim, in a tensor of shape ``kept + (n,)`` (``kept``:
+    the result's shape without the q dim), recorded as PyTorch records it (sort, then view)."""
+    a = input._data
+    if dim is None:
+        values = sort(flatten(input))[0]
+        kept = (1,) * a.ndim if keepdim else ()
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        moved = input if d == a.ndim - 1 else transpose(unsqueeze(input, -1), d, -1)
+        values = sort(moved, -1)[0]
+        kept = _reduced_shape(a, (d,), keepdim)
+    return view(values, kept + (values._data.shape[-1],))
+
+
+def _ranks(sorted_values, q, interpolation, ignore_nan):
+    """The fractional position of each quantile in each sorted slice (shape ``kept + (len(q),)``), computed as
+    PyTorch computes it, with tensor ops: q receives a gradient through the interpolation weights. NaNs sort
+    last: a slice with one has the last position (quantile), or only its other values count (nanquantile;
+    position 0 when there are none, which reads the NaN)."""
+    s = sorted_values._data
+    nan = np.isnan(s)
+    q = view(q, -1)
+    if ignore_nan:
+        counts = wrap((~nan).sum(axis=-1, keepdims=True) - 1)
+        ranks = q * counts
+        ranks = masked_fill(ranks, ranks._data < 0, 0)
+    else:
+        last = s.shape[-1] - 1
+        ranks, nan_slices = broadcast_tensors(q * last, wrap(nan.any(axis=-1, keepdims=True)))
+        ranks = masked_fill(ranks, nan_slices, last)
+    round_to = {"lower": floor, "higher": ceil, "nearest": round_half_even}.get(interpolation)
+    return round_to(ranks) if round_to is not None else ranks
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    q_array = _check_quantile(input, q, interpolation)
+    sorted_values = _sorted_slices(input, dim, keepdim)
+    ranks = _ranks(sorted_values, q if isinstance(q, Tensor) else wrap(q_array), interpolation, ignore_nan)
+    below = ranks._data.astype(np.int64)
+    result = gather(sorted_values, -1, wrap(below))
+    if interpolation in ("linear", "midpoint"):
+        weights = wrap(np.full_like(ranks._data, 0.5)) if interpolation == "midpoint" else ranks - wrap(below)
+        above = gather(sorted_values, -1, wrap(np.ceil(ranks._data).astype(np.int64)))
+        result = lerp(result, above, weights)
+    if q_array.ndim == 0:
+        return _squeeze_result(result, -1)
+    return _squeeze_result(transpose(unsqueeze(result, 0), 0, -1), -1)      # the q dim first
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along ``dim``: between
+    the two nearest sorted values, by ``interpolation`` ('linear', 'lower', 'higher', 'midpoint', 'nearest').
+    A slice holding a NaN gives NaN. A 1-D q adds a first dim to the result."""
+    return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` over the values that are not NaN (NaN for a slice that has none)."""
+    return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)

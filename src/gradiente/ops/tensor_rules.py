@@ -10,7 +10,7 @@ import numpy as np
 from ..core.creation import from_numpy, ones_like, tensor, zeros, zeros_like
 from ..core.dtype import FROM_NUMPY
 from ..core.tensor import Tensor
-from . import binary_math, rearranging, reductions, selection, unary, views
+from . import binary_math, joining, rearranging, reductions, selection, unary, views
 from . import matmul as matrix_products
 from .indexing import embed as _embed
 from .nn.padding import pad as _pad
@@ -125,8 +125,8 @@ class TensorOps:
     roll = staticmethod(rearranging.roll)
     tril = staticmethod(rearranging.tril)
     triu = staticmethod(rearranging.triu)
-    cat = staticmethod(rearranging.cat)
-    stack = staticmethod(rearranging.stack)
+    cat = staticmethod(joining.cat)
+    stack = staticmethod(joining.stack)
 
     @staticmethod
     def constant_pad(x, pad):

@@ -20,7 +20,7 @@ from ..core.record import record, wants_grad, wrap
 from ..core.tensor import _size_args, _wrap_dim
 
 __all__ = ["broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape",
-           "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze"]
+           "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.")
@@ -608,3 +608,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     if a.flags.writeable:
         array.flags.writeable = True            # NumPy's diagonal is read-only; PyTorch's is an ordinary view
     return _view(input, array, DiagonalBackward0, offset=offset, dim1=d1, dim2=d2)
+
+
+# --- ravel --------------------------------------------------------------------------------------------------
+
+def ravel(input):
+    """The elements as a 1-D tensor: a view when ``input`` is contiguous, else a contiguous copy viewed."""
+    return view(contiguous(input), -1)

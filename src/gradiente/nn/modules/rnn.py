@@ -23,7 +23,7 @@ from typing import NamedTuple, Optional
 from ...core import dtype as dt
 from ...core.creation import empty, zeros
 from ...core.tensor import Tensor
-from ...ops.assembling import cat, stack
+from ...ops.joining import cat, stack
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
