@@ -5,7 +5,7 @@ output's tangent with
 * the central finite difference (f(x + h·t) - f(x - h·t)) / 2h, in float64;
 * PyTorch's forward mode (``torch.func.jvp``) on the same inputs and tangents, in float32 and float64.
 
-Every row of the elementwise tables (``unary``, ``elementwise_extra``, ``special``) is a case by itself; the
+Every row of the elementwise tables (``unary``, ``special``) is a case by itself; the
 hand-written rules (arithmetic, reductions, views, products, linear maps) are cases below. A node without a
 forward-mode rule raises PyTorch's error, word for word.
 """
@@ -16,7 +16,7 @@ import gradiente
 from gradiente.core.dtype import FROM_NUMPY
 from gradiente.core.node import AccumulateGrad, Node
 from gradiente.core.rules import numpy_ops, tensor_ops
-from gradiente.ops import elementwise_extra, special, unary
+from gradiente.ops import special, unary
 
 torch = pytest.importorskip("torch")
 torch_jvp = torch.func.jvp
@@ -108,7 +108,7 @@ def _row_case(module, name):
                 [((3,),), ((2, 3),), ((),)], node, domain=DOMAINS.get(name, (-2.0, 2.0)))
 
 
-TABLE_CASES = [_row_case(m, name) for m in (unary, elementwise_extra, special) for name in m.TABLE.functions]
+TABLE_CASES = [_row_case(m, name) for m in (unary, special) for name in m.TABLE.functions]
 
 BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))]
 ONE = [((3,),), ((2, 3),), ((),)]

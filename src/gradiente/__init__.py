@@ -75,7 +75,6 @@ from .ops.binary_math import *
 from .ops.comparison import *
 from .ops.complex_numbers import *
 from .ops.conversions import as_tensor, asarray
-from .ops.elementwise_extra import *
 from .ops.fill import *
 from .ops.indexing import *
 from .ops.joining import *
@@ -88,7 +87,7 @@ from .ops.scattering import *
 from .ops.selection import *
 from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
-from .ops.special import igamma, igammac
+from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.views import *

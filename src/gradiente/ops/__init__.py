@@ -1,17 +1,25 @@
 """The ops: every differentiable primitive, one module per op family, each op beside its derivative rule.
 
 The second floor of the package (docs/architecture.md): ops import only from ``gradiente.core`` and each
-other. The families: ``arithmetic`` (+ - * / // % **, casts), ``conversions`` (to, type, float(), ...),
-``unary`` (the table of elementwise math), ``elementwise_extra`` (special functions and integer ops),
-``binary_math`` (atan2, hypot, lerp, xlogy), ``selection`` (clamp, where, maximum/minimum), ``comparison``
-(comparisons, logical and bitwise ops: no gradients), ``fill``, ``reductions`` (and the scans),
-``statistics``, ``softmax``, ``sorting``, ``views``, ``rearranging`` (cat/stack, split, flip/roll, tril/triu),
-``assembling``, ``indexing``, ``scattering``, ``matmul`` (mm, bmm, matmul, einsum), ``products``, ``linalg``
-(torch.linalg) and ``legacy_linalg``, ``special``, ``complex_numbers``, the samplers, and ``nn/`` (what
-nn.functional computes: convolution, pooling, normalization, attention, losses, ...).
+other. The families:
 
-Importing the package hands ``TensorOps`` (``tensor_rules``), the rules' namespace under create_graph, down
-to the core. Tensor methods are bound by ``gradiente/tensor_methods.py``, a floor up.
+* elementwise: ``arithmetic`` (+ - * / // % **, addcmul/addcdiv), ``unary`` (the table of functions of one tensor,
+  from exp to lgamma, plus nan_to_num, frexp, polygamma), ``binary_math`` (atan2, hypot, lerp, xlogy, logaddexp,
+  copysign, ldexp, gcd ...), ``selection`` (clamp, where, maximum/minimum), ``comparison`` (comparisons, logical
+  and bitwise ops, isin: no gradients), ``conversions`` (to, type, float() ...), ``complex_numbers``, ``fill``;
+* reductions and their kin: ``reductions`` (sum, mean, var, norms, min/max, median, nansum, scans, trapezoid),
+  ``statistics`` (cov, corrcoef, bincount, histograms), ``softmax``, ``sorting`` (sort, topk, quantile ...);
+* shapes and indices: ``views`` (view, reshape, permute, expand, narrow ...), ``joining`` (cat, stack, split,
+  meshgrid ...), ``rearranging`` (repeat, flip, roll, triangles, diag, diff, rot90), ``indexing`` (x[i], gather,
+  masks, take), ``scattering`` (x[i] = v, scatter, index_add, index_put, put);
+* linear algebra: ``matmul`` (mm, bmm, matmul, einsum, addbmm), ``products`` (tensordot, kron, cross, cdist ...),
+  ``linalg`` (torch.linalg) and ``legacy_linalg`` (the older top-level names);
+* ``special`` (torch.special), the random ``samplers`` and differentiable ``sampling``;
+* ``nn/``: what nn.functional computes (convolution, pooling, normalization, attention, losses, ...).
+
+``_table`` builds elementwise ops from table rows. Importing the package hands ``TensorOps`` (``tensor_rules``),
+the rules' namespace under create_graph, down to the core. Tensor methods are bound by
+``gradiente/tensor_methods.py``, a floor up.
 """
 from ..core import inplace
 from ..core.rules import use_tensor_ops
@@ -20,7 +28,6 @@ from . import (
     binary_math,
     comparison,
     complex_numbers,
-    elementwise_extra,
     fill,
     indexing,
     legacy_linalg,

@@ -1,21 +1,20 @@
 """Math of two or more tensors with rules of their own: ``atan2``, ``hypot``, ``lerp``, ``xlogy``."""
+from typing import Optional
+
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.dtype import cpp_name, scalar_name
 from ..core.errors import _require_tensor, broadcasting
-from ..core.node import Node
+from ..core.node import Node, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from .arithmetic import _tensor_pair_op, _write_out
+from .arithmetic import _tensor_pair_op, _without_derivative, _write_out
+from .unary import _LN2, _finish, _rule_fn, exp2
 
-__all__ = [
-    "arctan2",
-    "atan2",
-    "hypot",
-    "lerp",
-    "xlogy",
-]
+__all__ = ["arctan2", "atan2", "hypot", "lerp", "xlogy", "logaddexp", "logaddexp2", "nextafter", "copysign", "ldexp",
+           "heaviside", "gcd", "lcm"]
 
 
 class Atan2Backward0(Node):
@@ -189,3 +188,210 @@ def xlogy(input, other, *, out=None):
     """input * log(other), with 0 where input is 0 (unless other is nan); one side may be a number."""
     return _with_numbers(numpy_ops.xlogy, (XlogyBackward0, XlogyBackward1, XlogyBackward2), input, other, out)
 
+
+# --- logaddexp, logaddexp2 ----------------------------------------------------------------------------------
+
+def _floating_pair(name, input, other):
+    """The promoted arrays of two tensors for a kernel PyTorch has for floating dtypes only."""
+    _require_tensor(name, other)
+    xa, ya, target = promote_operands(input, other)
+    if target.kind != "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_name(target)}\'')
+    return xa, ya, target
+
+
+def _needs(node, i):
+    """Whether the node's i-th input wants a gradient."""
+    return node.next_functions[i][0] is not None
+
+
+class LogaddexpBackward0(Node):
+    """out = ln(eˣ + eʸ);  dx = grad / (1 + e^(y-x));  dy = grad / (1 + e^(x-y));
+    out' = x' / (1 + e^(y-x)) + y' / (1 + e^(x-y))"""
+    formula = "∂ln(eˣ + eʸ)/∂x = eˣ/(eˣ + eʸ)"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):     # nan where both are the same infinity
+            return (grad / (1 + ops.exp(y - x)) if _needs(self, 0) else None,
+                    grad / (1 + ops.exp(x - y)) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tangent_sum(None if x_t is None else x_t / (1 + ops.exp(y - x)),
+                               None if y_t is None else y_t / (1 + ops.exp(x - y)))
+
+
+class Logaddexp2Backward0(Node):
+    """out = log₂(2ˣ + 2ʸ);  dx = grad / (1 + 2^(y-x));  dy = grad / (1 + 2^(x-y));
+    out' = x' / (1 + 2^(y-x)) + y' / (1 + 2^(x-y))"""
+    formula = "∂log₂(2ˣ + 2ʸ)/∂x = 2ˣ/(2ˣ + 2ʸ)"
+
+    def backward(self, ops, grad):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (grad / (1 + ops.exp((y - x) * _LN2)) if _needs(self, 0) else None,
+                    grad / (1 + ops.exp((x - y) * _LN2)) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return tangent_sum(None if x_t is None else x_t / (1 + ops.exp((y - x) * _LN2)),
+                               None if y_t is None else y_t / (1 + ops.exp((x - y) * _LN2)))
+
+
+def _logaddexp_op(name, np_fn, node_cls, doc):
+    def op(input, other, *, out=None):
+        xa, ya, target = _floating_pair(name, input, other)
+        with np.errstate(invalid="ignore"):     # inf - inf inside, where the result is ±inf or nan as in PyTorch
+            result = as_result(broadcasting(np_fn, xa, ya), target)
+        if wants_grad(input, other):
+            record(node_cls, (input, other), result, (input, other))
+        return _finish(result, out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+logaddexp = _logaddexp_op("logaddexp", np.logaddexp, LogaddexpBackward0,
+                          "ln(e^input + e^other), without overflow: the larger term is taken out first.")
+
+
+logaddexp2 = _logaddexp_op("logaddexp2", np.logaddexp2, Logaddexp2Backward0, "log₂(2^input + 2^other), stably.")
+
+
+# --- nextafter, copysign, ldexp, heaviside ------------------------------------------------------------------
+
+class NextafterBackward0(Node):
+    """out = the next float after x towards y;  dx = grad;  dy = 0;  out' = x' (as PyTorch defines them)"""
+    formula = "d/dx nextafter(x, y) = 1"
+
+    def backward(self, ops, grad):
+        return (grad if _needs(self, 0) else None, ops.zeros_like(grad) if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        return x_t if x_t is not None else ops.zeros_like(y_t)
+
+
+def nextafter(input, other, *, out=None):
+    """The next representable value after ``input`` in the direction of ``other``, elementwise."""
+    xa, ya, target = _floating_pair("nextafter", input, other)
+    result = as_result(broadcasting(np.nextafter, xa, ya), target)
+    if wants_grad(input, other):
+        record(NextafterBackward0, (input, other), result)
+    return _finish(result, out)
+
+
+class CopysignBackward0(Node):
+    """out = |x| with the sign of y;  dx = grad·(out/x) (±1; 0 where x = 0);  dy = 0;  out' = x'·(out/x)"""
+    formula = "∂copysign(x, y)/∂x = ±1 (1 where the sign is kept)"
+
+    def backward(self, ops, grad):
+        dx = grad * self._sign_ratio(ops, grad) if _needs(self, 0) else None
+        return (dx, ops.zeros_like(grad)) if len(self.next_functions) == 2 else dx
+
+    def jvp(self, ops, x_t, y_t=None):
+        return ops.zeros_like(y_t) if x_t is None else x_t * self._sign_ratio(ops, x_t)
+
+    def _sign_ratio(self, ops, like):
+        """out/x: ±1, and 0 where x = 0."""
+        x, out = self.saved(ops)
+        xa = ops.raw(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ops.constant(np.where(xa == 0, 0, ops.raw(out) / xa), like)
+
+
+class CopysignBackward1(CopysignBackward0):
+    """out = |x| with the sign of the number c;  dx = grad·(out/x) (±1; 0 where x = 0)"""
+
+
+def copysign(input, other, *, out=None):
+    """|input| with the sign of ``other`` (a tensor or a number; the sign of -0.0 counts); a floating result."""
+    xa, ya, target = promote_operands(input, other, floating=True)
+    result = as_result(broadcasting(np.copysign, xa, ya), target)
+    if isinstance(other, Tensor):
+        if wants_grad(input, other):
+            record(CopysignBackward0, (input, other), result, (input, result))
+    elif wants_grad(input):
+        record(CopysignBackward1, (input,), result, (input, result))
+    return _finish(result, out)
+
+
+class LdexpBackward0(Node):
+    """out = x·2ʸ;  dx = grad·2ʸ;  dy = grad·out·ln 2;  out' = x'·2ʸ + y'·out·ln 2"""
+    formula = "∂(x·2ʸ)/∂x = 2ʸ,  ∂(x·2ʸ)/∂y = x·2ʸ·ln 2"
+    scale: Optional[np.ndarray]     # 2ʸ, exact, when y is an integer tensor (else computed from y)
+
+    def backward(self, ops, grad):
+        y, out = self.saved(ops)
+        scale = ops.constant(self.scale, grad) if self.scale is not None else _rule_fn(ops, np.exp2, exp2)(y)
+        return (grad * scale if _needs(self, 0) else None,
+                grad * out * _LN2 if _needs(self, 1) else None)
+
+    def jvp(self, ops, x_t, y_t):
+        y, out = self.saved(ops)
+        through_x = None
+        if x_t is not None:
+            scale = ops.constant(self.scale, x_t) if self.scale is not None else _rule_fn(ops, np.exp2, exp2)(y)
+            through_x = x_t * scale
+        return tangent_sum(through_x, None if y_t is None else y_t * out * _LN2)
+
+
+def ldexp(input, other, *, out=None):
+    """input·2^other. With a floating ``input`` and an integer ``other`` the power is exact and never overflows
+    on its own (as C's ldexp); otherwise it is computed as input·exp2(other), as PyTorch does."""
+    _require_tensor("ldexp", other)
+    target = dt.result_type(input, other)._np
+    if target.kind != "f":
+        target = dt.get_default_dtype()._np
+    xa, ea = input._data, other._data
+    scale = None
+    if ea.dtype.kind in "iub" and xa.dtype.kind == "f":
+        if ea.dtype.kind == "b":
+            raise NotImplementedError('"ldexp_cpu_exp" not implemented for \'Bool\'')
+        exponent = np.clip(ea, -2 ** 20, 2 ** 20).astype(np.int64)
+        with np.errstate(over="ignore"):
+            values = broadcasting(np.ldexp, xa.astype(target), exponent)
+            scale = np.ldexp(np.ones((), target), exponent)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = broadcasting(np.multiply, xa.astype(target), np.exp2(ea.astype(target)))
+    result = as_result(values, target)
+    if wants_grad(input, other):
+        record(LdexpBackward0, (input, other), result, (other, result), scale=scale)
+    return _finish(result, out)
+
+
+def heaviside(input, values, *, out=None):
+    """The step function: 0 where input < 0, ``values`` where input == 0, 1 where input > 0 (same dtypes only)."""
+    _require_tensor("heaviside", values, arg="values")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    xa, va = input._data, values._data
+    step = broadcasting(lambda a, v: np.where(a == 0, v, a > 0), xa, va)
+    result = as_result(step, xa.dtype)
+    _without_derivative("heaviside", (input, values), result)
+    return _finish(result, out)
+
+
+# --- gcd, lcm: integers only, no gradient -------------------------------------------------------------------
+
+def _integer_pair_op(name, np_fn, doc):
+    """An op of two integer tensors, with no gradient (the integers have none)."""
+    def op(input, other, *, out=None):
+        _require_tensor(name, other)
+        xa, ya, target = promote_operands(input, other)
+        if target.kind not in "iu":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_name(target)}\'')
+        return _finish(as_result(broadcasting(np_fn, xa, ya), target), out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+gcd = _integer_pair_op("gcd", np.gcd, "The greatest common divisor (non-negative; gcd(0, 0) = 0), elementwise.")
+
+
+lcm = _integer_pair_op("lcm", np.lcm, "The least common multiple (non-negative; 0 if either is 0), elementwise; it "
+                                      "wraps around on overflow, as PyTorch's does.")

@@ -27,65 +27,41 @@ from ..core.special_math import (
 )
 from ._table import ElementwiseTable
 from .arithmetic import _write_out
-from .binary_math import _with_numbers, xlogy
-from .elementwise_extra import (
-    _needs,
-    _rule_fn,
-    digamma,
-    erfc,
-    erfinv,
-    i0,
-    lgamma,
-    mvlgamma,
-    polygamma,
-    sinc,
-)
+from .binary_math import _needs, _with_numbers, xlogy
 from .reductions import logsumexp as _logsumexp
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
-from .unary import RoundBackward1, erf, exp2, expm1, log1p, logit, sigmoid
+from .unary import (
+    RoundBackward1,
+    _digamma_of,
+    _finish,
+    _floating_array,
+    _on_floats,
+    _rule_fn,
+    digamma,
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    i0,
+    lgamma,
+    log1p,
+    logit,
+    polygamma,
+    sigmoid,
+    sinc,
+)
 from .unary import round as _round
 
-__all__ = [
-    "gammainc",
-    "gammaincc",
-    "digamma",
-    "entr",
-    "erf",
-    "erfc",
-    "erfcx",
-    "erfinv",
-    "exp2",
-    "expit",
-    "expm1",
-    "gammaln",
-    "i0",
-    "i0e",
-    "i1",
-    "i1e",
-    "log1p",
-    "log_ndtr",
-    "log_softmax",
-    "logit",
-    "logsumexp",
-    "multigammaln",
-    "ndtr",
-    "ndtri",
-    "polygamma",
-    "psi",
-    "round",
-    "sinc",
-    "softmax",
-    "xlog1py",
-    "xlogy",
-    "zeta",
-]
+__all__ = ["gammainc", "gammaincc", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
+           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
+           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
 
 # Other names of top-level ops: the same functions, so the same nodes (PyTorch records these names too).
 expit = sigmoid
 gammaln = lgamma
 psi = digamma
-multigammaln = mvlgamma
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -343,3 +319,44 @@ def igammac(input, other, *, out=None):
 
 gammainc = igamma
 gammaincc = igammac
+
+
+# --- polygamma and mvlgamma: special functions with an integer parameter ------------------------------------
+
+
+class MvlgammaBackward0(Node):
+    """out = Σⱼ lgamma(x - j/2) + p(p-1)/4·ln π (j < p);  dx = grad·Σⱼ ψ(x - j/2);  out' = x'·Σⱼ ψ(x - j/2)"""
+    formula = "d/dx ln Γₚ(x) = Σⱼ ψ(x - j/2)"
+    p: int
+
+    def backward(self, ops, grad):
+        return (grad * self._derivative(ops),)
+
+    def jvp(self, ops, x_t):
+        return x_t * self._derivative(ops)
+
+    def _derivative(self, ops):
+        (x,) = self.saved(ops)
+        total = _digamma_of(ops, x)
+        for j in range(1, self.p):
+            total = total + _digamma_of(ops, x - j / 2)
+        return total
+
+
+def _mvlgamma_array(a, p):
+    # summed from the smallest argument up, as PyTorch sums, then the constant
+    total = sum(lgamma_array(a - j / 2) for j in range(p - 1, -1, -1))
+    return (total + p * (p - 1) / 4 * math.log(math.pi)).astype(a.dtype, copy=False)
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p``: ln Γₚ(x) = p(p-1)/4·ln π + Σⱼ₌₀ᵖ⁻¹ lgamma(x - j/2)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    result = as_result(_on_floats(lambda a: _mvlgamma_array(a, p), _floating_array(input)))
+    if wants_grad(input):
+        record(MvlgammaBackward0, (input,), result, (input,), p=p)
+    return _finish(result, out)
+
+
+multigammaln = mvlgamma

@@ -13,17 +13,29 @@ from typing import Optional
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import return_types
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad
 from ..core.rules import numpy_ops, sigmoid_array
+from ..core.special_math import (
+    _SQRT_PI,
+    digamma_array,
+    erfc_array,
+    erfinv_array,
+    i0_array,
+    i1_array,
+    lgamma_array,
+    polygamma_array,
+)
 from ._table import ElementwiseTable, UnaryNode, no_kernel
+from .arithmetic import _write_out
 
-__all__ = [
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "sigmoid", "relu", "abs", "sign", "sgn", "floor", "ceil", "trunc", "frac", "erf", "round", "logit",
-]
+__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin",
+           "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "abs", "sign",
+           "sgn", "floor", "ceil", "trunc", "frac", "erf", "round", "logit", "sinc", "deg2rad", "rad2deg", "erfc",
+           "erfinv", "lgamma", "digamma", "i0", "fix", "nan_to_num", "frexp", "polygamma"]
 
+_DEG_TO_RAD, _RAD_TO_DEG = math.pi / 180, 180 / math.pi
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
@@ -202,3 +214,200 @@ def logit(input, eps=None, *, out=None):
     return result
 
 
+# --- more rows: special functions and angle conversions -----------------------------------------------------
+
+def _rule_fn(ops, array_fn, op):
+    """A function a rule needs that ``core.rules`` lacks: its array version on arrays, the recorded op
+    on tensors (``create_graph``), so that each rule is written once and has derivatives of its own."""
+    return op if ops.recording else array_fn
+
+
+def _digamma_of(ops, x):
+    return _rule_fn(ops, digamma_array, digamma)(x)
+
+
+def _polygamma_of(ops, n, x):
+    return _rule_fn(ops, polygamma_array, polygamma)(n, x)
+
+
+def _i1_of(ops, x):
+    from .special import i1
+    return _rule_fn(ops, i1_array, i1)(x)
+
+
+def _floating_array(input):
+    """The array a floating function computes on: integers and bools in the default float dtype."""
+    a = input._data
+    return a if a.dtype.kind in "fc" else a.astype(dt.get_default_dtype()._np)
+
+
+def _on_floats(array_fn, a):
+    """``array_fn`` of a floating array, float16 computed in float32 and rounded once (as PyTorch does)."""
+    if a.dtype == np.float16:
+        with np.errstate(over="ignore"):
+            return array_fn(a.astype(np.float32)).astype(np.float16)
+    return array_fn(a)
+
+
+def _finish(result, out):
+    return result if out is None else _write_out(result, out)
+
+
+def _sinc(a):
+    """sin(πx)/(πx), 1 at 0; computed in the input's precision, as PyTorch computes it."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        product = np.pi * a
+        return np.where(a == 0, np.ones((), a.dtype), np.sin(product) / product)
+
+
+def _sinc_derivative(ops, v, x, out):
+    """v·(πx·cos πx - sin πx)/(πx²), 0 at x = 0."""
+    product = x * math.pi
+    slope = (ops.cos(product) * product - ops.sin(product)) / (product * x)
+    return ops.mask(ops.raw(x) != 0, v * slope)
+
+
+sinc = TABLE.row("sinc", _sinc, "SincBackward0", "x", _sinc_derivative,
+                 "d/dx sin(πx)/(πx) = (πx·cos πx - sin πx)/(πx²)")
+
+
+deg2rad = TABLE.row("deg2rad", lambda a: a * np.asarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
+                    lambda ops, v, x, out: v * _DEG_TO_RAD, "d/dx x·π/180 = π/180")
+
+
+rad2deg = TABLE.row("rad2deg", lambda a: a * np.asarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
+                    lambda ops, v, x, out: v * _RAD_TO_DEG, "d/dx x·180/π = 180/π")
+
+
+erfc = TABLE.row("erfc", erfc_array, "ErfcBackward0", "x",
+                 lambda ops, v, x, out: v * (-2 / _SQRT_PI) * ops.exp(-(x * x)), "d/dx erfc x = -2/√π·e^(-x²)")
+
+
+erfinv = TABLE.row("erfinv", erfinv_array, "ErfinvBackward0", "out",
+                   lambda ops, v, x, out: v * (_SQRT_PI / 2) * ops.exp(out * out),
+                   "d/dx erfinv x = √π/2·e^(erfinv(x)²)")
+
+
+lgamma = TABLE.row("lgamma", lgamma_array, "LgammaBackward0", "x", lambda ops, v, x, out: v * _digamma_of(ops, x),
+                   "d/dx ln|Γ(x)| = ψ(x)")
+
+
+digamma = TABLE.row("digamma", digamma_array, "DigammaBackward0", "x",
+                    lambda ops, v, x, out: v * _polygamma_of(ops, 1, x), "d/dx ψ(x) = ψ⁽¹⁾(x)")
+
+
+i0 = TABLE.row("i0", i0_array, "I0Backward0", "x", lambda ops, v, x, out: v * _i1_of(ops, x), "d/dx I₀(x) = I₁(x)")
+
+
+# fix is PyTorch's other name for trunc (same node, TruncBackward0)
+fix = trunc
+
+
+# --- nan_to_num and frexp: own nodes ------------------------------------------------------------------------
+
+class NanToNumBackward0(Node):
+    """out = x with nan and ±inf replaced by numbers;  dx = grad where x is finite, 0 elsewhere;  out' likewise"""
+    formula = "d/dx nan_to_num(x) = 1 where x is finite, else 0"
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        return (ops.mask(np.isfinite(ops.raw(x)), grad),)
+
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        return ops.mask(np.isfinite(ops.raw(x)), x_t)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """``input`` with nan replaced by ``nan`` and ±inf by ``posinf``/``neginf`` (by default the largest and lowest
+    finite values of the dtype); integer and bool tensors are copied unchanged."""
+    a = input._data
+    if a.dtype.kind in "fc":
+        with np.errstate(over="ignore"):            # a replacement beyond the dtype's range becomes inf
+            values = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    else:
+        values = a.copy()
+    result = as_result(values, a.dtype)
+    if wants_grad(input):
+        record(NanToNumBackward0, (input,), result, (input,))
+    return _finish(result, out)
+
+
+frexp_result = return_types.frexp
+
+
+class FrexpBackward0(Node):
+    """(mantissa, exponent) = frexp(x), x = mantissa·2^exponent;  dx = grad / 2^exponent;
+    mantissa' = x' / 2^exponent"""
+    formula = "∂mantissa/∂x = 2^(-exponent)"
+    scale: np.ndarray       # 2^(-exponent)
+
+    def backward(self, ops, grad):
+        return (grad * ops.constant(self.scale, grad),)
+
+    def jvp(self, ops, x_t):
+        return x_t * ops.constant(self.scale, x_t)
+
+
+def frexp(input, *, out=None):
+    """Mantissas in [0.5, 1) (with the sign) and int32 exponents with input = mantissa·2^exponent; ``frexp(0)`` is
+    (0, 0), and nan and ±inf come back as mantissas with exponent 0."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa_values, exponent_values = np.frexp(a)
+    mantissa = as_result(mantissa_values, a.dtype)
+    exponent = as_result(exponent_values, np.int32)
+    if wants_grad(input):
+        record(FrexpBackward0, (input,), mantissa, scale=np.ldexp(np.ones((), a.dtype), -exponent_values))
+    if out is not None:
+        _write_out(mantissa, out[0])
+        _write_out(exponent, out[1])
+        return frexp_result(*out)
+    return frexp_result(mantissa, exponent)
+
+
+# --- polygamma: the derivatives of digamma, with an integer order -------------------------------------------
+
+class PolygammaBackward0(Node):
+    """out = ψ⁽ⁿ⁾(x);  dx = grad·ψ⁽ⁿ⁺¹⁾(x);  out' = x'·ψ⁽ⁿ⁺¹⁾(x)"""
+    formula = "d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x)"
+    n: int
+
+    def backward(self, ops, grad):
+        (x,) = self.saved(ops)
+        return (grad * _polygamma_of(ops, self.n + 1, x),)
+
+    def jvp(self, ops, x_t):
+        (x,) = self.saved(ops)
+        return x_t * _polygamma_of(ops, self.n + 1, x)
+
+
+class PolygammaBackward1(PolygammaBackward0):
+    """out = ψ⁽ⁿ⁾(x) computed in place (``x.polygamma_(n)``: PyTorch's name for that overload)"""
+
+
+def polygamma(n, input, *, out=None):
+    """ψ⁽ⁿ⁾(input), the n-th derivative of the digamma function (``polygamma(0, x)`` is ``digamma(x)``)."""
+    return _finish(_polygamma_op(n, input, PolygammaBackward0), out)
+
+
+def _polygamma_op(n, input, node_cls):
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    result = as_result(_on_floats(lambda a: polygamma_array(n, a), _floating_array(input)))
+    if wants_grad(input):
+        record(node_cls, (input,), result, (input,), n=n)
+    return result
+
+
+def _polygamma_method(self, n):
+    """``x.polygamma(n)``: the method takes its arguments in the other order."""
+    return polygamma(n, self)
+
+
+def _polygamma_of_self(self, n):
+    """The op behind ``x.polygamma_(n)``, which PyTorch records as PolygammaBackward1."""
+    return _polygamma_op(n, self, PolygammaBackward1)
