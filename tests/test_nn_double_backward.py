@@ -1,4 +1,4 @@
-"""Second (and third) derivatives through the normalizations, against finite differences and PyTorch.
+"""Second (and third) derivatives through normalization and embedding, against finite differences and PyTorch.
 
 Their first derivatives are computed on arrays (the training hot path). Under ``create_graph=True``:
 
@@ -6,13 +6,15 @@ Their first derivatives are computed on arrays (the training hot path). Under ``
   (``NativeLayerNormBackwardBackward0``, ``NativeBatchNormBackwardBackward0``), whose rule gives the second
   derivatives on arrays and the third on recorded tensors;
 * group_norm composes its first derivatives of differentiable ops, as PyTorch does; instance_norm (a batch norm)
-  and rms_norm (a composition) follow.
+  and rms_norm (a composition) follow;
+* embedding records ``EmbeddingDenseBackwardBackward0``.
 
 The op-spec rows run the first derivatives as an op of (inputs, upstream gradient): gradcheck of that op is a
 numerical check of the second derivatives, gradgradcheck of the third, and the comparison with PyTorch checks the
 grad_fn name and the second derivatives by every input. Where PyTorch is wrong, the tests say so and check the
 derivative instead: its third derivatives through layer_norm and training batch_norm (pytorch#175754, #186256:
-its double backward treats the saved statistics as constants).
+its double backward treats the saved statistics as constants), and its second derivatives through embedding with
+``scale_grad_by_freq`` (its double backward leaves out the division by the counts).
 """
 import numpy as np
 import pytest
@@ -44,6 +46,17 @@ def _running_stats(rng, shapes):
     x, w, b, mean, var, v = shapes
     return [rng.uniform(-2, 2, x), rng.uniform(-2, 2, w), rng.uniform(-2, 2, b), rng.uniform(-1, 1, mean),
             rng.uniform(0.5, 2, var), rng.uniform(-2, 2, v)]
+
+
+def _lookups(padding=None):
+    def make(rng, shapes):
+        weight, index, v = shapes
+        idx = rng.randint(0, weight[0], size=index)
+        if padding is not None:
+            idx.flat[0] = padding
+        idx.flat[1] = idx.flat[2]       # a repeated index: its row sums two lookups
+        return [rng.uniform(-2, 2, weight), idx.astype(np.int64), rng.uniform(-2, 2, v)]
+    return make
 
 
 # The ops under test, as fn(lib, *inputs); the first derivatives are taken by the floating inputs that require grad.
@@ -87,6 +100,18 @@ def rms_norm(lib, x, w):
     return F(lib).rms_norm(x, (4,), w)
 
 
+def embedding(lib, weight, idx):
+    return F(lib).embedding(idx, weight)
+
+
+def embedding_padding(lib, weight, idx):
+    return F(lib).embedding(idx, weight, padding_idx=1)
+
+
+def embedding_by_freq(lib, weight, idx):
+    return F(lib).embedding(idx, weight, scale_grad_by_freq=True)
+
+
 X, C, BATCH = (2, 3, 4), (3,), (3, 3, 2)     # (N, C, L) for the channel norms; (N, *, 4) for layer and rms norm
 EVAL = {"make_inputs": _running_stats, "grad_inputs": (0, 1, 2, 5)}
 SPECS = [
@@ -111,6 +136,14 @@ SPECS = [
     OpSpec("instance_norm_dweight", first_derivatives(instance_norm, 1), [(BATCH, C, C, BATCH)]),
     OpSpec("rms_norm_dx", first_derivatives(rms_norm), [(X, (4,), X)]),
     OpSpec("rms_norm_dweight", first_derivatives(rms_norm, 1), [(X, (4,), X)]),
+    OpSpec("embedding_dweight", first_derivatives(embedding), [((5, 3), (2, 3), (2, 3, 3))],
+           make_inputs=_lookups()),
+    OpSpec("embedding_padding_dweight", first_derivatives(embedding_padding), [((5, 3), (2, 3), (2, 3, 3))],
+           make_inputs=_lookups(padding=1)),
+    # PyTorch's second derivative is wrong here (see test_embedding_by_freq_divides_by_the_counts): the first
+    # derivatives are compared, the second checked numerically only
+    OpSpec("embedding_by_freq_dweight", first_derivatives(embedding_by_freq), [((5, 3), (2, 3), (2, 3, 3))],
+           make_inputs=_lookups(), torch_grad=False),
 ]
 
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
@@ -129,18 +162,24 @@ CASES = {
     "group_norm_plain": (group_norm_plain, [(2, 3, 2, 2)], None),
     "instance_norm": (instance_norm, [BATCH, C, C], None),
     "rms_norm": (rms_norm, [X, (4,)], None),
+    "embedding": (embedding, [(5, 3), (2, 3)], None),
+    "embedding_padding": (embedding_padding, [(5, 3), (2, 3)], None),
 }
 
 
 def _inputs(lib, name, dtype, seed=0):
-    """The case's inputs in ``lib``: all require grad, except a batch norm's running statistics (the positions
-    the case names)."""
+    """The case's inputs in ``lib``: floating ones require grad, except a batch norm's running statistics (the
+    positions the case names); an embedding's second input is its indices."""
     _, shapes, constant = CASES[name]
     rng = np.random.RandomState(seed)
-    arrays = [rng.uniform(-2, 2, s) for s in shapes]
-    for i in constant or ():
-        arrays[i] = rng.uniform(0.5, 2, shapes[i])
-    return [lib.from_numpy(a.astype(dtype)).requires_grad_(i not in (constant or ())) for i, a in enumerate(arrays)]
+    if name.startswith("embedding"):
+        arrays = _lookups(padding=1 if "padding" in name else None)(rng, shapes + [(1,)])[:2]
+    else:
+        arrays = [rng.uniform(-2, 2, s) for s in shapes]
+        for i in constant or ():
+            arrays[i] = rng.uniform(0.5, 2, shapes[i])
+    return [lib.from_numpy(a.astype(dtype)).requires_grad_(i not in (constant or ()))
+            if a.dtype.kind == "f" else lib.from_numpy(a) for i, a in enumerate(arrays)]
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -182,7 +221,7 @@ def test_second_derivatives_as_torch(name, dtype):
             np.testing.assert_allclose(a, b, rtol=rtol * 10, atol=atol * 10, err_msg=f"second derivative {i}")
 
 
-@pytest.mark.parametrize("name", ["layer_norm", "batch_norm_train", "batch_norm_eval"])
+@pytest.mark.parametrize("name", ["layer_norm", "batch_norm_train", "batch_norm_eval", "embedding_padding"])
 def test_first_derivatives_under_create_graph_are_the_plain_ones(name):
     """The recorded first derivatives are the arrays an ordinary backward computes, bit for bit."""
     inputs = _inputs(gradiente, name, "float32")
@@ -193,6 +232,26 @@ def test_first_derivatives_under_create_graph_are_the_plain_ones(name):
     recorded = gradiente.autograd.grad(out, wrt, v, create_graph=True)
     for a, b in zip(plain, recorded):
         assert a.numpy().tobytes() == b.detach().numpy().tobytes()
+
+
+def test_embedding_by_freq_divides_by_the_counts():
+    """With ``scale_grad_by_freq`` the first derivative divides each lookup's gradient by its index's count, so
+    its derivative by the upstream gradient does too. PyTorch 2.13's leaves the division out (its gradgradcheck
+    fails); gradiente's is PyTorch's divided by the counts, and passes."""
+    weight = np.random.RandomState(0).uniform(-2, 2, (5, 3))
+    idx = np.array([[0, 2, 2], [4, 1, 0]])
+    counts = np.bincount(idx.ravel(), minlength=5)[idx][..., None]
+    u = np.random.RandomState(1).uniform(-2, 2, (5, 3))
+    seconds = []
+    for lib in (gradiente, torch):
+        w = lib.from_numpy(weight.copy()).requires_grad_()
+        out = F(lib).embedding(lib.from_numpy(idx), w, scale_grad_by_freq=True)
+        v = lib.ones(tuple(out.shape), dtype=lib.float64, requires_grad=True)
+        (dweight,) = lib.autograd.grad(out, w, v, create_graph=True)
+        seconds.append(lib.autograd.grad((dweight * lib.from_numpy(u)).sum(), v)[0].numpy())
+    np.testing.assert_allclose(seconds[0], seconds[1] / counts, rtol=1e-12)
+    assert gradiente.autograd.gradgradcheck(lambda w: embedding_by_freq(gradiente, w, gradiente.from_numpy(idx)),
+                                            [gradiente.from_numpy(weight).requires_grad_()])
 
 
 @pytest.mark.parametrize("op", [
