@@ -44,11 +44,19 @@ class RepeatBackward0(Node):
     formula = "∂ tile(x)/∂x: gradient summed over the copies"
 
     def backward(self, ops, grad):
+        # PyTorch's repeat_backward: one reshape, splitting each repeated dim in (repeat, size), then one sum over
+        # the new leading dims and the repeats (ViewBackward0, SumBackward1 under create_graph)
         shape = _input_shape(self)
-        padded = (1,) * (len(self.repeats) - len(shape)) + tuple(shape)
-        split = tuple(n for pair in zip(self.repeats, padded) for n in pair)
-        summed = ops.sum(ops.reshape(grad, split), tuple(range(0, len(split), 2)))
-        return (ops.reshape(summed, shape),)
+        lead = len(self.repeats) - len(shape)
+        split, axes = list(self.repeats[:lead]), list(range(lead))
+        for repeat, size in zip(self.repeats[lead:], shape):
+            if repeat != 1:
+                axes.append(len(split))
+                split.append(repeat)
+            split.append(size)
+        if not axes:
+            return (grad,)
+        return (ops.sum(ops.reshape(grad, tuple(split)), tuple(axes)),)
 
 
 def repeat(input, *sizes):

@@ -1,10 +1,11 @@
-"""``embedding``: rows of a weight matrix looked up by index, and its backward (a scatter-add of rows)."""
+"""``embedding``: rows of a weight matrix looked up by index, and its backward (a scatter-add of rows, on arrays;
+under ``create_graph`` recorded as PyTorch records it, ``EmbeddingDenseBackwardBackward0``, which gathers rows)."""
 import numpy as np
 
 from ...core.node import Node
 from ...core.record import record, wants_grad
 from ...core.tensor import Tensor
-from ._array_rules import arrays_only
+from ._array_rules import record_gradients
 
 __all__ = ["embedding"]
 
@@ -14,16 +15,49 @@ class EmbeddingBackward0(Node):
     formula = "∂weight[idx]/∂weight: each looked-up row receives the gradient of its lookups"
 
     def backward(self, ops, grad):
-        arrays_only(ops, "embedding")
+        if ops.recording:
+            (dweight,) = record_gradients(EmbeddingDenseBackwardBackward0, (grad,), (self.dense_grad(ops.raw(grad)),),
+                                          first=self)
+            return (None, dweight)
+        return (None, self.dense_grad(grad))
+
+    def dense_grad(self, grad):
+        """The weight's gradient, on arrays: each looked-up row's gradients summed (PyTorch's
+        ``embedding_dense_backward``)."""
         idx = self.indices.ravel()
         rows = grad.reshape(idx.size, -1)
         if self.scale_grad_by_freq:
-            rows = rows / np.bincount(idx, minlength=self.num_weights)[idx][:, None].astype(rows.dtype)
+            rows = rows / self.counts()[:, None].astype(rows.dtype)
         dweight = np.zeros((self.num_weights, rows.shape[1]), dtype=grad.dtype)
         np.add.at(dweight, idx, rows)
         if self.padding_idx is not None:
             dweight[self.padding_idx] = 0
-        return (None, dweight)
+        return dweight
+
+    def counts(self):
+        """How often each lookup's index occurs among all lookups (flattened)."""
+        idx = self.indices.ravel()
+        return np.bincount(idx, minlength=self.num_weights)[idx]
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """dweight = Σ_{k: idx[k] = i} grad[k] / count;  dgrad[k] = ggweight[idx[k]] / count (0 at padding_idx)
+
+    With ``scale_grad_by_freq`` the derivative is divided by each index's count, as the first derivative is: PyTorch
+    2.13 leaves that division out (its ``embedding_dense_double_backward`` assumes the first backward scaled its
+    input), so its second derivatives, and its gradgradcheck, are wrong there; gradiente's are the derivative."""
+    formula = "the adjoint of the scatter-add: each lookup reads its row of the weight's cotangent"
+    first: EmbeddingBackward0       # the forward's node: its indices and options
+
+    def backward(self, ops, gg):
+        first = self.first
+        idx = first.indices.ravel()
+        rows = ops.getitem(gg, (idx,))
+        if first.scale_grad_by_freq:
+            rows = rows / ops.constant(first.counts()[:, None], rows)
+        if first.padding_idx is not None:
+            rows = ops.mask((idx != first.padding_idx)[:, None], rows)
+        return ops.reshape(rows, (*first.indices.shape, rows.shape[1]))
 
 
 def _renorm_rows(weight, idx, max_norm, norm_type):
@@ -43,7 +77,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     """``weight[input]``: for integer ``input`` of any shape, the rows of ``weight (num, dim)``, giving
     ``(*input.shape, dim)``. ``padding_idx``'s row gets no gradient; ``max_norm`` renormalizes used rows in
-    place first. ``sparse`` gradients are not supported (the gradient is dense)."""
+    place first. ``sparse`` gradients are not supported (the gradient is dense). Differs from PyTorch 2.13 in the
+    second derivative with ``scale_grad_by_freq`` (``create_graph=True``): gradiente's divides by the counts, as the
+    first derivative does; PyTorch's does not, and fails its own gradgradcheck."""
     idx = input._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "

@@ -1,21 +1,32 @@
-"""Normalization (``layer_norm``, ``batch_norm``, ``group_norm``), forward and backward on NumPy arrays.
+"""Normalization (``layer_norm``, ``batch_norm``, ``group_norm``): the forward and first derivatives on NumPy
+arrays, and the second derivatives PyTorch gives.
 
 Each is one node whose rule is the closed-form gradient of ``y = (x - mean) * rstd * weight + bias`` with
 the statistics taken over the normalized axes (``xhat = (x - mean) * rstd``)::
 
     dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),   dxhat = grad * weight
 
-As with convolution, the rules compute on arrays only: a double backward through them raises.
+computed from the arrays the forward saved (``xhat``, ``rstd``): the training hot path. Under ``create_graph=True``
+(a gradient penalty, say) the first derivatives must be differentiable again, and each op records them as
+PyTorch does:
+
+* layer_norm and batch_norm compute the same arrays and record them as the outputs of one node,
+  ``NativeLayerNormBackwardBackward0`` / ``NativeBatchNormBackwardBackward0``, whose rule (``_second_derivatives``)
+  is written with ``ops`` names only: it runs on arrays for second derivatives and on recorded tensors for third;
+* group_norm composes them from differentiable ops, as PyTorch's ``infinitely_differentiable_native_group_norm_
+  backward`` does, so its graph reads as PyTorch's.
 """
 import numpy as np
 
 from ...core import grad_mode
-from ...core.node import Node
+from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
+from ...core.rules import numpy_ops
 from ...core.tensor import Tensor
-from ._array_rules import arrays_only
+from ._array_rules import record_gradients
 
 __all__ = ["layer_norm", "batch_norm", "group_norm"]
+
 
 def _dx(dxhat, xhat, rstd, axes):
     """The input gradient of ``xhat = (x - mean) * rstd`` (statistics over ``axes``) given ``dxhat``."""
@@ -26,11 +37,11 @@ def _dx(dxhat, xhat, rstd, axes):
 def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
     """``(dx, dweight, dbias)`` for ``y = xhat * weight + bias`` with xhat normalized over ``stat_axes``."""
     edges = node.next_functions
+    weight = node.saved(ops)[1]
     dx = dw = db = None
     if edges[0][0] is not None:
         dxhat = grad
-        if node.has_weight:
-            (weight,) = node.saved(ops)
+        if weight is not None:
             dxhat = grad * weight.reshape(node.affine_shape)
         dx = _dx(dxhat, node.xhat, node.rstd, stat_axes)
     if len(edges) > 1 and edges[1][0] is not None:
@@ -49,6 +60,68 @@ def _affine(xhat, weight, bias, shape):
     return out
 
 
+# --- second derivatives of layer and batch norm ----------------------------------------------------------
+
+def _statistics(ops, first, x, training):
+    """``(xhat, rstd)`` of the forward, as the namespace wants them: the saved arrays, or under create_graph
+    tensors recomputed from ``x`` so that third derivatives flow back to it (the running statistics of an
+    evaluating batch norm are constants)."""
+    if not ops.recording:
+        return first.xhat, first.rstd
+    if not training:
+        rstd = ops.constant(first.rstd, x)
+        return (x - ops.constant(first.mean.reshape(first.affine_shape), x)) * rstd, rstd
+    mean = ops.mean(x, first.stat_axes, keepdim=True)
+    centered = x - mean
+    rstd = 1 / ops.sqrt(ops.mean(centered * centered, first.stat_axes, keepdim=True) + first.eps)
+    return centered * rstd, rstd
+
+
+def _second_derivatives(ops, first, needs, grad, x, weight, ggx, ggw, ggb, training):
+    """``(dgrad, dx, dweight)``, each only if ``needs`` says so: the derivatives by grad, x and weight of
+    ``<ggx, dx> + <ggw, dweight> + <ggb, dbias>``, where ``dx = P(grad·w)``, ``dweight = Σ grad·x̂`` and
+    ``dbias = Σ grad`` are the first derivatives and ggx, ggw, ggb their cotangents (None for zero).
+    ``P(v) = rstd·(v − mean(v) − x̂·mean(v·x̂))`` over the statistics' axes in training (P is symmetric, so it is
+    its own adjoint), ``rstd·v`` with running statistics. In training x̂ and rstd depend on x (``∂rstd/∂x =
+    −rstd²·x̂/M``); with ``gh = grad·w`` and ``B = mean(gh·x̂)``::
+
+        dgrad   = w·P(ggx) + ggw·x̂ + ggb,     dweight = Σ grad·P(ggx)
+        dx      = P(ggw·grad − rstd·(B·ggx + mean(ggx·x̂)·gh)) − rstd²·x̂·mean(ggx·(gh − mean(gh) − x̂·B))
+    """
+    xhat, rstd = _statistics(ops, first, x, training)
+    shape, axes = first.affine_shape, first.stat_axes
+    w = None if weight is None else ops.reshape(weight, shape)
+    ggw = None if ggw is None else ops.reshape(ggw, shape)
+
+    def mean(v):
+        return ops.mean(v, axes, keepdim=True)
+
+    def project(v):
+        return rstd * (v - mean(v) - xhat * mean(v * xhat)) if training else rstd * v
+
+    p = None if ggx is None else project(ggx)
+    d_grad = d_x = d_weight = None
+    if needs[0]:
+        d_grad = tangent_sum(p if p is None or w is None else p * w, None if ggw is None else ggw * xhat,
+                             None if ggb is None else ops.expand(ops.reshape(ggb, shape), grad.shape))
+    if needs[1]:
+        v = None if ggw is None else ggw * grad
+        if training and ggx is not None:
+            gh = grad if w is None else grad * w
+            b = mean(gh * xhat)
+            through_xhat = rstd * (b * ggx + mean(ggx * xhat) * gh)
+            v = -through_xhat if v is None else v - through_xhat
+            d_x = project(v) - rstd * rstd * xhat * mean(ggx * (gh - mean(gh) - xhat * b))
+        elif v is not None:
+            d_x = project(v)
+    if needs[2] and p is not None:
+        d_weight = grad * p
+        if first.affine_axes:
+            d_weight = ops.sum(d_weight, first.affine_axes)
+        d_weight = ops.reshape(d_weight, first.weight_shape)
+    return d_grad, d_x, d_weight
+
+
 # --- layer norm ----------------------------------------------------------------------------------------
 
 class NativeLayerNormBackward0(Node):
@@ -56,8 +129,27 @@ class NativeLayerNormBackward0(Node):
     formula = "layer norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)),  dw = Σ grad·x̂,  db = Σ grad"
 
     def backward(self, ops, grad):
-        arrays_only(ops, "layer_norm")
-        return _normalized_grads(self, ops, grad, self.stat_axes, self.batch_axes)
+        if ops.recording:
+            x, weight, bias = self.saved(ops)
+            grads = _normalized_grads(self, numpy_ops, ops.raw(grad), self.stat_axes, self.affine_axes)
+            # PyTorch's edges: grad_out, input, mean, rstd (outputs of the forward, not gradiente's), weight, bias
+            return record_gradients(NativeLayerNormBackwardBackward0, (grad, x, None, None, weight, bias), grads,
+                                    saved=(grad, x, weight), first=self)
+        return _normalized_grads(self, ops, grad, self.stat_axes, self.affine_axes)
+
+
+class NativeLayerNormBackwardBackward0(Node):
+    """(dx, dw, db) = layer norm's first derivatives of (grad, x, w);  their derivatives: ``_second_derivatives``"""
+    first: NativeLayerNormBackward0     # the forward's node: its statistics and shapes
+    formula = "the derivative of layer norm's dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)), dw, db by grad, x, w"
+    _materialize_grads = False      # an output that got no gradient adds nothing: the rule skips its terms
+
+    def backward(self, ops, ggx, ggw, ggb):
+        grad, x, weight = self.saved(ops)
+        edges = self.next_functions
+        needs = (edges[0][0] is not None, edges[1][0] is not None, edges[4][0] is not None)
+        d_grad, d_x, d_weight = _second_derivatives(ops, self.first, needs, grad, x, weight, ggx, ggw, ggb, True)
+        return d_grad, d_x, None, None, d_weight, None
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -82,9 +174,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     result = Tensor._make(_affine(xhat, weight, bias, affine_shape))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
-        record(NativeLayerNormBackward0, inputs, result, saved=(weight,) if weight is not None else (),
-               xhat=xhat, rstd=rstd, stat_axes=stat_axes, batch_axes=tuple(range(xa.ndim - k)),
-               affine_shape=affine_shape, weight_shape=normalized_shape, has_weight=weight is not None)
+        record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
+               stat_axes=stat_axes, affine_axes=tuple(range(xa.ndim - k)), affine_shape=affine_shape,
+               weight_shape=normalized_shape)
     return result
 
 
@@ -96,21 +188,46 @@ class NativeBatchNormBackward0(Node):
     formula = "batch norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) over the batch,  dw = Σ grad·x̂,  db = Σ grad"
 
     def backward(self, ops, grad):
-        arrays_only(ops, "batch_norm")
-        if self.training:
-            return _normalized_grads(self, ops, grad, self.axes, self.axes)
-        dx = dw = db = None
-        edges = self.next_functions
-        if edges[0][0] is not None:
-            dx = grad * self.rstd
-            if self.has_weight:
-                (weight,) = self.saved(ops)
-                dx = dx * weight.reshape(self.affine_shape)
-        if edges[1][0] is not None:
-            dw = (grad * self.xhat).sum(axis=self.axes)
-        if edges[2][0] is not None:
-            db = grad.sum(axis=self.axes)
-        return dx, dw, db
+        if ops.recording:
+            x, weight = self.saved(ops)
+            grads = _batch_norm_grads(self, numpy_ops, ops.raw(grad))
+            # PyTorch's edges: grad_out, input, weight, save_mean, save_invstd (the last two not gradiente's)
+            return record_gradients(NativeBatchNormBackwardBackward0, (grad, x, weight, None, None), grads,
+                                    saved=(grad, x, weight), first=self)
+        return _batch_norm_grads(self, ops, grad)
+
+
+def _batch_norm_grads(node, ops, grad):
+    """``(dx, dweight, dbias)``: in training as layer norm's over the batch, with running statistics affine."""
+    if node.training:
+        return _normalized_grads(node, ops, grad, node.stat_axes, node.stat_axes)
+    weight = node.saved(ops)[1]
+    dx = dw = db = None
+    edges = node.next_functions
+    if edges[0][0] is not None:
+        dx = grad * node.rstd
+        if weight is not None:
+            dx = dx * weight.reshape(node.affine_shape)
+    if edges[1][0] is not None:
+        dw = (grad * node.xhat).sum(axis=node.stat_axes)
+    if edges[2][0] is not None:
+        db = grad.sum(axis=node.stat_axes)
+    return dx, dw, db
+
+
+class NativeBatchNormBackwardBackward0(Node):
+    """(dx, dw, db) = batch norm's first derivatives of (grad, x, w);  their derivatives: ``_second_derivatives``"""
+    first: NativeBatchNormBackward0     # the forward's node: its statistics and shapes
+    formula = ("the derivative of batch norm's dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) (training) or rstd·dx̂, "
+               "dw, db by grad, x, w")
+    _materialize_grads = False      # an output that got no gradient adds nothing: the rule skips its terms
+
+    def backward(self, ops, ggx, ggw, ggb):
+        grad, x, weight = self.saved(ops)
+        needs = tuple(edge[0] is not None for edge in self.next_functions[:3])
+        first = self.first
+        d_grad, d_x, d_weight = _second_derivatives(ops, first, needs, grad, x, weight, ggx, ggw, ggb, first.training)
+        return d_grad, d_x, d_weight, None, None
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -142,9 +259,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     result = Tensor._make(_affine(xhat, weight, bias, shape))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
-        record(NativeBatchNormBackward0, inputs, result, saved=(weight,) if weight is not None else (),
-               xhat=xhat, rstd=rstd, axes=axes, affine_shape=shape, weight_shape=(xa.shape[1],),
-               has_weight=weight is not None, training=bool(training))
+        record(NativeBatchNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd, mean=mean,
+               eps=eps, stat_axes=axes, affine_axes=axes, affine_shape=shape, weight_shape=(xa.shape[1],),
+               training=bool(training))
     return result
 
 
@@ -161,14 +278,15 @@ class NativeGroupNormBackward0(Node):
     formula = "group norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) per group"
 
     def backward(self, ops, grad):
-        arrays_only(ops, "group_norm")
+        x, weight = self.saved(ops)
+        if ops.recording:
+            return _group_norm_composed(self, grad, x, weight)
         grouped = grad.reshape(self.grouped_shape)
         dx = dw = db = None
         edges = self.next_functions
         if edges[0][0] is not None:
             dxhat = grad
-            if self.has_weight:
-                (weight,) = self.saved(ops)
+            if weight is not None:
                 dxhat = grad * weight.reshape(self.affine_shape)
             dxhat = dxhat.reshape(self.grouped_shape)
             dx = _dx(dxhat, self.xhat, self.rstd, 2).reshape(grad.shape)
@@ -178,6 +296,42 @@ class NativeGroupNormBackward0(Node):
         if edges[2][0] is not None:
             db = grad.sum(axis=axes)
         return dx, dw, db
+
+
+def _group_norm_composed(node, grad, x, weight):
+    """Group norm's first derivatives composed of differentiable ops (under create_graph), as PyTorch's
+    ``infinitely_differentiable_native_group_norm_backward`` composes them, with the statistics recomputed from
+    ``x`` (PyTorch's flow back through the forward's mean and rstd outputs, which gradiente's node does not have).
+    Per (sample, group), with s = 1/(D·HW), ds = Σ grad·x and db = Σ grad over each channel's HW elements:
+
+        dx = rstd·w·grad + b·x + c,  b = (Σ_D db·w·mean − Σ_D ds·w)·rstd³·s,  c = −b·mean − Σ_D db·w·rstd·s
+    """
+    n, groups = node.grouped_shape[:2]
+    channels = x.shape[1]
+    depth = channels // groups
+    xs = x.reshape(n, groups, depth, -1)
+    dy = grad.reshape(n, groups, depth, -1)
+    scale = 1.0 / (depth * xs.shape[3])
+    mean = xs.mean((2, 3), keepdim=True)
+    centered = xs - mean
+    rstd = (centered * centered).mean((2, 3), keepdim=True).add(node.eps).rsqrt()
+    ds = (dy * xs).sum(3, keepdim=True)
+    db = dy.sum(3, keepdim=True)
+    edges = node.next_functions
+    dx = dw = dbias = None
+    if edges[0][0] is not None:
+        gamma = None if weight is None else weight.reshape(1, groups, depth, 1)
+        a = rstd if gamma is None else rstd * gamma
+        b = (ds if gamma is None else ds * gamma).sum(2, keepdim=True)
+        c = (db if gamma is None else db * gamma).sum(2, keepdim=True)
+        b = (c * mean - b) * (rstd * rstd * rstd) * scale
+        c = -b * mean - c * rstd * scale
+        dx = (a * dy + b * xs + c).reshape(x.shape)
+    if edges[1][0] is not None:
+        dw = ((ds - db * mean) * rstd).sum(0).reshape(channels)
+    if edges[2][0] is not None:
+        dbias = db.sum(0).reshape(channels)
+    return dx, dw, dbias
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -197,7 +351,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
-        record(NativeGroupNormBackward0, inputs, result, saved=(weight,) if weight is not None else (),
-               xhat=xhat, rstd=rstd, grouped_shape=grouped.shape, affine_shape=shape,
-               has_weight=weight is not None)
+        record(NativeGroupNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd, eps=eps,
+               grouped_shape=grouped.shape, affine_shape=shape)
     return result
