@@ -1,5 +1,5 @@
-"""The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv, dot,
-bmm, addmm, baddbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch."""
+"""The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv,
+dot, bmm, addmm, baddbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch."""
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
 
