@@ -165,3 +165,60 @@ def test_the_architecture_page_says_where_each_op_lives():
         for node in derivative.split("`")[1::2]:
             if node.endswith(tuple("0123456789")):
                 assert f"class {node}(" in source, (path, node)
+
+
+# Ops modules with public names but no test file of their own, and why.
+OPS_WITHOUT_A_TEST_FILE = {
+    "_table": "the machinery of the unary table; each row is tested in its family's file and by test_jvp_rules.py",
+    "_reparam": "the reparameterization gradients of sampling.py's ops, tested through them",
+    "tensor_rules": "the rules' Tensor namespace; test_architecture.py checks it against the interface",
+    "samplers": "the array-level samplers behind sampling.py's ops, tested through them",
+    "conversions": "to, type and type_as; test_creation.py and the dtype tests use them throughout",
+    "sampling": "samplers' spec rows are still in test_api_parity_b.py",
+    # Still tested in the files of the older layout (below), until those are split.
+    "binary_math": "test_ops_elementwise.py and test_ops_elementwise_extra.py",
+    "comparison": "test_ops_elementwise.py",
+    "complex_numbers": "test_api_parity_a.py",
+    "fill": "test_ops_elementwise.py",
+    "joining": "test_ops_assembling.py and test_ops_shape.py",
+    "legacy_linalg": "test_api_parity_b.py",
+    "rearranging": "test_ops_assembling.py and test_ops_shape.py",
+    "scattering": "test_ops_assembling.py and test_api_parity_a.py",
+    "selection": "test_ops_elementwise.py",
+    "softmax": "test_functional.py (F.softmax) and test_ops_special.py (special.softmax)",
+    "statistics": "test_ops_assembling.py and test_api_parity_a.py",
+    "unary": "test_ops_elementwise.py and test_ops_elementwise_extra.py",
+    "views": "test_ops_shape.py",
+}
+# Test files named after ops modules that no longer exist; each still holds tests of several of today's modules.
+TEST_FILES_OF_THE_OLDER_LAYOUT = {
+    "test_ops_elementwise": "unary, selection, binary_math, fill and comparison",
+    "test_ops_elementwise_extra": "unary, binary_math and special",
+    "test_ops_assembling": "joining, rearranging, indexing, scattering, reductions and statistics",
+    "test_ops_shape": "views, joining and rearranging",
+}
+
+
+def _public_ops_modules():
+    """The modules of ``gradiente/ops/`` (not ``ops/nn/``, whose tests are test_functional.py and test_nn_*.py)
+    whose ``__all__`` names at least one op."""
+    found = []
+    for path in sorted((ROOT / "src" / "gradiente" / "ops").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets)
+                    and isinstance(node.value, (ast.List, ast.Tuple)) and node.value.elts):
+                found.append(path.stem)
+    return found
+
+
+def test_op_test_files_mirror_the_ops_modules():
+    modules = _public_ops_modules()
+    test_files = sorted(path.stem for path in (ROOT / "tests").glob("test_ops_*.py"))
+    without = [m for m in modules if f"test_ops_{m}" not in test_files and m not in OPS_WITHOUT_A_TEST_FILE]
+    assert not without, f"ops modules without tests/test_ops_<module>.py: {without}"
+    stale = [m for m in OPS_WITHOUT_A_TEST_FILE if m not in modules or f"test_ops_{m}" in test_files]
+    assert not stale, f"OPS_WITHOUT_A_TEST_FILE names modules that are gone or have a test file now: {stale}"
+    orphans = [t for t in test_files if t[len("test_ops_"):] not in modules and t not in TEST_FILES_OF_THE_OLDER_LAYOUT]
+    assert not orphans, f"test files named after no ops module: {orphans}"
+    gone = [t for t in TEST_FILES_OF_THE_OLDER_LAYOUT if t not in test_files]
+    assert not gone, f"TEST_FILES_OF_THE_OLDER_LAYOUT names files that are gone: {gone}"

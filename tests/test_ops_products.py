@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
-from test_linalg_module import positive_definite, well_conditioned
+from test_ops_linalg import positive_definite, well_conditioned
 
 import gradiente
 

@@ -1,0 +1,131 @@
+"""The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv,
+dot, bmm, addmm, baddbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch."""
+import pytest
+from harness import OpSpec, check_same_error, spec_tests
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+MATMUL_SHAPES = [
+    ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+    ((4, 2, 3), (3, 5)), ((4, 2, 3), (3,)), ((3,), (4, 3, 5)), ((5, 3), (4, 3, 2)),
+    ((4, 2, 3), (4, 3, 5)), ((2, 2, 3, 4), (2, 4, 5)), ((2, 2, 3, 4), (4, 5)), ((3, 4), (2, 2, 4, 5)),
+    ((1, 3, 4), (2, 4, 5)), ((2, 3, 4), (1, 4, 5)), ((2, 1, 3, 4), (3, 4, 5)), ((2, 3, 4), (4, 2)),
+]
+
+SPECS = [
+    OpSpec("matmul", lambda lib, x, y: x @ y, MATMUL_SHAPES),
+    # Without a gradient for the right operand, PyTorch folds only contiguous batches; strided ones take bmm.
+    OpSpec("matmul_left_grad", lambda lib, x, y: lib.matmul(x, y), [((4, 2, 3), (3, 5)), ((2, 2, 3, 4), (4,))],
+           grad_inputs=[0]),
+    OpSpec("matmul_right_grad", lambda lib, x, y: x.matmul(y), [((5, 3), (4, 3, 2)), ((4, 2, 3), (3, 5))],
+           grad_inputs=[1]),
+    OpSpec("mm", lambda lib, x, y: lib.mm(x, y), [((2, 3), (3, 4))]),
+    OpSpec("mv", lambda lib, x, y: x.mv(y), [((2, 3), (3,))]),
+    OpSpec("dot", lambda lib, x, y: lib.dot(x, y), [((3,), (3,))]),
+    OpSpec("bmm", lambda lib, x, y: x.bmm(y), [((2, 3, 4), (2, 4, 5))]),
+    OpSpec("outer", lambda lib, x, y: lib.outer(x, y), [((3,), (4,))]),
+    OpSpec("ger", lambda lib, x, y: x.ger(y), [((3,), (2,))]),
+    OpSpec("addmm", lambda lib, b, x, y: lib.addmm(b, x, y), [((4,), (2, 3), (3, 4)), ((2, 4), (2, 3), (3, 4)),
+                                                            ((), (2, 3), (3, 4)), ((2, 1), (2, 3), (3, 4))]),
+    OpSpec("addmm_scaled", lambda lib, b, x, y: b.addmm(x, y, beta=0.5, alpha=-2.0), [((2, 4), (2, 3), (3, 4))]),
+    OpSpec("addmm_linear", lambda lib, x, w, b: lib.addmm(b, x, w.t()), [((5, 3), (4, 3), (4,))]),
+    OpSpec("baddbmm", lambda lib, b, x, y: lib.baddbmm(b, x, y, alpha=1.5), [((2, 3, 5), (2, 3, 4), (2, 4, 5)),
+                                                                           ((5,), (2, 3, 4), (2, 4, 5))]),
+    OpSpec("trace", lambda lib, x: x.trace(), [((3, 3),), ((2, 4),)]),
+    OpSpec("t", lambda lib, x: lib.t(x), [((2, 3),)]),
+]
+
+EINSUMS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("i,i->", [(3,), (3,)]),
+    ("i,j->ij", [(3,), (2,)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]), ("ij->j", [(2, 3)]), ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("iij->j", [(2, 2, 3)]),
+    ("ij,ij->i", [(2, 3), (2, 3)]), ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]), ("...ij,jk->...ik", [(3, 4), (4, 2)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("bi,bj->bij", [(2, 3), (2, 4)]), ("i j , j -> i", [(2, 3), (3,)]),
+]
+
+# PyTorch records einsum as the permutes, views and bmm it decomposes the contraction into; gradiente records
+# one EinsumBackward0 node (documented in ``einsum``), so only values and gradients are compared.
+def _einsum(equation):
+    return lambda lib, *xs: lib.einsum(equation, *xs)
+
+
+SPECS += [OpSpec(f"einsum[{eq}]", _einsum(eq), [tuple(shapes)], check_name=False) for eq, shapes in EINSUMS]
+SPECS.append(OpSpec("einsum_list", lambda lib, x, y: lib.einsum("ij,j->i", [x, y]), [((2, 3), (3,))],
+                    check_name=False))
+
+
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+
+def _chain(t, depth=5):
+    names, node = [], t.grad_fn
+    while node is not None and len(names) < depth:
+        names.append(type(node).__name__)
+        node = next((n for n, _ in node.next_functions if n is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=lambda s: "@".join("x".join(map(str, p)) for p in s))
+def test_matmul_graph_is_torchs_graph(shapes):
+    """Not only the last node: the whole chain (folds, views, expands, the product) is PyTorch's."""
+    def chain(lib):
+        x, y = (lib.ones(s, requires_grad=True) for s in shapes)
+        return _chain(x @ y)
+    assert chain(gradiente) == chain(torch)
+
+
+def test_matmul_integers():
+    g = gradiente.arange(6).reshape(2, 3) @ gradiente.arange(3)
+    assert g.tolist() == [5, 14] and g.dtype == gradiente.int64
+
+
+def test_einsum_gradients_of_higher_order():
+    x = gradiente.randn(3, 3, dtype=gradiente.float64, requires_grad=True)
+    y = gradiente.randn(3, 4, dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradgradcheck(lambda x, y: gradiente.einsum("ij,jk->ik", x, y) ** 2, (x, y))
+    assert gradiente.autograd.gradgradcheck(lambda x: gradiente.einsum("ii->i", x) ** 3, (x,))
+
+
+def test_matmul_double_backward():
+    x = gradiente.randn(2, 2, 3, dtype=gradiente.float64, requires_grad=True)
+    y = gradiente.randn(3, 2, dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradgradcheck(lambda x, y: (x @ y) ** 2, (x, y))
+    b = gradiente.randn(2, dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradgradcheck(lambda b, x, y: gradiente.addmm(b, x[0], y) ** 2, (b, x, y))
+
+
+ERRORS = [
+    ("mm_shapes", lambda lib: lib.zeros(3, 4).mm(lib.zeros(3, 4))),
+    ("mm_dtype", lambda lib: lib.zeros(2, 3).mm(lib.zeros(3, 4, dtype=lib.float64))),
+    ("mm_not_matrix", lambda lib: lib.zeros(2, 3).mm(lib.zeros(3))),
+    ("matmul_dtype", lambda lib: lib.zeros(2, 3) @ lib.zeros(3, 4, dtype=lib.float64)),
+    ("matmul_0d", lambda lib: lib.zeros(3) @ lib.tensor(1.0)),
+    ("matmul_2d_1d", lambda lib: lib.zeros(3, 4) @ lib.zeros(3)),
+    ("matmul_1d_2d", lambda lib: lib.zeros(4) @ lib.zeros(3, 4)),
+    ("matmul_1d_1d", lambda lib: lib.zeros(3) @ lib.zeros(4)),
+    ("matmul_folded", lambda lib: lib.zeros(2, 3, 4) @ lib.zeros(3, 5)),
+    ("matmul_batched", lambda lib: lib.zeros(2, 3, 4) @ lib.zeros(2, 3, 4)),
+    ("matmul_batch_sizes", lambda lib: lib.zeros(2, 3, 4) @ lib.zeros(3, 4, 4)),
+    ("bmm_sizes", lambda lib: lib.zeros(2, 3, 4).bmm(lib.zeros(2, 3, 4))),
+    ("bmm_batch", lambda lib: lib.zeros(2, 3, 4).bmm(lib.zeros(3, 4, 4))),
+    ("bmm_2d", lambda lib: lib.zeros(3, 4).bmm(lib.zeros(3, 4, 4))),
+    ("bmm_dtype", lambda lib: lib.zeros(2, 2, 3).bmm(lib.zeros(2, 3, 4, dtype=lib.float64))),
+    ("dot_dtype", lambda lib: lib.zeros(3).dot(lib.zeros(3, dtype=lib.float64))),
+    ("outer_2d", lambda lib: lib.outer(lib.zeros(2, 3), lib.zeros(4))),
+    ("addmm_bias", lambda lib: lib.addmm(lib.zeros(3), lib.zeros(2, 3), lib.zeros(3, 4))),
+    ("addmm_vector", lambda lib: lib.addmm(lib.zeros(2), lib.zeros(3), lib.zeros(3, 2))),
+    ("addmm_shapes", lambda lib: lib.addmm(lib.zeros(2), lib.zeros(2, 3), lib.zeros(4, 2))),
+    ("trace_1d", lambda lib: lib.trace(lib.zeros(3))),
+    ("einsum_sizes", lambda lib: lib.einsum("ij,jk->ik", lib.zeros(2, 3), lib.zeros(4, 5))),
+    ("einsum_operands", lambda lib: lib.einsum("ij,jk->ik", lib.zeros(2, 3))),
+    ("einsum_subscripts", lambda lib: lib.einsum("ijk", lib.zeros(2, 3))),
+    ("einsum_output", lambda lib: lib.einsum("ij->k", lib.zeros(2, 3))),
+    ("einsum_dtype", lambda lib: lib.einsum("ij,jk", lib.zeros(2, 3), lib.zeros(3, 4, dtype=lib.float64))),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_messages_match_torch(name, fn):
+    check_same_error(fn)
