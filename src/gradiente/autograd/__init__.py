@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import grad_mode, rules
 from ..core.backward import backward, grad
+from ..core.creation import tensor
 from ..core.grad_mode import (
     enable_grad,
     inference_mode,
@@ -18,6 +19,7 @@ from ..core.grad_mode import (
 )
 from ..core.node import Node
 from ..core.rules import numpy_ops
+from ..core.tensor import Tensor
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
@@ -27,7 +29,6 @@ __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad",
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj):
-        from ..core.tensor import Tensor
         return isinstance(obj, Tensor)
 
 
@@ -36,9 +37,7 @@ class Variable(metaclass=_VariableMeta):
     merged in PyTorch 0.4). The result shares ``t``'s memory."""
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
-        from ..core.tensor import Tensor
         if data is None:
-            from ..core.creation import tensor
             data = tensor([])
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

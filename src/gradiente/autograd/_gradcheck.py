@@ -5,6 +5,9 @@ the analytical one from one vector-Jacobian product per output element. Use floa
 """
 import numpy as np
 
+from ..core.grad_mode import enable_grad, no_grad
+from ..core.tensor import Tensor
+
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
@@ -13,13 +16,11 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(inputs):
-    from ..core.tensor import Tensor
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
     return tuple(inputs), [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
 
 def _outputs(func, inputs):
-    from ..core.tensor import Tensor
     out = func(*inputs)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     return [o for o in outs if isinstance(o, Tensor)]
@@ -27,7 +28,6 @@ def _outputs(func, inputs):
 
 def _numerical_jacobians(func, inputs, diff_idx, eps):
     """J[out][inp] of shape (numel(inp), numel(out)), by central differences."""
-    from ..core.grad_mode import no_grad
     with no_grad():
         base = _outputs(func, inputs)
     jacobians = [[np.zeros((inputs[i]._data.size, o._data.size)) for i in diff_idx] for o in base]
@@ -52,7 +52,6 @@ def _numerical_jacobians(func, inputs, diff_idx, eps):
 
 def _analytical_jacobians(func, inputs, diff_idx):
     from .. import autograd
-    from ..core.tensor import Tensor
     outs = _outputs(func, inputs)
     jacobians = [[np.zeros((inputs[i]._data.size, o._data.size)) for i in diff_idx] for o in outs]
     for o, out in enumerate(outs):
@@ -100,8 +99,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   masked=False):
     """gradcheck of the gradients themselves: second derivatives against finite differences."""
     from .. import autograd
-    from ..core.grad_mode import enable_grad
-    from ..core.tensor import Tensor
     inputs, diff_idx = _tensors(inputs)
     if grad_outputs is None:
         rng = np.random.RandomState(0)

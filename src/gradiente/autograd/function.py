@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core import grad_mode, rules
 from ..core.node import Node
+from ..core.tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -49,7 +50,6 @@ class BackwardCFunction(FunctionCtx, Node):
     _forward_cls: "type[Function]"      # set on each Function's own node class (see _FunctionMeta)
 
     def backward(self, ops, *grads):
-        from ..core.tensor import Tensor
         fn = self._forward_cls
         if not ops.recording:
             grads = tuple(Tensor._make(g) if g is not None else None for g in grads)
@@ -111,7 +111,6 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..core.tensor import Tensor
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in tensor_positions]
         recording = grad_mode.state.enabled and any(t._requires_grad for t in tensors)
@@ -131,7 +130,6 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _wrap_outputs(ctx, inputs, output, recording):
-    from ..core.tensor import Tensor
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
     dirty = ctx.__dict__.get("_dirty", set())

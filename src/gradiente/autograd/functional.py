@@ -6,6 +6,7 @@ Each takes ``func`` and ``inputs`` (a Tensor or a tuple of Tensors) and mirrors 
 import numpy as np
 
 from ..core.grad_mode import enable_grad
+from ..core.tensor import Tensor
 from . import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -29,7 +30,6 @@ def _prepare(inputs, create_graph):
 
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, what):
     """autograd.grad with unused inputs given zero gradients (an error under ``strict``)."""
-    from ..core.tensor import Tensor
     outs = [o for o in outputs if o.requires_grad]
     if not outs:
         grads = (None,) * len(inputs)
@@ -74,7 +74,6 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), J·v)``: the Jacobian-vector product, by the double-backward trick
     (differentiate the vector-Jacobian product with respect to its vector)."""
-    from ..core.tensor import Tensor
     inputs, _ = _as_tuple(inputs)
     if v is None:
         if any(x.numel() != 1 for x in inputs):
@@ -97,7 +96,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian: ``J[i][j]`` of shape ``outputs[i].shape + inputs[j].shape`` (nested as in PyTorch)."""
     from .. import stack
-    from ..core.tensor import Tensor
     inputs, is_tuple = _as_tuple(inputs)
     with enable_grad():
         x = _prepare(inputs, create_graph)

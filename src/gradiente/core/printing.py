@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from . import dtype as dt
+from .tensor import Tensor
 
 __all__ = ["get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
 
@@ -257,7 +258,6 @@ def tensor_repr(t, tensor_contents=None):
 
     ``tensor_contents`` replaces the bracketed values, as in ``torch.Tensor.__repr__``.
     """
-    from .tensor import Tensor
 
     cls = type(t)
     # nn.Parameter is recognised by name, so that printing does not import nn

@@ -14,6 +14,7 @@ This module is itself callable: ``gradiente.explain(y)`` and ``gradiente.explain
 import sys
 import types
 
+from ..core.tensor import Tensor
 from ..viz.names import Names, caller_frame
 from .record import GraphFreedError, record_backward
 from .render import to_markdown, to_text
@@ -45,7 +46,6 @@ def explain(output, gradient=None, *, params=None, lang="en", accumulate=None, r
 
 def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate=None, retain_graph=None,
              max_steps=200, max_elems=8):
-    from ..core.tensor import Tensor
     from .messages import words
     words(lang)
     if not isinstance(output, Tensor):

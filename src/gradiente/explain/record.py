@@ -11,6 +11,9 @@ import gc
 import numpy as np
 
 from ..core.node import _FREED, AccumulateGrad
+from ..core.rules import numpy_ops
+from ..core.tensor import Tensor
+from ..ops.unary import UnaryNode
 from ..viz.walk import reachable
 
 __all__ = ["BackwardRecord", "GraphFreedError", "is_elementwise", "record_backward"]
@@ -26,7 +29,6 @@ class GraphFreedError(RuntimeError):
 
 def is_elementwise(node):
     """Whether ``node``'s rule multiplies the gradient elementwise by a local derivative."""
-    from ..ops.unary import UnaryNode
     return isinstance(node, UnaryNode) or type(node).__name__ in _ELEMENTWISE or getattr(node, "elementwise", False)
 
 
@@ -61,7 +63,6 @@ def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None
     ``local_derivatives``: True, False, or ``f(index, total)`` saying for which run positions (of
     ``total`` nodes) to compute them."""
     from .. import autograd
-    from ..core.tensor import Tensor
     if not isinstance(output, Tensor):
         raise TypeError(f"expected a Tensor, got {type(output).__name__}")
     if not output.requires_grad:
@@ -137,7 +138,6 @@ def _after(record, node):
 def _local_derivative(node, grad):
     """The rule applied to a gradient of ones: the elementwise derivative of the output with respect to
     each input, broadcast to the output's shape. None if the rule cannot be evaluated on its own."""
-    from ..core.rules import numpy_ops
     try:
         results = node.backward(numpy_ops, np.ones_like(grad))
     except Exception:  # the engine runs the rule next and reports any real error itself

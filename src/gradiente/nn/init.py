@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core import grad_mode
 from ..core.creation import empty_like
+from ..core.random import randperm
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -212,7 +213,6 @@ def orthogonal_(tensor, gain=1, generator=None):
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """N(0, std²) with a fraction ``sparsity`` of each column set to zero."""
-    from ..core.random import randperm
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape

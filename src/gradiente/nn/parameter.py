@@ -1,5 +1,6 @@
 """``nn.Parameter``: a Tensor that a Module registers as one of its parameters, ``nn.Buffer``, and the
 gradient reset that ``Module.zero_grad`` and ``Optimizer.zero_grad`` share."""
+from ..core.creation import empty
 from ..core.tensor import Tensor
 
 __all__ = ["Parameter", "Buffer"]
@@ -15,7 +16,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..core.creation import empty
             data = empty(0)
         param = cls._make(data._data)
         param._version_box = data._version_box
@@ -46,7 +46,6 @@ class Buffer(Tensor):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from ..core.creation import empty
             data = empty(0)
         buf = cls._make(data._data, data._requires_grad)
         buf._version_box = data._version_box

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import return_types
+from ..core.creation import linspace
 from ..core.dtype import cpp_name, scalar_name
 from ..core.record import wrap
 from ..core.tensor import Tensor
@@ -132,7 +133,6 @@ def _histogram_edges(values, bins, range, dtype):
         raise RuntimeError(f"torch.histogramdd: dimension 0's range [{low:g}, {high:g}] is not finite")
     if low == high:
         low, high = low - 0.5, high + 0.5
-    from ..core.creation import linspace
     return linspace(low, high, bins + 1, dtype=dt.from_numpy_dtype(dtype))._data
 
 

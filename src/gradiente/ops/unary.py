@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import return_types
+from ..core.erf import erf as erf_array
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad
 from ..core.rules import numpy_ops, sigmoid_array
@@ -65,11 +66,6 @@ def _relu(a):
 
 def _rsqrt(a):
     return 1 / np.sqrt(a)
-
-
-def _erf(a):
-    from ..core.erf import erf
-    return erf(a)
 
 
 def _zero(ops, v, x, out):
@@ -131,7 +127,7 @@ trunc = TABLE.row("trunc", np.trunc, "TruncBackward0", "", _zero, "d/dx trunc(x)
                   kernel_missing_for=("b", "trunc_vml_cpu"))
 frac = TABLE.row("frac", _frac, "FracBackward0", "", lambda ops, v, x, out: v, "d/dx frac(x) = 1",
                  keeps_integers=True, kernel_missing_for=("biu", "frac_cpu"))
-erf = TABLE.row("erf", _erf, "ErfBackward0", "x", lambda ops, v, x, out: v * _TWO_OVER_SQRT_PI * ops.exp(-(x * x)),
+erf = TABLE.row("erf", erf_array, "ErfBackward0", "x", lambda ops, v, x, out: v * _TWO_OVER_SQRT_PI * ops.exp(-(x * x)),
                 "d/dx erf x = 2/√π·e^(-x²)")
 
 FUNCTIONS = TABLE.functions

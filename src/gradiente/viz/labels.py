@@ -2,6 +2,8 @@
 output name, shape and dtype, the local derivative, forward values and gradients."""
 import numpy as np
 
+from ..core.dtype import FROM_NUMPY
+from ..core.node import _SavedOutput
 from .saved import SavedTensor
 from .summary import as_array, format_shape, format_values
 
@@ -84,7 +86,6 @@ def formula(fn):
 
 def dtype_name(value):
     """``float32`` for a tensor, a saved value or a NumPy dtype."""
-    from ..core.dtype import FROM_NUMPY
     if isinstance(value, np.dtype):
         np_dtype = value
     elif isinstance(value, SavedTensor):
@@ -113,7 +114,6 @@ def _output_value(fn, names):
     tensor = names.node_tensors.get(fn)
     if tensor is not None:
         return tensor._data
-    from ..core.node import _SavedOutput
     for item in fn._saved or ():
         if type(item) is _SavedOutput:
             return item.array

@@ -8,6 +8,8 @@ alive while the names are in use, so an id cannot be reused.
 """
 import sys
 
+from ..core.tensor import Tensor
+
 __all__ = ["Names", "caller_frame", "named_tensors"]
 
 
@@ -33,7 +35,6 @@ class Names:
     ``auto=True`` also names from the caller's variables wherever ``params`` gives none."""
 
     def __init__(self, params=None, frame=None, auto=False):
-        from ..core.tensor import Tensor
         self._alive = []
         self.tensors = {}
         self.nodes = {}

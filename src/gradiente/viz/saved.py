@@ -14,6 +14,7 @@ it is read, as PyTorch unpacks a new tensor for those.
 import numpy as np
 
 from ..core.node import _SavedOutput
+from ..core.tensor import Tensor
 
 __all__ = ["FREED", "SavedTensor", "is_tensorlike", "saved_attributes"]
 
@@ -48,7 +49,6 @@ FREED = _Freed()
 
 def is_tensorlike(value):
     """Tensors and ``SavedTensor``s: what torchviz draws as a saved-tensor node."""
-    from ..core.tensor import Tensor
     return isinstance(value, (Tensor, SavedTensor))
 
 

@@ -17,6 +17,7 @@ the right. A node reached along several paths is written once and marked ``[k]``
 after the rest, so no line grows without bound. As in ``make_dot``, graphs of more than ``max_nodes``
 nodes have the middle of long chains replaced by one line. The walk is iterative.
 """
+from ..core.node import Node
 from .labels import Notes, gradients
 from .names import Names, caller_frame
 from .walk import long_chains, output_meta, parents_of, reachable
@@ -30,7 +31,6 @@ def to_text(var, params=None, *, auto_names=True, show_values=False, show_grads=
     docstring for how to read it. The ``show_*`` options, ``params`` and ``auto_names`` mean what they
     mean for ``make_dot``, except that ``auto_names`` is on by default here. ``max_lines`` cuts the
     drawing short (for error messages)."""
-    from ..core.node import Node
     items = list(var) if isinstance(var, (tuple, list)) else [var]
     frame = caller_frame(1) if (auto_names or show_values) else None
     names = Names(params, frame, auto=auto_names)

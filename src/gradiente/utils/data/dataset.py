@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 
+from ...core.random import default_generator, randperm
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
 
 
@@ -93,7 +95,6 @@ class Subset(Dataset):
 def random_split(dataset, lengths, generator=None):
     """Split ``dataset`` into non-overlapping random Subsets of the given ``lengths`` (counts, or fractions
     that sum to 1). The permutation is PyTorch's for the same seed."""
-    from ...core.random import default_generator, randperm
     if generator is None:
         generator = default_generator
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

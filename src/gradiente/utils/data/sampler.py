@@ -4,13 +4,15 @@
 default generator (``empty((), dtype=int64).random_()``), then ``randperm`` with a fresh generator seeded by
 it; so ``manual_seed(s)`` gives PyTorch's shuffled order.
 """
+from ...core import dtype as dt
+from ...core.creation import empty
+from ...core.random import Generator, randint, randperm
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
 
 
 def _draw_seed(generator=None):
     """A seed drawn as PyTorch's data loading draws one: ``empty((), dtype=int64).random_(generator=...)``."""
-    from ...core import dtype as dt
-    from ...core.creation import empty
     return int(empty((), dtype=dt.int64).random_(generator=generator).item())
 
 
@@ -56,8 +58,6 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ...core import dtype as dt
-        from ...core.random import Generator, randint, randperm
         n = len(self.data_source)
         if self.generator is None:
             generator = Generator()
@@ -85,7 +85,6 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ...core.random import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
