@@ -15,7 +15,7 @@ def _run(*command):
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')")
 def test_ruff_is_clean():
-    result = _run("ruff", "check", "src", "tests", "bench", "examples")
+    result = _run("ruff", "check", "src", "tests", "bench", "examples", "tools")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
