@@ -8,8 +8,6 @@ offer the same names, so each rule is written once. Arithmetic operators (``+ - 
 
 A future GPU path adds a third namespace here (CuPy arrays) without touching the rules.
 """
-import sys
-
 import numpy as np
 
 from .dtype import FROM_NUMPY
@@ -23,21 +21,6 @@ def sum_to(array, shape):
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
     out = array.sum(axis=axes, keepdims=True) if axes else array
     return out.reshape(shape) if lead else out
-
-
-# References to a gradient array that nobody else holds, as NumpyOps.accumulate sees it: the engine's buffer
-# list, AccumulateGrad.backward's argument, accumulate's argument, and getrefcount's own argument.
-_UNSHARED_REFS = 4
-
-
-def _sole_view(array):
-    """True if ``array`` owns its memory, or is a whole-array view (a transpose, say) of an array that
-    nothing but this view holds."""
-    base = array.base
-    if base is None:
-        return True
-    # references to base: array's own, the local name, getrefcount's argument
-    return base.base is None and base.size == array.size and sys.getrefcount(base) <= 3
 
 
 #: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
@@ -145,21 +128,20 @@ class NumpyOps:
         return tensor._data
 
     @staticmethod
-    def accumulate(variable, grad):
+    def accumulate(variable, grad, owned=False):
+        """Add ``grad`` into ``variable.grad``. The first gradient is stored C-contiguous and of the leaf's
+        dtype, as PyTorch stores it: the array itself when the engine vouches that nothing else can reach its
+        memory (``owned``) and it already has that form and spans its whole memory, else a copy. (A
+        transposed matmul result is copied once here rather than slowing every optimizer step that reads it.)"""
         from .tensor import Tensor
         current = variable._grad
         if current is None:
-            # The leaf may keep the array itself only if nothing else can see it: it owns its memory, and the
-            # only references are the engine's buffer list and this call chain (PyTorch steals a gradient
-            # whose use count is 1 in the same way). Otherwise, e.g. `x + y` hands one array to both
-            # leaves, the leaf gets its own copy.
-            # The stored gradient is C-contiguous, as PyTorch stores it (a transposed matmul result is copied
-            # once here rather than slowing every optimizer step that reads it).
-            if (grad.flags.writeable and grad.flags.c_contiguous and grad.dtype == variable._data.dtype
-                    and sys.getrefcount(grad) <= _UNSHARED_REFS and _sole_view(grad)):
+            dtype = variable._data.dtype
+            if (owned and grad.flags.c_contiguous and grad.flags.writeable and grad.dtype == dtype
+                    and (grad.base is None or grad.base.nbytes == grad.nbytes)):
                 variable._grad = Tensor._make(grad)
             else:
-                variable._grad = Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True, order="C"))
+                variable._grad = Tensor._make(np.array(grad, dtype=dtype, copy=True, order="C"))
         elif current._requires_grad:
             variable._grad = Tensor._make(current._data + grad)
         else:
@@ -354,7 +336,7 @@ class TensorOps:
         return tensor
 
     @staticmethod
-    def accumulate(variable, grad):
+    def accumulate(variable, grad, owned=False):
         current = variable._grad
         if current is None:
             variable._grad = grad if grad._requires_grad else grad.clone()
