@@ -85,7 +85,8 @@ class TensorOps:
         return grad
 
     @staticmethod
-    def accumulate(variable, grad):
+    def accumulate(variable, grad, owned=False):
+        # a recorded gradient is never stolen: PyTorch copies it too under create_graph
         current = variable._grad
         if current is None:
             variable._grad = grad if grad._requires_grad else grad.clone()
