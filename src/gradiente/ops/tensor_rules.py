@@ -85,8 +85,7 @@ class TensorOps:
         return grad
 
     @staticmethod
-    def accumulate(variable, grad, owned=False):
-        # a recorded gradient is never stolen: PyTorch copies it too under create_graph
+    def accumulate(variable, grad):
         current = variable._grad
         if current is None:
             variable._grad = grad if grad._requires_grad else grad.clone()
