@@ -200,6 +200,24 @@ def test_grad_is_c_contiguous_and_of_the_leafs_dtype():
     assert w.grad.numpy().flags.c_contiguous
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_create_graph_gives_each_leaf_its_own_recorded_copy():
+    torch = pytest.importorskip("torch")
+    names = []
+    for lib in (torch, gradiente):
+        x, a, b = (lib.ones(3, requires_grad=True) for _ in range(3))
+        ((x * x) * (a + b)).sum().backward(create_graph=True)      # one tensor, requiring grad, reaches a and b
+        assert a.grad is not b.grad
+        a.grad.detach().add_(1)
+        assert b.grad.detach().numpy().tolist() == [1, 1, 1]
+        h = lib.ones(3, requires_grad=True) * 2
+        y = lib.ones(3, requires_grad=True)
+        y.backward(h, create_graph=True)
+        assert not np.shares_memory(y.grad.detach().numpy(), h.detach().numpy())
+        names.append((type(a.grad.grad_fn).__name__, type(y.grad.grad_fn).__name__))
+    assert names[0] == names[1]
+
+
 # --- the rule contract, on every op of the op tables --------------------------------------------------------
 
 _TABLES = ["test_ops_arithmetic", "test_ops_assembling", "test_ops_elementwise", "test_ops_elementwise_extra",

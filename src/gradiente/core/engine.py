@@ -43,7 +43,7 @@ dtype) or a rule made: built-in rules keep to one contract, that each result is 
 gradient or a view of one, never a value the node keeps (``tests/test_engine_walk.py`` holds every rule of
 the op tables to it). A leaf keeps an array of its own that is C-contiguous, writeable, of the leaf's dtype
 and spans all its memory, and copies anything else (``NumpyOps.accumulate``): no two leaves, and no leaf and
-a user's tensor, ever share gradient memory.
+a user's tensor, ever share gradient memory. Under ``create_graph`` a leaf always copies, as PyTorch does.
 
 Rules: arrays or Tensors
 ------------------------
@@ -303,14 +303,14 @@ def _call_tensor_hooks(hooks, grad, ops):
 
 
 def _retain(tensor, grad, ops):
-    """``retain_grad``: the tensor keeps its own copy, summed over backward calls."""
+    """``retain_grad``: the tensor keeps its own copy (C-contiguous, as PyTorch's), summed over backward calls."""
     from .tensor import Tensor
-    if ops.recording:
-        tensor._grad = grad if tensor._grad is None else tensor._grad + grad
-    elif tensor._grad is None:
-        tensor._grad = Tensor._make(np.array(grad, copy=True, order="C"))
+    if tensor._grad is not None:
+        tensor._grad = tensor._grad + grad if ops.recording else Tensor._make(tensor._grad._data + grad)
+    elif ops.recording:
+        tensor._grad = grad.clone(memory_format="contiguous_format")
     else:
-        tensor._grad = Tensor._make(tensor._grad._data + grad)
+        tensor._grad = Tensor._make(np.array(grad, copy=True, order="C"))
 
 
 def _post_hooks(node, results, grads, ops):

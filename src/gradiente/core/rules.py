@@ -337,9 +337,12 @@ class TensorOps:
 
     @staticmethod
     def accumulate(variable, grad, owned=False):
+        """Add ``grad`` into ``variable.grad``, recorded. The first gradient is always copied (PyTorch's
+        CopyBackwards when ``grad`` requires grad): under create_graph it may be a tensor the user holds."""
+        import gradiente
         current = variable._grad
         if current is None:
-            variable._grad = grad if grad._requires_grad else grad.clone()
+            variable._grad = gradiente.empty(variable._data.shape, dtype=variable.dtype).copy_(grad)
         else:
             variable._grad = current + grad
 
