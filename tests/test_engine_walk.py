@@ -104,6 +104,24 @@ def test_what_a_hook_saw_is_never_kept(kept):
     np.testing.assert_array_equal(seen[0].numpy(), [2, 2, 2])
 
 
+def test_a_leaf_keeps_only_an_owned_contiguous_array_of_its_dtype_spanning_its_memory():
+    def keeps(grad, owned=True):
+        leaf = gradiente.zeros(grad.shape)                           # float32
+        rules.numpy_ops.accumulate(leaf, grad, owned)
+        assert leaf.grad.numpy().flags.c_contiguous and leaf.grad.numpy().dtype == np.float32
+        return leaf.grad.numpy() is grad
+
+    assert keeps(np.ones((3, 4), np.float32)) and not keeps(np.ones((3, 4), np.float32), owned=False)
+    assert keeps(np.ones(12, np.float32).reshape(3, 4))              # a view spanning all its base's memory
+    assert not keeps(np.ones((4, 3), np.float32).T)                  # not C-contiguous
+    assert not keeps(np.ones((3, 8), np.float32)[:, :4])             # a part of a larger array
+    assert not keeps(np.ones((2, 3, 4), np.float32)[0])
+    assert not keeps(np.ones((3, 4), np.float64))                    # another dtype
+    assert not keeps(np.broadcast_to(np.ones((3, 4), np.float32), (3, 4)))      # read-only
+    strided = np.lib.stride_tricks.as_strided(np.ones((3, 4), np.float32), (3, 4))
+    assert not keeps(strided)                                        # a base the engine cannot see through
+
+
 # --- no aliasing, whatever the path -------------------------------------------------------------------------
 
 def test_passing_through_views_and_sums_never_aliases():

@@ -190,11 +190,13 @@ def _mark_shared(node, results, grad, shared_in, buffers, shared):
     """After ``node`` has sent its results, mark each receiving slot that now holds memory someone else may
     hold too: memory sent along two edges, a shared incoming gradient passed on (or a view of one), or any
     result at all when ``shared_in`` is negative (user code saw or made them)."""
-    grads = grad if grad.__class__ is list else [grad]
-    passed_on = [id(_memory(g)) for j, g in enumerate(grads) if g is not None and shared_in >> j & 1]
     sent = [(edge, _memory(g)) for edge, g in zip(node.next_functions, results)
             if edge[0] is not None and g is not None]
     ids = [id(memory) for _, memory in sent]        # all alive here, so an id names one array
+    if not shared_in and len(set(ids)) == len(ids):
+        return                      # the usual answer: nothing came in shared, each memory went one way
+    grads = grad if grad.__class__ is list else [grad]
+    passed_on = [id(_memory(g)) for j, g in enumerate(grads) if g is not None and shared_in >> j & 1]
     for (receiver, nr), memory in sent:
         held = buffers[receiver]
         if memory is None or _memory(held[nr] if held.__class__ is list else held) is not memory:

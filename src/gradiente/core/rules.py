@@ -23,6 +23,13 @@ def sum_to(array, shape):
     return out.reshape(shape) if lead else out
 
 
+def _sole_view(array):
+    """True if ``array`` owns its memory, or is a view (a transpose, say) that spans all the memory of a plain
+    array owning it: keeping ``array`` then keeps no memory outside it."""
+    base = array.base
+    return base is None or (base.__class__ is np.ndarray and base.base is None and base.nbytes == array.nbytes)
+
+
 #: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
 _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -138,7 +145,7 @@ class NumpyOps:
         if current is None:
             dtype = variable._data.dtype
             if (owned and grad.flags.c_contiguous and grad.flags.writeable and grad.dtype == dtype
-                    and (grad.base is None or grad.base.nbytes == grad.nbytes)):
+                    and _sole_view(grad)):
                 variable._grad = Tensor._make(grad)
             else:
                 variable._grad = Tensor._make(np.array(grad, dtype=dtype, copy=True, order="C"))
