@@ -5,21 +5,20 @@ The walk
 Every tensor that requires grad points at the node that made it (``grad_fn``); every node points at the
 nodes of its inputs (``next_functions``). ``backward()`` follows those edges from the output back::
 
-    buffers = {root: [root_grad]}                   # node -> the gradient summed so far, one per output
+    buffers = {root: root_grad}                     # node -> the gradient that has reached it so far
     while buffers:
         node = the newest node in buffers           # a heap keyed on the node's sequence number
-        grads = buffers.pop(node)
-        results = node.backward(ops, *grads)        # its rule: one gradient per input
-        for (receiver, nr), grad in zip(node.next_functions, results):
-            buffers[receiver][nr] += grad           # or opens the receiver's buffer
+        results = node.backward(ops, buffers.pop(node))         # its rule: one gradient per input
+        for (receiver, _), grad in zip(node.next_functions, results):
+            buffers[receiver] = buffers[receiver] + grad if receiver in buffers else grad
 
-That is ``_walk``'s loop. Why the newest node: every edge leads from a node to an *older* one (an op's
-inputs exist before its output; a leaf's AccumulateGrad is made when the leaf is first used, before its
-consumers). So when the newest node that has a buffer is popped, every node that could still add to that
-buffer has run already: its gradient is complete. It is PyTorch's ready-queue order, so gradients are summed
-in PyTorch's order and agree to the last bit, and no recursion is needed: a 100,000-node chain takes no
-more Python stack than a 3-node one. A leaf's AccumulateGrad ends the road: it adds what reaches it into
-the leaf's ``.grad``.
+That is ``_walk``'s loop (a node with several outputs has a list of gradients, one per output). Why the
+newest node: every edge leads from a node to an *older* one (an op's inputs exist before its output; a leaf's
+AccumulateGrad is made when the leaf is first used, before its consumers). So when the newest node that has
+a buffer is popped, every node that could still add to that buffer has run already: its gradient is
+complete. It is PyTorch's ready-queue order, so gradients are summed in PyTorch's order and agree to the last
+bit, and no recursion is needed: a 100,000-node chain takes no more Python stack than a 3-node one. A leaf's
+AccumulateGrad ends the road: it adds what reaches it into the leaf's ``.grad``.
 
 Around the loop, in steps of their own that a plain ``backward()`` never enters (``_step_with_extras``):
 tensor and node hooks, ``retain_grad``, the captures of ``autograd.grad``, partial runs (only the nodes that
@@ -31,7 +30,8 @@ Who owns a gradient array
 A leaf may keep the array that reaches it as its ``.grad``, without a copy, only if nothing else can reach
 that memory: ``x + y`` hands one array to both leaves, and they must not end up sharing one ``.grad``. The
 engine knows who can reach an array from where the array came from; it counts no references. An array in
-a buffer is the engine's own unless its slot is marked *shared*, which happens when it is
+a buffer is the engine's own unless its slot is marked *shared* (``_walk``'s ``shared``), which happens
+when it is
 
 * the caller's (a root gradient), or seen or returned by user code: a hook, a custom Function's backward,
   a capture that ``autograd.grad`` hands back;
@@ -41,9 +41,10 @@ a buffer is the engine's own unless its slot is marked *shared*, which happens w
 Everything else is memory the engine made (a sum ``a + b``, a reduction or cast to an input's shape and
 dtype) or a rule made: built-in rules keep to one contract, that each result is new memory, an incoming
 gradient or a view of one, never a value the node keeps (``tests/test_engine_walk.py`` holds every rule of
-the op tables to it). A leaf keeps an array of its own that is C-contiguous, writeable, of the leaf's dtype
-and spans all its memory, and copies anything else (``NumpyOps.accumulate``): no two leaves, and no leaf and
-a user's tensor, ever share gradient memory. Under ``create_graph`` a leaf always copies, as PyTorch does.
+the op tables to it). A leaf keeps an array of the engine's own that is C-contiguous, writeable, of the
+leaf's dtype and spans all the memory it is a view of, and copies anything else (``NumpyOps.accumulate``):
+no two leaves, and no leaf and a user's tensor, ever share gradient memory. Under ``create_graph`` a leaf
+always copies, as PyTorch does.
 
 Rules: arrays or Tensors
 ------------------------
@@ -87,6 +88,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
 
 
 def _walk(roots, root_grads, release, ops, extras):
+    """The loop of the module's docstring, its common cases spelled out: it runs once per node."""
     raw = not ops.recording
     pop, push = heappop, heappush
     general = extras is not None
@@ -99,9 +101,10 @@ def _walk(roots, root_grads, release, ops, extras):
             if raw:
                 shared[node] = shared.get(node, 0) | 1 << nr        # the caller's array
     while heap:
-        node = pop(heap)[1]
+        node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
         grad = buffers.pop(node)
         shared_in = shared.pop(node, 0) if shared else 0
+        # its rule (on the general path, with hooks, captures and the rest around it)
         if general or node._hooked:
             step = _step_with_extras(node, grad, shared_in, ops, extras)
             if step is None:
@@ -117,6 +120,7 @@ def _walk(roots, root_grads, release, ops, extras):
             results = (results,)
         if release and node._saved:
             node._saved = None      # free what the rule read; a second backward then raises _FREED
+        # each result along its edge, summed into the receiver's buffer
         meta = node._input_meta
         sent = 0
         for i, (receiver, nr) in enumerate(node.next_functions):
