@@ -255,45 +255,40 @@ def _gamma_density(ops, a, x):
     return ops.exp((a - 1) * ops.log(x) - x - ops.constant(lgamma_array(ops.raw(a)), x))
 
 
-def _no_derivative_in_a(node_name):
-    # PyTorch's message: neither function has a derivative in its first argument, a
-    raise NotImplementedError(f"the derivative for '{node_name}: input' is not implemented.")
+class _IncompleteGammaBackward(Node):
+    """The rules of P(a, x) and Q(a, x) = 1 - P(a, x): ``sign`` times the gamma density in x; PyTorch defines no
+    derivative in a (its message names the op, ``aten_op``)."""
+    __slots__ = ()
+    sign: float
+    aten_op: str
+
+    def _check_a(self, a_has_gradient):
+        if a_has_gradient:
+            raise NotImplementedError(f"the derivative for '{self.aten_op}: input' is not implemented.")
+
+    def backward(self, ops, grad):
+        self._check_a(self.next_functions[0][0] is not None)
+        a, x = self.saved(ops)
+        return None, grad * (self.sign * _gamma_density(ops, a, x))
+
+    def jvp(self, ops, a_t, x_t):
+        self._check_a(a_t is not None)
+        a, x = self.saved(ops)
+        return x_t * (self.sign * _gamma_density(ops, a, x))
 
 
-class IgammaBackward0(Node):
+class IgammaBackward0(_IncompleteGammaBackward):
     """out = P(a, x);  dx = grad · xᵃ⁻¹ e⁻ˣ / Γ(a);  no derivative in a (as in PyTorch);  out' = x' · xᵃ⁻¹ e⁻ˣ / Γ(a)"""
     __slots__ = ()
     formula = "∂P(a, x)/∂x = xᵃ⁻¹ e⁻ˣ / Γ(a)"
-
-    def backward(self, ops, grad):
-        if self.next_functions[0][0] is not None:
-            _no_derivative_in_a("igamma")
-        a, x = self.saved(ops)
-        return None, grad * _gamma_density(ops, a, x)
-
-    def jvp(self, ops, a_t, x_t):
-        if a_t is not None:
-            _no_derivative_in_a("igamma")
-        a, x = self.saved(ops)
-        return x_t * _gamma_density(ops, a, x)
+    sign, aten_op = 1.0, "igamma"
 
 
-class IgammacBackward0(Node):
+class IgammacBackward0(_IncompleteGammaBackward):
     """out = Q(a, x) = 1 - P(a, x);  dx = -grad · xᵃ⁻¹ e⁻ˣ / Γ(a);  no derivative in a (as in PyTorch)"""
     __slots__ = ()
     formula = "∂Q(a, x)/∂x = -xᵃ⁻¹ e⁻ˣ / Γ(a)"
-
-    def backward(self, ops, grad):
-        if self.next_functions[0][0] is not None:
-            _no_derivative_in_a("igammac")
-        a, x = self.saved(ops)
-        return None, -grad * _gamma_density(ops, a, x)
-
-    def jvp(self, ops, a_t, x_t):
-        if a_t is not None:
-            _no_derivative_in_a("igammac")
-        a, x = self.saved(ops)
-        return -x_t * _gamma_density(ops, a, x)
+    sign, aten_op = -1.0, "igammac"
 
 
 def _incomplete_gamma(input, other, out, upper, node_cls, kernel):
