@@ -15,6 +15,8 @@ with ``lib`` the module), and gives input shapes (broadcasting ones included) an
 
 ``backward_of(op)`` makes an op of an op's backward, for a row that checks a double-backward node.
 """
+import importlib
+import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -47,6 +49,21 @@ class OpSpec:
 
     def __str__(self):
         return self.name
+
+
+def all_op_specs(skip=()):
+    """``(module name, spec)`` for each OpSpec a test module of this folder holds at top level, alone or in a
+    list or tuple, each spec once; modules named in ``skip`` are not imported."""
+    specs = {}
+    for path in sorted(pathlib.Path(__file__).parent.glob("test_*.py")):
+        if path.stem in skip or "OpSpec(" not in path.read_text():
+            continue
+        module = importlib.import_module(path.stem)
+        for value in vars(module).values():
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, OpSpec):
+                    specs.setdefault(id(item), (path.stem, item))
+    return list(specs.values())
 
 
 def make_arrays(spec, shapes, seed, dtype="float64"):

@@ -9,17 +9,14 @@ inputs, and its graph is walked from the outputs through ``next_functions``.
 A class no spec makes fails the test unless ``EXEMPT`` names it, with the reason.
 """
 import importlib
-import pathlib
 import pkgutil
 import warnings
 
 import pytest
-from harness import OpSpec, make_tensors
+from harness import all_op_specs, make_tensors
 
 import gradiente
 from gradiente.autograd.graph import Node
-
-TESTS = pathlib.Path(__file__).parent
 
 # A class is named by the module that defines it and its name, as ``where`` spells it.
 EXEMPT = {
@@ -78,20 +75,6 @@ def node_classes():
     return [cls for cls in found if where(cls).startswith("gradiente.")]
 
 
-def op_specs():
-    """``(module name, spec)`` for each OpSpec a test module holds at top level, alone or in a list or tuple."""
-    specs = {}
-    for path in sorted(TESTS.glob("test_*.py")):
-        if path.stem == __name__ or "OpSpec(" not in path.read_text():
-            continue
-        module = importlib.import_module(path.stem)
-        for value in vars(module).values():
-            for item in value if isinstance(value, (list, tuple)) else (value,):
-                if isinstance(item, OpSpec):
-                    specs.setdefault(id(item), (path.stem, item))
-    return list(specs.values())
-
-
 def graph_nodes(out):
     """The nodes of the graph behind ``out`` (a tensor or a tuple of them), each once, walked iteratively."""
     outs = out if isinstance(out, (tuple, list)) else (out,)
@@ -111,7 +94,7 @@ def coverage():
     made = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # the specs' own warnings, tested where the specs are
-        for module, spec in op_specs():
+        for module, spec in all_op_specs(skip=(__name__,)):
             for shapes in spec.shapes:
                 for node in graph_nodes(spec.fn(gradiente, *make_tensors(gradiente, spec, shapes))):
                     made.setdefault(type(node), f"{module}::{spec.name}")

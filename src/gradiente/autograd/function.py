@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import grad_mode, rules
+from ..core import engine, grad_mode, rules
 from ..core.node import Node
 from ..core.tensor import Tensor
 
@@ -64,8 +64,19 @@ class BackwardCFunction(FunctionCtx, Node):
             else:
                 raise RuntimeError(f"function {type(self).__name__} returned an incorrect number of gradients "
                                    f"(expected {n_inputs}, got {len(result)})")
+        out = self._edge_gradients(result, ops)
+        if not ops.recording:
+            # The engine must know which gradients user code can still reach: the Tensors this backward was
+            # handed or returned that something other than these two names holds once they are dropped.
+            watched = engine.watch(grads) + engine.watch(r for r in result if isinstance(r, Tensor))
+            del grads, result
+            self.__dict__["_held_by_user"] = engine.still_held(watched)
+        return out
+
+    def _edge_gradients(self, result, ops):
+        """One gradient (or None) per input edge, from the user's ``backward``'s result, checked."""
         tensor_positions = self.__dict__["_tensor_positions"]
-        out: list[Any] = []                  # one gradient (or None) per input edge
+        out: list[Any] = []
         for pos, (edge, _) in zip(tensor_positions, self.next_functions):
             g = result[pos]
             if g is not None and not isinstance(g, Tensor):

@@ -1,22 +1,400 @@
 """The backward pass: an iterative walk over the recorded graph.
 
-Decision (STYLE.md asks for it here): derivative rules compute on raw NumPy arrays in an ordinary
-backward pass, and on gradiente Tensors, recorded, under ``create_graph=True``. Each rule is written
-once against an ``ops`` namespace (``core.rules``) that provides both.
+The walk
+--------
+Every tensor that requires grad points at the node that made it (``grad_fn``); every node points at the
+nodes of its inputs (``next_functions``). ``backward()`` follows those edges from the output back::
 
-The walk needs no recursion and no separate dependency count. Every edge of the graph leads from a node
-to an *older* one (an op's inputs exist before its output; a leaf's AccumulateGrad is made when the leaf
-is first used, before its consumers). So if we always run, among the nodes that have received some
-gradient, the newest one, every node that can still send it a gradient has already run: its gradient is
-complete. That is exactly PyTorch's ready-queue order, so gradients are summed in the same order and agree
-to the last bit. A 100,000-node chain needs no deeper Python stack than a 3-node one.
+    buffers = {root: root_grad}                     # node -> the gradient that has reached it so far
+    while buffers:
+        node = the newest node in buffers           # a heap keyed on the node's sequence number
+        results = node.backward(ops, buffers.pop(node))         # its rule: one gradient per input
+        for (receiver, _), grad in zip(node.next_functions, results):
+            buffers[receiver] = buffers[receiver] + grad if receiver in buffers else grad
+
+That is ``_walk``'s loop (a node with several outputs has a list of gradients, one per output). Why the
+newest node: every edge leads from a node to an *older* one (an op's inputs exist before its output; a leaf's
+AccumulateGrad is made when the leaf is first used, before its consumers). So when the newest node that has
+a buffer is popped, every node that could still add to that buffer has run already: its gradient is
+complete. It is PyTorch's ready-queue order, so gradients are summed in PyTorch's order and agree to the last
+bit, and no recursion is needed: a 100,000-node chain takes no more Python stack than a 3-node one. A leaf's
+AccumulateGrad ends the road: it adds what reaches it into the leaf's ``.grad``.
+
+Around the loop, in steps of their own that a plain ``backward()`` never enters (``_step_with_extras``):
+tensor and node hooks, ``retain_grad``, the captures of ``autograd.grad``, partial runs (only the nodes that
+lead to a captured tensor run) and the guard against real-number rules on complex gradients. A node takes
+that path when it is marked ``_hooked`` (every AccumulateGrad is) or the walk captures.
+
+Who owns a gradient array
+-------------------------
+A leaf may keep the array that reaches it as its ``.grad``, without a copy, only if nothing else can reach
+that memory: ``x + y`` hands one array to both leaves, and they must not end up sharing one ``.grad``. The
+engine knows who can reach an array from where the array came from; it reads no reference counts. An array
+in a buffer is the engine's own unless its slot is marked *shared* (``_walk``'s ``shared``), which happens
+when it is
+
+* the caller's (a root gradient), or seen or returned by user code: a hook, a custom Function's backward,
+  a capture that ``autograd.grad`` hands back;
+* sent by one node along two edges (AddBackward0 hands ``grad`` to both of its inputs);
+* a shared incoming gradient passed on, or a view of one (TBackward0 transposes ``grad``).
+
+A mark says "maybe"; a leaf that gets a marked slot settles it (``_engine_only``). The memory is still the
+engine's own if no other buffer holds it (of two leaves that one array reached, the second to run may keep
+it: the first made its copy) and user code cannot reach it: it is not the caller's, and every Tensor that
+user code was handed or returned around it is gone (``still_held``, by weak reference: a Tensor nobody holds
+any more is freed). That is PyTorch's rule, which steals a gradient whose Tensor has no other user.
+
+Everything else is memory the engine made (a sum ``a + b``, a reduction or cast to an input's shape and
+dtype) or a rule made: built-in rules keep to one contract, that each result is new memory, an incoming
+gradient or a view of one, never a value the node keeps (``tests/test_engine_walk.py`` holds every rule of
+the op tables to it). A leaf keeps an array of the engine's own that is C-contiguous, writeable, of the
+leaf's dtype and spans all the memory it is a view of, and copies anything else (``NumpyOps.accumulate``):
+no two leaves, and no leaf and a user's tensor, ever share gradient memory. Under ``create_graph`` a leaf
+always copies, as PyTorch does.
+
+Rules: arrays or Tensors
+------------------------
+Decision (STYLE.md asks for it here): derivative rules compute on raw NumPy arrays in an ordinary backward
+pass, and on gradiente Tensors, recorded, under ``create_graph=True``. Each rule is written once against an
+``ops`` namespace (``core.rules.namespace(create_graph)``) that provides both. Sharing is tracked for
+arrays only.
 """
 import gc
-import heapq
+import weakref
+from heapq import heappop, heappush
+
+import numpy as np
 
 from . import grad_mode, rules
+from . import tensor as _tensor  # a module: a cycle within the core, read at call time
+from .node import AccumulateGrad
 
 __all__ = ["run_backward"]
+
+
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True):
+    """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
+
+    ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
+    tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
+    tensor run, and no leaf's ``.grad`` changes (``autograd.grad``).
+    """
+    ops = rules.namespace(create_graph)
+    # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
+    # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with grad_mode.set_grad_enabled(create_graph):
+            extras = _Extras(roots, capture, accumulate) if capture else None
+            _walk(roots, root_grads, not retain_graph, ops, extras)
+            return extras.captured if extras is not None else []
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _walk(roots, root_grads, release, ops, extras):
+    """The loop of the module's docstring, its common cases spelled out: it runs once per node."""
+    raw = not ops.recording
+    pop, push = heappop, heappush
+    general = extras is not None
+    buffers: dict = {}      # node -> the gradient summed so far; a list, one per output, for a node with several
+    shared: dict = {}       # node -> bit nr set when someone besides the engine may hold output nr's gradient
+    heap: list = []         # (-sequence number, node) for each node in buffers: the newest pops first
+    lent: dict = {}         # id -> memory that user code may hold: a marked slot with it is never a leaf's
+    for (node, nr), grad in zip(roots, root_grads):
+        if node is not None:
+            _receive(buffers, shared, heap, node, nr, grad)
+            if raw:
+                shared[node] = shared.get(node, 0) | 1 << nr        # the caller's array
+                _lend(lent, grad)
+    while heap:
+        node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
+        grad = buffers.pop(node)
+        shared_in = shared.pop(node, 0) if shared else 0
+        # its rule (on the general path, with hooks, captures and the rest around it)
+        if general or node._hooked:
+            step = _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
+            if step is None:
+                continue
+            results, grad, shared_in = step
+        elif grad.__class__ is not list:
+            results = node.backward(ops, grad)
+        elif len(grad) == 1:
+            results = node.backward(ops, grad[0])          # a custom Function with one output
+        else:
+            results = _run_rule(node, grad, ops)
+        if results.__class__ is not tuple:
+            results = (results,)
+        if release and node._saved:
+            node._saved = None      # free what the rule read; a second backward then raises _FREED
+        # each result along its edge, summed into the receiver's buffer
+        meta = node._input_meta
+        sent = 0
+        for i, (receiver, nr) in enumerate(node.next_functions):
+            if receiver is None:
+                continue
+            g = results[i]
+            if g is None:
+                continue
+            # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
+            m = meta[i] if meta is not None else None
+            if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
+                g = ops.fix_meta(g, m[0], m[1])
+            held = buffers.get(receiver)        # the common cases of _receive, spelled out:
+            if held is None and nr == 0 and receiver._output_meta is None:
+                buffers[receiver] = g                       # the first gradient opens the buffer
+                push(heap, (-receiver._seq, receiver))
+            elif nr == 0 and held is not None and held.__class__ is not list and not shared:
+                buffers[receiver] = held + g                # a later one is summed into new memory
+            else:
+                _receive(buffers, shared, heap, receiver, nr, g)
+            sent += 1
+        # Seldom anything to mark shared: only after a shared gradient came in, or when two results sent might
+        # share memory (unless they are two distinct arrays that own their memory, as MulBackward0's are).
+        if raw and (shared_in or (sent > 1 and (len(results) > 2 or results[0] is results[1]
+                                                or results[0].base is not None or results[1].base is not None))):
+            _mark_shared(node, results, grad, shared_in, buffers, shared, lent)
+
+
+def _receive(buffers, shared, heap, node, nr, grad):
+    """Sum ``grad`` into slot ``nr`` of ``node``'s buffer (a list once a slot other than 0 is used); the first
+    gradient opens the buffer and queues the node. A sum is new memory, the engine's own."""
+    held = buffers.get(node)
+    if held is None:
+        heappush(heap, (-node._seq, node))
+        if getattr(node, "_forward_cls", None) is not None:
+            # A custom Function's node (it always has _output_meta, so its buffer is always opened here): the
+            # user's backward sees its gradients and may keep what it returns. -1: all of it is shared.
+            shared[node] = -1
+        if nr == 0 and node._output_meta is None:
+            buffers[node] = grad
+            return
+        held = [None] * _num_outputs(node, nr)
+    elif held.__class__ is not list:
+        if nr == 0:
+            buffers[node] = held + grad
+            _summed(shared, node, 0)
+            return
+        held = [held]
+    if len(held) <= nr:
+        held.extend([None] * (nr + 1 - len(held)))
+    buffers[node] = held
+    if held[nr] is None:
+        held[nr] = grad
+    else:
+        held[nr] = held[nr] + grad
+        _summed(shared, node, nr)
+
+
+def _summed(shared, node, nr):
+    """Slot ``nr`` of ``node`` now holds a sum: new memory, which nobody else holds."""
+    if shared.get(node, 0) > 0:
+        shared[node] &= ~(1 << nr)
+
+
+def _num_outputs(node, nr):
+    meta = node._output_meta
+    return nr + 1 if meta is None else max(len(meta), nr + 1)
+
+
+def _mark_shared(node, results, grad, shared_in, buffers, shared, lent):
+    """After ``node`` has sent its results, mark each receiving slot that now holds memory someone else may
+    hold too: memory sent along two edges, a shared incoming gradient passed on (or a view of one), or any
+    result at all when ``shared_in`` is negative (user code saw or made them: a custom Function's backward
+    names what it still holds in ``_held_by_user``)."""
+    if shared_in < 0:
+        for array in node.__dict__.pop("_held_by_user", ()):
+            _lend(lent, array)
+    sent = [(edge, _memory(g)) for edge, g in zip(node.next_functions, results)
+            if edge[0] is not None and g is not None]
+    ids = [id(memory) for _, memory in sent]        # all alive here, so an id names one array
+    if not shared_in and len(set(ids)) == len(ids):
+        return                      # the usual answer: nothing came in shared, each memory went one way
+    grads = grad if grad.__class__ is list else [grad]
+    passed_on = [id(_memory(g)) for j, g in enumerate(grads) if g is not None and shared_in >> j & 1]
+    for (receiver, nr), memory in sent:
+        held = buffers[receiver]
+        if memory is None or _memory(held[nr] if held.__class__ is list else held) is not memory:
+            continue                # unknown owner (a leaf copies it anyway), or summed into new memory since
+        if shared_in < 0 or ids.count(id(memory)) > 1 or id(memory) in passed_on:
+            shared[receiver] = shared.get(receiver, 0) | 1 << nr
+
+
+def _lend(lent, array):
+    """Note that user code may hold ``array``'s memory."""
+    memory = _memory(array)
+    if memory is not None:
+        lent[id(memory)] = memory       # kept alive by the walk, so the id names it until the walk ends
+
+
+def _engine_only(array, buffers, lent):
+    """Settle a marked slot's "maybe": True if the engine alone holds ``array``'s memory (see the module's
+    docstring). Only leaves ask, and only for marked slots."""
+    memory = _memory(array)
+    if memory is None or id(memory) in lent:
+        return False
+    for held in buffers.values():
+        for g in held if held.__class__ is list else (held,):
+            if g is not None and _memory(g) is memory:
+                return False
+    return True
+
+
+def watch(tensors):
+    """Weak references to the Tensors user code is handed or returns (None entries skipped)."""
+    return [weakref.ref(t) for t in tensors if t is not None]
+
+
+def still_held(watched):
+    """The arrays of the watched Tensors that someone still holds, once the engine has dropped its own
+    references to them: user code kept them, so their memory is not the engine's alone."""
+    return [t._data for t in (r() for r in watched) if t is not None]
+
+
+def _memory(array):
+    """The NumPy array that owns ``array``'s memory (itself, or the base of a view); None if that is not a
+    plain array (a Python buffer, or the stand-in that ``as_strided`` leaves as base)."""
+    if array.__class__ is not np.ndarray:
+        return None
+    base = array.base
+    if base is None:
+        return array
+    return base if base.__class__ is np.ndarray and base.base is None else None
+
+
+# --- the general steps: hooks, retain_grad, captures, partial runs, the complex guard ---------------------
+
+class _Extras:
+    """What a walk for ``autograd.grad`` or ``backward(inputs=...)`` adds: captures, and which nodes run."""
+
+    __slots__ = ("capture", "captured", "run_only")
+
+    def __init__(self, roots, capture, accumulate):
+        self.capture = capture
+        self.captured = [None] * len(capture)
+        self.run_only = None if accumulate else _nodes_to_run([n for n, _ in roots], {n for n, _ in capture})
+
+
+def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
+    """Run one node with everything around its rule. Returns ``(results, grads, shared_in)``, the incoming
+    gradients as the rule saw them, or None when the node is not to run (a partial run) or is a leaf."""
+    grads = grad if grad.__class__ is list else [grad]
+    watched: list = []
+    grads, shared_in = _before_rule(node, grads, shared_in, ops, extras, watched, lent)
+    for array in still_held(watched):
+        _lend(lent, array)
+    if extras is not None and extras.run_only is not None and node not in extras.run_only:
+        return None
+    if node.__class__ is AccumulateGrad:
+        owned = not ops.recording and (not shared_in & 1 or _engine_only(grads[0], buffers, lent))
+        node.accumulate(ops, grads[0], owned=owned)
+        if node._hooks:             # as PyTorch: after the leaf's own post-accumulate hooks, with no results
+            _post_hooks(node, (), grads, ops, [])
+        return None
+    results = _run_rule(node, grads, ops)
+    if node._hooks:
+        results = _post_hooks(node, results, grads, ops, watched)
+        shared_in = -1              # the hooks saw every gradient here, and may keep them
+        for array in still_held(watched):
+            _lend(lent, array)
+    return results, grads, shared_in
+
+
+def _run_rule(node, grads, ops):
+    """The rule of a node with several outputs (those that got no gradient get zeros, unless the node asks
+    for None), or of a node on the general path; refused for complex gradients unless it is right for them."""
+    if not node.complex_ok and _produced_complex(grads, ops):
+        raise NotImplementedError(
+            f"gradiente does not compute gradients of complex tensors through {node.name()} yet: its rule is "
+            "written for real numbers, and PyTorch's convention for complex ones (the conjugate Wirtinger "
+            "derivative) would give a different gradient. Real and imaginary parts can be differentiated "
+            "separately (torch.view_as_real).")
+    if len(grads) > 1 and node._output_meta is not None and node._materialize_grads and any(g is None for g in grads):
+        grads = [g if g is not None else _zeros(meta, ops) for g, meta in zip(grads, node._output_meta)]
+    return node.backward(ops, *grads)
+
+
+def _before_rule(node, grads, shared_in, ops, extras, watched, lent):
+    """Tensor hooks of this node's outputs, then retain_grad, then captures, then the node's pre-hooks.
+    A gradient that user code has seen is marked shared from then on; the Tensors it saw or returned are
+    ``watched``, and captures are lent for good (``autograd.grad`` returns them)."""
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            if nr < len(grads) and grads[nr] is not None and hooks:
+                grads[nr] = _call_tensor_hooks(hooks, grads[nr], ops, watched)
+                shared_in |= 1 << nr
+    if node.__class__ is AccumulateGrad and node.variable._hooks and grads[0] is not None:
+        grads[0] = _call_tensor_hooks(node.variable._hooks, grads[0], ops, watched)   # a leaf's live on its tensor
+        shared_in |= 1
+    if node._retain_hooks:
+        for nr, tensor_ref in node._retain_hooks.items():
+            tensor = tensor_ref()
+            if tensor is not None and nr < len(grads) and grads[nr] is not None:
+                _retain(tensor, grads[nr], ops)
+    if extras is not None:
+        captured = extras.captured
+        for nr, g in enumerate(grads):
+            slot = extras.capture.get((node, nr))
+            if slot is not None and g is not None:
+                captured[slot] = g if captured[slot] is None else captured[slot] + g
+                shared_in |= 1 << nr
+                if not ops.recording:
+                    _lend(lent, g)
+    if node._pre_hooks:
+        wrapped = tuple(ops.wrap(g) if g is not None else None for g in grads)
+        watched += watch(wrapped)
+        for hook in list(node._pre_hooks.values()):
+            result = hook(wrapped)
+            if result is not None:
+                wrapped = tuple(result)
+                watched += watch(wrapped)
+        grads = [ops.unwrap(g) if g is not None else None for g in wrapped]
+        shared_in |= (1 << len(grads)) - 1
+    return grads, shared_in
+
+
+def _call_tensor_hooks(hooks, grad, ops, watched):
+    """Run tensor hooks (``Tensor.register_hook``) on one gradient; a hook may return a replacement. Each
+    Tensor a hook sees or returns is watched."""
+    g = ops.wrap(grad)
+    watched.append(weakref.ref(g))
+    for hook in list(hooks.values()):
+        result = hook(g)
+        if result is not None:
+            g = result
+            watched.append(weakref.ref(g))
+    return ops.unwrap(g)
+
+
+def _retain(tensor, grad, ops):
+    """``retain_grad``: the tensor keeps its own copy (C-contiguous, as PyTorch's), summed over backward calls."""
+    if tensor._grad is not None:
+        tensor._grad = tensor._grad + grad if ops.recording else _tensor.Tensor._make(tensor._grad._data + grad)
+    elif ops.recording:
+        tensor._grad = grad.clone(memory_format="contiguous_format")
+    else:
+        tensor._grad = _tensor.Tensor._make(np.array(grad, copy=True, order="C"))
+
+
+def _post_hooks(node, results, grads, ops, watched):
+    """The node's hooks (``register_hook``): they see its results, brought to the inputs' shapes and dtypes,
+    and its incoming gradients, and may replace the results. The Tensors they see or return are watched."""
+    if results.__class__ is not tuple:
+        results = (results,)
+    meta = node._input_meta
+    fixed = tuple(ops.fix_meta(g, m[0], m[1]) if g is not None and m is not None else g
+                  for g, m in zip(results, meta or (None,) * len(results)))
+    wrapped_in = tuple(ops.wrap(g) if g is not None else None for g in fixed)
+    wrapped_out = tuple(ops.wrap(g) if g is not None else None for g in grads)
+    watched += watch(wrapped_in) + watch(wrapped_out)
+    for hook in list(node._hooks.values()):
+        replaced = hook(wrapped_in, wrapped_out)
+        if replaced is not None:
+            wrapped_in = tuple(replaced)
+            watched += watch(wrapped_in)
+    return tuple(ops.unwrap(g) if g is not None else None for g in wrapped_in)
 
 
 def _nodes_to_run(roots, targets):
@@ -41,188 +419,10 @@ def _nodes_to_run(roots, targets):
     return run
 
 
-def _call_tensor_hooks(hooks, grad, ops):
-    """Run tensor hooks (``Tensor.register_hook``) on one gradient; a hook may return a replacement."""
-    g = ops.wrap(grad)
-    for hook in list(hooks.values()):
-        result = hook(g)
-        if result is not None:
-            g = result
-    return ops.unwrap(g)
-
-
-def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True):
-    """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
-
-    ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
-    tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
-    tensor run, and no leaf's ``.grad`` changes (``autograd.grad``).
-    """
-    ops = rules.namespace(create_graph)
-    # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
-    # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        with grad_mode.set_grad_enabled(create_graph):
-            return _walk(roots, root_grads, retain_graph, ops, capture, accumulate)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _walk(roots, root_grads, retain_graph, ops, capture, accumulate):
-    run_only = _nodes_to_run([n for n, _ in roots], {n for n, _ in capture}) if capture and not accumulate else None
-    captured = [None] * (len(capture) if capture else 0)
-    raw = not ops.recording
-    push, pop = heapq.heappush, heapq.heappop
-
-    buffers: dict = {}                  # node -> gradients summed so far, one per output
-    heap: list = []                     # (-sequence number, node) of the nodes in `buffers`
-    for (node, nr), grad in zip(roots, root_grads):
-        if node is None:
-            continue
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * _num_outputs(node, nr)
-            push(heap, (-node._seq, node))
-        buf[nr] = grad if buf[nr] is None else buf[nr] + grad
-
-    # Hooks, captures and partial runs are rare: one flag, computed once, sends every node of such a
-    # walk through the general path; otherwise only a node with hooks of its own takes it.
-    general = bool(capture) or run_only is not None
-    release = not retain_graph
-    while heap:
-        node = pop(heap)[1]
-        grads = buffers.pop(node)
-        if general or node._hooked:
-            grads = _pre_hooks(node, grads, ops, capture, captured)
-            if run_only is not None and node not in run_only:
-                continue
-            results = _apply(node, grads, ops)
-        elif len(grads) == 1:
-            results = node.backward(ops, grads[0])          # the common case, without _apply's generality
-            if results.__class__ is not tuple:
-                results = (results,)
-        else:
-            results = _apply(node, grads, ops)
-        if release and node._saved:
-            node._saved = None          # free what the rule read; a second backward then raises _FREED
-        meta = node._input_meta
-        for i, (nxt, nr) in enumerate(node.next_functions):
-            if nxt is None:
-                continue
-            g = results[i]
-            if g is None:
-                continue
-            m = meta[i] if meta is not None else None
-            if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
-                g = ops.fix_meta(g, m[0], m[1])
-            buf = buffers.get(nxt)
-            if buf is None:
-                buffers[nxt] = [g] if nr == 0 and nxt._output_meta is None else _new_buffer(nxt, nr, g)
-                push(heap, (-nxt._seq, nxt))
-            else:
-                if len(buf) <= nr:
-                    buf.extend([None] * (nr + 1 - len(buf)))
-                previous = buf[nr]
-                buf[nr] = g if previous is None else previous + g
-                previous = None
-        # Drop this step's references, so a gradient array's only holder is its buffer (see accumulate).
-        results = g = None
-    return captured
-
-
-def _new_buffer(node, nr, grad):
-    buf = [None] * _num_outputs(node, nr)
-    buf[nr] = grad
-    return buf
-
-
-def _num_outputs(node, nr):
-    meta = node._output_meta
-    return nr + 1 if meta is None else max(len(meta), nr + 1)
-
-
-def _pre_hooks(node, grads, ops, capture, captured):
-    """Tensor hooks of this node's outputs, then retain_grad, then captures, then the node's pre-hooks."""
-    from .node import AccumulateGrad
-    if node._tensor_pre_hooks:
-        for nr, hooks in node._tensor_pre_hooks.items():
-            if nr < len(grads) and grads[nr] is not None and hooks:
-                grads[nr] = _call_tensor_hooks(hooks, grads[nr], ops)
-    if isinstance(node, AccumulateGrad):
-        hooks = node.variable._hooks
-        if hooks and grads[0] is not None:
-            grads[0] = _call_tensor_hooks(hooks, grads[0], ops)
-    if node._retain_hooks:
-        for nr, tensor_ref in node._retain_hooks.items():
-            tensor = tensor_ref()
-            if tensor is not None and nr < len(grads) and grads[nr] is not None:
-                _retain(tensor, grads[nr], ops)
-    if capture:
-        for nr, g in enumerate(grads):
-            slot = capture.get((node, nr))
-            if slot is not None and g is not None:
-                captured[slot] = g if captured[slot] is None else captured[slot] + g
-    if node._pre_hooks:
-        wrapped = tuple(ops.wrap(g) if g is not None else None for g in grads)
-        for hook in list(node._pre_hooks.values()):
-            result = hook(wrapped)
-            if result is not None:
-                wrapped = tuple(result)
-        grads = [ops.unwrap(g) if g is not None else None for g in wrapped]
-    return grads
-
-
-def _retain(tensor, grad, ops):
-    from .tensor import Tensor
-    if ops.recording:
-        tensor._grad = grad if tensor._grad is None else tensor._grad + grad
-    elif tensor._grad is None:
-        tensor._grad = Tensor._make(grad.copy())
-    else:
-        tensor._grad = Tensor._make(tensor._grad._data + grad)
-
-
-def _apply(node, grads, ops):
-    """Run one node's rule (and its post-hooks). The engine then brings each gradient to its input's shape
-    and dtype: the one central un-broadcast, so rules never think about broadcasting."""
-    if not node.complex_ok and _produced_complex(grads, ops):
-        raise NotImplementedError(
-            f"gradiente does not compute gradients of complex tensors through {node.name()} yet: its rule is "
-            "written for real numbers, and PyTorch's convention for complex ones (the conjugate Wirtinger "
-            "derivative) would give a different gradient. Real and imaginary parts can be differentiated "
-            "separately (torch.view_as_real).")
-    if len(grads) == 1:
-        results = node.backward(ops, grads[0])
-    else:
-        if node._output_meta is not None and node._materialize_grads and any(g is None for g in grads):
-            grads = [g if g is not None else _zeros(meta, ops) for g, meta in zip(grads, node._output_meta)]
-        results = node.backward(ops, *grads)
-    if type(results) is not tuple:
-        results = (results,)
-    if node._hooks:
-        meta = node._input_meta
-        fixed = tuple(ops.fix_meta(g, m[0], m[1]) if g is not None and m is not None else g
-                      for g, m in zip(results, meta or (None,) * len(results)))
-        wrapped_in = tuple(ops.wrap(g) if g is not None else None for g in fixed)
-        wrapped_out = tuple(ops.wrap(g) if g is not None else None for g in grads)
-        for hook in list(node._hooks.values()):
-            replaced = hook(wrapped_in, wrapped_out)
-            if replaced is not None:
-                wrapped_in = tuple(replaced)
-        results = tuple(ops.unwrap(g) if g is not None else None for g in wrapped_in)
-    return results
-
-
 def _produced_complex(grads, ops):
     return any(g is not None and (g._data.dtype if ops.recording else g.dtype).kind == "c" for g in grads)
 
 
 def _zeros(meta, ops):
-    import numpy as np
-
-    from .tensor import Tensor
     zeros = np.zeros(meta[0], dtype=meta[1])
-    return Tensor._make(zeros) if ops.recording else zeros
+    return _tensor.Tensor._make(zeros) if ops.recording else zeros

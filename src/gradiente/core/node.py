@@ -278,10 +278,15 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def backward(self, ops, grad):
+        self.accumulate(ops, grad)
+        return ()
+
+    def accumulate(self, ops, grad, owned=False):
+        """Add ``grad`` into the leaf's ``.grad``, then run its post-accumulate hooks. ``owned``: the engine
+        vouches that nothing else can reach ``grad``'s memory, so the leaf may keep the array itself."""
         variable = self.variable
-        ops.accumulate(variable, grad)
+        ops.accumulate(variable, grad, owned)
         post_hooks = variable.__dict__.get("_post_hooks")
         if post_hooks:
             for hook in list(post_hooks.values()):
                 hook(variable)
-        return ()

@@ -12,8 +12,6 @@ meaning. Two namespaces implement it, name for name, taking the same arguments (
 
 Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directly. Each rule is written once.
 """
-import sys
-
 import numpy as np
 
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
@@ -59,19 +57,11 @@ def constant_pad_array(a, pad, value):
     return out
 
 
-# References to a gradient array that nobody else holds, as NumpyOps.accumulate sees it: the engine's buffer
-# list, AccumulateGrad.backward's argument, accumulate's argument, and getrefcount's own argument.
-_UNSHARED_REFS = 4
-
-
 def _sole_view(array):
-    """True if ``array`` owns its memory, or is a whole-array view (a transpose, say) of an array that
-    nothing but this view holds."""
+    """True if ``array`` owns its memory, or is a view (a transpose, say) that spans all the memory of a plain
+    array owning it: keeping ``array`` then keeps no memory outside it."""
     base = array.base
-    if base is None:
-        return True
-    # references to base: array's own, the local name, getrefcount's argument
-    return base.base is None and base.size == array.size and sys.getrefcount(base) <= 3
+    return base is None or (base.__class__ is np.ndarray and base.base is None and base.nbytes == array.nbytes)
 
 
 #: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
@@ -120,7 +110,8 @@ class RuleOps:
     # --- the engine's own steps
     def sum_to(self, x, shape): """x summed down to ``shape``: the reverse of broadcasting"""
     def fix_meta(self, grad, shape, np_dtype): """grad brought to an input's shape and dtype (un-broadcast)"""
-    def accumulate(self, variable, grad): """add grad into the leaf ``variable``'s .grad"""
+    def accumulate(self, variable, grad, owned=False):
+        """add grad into the leaf ``variable``'s .grad; ``owned``: the engine vouches nothing else holds grad"""
 
     # --- selection, reductions and scans
     def mask(self, condition, x): """x where the condition holds, 0 elsewhere"""
@@ -248,20 +239,19 @@ class NumpyOps:
         return tensor._data
 
     @staticmethod
-    def accumulate(variable, grad):
+    def accumulate(variable, grad, owned=False):
+        """Add ``grad`` into ``variable.grad``. The first gradient is stored C-contiguous and of the leaf's
+        dtype, as PyTorch stores it: the array itself when the engine vouches that nothing else can reach its
+        memory (``owned``) and it already has that form and spans its whole memory, else a copy. (A
+        transposed matmul result is copied once here rather than slowing every optimizer step that reads it.)"""
         current = variable._grad
         if current is None:
-            # The leaf may keep the array itself only if nothing else can see it: it owns its memory, and the
-            # only references are the engine's buffer list and this call chain (PyTorch steals a gradient
-            # whose use count is 1 in the same way). Otherwise, e.g. `x + y` hands one array to both
-            # leaves, the leaf gets its own copy.
-            # The stored gradient is C-contiguous, as PyTorch stores it (a transposed matmul result is copied
-            # once here rather than slowing every optimizer step that reads it).
-            if (grad.flags.writeable and grad.flags.c_contiguous and grad.dtype == variable._data.dtype
-                    and sys.getrefcount(grad) <= _UNSHARED_REFS and _sole_view(grad)):
+            dtype = variable._data.dtype
+            if (owned and grad.flags.c_contiguous and grad.flags.writeable and grad.dtype == dtype
+                    and _sole_view(grad)):
                 variable._grad = _tensor.Tensor._make(grad)
             else:
-                variable._grad = _tensor.Tensor._make(np.array(grad, dtype=variable._data.dtype, copy=True, order="C"))
+                variable._grad = _tensor.Tensor._make(np.array(grad, dtype=dtype, copy=True, order="C"))
         elif current._requires_grad:
             variable._grad = _tensor.Tensor._make(current._data + grad)
         else:

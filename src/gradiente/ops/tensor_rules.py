@@ -7,7 +7,7 @@ computation and can be differentiated again. The ops package hands an instance d
 """
 import numpy as np
 
-from ..core.creation import from_numpy, ones_like, tensor, zeros, zeros_like
+from ..core.creation import empty, from_numpy, ones_like, tensor, zeros, zeros_like
 from ..core.dtype import FROM_NUMPY
 from ..core.tensor import Tensor
 from . import binary_math, joining, rearranging, reductions, selection, unary, views
@@ -85,10 +85,13 @@ class TensorOps:
         return grad
 
     @staticmethod
-    def accumulate(variable, grad):
+    def accumulate(variable, grad, owned=False):
+        # The first gradient is always a copy, recorded (PyTorch's CopyBackwards when grad requires grad):
+        # under create_graph it may be a tensor the user holds, or one that reaches two leaves. ``owned`` is
+        # NumpyOps' business; it is taken here so that both namespaces have one signature.
         current = variable._grad
         if current is None:
-            variable._grad = grad if grad._requires_grad else grad.clone()
+            variable._grad = empty(variable._data.shape, dtype=variable.dtype).copy_(grad)
         else:
             variable._grad = current + grad
 
