@@ -25,7 +25,7 @@ EXEMPT = {
     "gradiente.ops.special._IncompleteGammaBackward": "base of IgammaBackward0 and IgammacBackward0",
     "gradiente.ops._table.UnaryNode": "base of the nodes of the unary table",
     "gradiente.ops.arithmetic._ZeroGradBackward": "base of the piecewise-constant nodes it names on demand "
-                                                  "(PoissonBackward0, DivBackward0 of a rounded div)",
+                                                  "(PoissonBackward0, DivBackward2 of a rounded div)",
     "gradiente.core.inplace._Strided": "base of AsStridedBackward0 and CopySlices",
     "gradiente.ops.nn.linear_maps._LinearBackward": "base of the nodes of linear maps (interpolation, patches)",
     "gradiente.ops.nn.losses._LossNode": "base of the pointwise-loss nodes",

@@ -28,13 +28,9 @@ SPECS = [
     OpSpec("remainder", lambda lib, x, y: x % y, [((3,), (3,))], domain=POSITIVE, gradcheck=False),
     OpSpec("remainder_number", lambda lib, x: lib.remainder(x, 0.7), [((3,),), ((2, 3),)]),
     OpSpec("fmod_number", lambda lib, x: lib.fmod(x, 0.7), [((3,),), ((2, 3),)]),
-    OpSpec("fmod", lambda lib, x, y: x.fmod(y), [((3,), (3,)), ((2, 3), (3,))], domain=POSITIVE,
-           extra={"xfail": {"gradgradcheck": "FmodBackward1 gives ops.constant an array as its like: TypeError under "
-                                             "create_graph"}}),
-    OpSpec("div_floor", lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), [((2, 3), (3,))], domain=POSITIVE,
-           extra={"xfail": {"against_torch": "grad_fn is DivBackward0, PyTorch's DivBackward2"}}),
-    OpSpec("div_trunc_number", lambda lib, x: x.div(0.7, rounding_mode="trunc"), [((2, 3),)],
-           extra={"xfail": {"against_torch": "grad_fn is DivBackward1, PyTorch's DivBackward2"}}),
+    OpSpec("fmod", lambda lib, x, y: x.fmod(y), [((3,), (3,)), ((2, 3), (3,))], domain=POSITIVE),
+    OpSpec("div_floor", lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), [((2, 3), (3,))], domain=POSITIVE),
+    OpSpec("div_trunc_number", lambda lib, x: x.div(0.7, rounding_mode="trunc"), [((2, 3),)]),
     # a float32 result is too coarse for float64 finite differences: compared with PyTorch only
     OpSpec("to_float32", lambda lib, x: x.to(lib.float32), [((2, 3),)], dtypes=("float64",), gradcheck=False),
     OpSpec("double", lambda lib, x: x.double(), [((2, 3),)], dtypes=("float32",), gradcheck=False),

@@ -345,8 +345,7 @@ def _rounded_div(x, y, mode):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
     out = as_result(out, target)
     if wants_grad(x, y):
-        record(_ZeroGradBackward.named("DivBackward1" if not isinstance(y, Tensor) else "DivBackward0"),
-               (x, y), out)
+        record(_ZeroGradBackward.named("DivBackward2"), (x, y), out)      # PyTorch's name, number or tensor
     return out
 
 
@@ -402,7 +401,7 @@ def _rounded_quotient_backward(node, ops, grad, rounding):
     x, y = node.saved(ops)
     dy = None
     if node.next_functions[1][0] is not None:
-        dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), ops.raw(grad))
+        dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
     return grad, dy
 
 
