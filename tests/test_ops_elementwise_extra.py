@@ -10,7 +10,14 @@ import math
 
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import (
+    OpSpec,
+    assert_same_values,
+    check_api_names_match_torch,
+    check_inplace_form_matches_torch,
+    check_same_error,
+    spec_tests,
+)
 
 import gradiente
 
@@ -93,16 +100,6 @@ def wide_values(lo=-1e6, hi=None):
                              10 ** rng.uniform(-30, 30, 200), -(10 ** rng.uniform(-30, 6, 200))])
     values = values[(values >= lo) | np.isnan(values)]
     return values if hi is None else values[(values <= hi) | np.isnan(values)]
-
-
-def assert_same_values(ours, theirs, rtol, atol=0.0):
-    """Equal nan and infinity patterns (signed), finite values within tolerance, the same dtype."""
-    a, b = ours.detach().numpy().astype(np.float64), theirs.detach().numpy().astype(np.float64)
-    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
-    np.testing.assert_array_equal(a[np.isinf(b)], b[np.isinf(b)])
-    finite = np.isfinite(b)
-    np.testing.assert_allclose(a[finite], b[finite], rtol=rtol, atol=atol)
 
 
 def as_dtype(values, dtype):
@@ -376,22 +373,7 @@ INPLACE = [("sinc_", ()), ("deg2rad_", ()), ("rad2deg_", ()), ("erfc_", ()), ("e
 
 @pytest.mark.parametrize("name,args", INPLACE, ids=[n for n, _ in INPLACE])
 def test_inplace_forms_match_torch(name, args):
-    values = np.array([0.3, 0.7, 1.9, 2.5])
-    ours, theirs = gradiente.from_numpy(values.copy()), torch.from_numpy(values.copy())
-    assert getattr(ours, name)(*args) is ours
-    getattr(theirs, name)(*args)
-    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-13)
-    # recorded in place: the node is the out-of-place op's
-    x = gradiente.tensor(values, requires_grad=True)
-    t = torch.tensor(values, requires_grad=True)
-    y, u = x * 1, t * 1
-    getattr(y, name)(*args)
-    getattr(u, name)(*args)
-    assert type(y.grad_fn).__name__ == type(u.grad_fn).__name__
-    y.sum().backward()
-    u.sum().backward()
-    # digamma's and polygamma's gradients use PyTorch's trigamma, good to 2e-9 (test_trigamma_is_accurate)
-    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=2e-9)
+    check_inplace_form_matches_torch(name, args)
 
 
 def test_binary_inplace_forms():
@@ -416,10 +398,7 @@ def test_api_names_match_torch():
                  "nextafter", "ldexp", "frexp", "gcd", "lcm", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
                  "mvlgamma", "i0", "fix", "logit", "signbit", "float_power", "clamp_min", "clamp_max", "positive",
                  "rsub"]
-    for name in functions:
-        assert hasattr(gradiente, name), name
-        assert hasattr(gradiente.Tensor, name) == hasattr(torch.Tensor, name), name
-        assert hasattr(gradiente.Tensor, name + "_") == hasattr(torch.Tensor, name + "_"), name + "_"
+    check_api_names_match_torch(functions)
 
 
 def test_grad_fn_names_of_the_integer_exponent_and_number_forms():

@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
-from test_ops_elementwise_extra import assert_same_values
+from harness import OpSpec, assert_same_values, check_same_error, spec_tests
 
 import gradiente
 
