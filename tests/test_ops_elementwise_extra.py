@@ -57,8 +57,6 @@ SPECS = [
     OpSpec("polygamma3_negative", lambda lib, x: lib.polygamma(3, x), [((2, 3),)],
            make_inputs=away_from_integers(-3, 0)),
     OpSpec("polygamma0", lambda lib, x: lib.polygamma(0, x), [((3,),)], domain=(0.5, 4)),
-    OpSpec("mvlgamma", lambda lib, x: lib.mvlgamma(x, 3), UNARY, domain=(1.2, 5)),
-    OpSpec("mvlgamma_p1", lambda lib, x: x.mvlgamma(1), [((4,),)], domain=(0.5, 5)),
     OpSpec("i0", lambda lib, x: lib.i0(x), UNARY, domain=(-4, 4)),
     OpSpec("fix", lambda lib, x: lib.fix(x * 3), UNARY),
     OpSpec("nan_to_num", lambda lib, x: lib.nan_to_num(x, nan=1.0), UNARY),
@@ -205,8 +203,6 @@ def test_integer_and_bool_inputs_compute_in_the_default_float_dtype():
             assert_same_values(ours, theirs, 1e-6)
     assert_same_values(gradiente.polygamma(1, gradiente.tensor([1, 2])), torch.polygamma(1, torch.tensor([1, 2])),
                        1e-6)
-    assert_same_values(gradiente.mvlgamma(gradiente.tensor([3, 4]), 2), torch.mvlgamma(torch.tensor([3, 4]), 2),
-                       1e-6)
     assert gradiente.fix(gradiente.tensor([1, -2])).dtype is gradiente.int64
     assert gradiente.nan_to_num(gradiente.tensor([1, 2])).dtype is gradiente.int64
 
@@ -248,8 +244,7 @@ def test_frexp_returns_mantissa_and_int32_exponent():
 # --- methods, in-place forms, names ---------------------------------------------------------------------------
 
 INPLACE = [("sinc_", ()), ("deg2rad_", ()), ("rad2deg_", ()), ("erfc_", ()), ("erfinv_", ()), ("lgamma_", ()),
-           ("digamma_", ()), ("i0_", ()), ("fix_", ()), ("nan_to_num_", ()), ("polygamma_", (2,)),
-           ("mvlgamma_", (1,))]
+           ("digamma_", ()), ("i0_", ()), ("fix_", ()), ("nan_to_num_", ()), ("polygamma_", (2,))]
 
 
 @pytest.mark.parametrize("name,args", INPLACE, ids=[n for n, _ in INPLACE])
@@ -259,7 +254,7 @@ def test_inplace_forms_match_torch(name, args):
 
 def test_api_names_match_torch():
     functions = ["nan_to_num", "sinc", "deg2rad", "rad2deg", "frexp", "erfc", "erfinv", "lgamma", "digamma",
-                 "polygamma", "mvlgamma", "i0", "fix", "logit", "float_power", "positive", "rsub"]
+                 "polygamma", "i0", "fix", "logit", "float_power", "positive", "rsub"]
     check_api_names_match_torch(functions)
 
 
@@ -273,7 +268,6 @@ def test_fix_records_truncs_node():
 ERRORS = [
     lambda lib: lib.polygamma(-1, lib.tensor([0.5])),
     lambda lib: lib.polygamma(1.0, lib.tensor([0.5])),
-    lambda lib: lib.mvlgamma(lib.tensor([2.5]), 0),
     lambda lib: lib.frexp(lib.tensor([1, 2])),
     lambda lib: lib.fix(lib.tensor([True])),
     lambda lib: lib.tensor([1, 2]).lgamma_(),
