@@ -67,14 +67,13 @@ def test_unary_dtypes_against_torch(op, a):
 
 
 @pytest.mark.parametrize("call", [
-    lambda lib: lib.zeros(2, 3) + lib.zeros(3, 2),
     lambda lib: lib.round(lib.tensor([1, 2]), decimals=1),
 ], ids=lambda f: f.__code__.co_firstlineno)
 def test_errors_match_torch(call):
     check_same_error_first_line(call)
 
 
-@pytest.mark.parametrize("op", [lambda x: -x, lambda x: x.sign(), lambda x: x.logit()])
+@pytest.mark.parametrize("op", [lambda x: x.sign(), lambda x: x.logit()])
 def test_zero_dim_results_are_writable_arrays(op):
     """NumPy turns 0-d results into scalars; a tensor must still hold a (writable) array."""
     check_zero_dim_result_is_writable(op)
