@@ -225,7 +225,8 @@ def check_same_error(fn):
     assert str(got.value) == str(expected.value)
 
 
-# --- shared by the elementwise ops' test files (unary, selection, binary_math, comparison, fill, special) -----
+# --- shared by the test files of the elementwise ops (unary, selection, binary_math, comparison, fill, special,
+# arithmetic) -------------------------------------------------------------------------------------------------
 
 #: shape cases: one input (a vector, a matrix, a scalar), and two inputs that broadcast against each other
 UNARY = [((3,),), ((2, 3),), ((),)]
