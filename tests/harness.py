@@ -223,3 +223,107 @@ def check_same_error(fn):
     with pytest.raises(type(expected.value)) as got:
         fn(gradiente)
     assert str(got.value) == str(expected.value)
+
+
+# --- shared by the test files of the elementwise ops (unary, selection, binary_math, comparison, fill, special,
+# arithmetic) -------------------------------------------------------------------------------------------------
+
+#: shape cases: one input (a vector, a matrix, a scalar), and two inputs that broadcast against each other
+UNARY = [((3,),), ((2, 3),), ((),)]
+BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 1, 3), (2, 1))]
+POSITIVE = (0.5, 2.0)
+
+
+def both_outcomes(fn):
+    """``fn(lib)`` in both libraries: (result, None) or (None, (exception type name, message))."""
+    out = []
+    for lib in (gradiente, torch):
+        try:
+            out.append((fn(lib), None))
+        except Exception as e:  # the point is to compare whatever each raises
+            out.append((None, (type(e).__name__, str(e).split("\n")[0])))
+    return out
+
+
+def assert_same(fn):
+    """Same values and dtype (or the same error type and message) in gradiente and PyTorch."""
+    (g, g_err), (t, t_err) = both_outcomes(fn)
+    assert g_err == t_err
+    if t_err is None:
+        if isinstance(t, torch.Tensor):
+            assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+            assert tuple(g.shape) == tuple(t.shape)
+            if t.dtype.is_floating_point:   # transcendental functions may differ in the last bit
+                np.testing.assert_allclose(np.asarray(g._data), t.numpy(), rtol=1e-6, atol=0)
+            else:
+                np.testing.assert_array_equal(np.asarray(g._data), t.numpy())
+        else:
+            assert g == t
+
+
+def check_same_error_first_line(call):
+    """``call(lib)`` raises in both libraries: the same exception type and the same first line of the message
+    (where PyTorch's says "long int", gradiente's says "Long")."""
+    (_, g_err), (_, t_err) = both_outcomes(call)
+    assert t_err is not None and g_err is not None
+    assert g_err[0] == t_err[0], (g_err, t_err)
+    assert g_err[1] == t_err[1].replace("long int", "Long"), (g_err, t_err)
+
+
+def operand(lib, name):
+    """A small tensor of each dtype family, by letter (``OPERANDS``): int64, int32, uint8, bool, float32 with a
+    nan, float64, and a float32 column with an infinity."""
+    return {"i": lib.tensor([3, -1, 0, 2]), "h": lib.tensor([3, 1, 0, -2], dtype=lib.int32),
+            "u": lib.tensor([3, 1, 0, 200], dtype=lib.uint8), "b": lib.tensor([True, False, False, True]),
+            "f": lib.tensor([3.0, -1.5, 0.0, float("nan")]), "d": lib.tensor([3.0, 1.0, 0.0, 2.5], dtype=lib.float64),
+            "F": lib.tensor([[1.5], [float("inf")]])}[name]
+
+
+OPERANDS = ["i", "h", "u", "b", "f", "d", "F"]
+
+
+def assert_same_values(ours, theirs, rtol, atol=0.0):
+    """Equal nan and infinity patterns (signed), finite values within tolerance, the same dtype."""
+    a, b = ours.detach().numpy().astype(np.float64), theirs.detach().numpy().astype(np.float64)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    np.testing.assert_array_equal(a[np.isinf(b)], b[np.isinf(b)])
+    finite = np.isfinite(b)
+    np.testing.assert_allclose(a[finite], b[finite], rtol=rtol, atol=atol)
+
+
+def check_inplace_form_matches_torch(name, args):
+    """``x.<name>(*args)`` (an in-place method) returns x with PyTorch's values; on a non-leaf it records the
+    out-of-place op's node, whose gradient is PyTorch's."""
+    values = np.array([0.3, 0.7, 1.9, 2.5])
+    ours, theirs = gradiente.from_numpy(values.copy()), torch.from_numpy(values.copy())
+    assert getattr(ours, name)(*args) is ours
+    getattr(theirs, name)(*args)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-13)
+    # recorded in place: the node is the out-of-place op's
+    x = gradiente.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    y, u = x * 1, t * 1
+    getattr(y, name)(*args)
+    getattr(u, name)(*args)
+    assert type(y.grad_fn).__name__ == type(u.grad_fn).__name__
+    y.sum().backward()
+    u.sum().backward()
+    # digamma's and polygamma's gradients use PyTorch's trigamma, good to 2e-9 (test_trigamma_is_accurate)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=2e-9)
+
+
+def check_api_names_match_torch(functions):
+    """Each name is a function of gradiente, and a Tensor method (and an in-place one, name + "_") exactly where
+    it is one in PyTorch."""
+    for name in functions:
+        assert hasattr(gradiente, name), name
+        assert hasattr(gradiente.Tensor, name) == hasattr(torch.Tensor, name), name
+        assert hasattr(gradiente.Tensor, name + "_") == hasattr(torch.Tensor, name + "_"), name + "_"
+
+
+def check_zero_dim_result_is_writable(op):
+    """NumPy turns 0-d results into scalars; a tensor must still hold a (writable) array."""
+    out = op(gradiente.tensor(0.5))
+    assert type(out._data) is np.ndarray and out._data.flags.writeable
+    out.zero_()

@@ -1,6 +1,13 @@
 """Arithmetic ops from the op table: gradcheck in float64 and differential tests against PyTorch."""
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import (
+    OpSpec,
+    check_api_names_match_torch,
+    check_same_error,
+    check_same_error_first_line,
+    check_zero_dim_result_is_writable,
+    spec_tests,
+)
 
 import gradiente
 
@@ -73,3 +80,16 @@ def test_small_arithmetic_details_match_torch():
 
 def test_floor_divide_backward_raises_pytorchs_error():
     check_same_error(lambda lib: lib.floor_divide(lib.tensor([1.0, 2.0], requires_grad=True), 2).sum().backward())
+
+
+def test_broadcasting_error_first_line_matches_torch():
+    check_same_error_first_line(lambda lib: lib.zeros(2, 3) + lib.zeros(3, 2))
+
+
+def test_zero_dim_result_of_neg_is_a_writable_array():
+    """NumPy turns 0-d results into scalars; a tensor must still hold a (writable) array."""
+    check_zero_dim_result_is_writable(lambda x: -x)
+
+
+def test_api_names_match_torch():
+    check_api_names_match_torch(["float_power", "positive", "rsub"])

@@ -1,13 +1,20 @@
 """``gradiente.special`` (the ops of ``ops/special.py`` and the aliases it publishes) against ``torch.special``: the op
 table (float64 gradcheck, forward/backward/grad_fn against PyTorch in float32 and float64, second
-derivatives), the nodes each alias records, and values over wide ranges including nan, ±inf and the tails.
-``gradiente.testing`` is tested in test_testing.py."""
+derivatives), the nodes each alias records, and values over wide ranges including nan, ±inf and the tails;
+mvlgamma (``special.multigammaln``), igamma and igammac under their top-level names, with their methods and
+in-place forms. ``gradiente.testing`` is tested in test_testing.py."""
 import math
 
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
-from test_ops_elementwise_extra import assert_same_values
+from harness import (
+    OpSpec,
+    assert_same_values,
+    check_api_names_match_torch,
+    check_inplace_form_matches_torch,
+    check_same_error,
+    spec_tests,
+)
 
 import gradiente
 
@@ -82,6 +89,9 @@ SPECS = [
            dtypes=("float32",)),
     OpSpec("igammac_top_level", lambda lib, a, x: lib.igammac(a, x), [((4,), (4,))], grad_inputs=[1],
            domain=(0.3, 4), dtypes=("float32",)),
+    # mvlgamma, the top-level name of multigammaln
+    OpSpec("mvlgamma", lambda lib, x: lib.mvlgamma(x, 3), UNARY, domain=(1.2, 5)),
+    OpSpec("mvlgamma_p1", lambda lib, x: x.mvlgamma(1), [((4,),)], domain=(0.5, 5)),
 ]
 
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
@@ -110,6 +120,15 @@ def test_aliases_record_pytorchs_node(name, args):
     t = torch.tensor([0.3, 0.6], dtype=torch.float64, requires_grad=True)
     ours, theirs = getattr(gradiente.special, name)(g, *args), getattr(torch.special, name)(t, *args)
     assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
+
+
+def test_api_names_match_torch():
+    check_api_names_match_torch(["mvlgamma"])
+
+
+@pytest.mark.parametrize("name,args", [("mvlgamma_", (1,))], ids=["mvlgamma_"])
+def test_inplace_forms_match_torch(name, args):
+    check_inplace_form_matches_torch(name, args)
 
 
 def test_ndtr_records_pytorchs_composite_graph():
@@ -210,6 +229,11 @@ def test_zeta_has_no_derivative_in_s():
     assert type(gradiente.special.zeta(s, 2.0).grad_fn).__name__ == "SpecialZetaBackward2"
 
 
+def test_mvlgamma_of_integers_computes_in_the_default_float_dtype():
+    assert_same_values(gradiente.mvlgamma(gradiente.tensor([3, 4]), 2), torch.mvlgamma(torch.tensor([3, 4]), 2),
+                       1e-6)
+
+
 def test_round_matches_torch_with_decimals():
     values = np.array([0.5, 1.5, 2.5, -0.5, 1.25, 1.35, -2.675])
     for decimals in (0, 1, 2):
@@ -222,6 +246,7 @@ SPECIAL_ERRORS = [
     lambda lib: lib.special.multigammaln(lib.tensor([2.5]), 0),
     lambda lib: lib.special.softmax(lib.tensor([1, 2]), 0),
     lambda lib: lib.special.xlog1py(lib.ones(2, 3), lib.ones(4)),
+    lambda lib: lib.mvlgamma(lib.tensor([2.5]), 0),
 ]
 
 
