@@ -176,24 +176,17 @@ OPS_WITHOUT_A_TEST_FILE = {
     "conversions": "to, type and type_as; test_creation.py and the dtype tests use them throughout",
     "sampling": "samplers' spec rows are still in test_api_parity_b.py",
     # Still tested in the files of the older layout (below), until those are split.
-    "binary_math": "test_ops_elementwise.py and test_ops_elementwise_extra.py",
-    "comparison": "test_ops_elementwise.py",
     "complex_numbers": "test_api_parity_a.py",
-    "fill": "test_ops_elementwise.py",
     "joining": "test_ops_assembling.py and test_ops_shape.py",
     "legacy_linalg": "test_api_parity_b.py",
     "rearranging": "test_ops_assembling.py and test_ops_shape.py",
     "scattering": "test_ops_assembling.py and test_api_parity_a.py",
-    "selection": "test_ops_elementwise.py",
     "softmax": "test_functional.py (F.softmax) and test_ops_special.py (special.softmax)",
     "statistics": "test_ops_assembling.py and test_api_parity_a.py",
-    "unary": "test_ops_elementwise.py and test_ops_elementwise_extra.py",
     "views": "test_ops_shape.py",
 }
 # Test files named after ops modules that no longer exist; each still holds tests of several of today's modules.
 TEST_FILES_OF_THE_OLDER_LAYOUT = {
-    "test_ops_elementwise": "unary, selection, binary_math, fill and comparison",
-    "test_ops_elementwise_extra": "unary, binary_math and special",
     "test_ops_assembling": "joining, rearranging, indexing, scattering, reductions and statistics",
     "test_ops_shape": "views, joining and rearranging",
 }
