@@ -110,37 +110,6 @@ def test_triangle_indices_match_torch(fn_name, args):
     _same_tensor(g, t)
 
 
-HISTC_CASES = [
-    ([1.0, 2.0, 1.0, 4.0, 2.5], {"bins": 4}),
-    ([1.0, 2.0, 1.0, 4.0, 2.5], {"bins": 4, "min": 0, "max": 3}),
-    ([2.0, 2.0], {"bins": 4}),
-    ([], {"bins": 3}),
-    ([1.0, float("nan"), 0.5], {"bins": 3, "min": 0, "max": 2}),
-    ([0.0, 0.1, 0.2, 0.3, 0.7, 1.0], {"bins": 10, "min": 0.0, "max": 1.0}),
-    ([-3.0, 5.0, 0.25], {"bins": 7, "min": -1, "max": 1}),
-]
-
-
-@pytest.mark.parametrize("values,kwargs", HISTC_CASES)
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_histc_matches_torch(values, kwargs, dtype):
-    array = np.array(values, dtype=dtype)
-    g, t = _both(lambda lib: lib.histc(lib.from_numpy(array.copy()), **kwargs))
-    _same_tensor(g, t)
-
-
-def test_histc_of_random_values_matches_torch():
-    values = np.random.RandomState(0).randn(1000).astype(np.float32)
-    g, t = _both(lambda lib: lib.from_numpy(values.copy()).histc(bins=13))
-    _same_tensor(g, t)
-
-
-def test_histc_is_not_recorded():
-    x = gradiente.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    out = gradiente.histc(x, 3)
-    assert out.grad_fn is None and not out.requires_grad
-
-
 @pytest.mark.parametrize("fn", [
     lambda lib: lib.diff(lib.tensor([True, False, False, True])),
     lambda lib: lib.diff(lib.tensor([1, 4, 9, 16]), n=2),
@@ -245,7 +214,7 @@ def test_meshgrid_without_indexing_means_ij():
 
 def test_tensor_methods_exist_where_torch_has_them():
     names = ["diff", "rot90", "tensor_split", "vsplit", "hsplit", "dsplit", "take", "nansum", "nanmean",
-             "logcumsumexp", "histc"]
+             "logcumsumexp"]
     for name in names:
         assert hasattr(torch.Tensor, name) and hasattr(gradiente.Tensor, name), name
     for name in ["meshgrid", "cartesian_prod", "broadcast_tensors", "combinations", "tril_indices", "vander",
@@ -350,11 +319,6 @@ ERRORS = [
     ("nanmean_int_dtype", lambda lib: lib.nanmean(lib.zeros(2), dtype=lib.int64)),
     ("logcumsumexp_int", lambda lib: lib.logcumsumexp(lib.tensor([1, 2]), 0)),
     ("logcumsumexp_dim", lambda lib: lib.logcumsumexp(lib.zeros(2), 1)),
-    ("histc_int", lambda lib: lib.histc(lib.tensor([1, 2]), 4)),
-    ("histc_bins", lambda lib: lib.histc(lib.zeros(2), 0)),
-    ("histc_min_max", lambda lib: lib.histc(lib.zeros(2), 3, min=3, max=1)),
-    ("histc_infinite_data", lambda lib: lib.histc(lib.tensor([1.0, float("inf")]), 3)),
-    ("histc_infinite_max", lambda lib: lib.histc(lib.tensor([1.0]), 3, 0, float("inf"))),
 ]
 
 
