@@ -18,14 +18,6 @@ def _pieces_weighted(lib, pieces):
     return lib.cat([p.reshape(-1) * (k + 1) for k, p in enumerate(pieces)])
 
 
-def _with_nans(rng, shapes):
-    """Inputs with NaNs at fixed places (never a whole row), for the NaN-aware reductions."""
-    arrays = [rng.uniform(-2.0, 2.0, size=s) for s in shapes]
-    flat = arrays[0].reshape(-1)
-    flat[::3] = np.nan
-    return arrays
-
-
 def _index(lib, values):
     return lib.tensor(values)
 
@@ -69,15 +61,6 @@ SPECS = [
     # take and the index_* family
     OpSpec("take", lambda lib, x: lib.take(x, _index(lib, [[0, 5], [5, -1]])), [((3, 4),)]),
     OpSpec("take_0d_index", lambda lib, x: x.take(_index(lib, -1)), [((4,),), ((),)]),
-    # NaN-aware reductions and the log-sum-exp scan
-    OpSpec("nansum", lambda lib, x: lib.nansum(x), [((3, 4),), ((),)], make_inputs=_with_nans),
-    OpSpec("nansum_dim", lambda lib, x: x.nansum(1, keepdim=True), [((3, 4),)], make_inputs=_with_nans),
-    OpSpec("nansum_dims", lambda lib, x: lib.nansum(x, (0, 2)), [((2, 3, 2),)], make_inputs=_with_nans),
-    OpSpec("nanmean", lambda lib, x: lib.nanmean(x), [((3, 4),)], make_inputs=_with_nans),
-    OpSpec("nanmean_dim", lambda lib, x: x.nanmean(-1), [((3, 4),)], make_inputs=_with_nans),
-    OpSpec("logcumsumexp", lambda lib, x: lib.logcumsumexp(x, -1), [((3, 4),), ((5,),), ((),)]),
-    OpSpec("logcumsumexp_dim0", lambda lib, x: x.logcumsumexp(0), [((4, 2),)]),
-    OpSpec("logcumsumexp_wide_range", lambda lib, x: lib.logcumsumexp(x, 0), [((6,),)], domain=(-100.0, 100.0)),
     # vander: PyTorch 2.13 cannot backpropagate through it (see test_vander_gradient), so only the forward is
     # compared with it here; the gradient is checked numerically
     OpSpec("vander", lambda lib, x: lib.vander(x), [((3,),)], torch_grad=False),
@@ -124,10 +107,6 @@ def test_triangle_indices_match_torch(fn_name, args):
     lambda lib: lib.vander(lib.tensor([1, 2, 3], dtype=lib.int32)),
     lambda lib: lib.vander(lib.tensor([True, False]), 3),
     lambda lib: lib.vander(lib.tensor([2.0, 3.0]), 0),
-    lambda lib: lib.nansum(lib.tensor([1, 2], dtype=lib.int32)),
-    lambda lib: lib.nansum(lib.tensor([[1.0, float("nan")]]), dtype=lib.float64),
-    lambda lib: lib.nanmean(lib.tensor([[float("nan"), float("nan")], [1.0, 2.0]]), 1),
-    lambda lib: lib.logcumsumexp(lib.tensor([0.0, float("-inf"), 1000.0, float("inf"), 1.0]), 0),
 ], ids=lambda fn: "")
 def test_values_and_dtypes_match_torch(fn):
     g, t = _both(fn)
@@ -213,8 +192,7 @@ def test_meshgrid_without_indexing_means_ij():
 
 
 def test_tensor_methods_exist_where_torch_has_them():
-    names = ["diff", "rot90", "tensor_split", "vsplit", "hsplit", "dsplit", "take", "nansum", "nanmean",
-             "logcumsumexp"]
+    names = ["diff", "rot90", "tensor_split", "vsplit", "hsplit", "dsplit", "take"]
     for name in names:
         assert hasattr(torch.Tensor, name) and hasattr(gradiente.Tensor, name), name
     for name in ["meshgrid", "cartesian_prod", "broadcast_tensors", "combinations", "tril_indices", "vander",
@@ -223,25 +201,6 @@ def test_tensor_methods_exist_where_torch_has_them():
 
 
 # --- numerics ---------------------------------------------------------------------------------------------
-
-def test_logcumsumexp_gradient_with_zero_and_negative_upstream():
-    def run(lib):
-        x = lib.tensor([[50.0, -80.0, 3.0, 88.0], [0.0, 0.0, 0.0, 0.0]], requires_grad=True)
-        y = lib.logcumsumexp(x, 1)
-        y.backward(lib.tensor([[1.0, 0.0, -2.0, 0.5], [0.0, -1.0, 0.0, 3.0]]))
-        return y.detach().numpy(), x.grad.numpy()
-    (gy, gdx), (ty, tdx) = run(gradiente), run(torch)
-    np.testing.assert_allclose(gy, ty, rtol=1e-6)
-    np.testing.assert_allclose(gdx, tdx, rtol=1e-5, atol=1e-6)
-    assert np.isfinite(gdx).all()
-
-
-def test_nan_gradient_of_nansum_and_nanmean_is_zero_where_nan():
-    def run(lib):
-        x = lib.tensor([[1.0, float("nan")], [2.0, 4.0]], requires_grad=True)
-        (lib.nansum(x) + lib.nanmean(x, 0).sum()).backward()
-        return x.grad.tolist()
-    assert run(gradiente) == run(torch) == [[1.5, 0.0], [1.5, 2.0]]
 
 
 def test_vander_gradient():
@@ -314,11 +273,6 @@ ERRORS = [
     ("take_empty", lambda lib: lib.take(lib.zeros(0), lib.tensor([0]))),
     ("vander_2d", lambda lib: lib.vander(lib.zeros(2, 2))),
     ("vander_negative_n", lambda lib: lib.vander(lib.zeros(2), -1)),
-    ("nansum_complex", lambda lib: lib.nansum(lib.tensor([1j]))),
-    ("nanmean_int", lambda lib: lib.nanmean(lib.tensor([1, 2]))),
-    ("nanmean_int_dtype", lambda lib: lib.nanmean(lib.zeros(2), dtype=lib.int64)),
-    ("logcumsumexp_int", lambda lib: lib.logcumsumexp(lib.tensor([1, 2]), 0)),
-    ("logcumsumexp_dim", lambda lib: lib.logcumsumexp(lib.zeros(2), 1)),
 ]
 
 
