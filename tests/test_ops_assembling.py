@@ -18,10 +18,6 @@ def _pieces_weighted(lib, pieces):
     return lib.cat([p.reshape(-1) * (k + 1) for k, p in enumerate(pieces)])
 
 
-def _index(lib, values):
-    return lib.tensor(values)
-
-
 SPECS = [
     # differences and rotations
     OpSpec("diff", lambda lib, x: lib.diff(x), [((3, 4),), ((5,),)]),
@@ -58,9 +54,6 @@ SPECS = [
     OpSpec("atleast_3d_many", lambda lib, x, y: lib.atleast_3d(x, y)[1], [((), (3,))]),
     OpSpec("column_stack", lambda lib, x, y, z: lib.column_stack([x, y, z]), [((3,), (3, 2), (3,)), ((), (1, 2), ())]),
     OpSpec("dstack", lambda lib, x, y: lib.dstack([x, y]), [((3,), (3,)), ((2, 3), (2, 3, 2))]),
-    # take and the index_* family
-    OpSpec("take", lambda lib, x: lib.take(x, _index(lib, [[0, 5], [5, -1]])), [((3, 4),)]),
-    OpSpec("take_0d_index", lambda lib, x: x.take(_index(lib, -1)), [((4,),), ((),)]),
     # vander: PyTorch 2.13 cannot backpropagate through it (see test_vander_gradient), so only the forward is
     # compared with it here; the gradient is checked numerically
     OpSpec("vander", lambda lib, x: lib.vander(x), [((3,),)], torch_grad=False),
@@ -103,7 +96,6 @@ def test_triangle_indices_match_torch(fn_name, args):
     lambda lib: lib.combinations(lib.tensor([1.0, 2.0]), 3),
     lambda lib: lib.combinations(lib.tensor([1, 2]), 3, with_replacement=True),
     lambda lib: lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])),
-    lambda lib: lib.take(lib.arange(6).reshape(2, 3), lib.tensor([[5, 0], [-1, -6]])),
     lambda lib: lib.vander(lib.tensor([1, 2, 3], dtype=lib.int32)),
     lambda lib: lib.vander(lib.tensor([True, False]), 3),
     lambda lib: lib.vander(lib.tensor([2.0, 3.0]), 0),
@@ -192,7 +184,7 @@ def test_meshgrid_without_indexing_means_ij():
 
 
 def test_tensor_methods_exist_where_torch_has_them():
-    names = ["diff", "rot90", "tensor_split", "vsplit", "hsplit", "dsplit", "take"]
+    names = ["diff", "rot90", "tensor_split", "vsplit", "hsplit", "dsplit"]
     for name in names:
         assert hasattr(torch.Tensor, name) and hasattr(gradiente.Tensor, name), name
     for name in ["meshgrid", "cartesian_prod", "broadcast_tensors", "combinations", "tril_indices", "vander",
@@ -266,11 +258,6 @@ ERRORS = [
     ("column_stack_empty", lambda lib: lib.column_stack([])),
     ("dstack_empty", lambda lib: lib.dstack([])),
     ("dstack_shapes", lambda lib: lib.dstack([lib.zeros(3, 4), lib.zeros(3)])),
-    ("take_out_of_range", lambda lib: lib.take(lib.zeros(3, 4), lib.tensor([12]))),
-    ("take_negative_out_of_range", lambda lib: lib.take(lib.zeros(3, 4), lib.tensor([-13]))),
-    ("take_float_index", lambda lib: lib.take(lib.zeros(3), lib.tensor([1.0]))),
-    ("take_list", lambda lib: lib.take(lib.zeros(3), [1])),
-    ("take_empty", lambda lib: lib.take(lib.zeros(0), lib.tensor([0]))),
     ("vander_2d", lambda lib: lib.vander(lib.zeros(2, 2))),
     ("vander_negative_n", lambda lib: lib.vander(lib.zeros(2), -1)),
 ]
