@@ -1,9 +1,10 @@
-"""Indexing from the op table (``x[...]``, ``x[...] = v``, gather/scatter, index_select, masks), with gradcheck
+"""Indexing from the op table (``x[...]``, ``x[...] = v``, gather/scatter, index_select, masks, take), with gradcheck
 and differential tests against PyTorch; plus named tests for index assignment, repeated indices, in-place
 rules and PyTorch's error messages."""
 import numpy as np
 import pytest
 from harness import OpSpec, backward_of, check_same_error, spec_tests
+from shape_helpers import same_tensor
 
 import gradiente
 
@@ -110,6 +111,9 @@ SPECS = [
     OpSpec("int_backward", backward_of(lambda lib, x: x[1]), [((3, 4), (4,))]),
     OpSpec("slice_backward", backward_of(lambda lib, x: x[:, 1:3]), [((3, 4), (3, 2))]),
     OpSpec("list_backward", backward_of(lambda lib, x: x[ROW_IDX]), [((3, 4), (3, 4))]),
+    # take: the input read as flat, at any index tensor's shape
+    OpSpec("take", lambda lib, x: lib.take(x, _index(lib, [[0, 5], [5, -1]])), [((3, 4),)]),
+    OpSpec("take_0d_index", lambda lib, x: x.take(_index(lib, -1)), [((4,),), ((),)]),
 ]
 
 
@@ -238,6 +242,20 @@ def test_double_backward_through_indexing():
         assert gradiente.autograd.gradgradcheck(fn, (x,))
 
 
+# --- take -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.take(lib.arange(6).reshape(2, 3), lib.tensor([[5, 0], [-1, -6]])),
+], ids=lambda fn: "")
+def test_values_and_dtypes_match_torch(fn):
+    g, t = _both(fn)
+    same_tensor(g.detach(), t.detach())
+
+
+def test_tensor_methods_exist_where_torch_has_them():
+    assert hasattr(torch.Tensor, "take") and hasattr(gradiente.Tensor, "take")
+
+
 # --- PyTorch's error messages ---------------------------------------------------------------------------
 
 ERRORS = [
@@ -270,6 +288,11 @@ ERRORS = [
     ("masked_fill_mask", lambda lib: lib.zeros(3, 4).masked_fill(lib.zeros(3, 4), 1.0)),
     ("masked_fill_value", lambda lib: lib.zeros(3, 4).masked_fill(lib.zeros(3, 4, dtype=lib.bool), lib.zeros(2))),
     ("masked_fill_shape", lambda lib: lib.zeros(3, 4).masked_fill(lib.zeros(5, dtype=lib.bool), 1.0)),
+    ("take_out_of_range", lambda lib: lib.take(lib.zeros(3, 4), lib.tensor([12]))),
+    ("take_negative_out_of_range", lambda lib: lib.take(lib.zeros(3, 4), lib.tensor([-13]))),
+    ("take_float_index", lambda lib: lib.take(lib.zeros(3), lib.tensor([1.0]))),
+    ("take_list", lambda lib: lib.take(lib.zeros(3), [1])),
+    ("take_empty", lambda lib: lib.take(lib.zeros(0), lib.tensor([0]))),
 ]
 
 

@@ -35,6 +35,8 @@ SPECS = [
                                                                            ((5,), (2, 3, 4), (2, 4, 5))]),
     OpSpec("trace", lambda lib, x: x.trace(), [((3, 3),), ((2, 4),)]),
     OpSpec("t", lambda lib, x: lib.t(x), [((2, 3),)]),
+    # the method form, on a vector too (a 1-D tensor is its own transpose)
+    OpSpec("t_method", lambda lib, x: x.t(), [((2, 3),), ((3,),)]),
 ]
 
 EINSUMS = [
@@ -118,6 +120,7 @@ ERRORS = [
     ("addmm_vector", lambda lib: lib.addmm(lib.zeros(2), lib.zeros(3), lib.zeros(3, 2))),
     ("addmm_shapes", lambda lib: lib.addmm(lib.zeros(2), lib.zeros(2, 3), lib.zeros(4, 2))),
     ("trace_1d", lambda lib: lib.trace(lib.zeros(3))),
+    ("t_3d", lambda lib: lib.zeros(2, 3, 4).t()),
     ("einsum_sizes", lambda lib: lib.einsum("ij,jk->ik", lib.zeros(2, 3), lib.zeros(4, 5))),
     ("einsum_operands", lambda lib: lib.einsum("ij,jk->ik", lib.zeros(2, 3))),
     ("einsum_subscripts", lambda lib: lib.einsum("ijk", lib.zeros(2, 3))),

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
+from shape_helpers import both, same_tensor
 
 import gradiente
 
@@ -39,6 +40,14 @@ def distinct(rng, shapes):
     """Distinct values, well apart, so that no max, min or median is tied."""
     n = int(np.prod(shapes[0]))
     return [(rng.permutation(n) * 0.37 - n / 5).reshape(shapes[0])]
+
+
+def _with_nans(rng, shapes):
+    """Inputs with NaNs at fixed places (never a whole row), for the NaN-aware reductions."""
+    arrays = [rng.uniform(-2.0, 2.0, size=s) for s in shapes]
+    flat = arrays[0].reshape(-1)
+    flat[::3] = np.nan
+    return arrays
 
 
 def _quiet(fn):
@@ -126,6 +135,15 @@ SPECS = [
     OpSpec("cumprod_dim", lambda lib, x: lib.cumprod(x, -1), MATRIX),
     OpSpec("cumprod_zeros", lambda lib, x: x.cumprod(1), [((3, 5),), ((2, 4, 3),)], make_inputs=with_zeros(3)),
     OpSpec("cumprod_zero_first", lambda lib, x: x.cumprod(0), [((3, 2),)], make_inputs=zeros_in_first_column),
+    # NaN-aware reductions and the log-sum-exp scan
+    OpSpec("nansum", lambda lib, x: lib.nansum(x), [((3, 4),), ((),)], make_inputs=_with_nans),
+    OpSpec("nansum_dim", lambda lib, x: x.nansum(1, keepdim=True), [((3, 4),)], make_inputs=_with_nans),
+    OpSpec("nansum_dims", lambda lib, x: lib.nansum(x, (0, 2)), [((2, 3, 2),)], make_inputs=_with_nans),
+    OpSpec("nanmean", lambda lib, x: lib.nanmean(x), [((3, 4),)], make_inputs=_with_nans),
+    OpSpec("nanmean_dim", lambda lib, x: x.nanmean(-1), [((3, 4),)], make_inputs=_with_nans),
+    OpSpec("logcumsumexp", lambda lib, x: lib.logcumsumexp(x, -1), [((3, 4),), ((5,),), ((),)]),
+    OpSpec("logcumsumexp_dim0", lambda lib, x: x.logcumsumexp(0), [((4, 2),)]),
+    OpSpec("logcumsumexp_wide_range", lambda lib, x: lib.logcumsumexp(x, 0), [((6,),)], domain=(-100.0, 100.0)),
 ]
 
 
@@ -368,3 +386,57 @@ def test_median_refuses_bool_and_complex_as_torch(op, dim, dtype):
         x = lib.zeros(3, dtype=getattr(lib, dtype))
         return getattr(lib, op)(x) if dim is None else getattr(lib, op)(x, dim)
     check_same_error(call)
+
+
+# --- NaN-aware reductions and the log-sum-exp scan ------------------------------------------------------
+
+def test_logcumsumexp_gradient_with_zero_and_negative_upstream():
+    def run(lib):
+        x = lib.tensor([[50.0, -80.0, 3.0, 88.0], [0.0, 0.0, 0.0, 0.0]], requires_grad=True)
+        y = lib.logcumsumexp(x, 1)
+        y.backward(lib.tensor([[1.0, 0.0, -2.0, 0.5], [0.0, -1.0, 0.0, 3.0]]))
+        return y.detach().numpy(), x.grad.numpy()
+    (gy, gdx), (ty, tdx) = run(gradiente), run(torch)
+    np.testing.assert_allclose(gy, ty, rtol=1e-6)
+    np.testing.assert_allclose(gdx, tdx, rtol=1e-5, atol=1e-6)
+    assert np.isfinite(gdx).all()
+
+
+def test_nan_gradient_of_nansum_and_nanmean_is_zero_where_nan():
+    def run(lib):
+        x = lib.tensor([[1.0, float("nan")], [2.0, 4.0]], requires_grad=True)
+        (lib.nansum(x) + lib.nanmean(x, 0).sum()).backward()
+        return x.grad.tolist()
+    assert run(gradiente) == run(torch) == [[1.5, 0.0], [1.5, 2.0]]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.nansum(lib.tensor([1, 2], dtype=lib.int32)),
+    lambda lib: lib.nansum(lib.tensor([[1.0, float("nan")]]), dtype=lib.float64),
+    lambda lib: lib.nanmean(lib.tensor([[float("nan"), float("nan")], [1.0, 2.0]]), 1),
+    lambda lib: lib.logcumsumexp(lib.tensor([0.0, float("-inf"), 1000.0, float("inf"), 1.0]), 0),
+], ids=lambda fn: "")
+def test_values_and_dtypes_match_torch(fn):
+    g, t = both(fn)
+    same_tensor(g.detach(), t.detach())
+
+
+def test_tensor_methods_exist_where_torch_has_them():
+    for name in ["nansum", "nanmean", "logcumsumexp"]:
+        assert hasattr(torch.Tensor, name) and hasattr(gradiente.Tensor, name), name
+
+
+# --- PyTorch's error messages -------------------------------------------------------------------------------
+
+ERRORS = [
+    ("nansum_complex", lambda lib: lib.nansum(lib.tensor([1j]))),
+    ("nanmean_int", lambda lib: lib.nanmean(lib.tensor([1, 2]))),
+    ("nanmean_int_dtype", lambda lib: lib.nanmean(lib.zeros(2), dtype=lib.int64)),
+    ("logcumsumexp_int", lambda lib: lib.logcumsumexp(lib.tensor([1, 2]), 0)),
+    ("logcumsumexp_dim", lambda lib: lib.logcumsumexp(lib.zeros(2), 1)),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_messages_match_torch(name, fn):
+    check_same_error(fn)
