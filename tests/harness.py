@@ -327,3 +327,15 @@ def check_zero_dim_result_is_writable(op):
     out = op(gradiente.tensor(0.5))
     assert type(out._data) is np.ndarray and out._data.flags.writeable
     out.zero_()
+
+
+def both(fn):
+    """``fn(lib)`` for gradiente and for PyTorch."""
+    return fn(gradiente), fn(torch)
+
+
+def same_tensor(g, t):
+    """The same dtype, shape and values (exactly)."""
+    assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    assert tuple(g.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(g.numpy(), t.numpy())

@@ -177,18 +177,11 @@ OPS_WITHOUT_A_TEST_FILE = {
     "sampling": "samplers' spec rows are still in test_api_parity_b.py",
     # Still tested in the files of the older layout (below), until those are split.
     "complex_numbers": "test_api_parity_a.py",
-    "joining": "test_ops_assembling.py and test_ops_shape.py",
     "legacy_linalg": "test_api_parity_b.py",
-    "rearranging": "test_ops_assembling.py and test_ops_shape.py",
-    "scattering": "test_ops_assembling.py and test_api_parity_a.py",
     "softmax": "test_functional.py (F.softmax) and test_ops_special.py (special.softmax)",
-    "statistics": "test_ops_assembling.py and test_api_parity_a.py",
-    "views": "test_ops_shape.py",
 }
 # Test files named after ops modules that no longer exist; each still holds tests of several of today's modules.
 TEST_FILES_OF_THE_OLDER_LAYOUT = {
-    "test_ops_assembling": "joining, rearranging, indexing, scattering, reductions and statistics",
-    "test_ops_shape": "views, joining and rearranging",
 }
 
 

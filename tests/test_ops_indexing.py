@@ -3,8 +3,7 @@ and differential tests against PyTorch; plus named tests for index assignment, r
 rules and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, backward_of, check_same_error, spec_tests
-from shape_helpers import same_tensor
+from harness import OpSpec, backward_of, both, check_same_error, same_tensor, spec_tests
 
 import gradiente
 
@@ -122,11 +121,6 @@ test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 # --- index assignment -----------------------------------------------------------------------------------
 
-def _both(fn):
-    """Run ``fn(lib)`` on both libraries; return the two results as NumPy-convertible values."""
-    return fn(gradiente), fn(torch)
-
-
 def test_setitem_gradient_flows_to_old_values_and_to_value():
     def run(lib):
         x = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
@@ -227,7 +221,7 @@ def test_scatter_add_inplace_gradients():
 
 
 def test_nonzero_as_tuple():
-    g, t = _both(lambda lib: [i.tolist() for i in lib.nonzero(lib.tensor([[0, 1], [1, 1]]), as_tuple=True)])
+    g, t = both(lambda lib: [i.tolist() for i in lib.nonzero(lib.tensor([[0, 1], [1, 1]]), as_tuple=True)])
     assert g == t
     assert gradiente.nonzero(gradiente.tensor([[0.0, 2.0]])).dtype == gradiente.int64
 
@@ -248,7 +242,7 @@ def test_double_backward_through_indexing():
     lambda lib: lib.take(lib.arange(6).reshape(2, 3), lib.tensor([[5, 0], [-1, -6]])),
 ], ids=lambda fn: "")
 def test_values_and_dtypes_match_torch(fn):
-    g, t = _both(fn)
+    g, t = both(fn)
     same_tensor(g.detach(), t.detach())
 
 

@@ -7,8 +7,7 @@ PyTorch's error messages."""
 import warnings
 
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
-from shape_helpers import both, same_tensor
+from harness import OpSpec, both, check_same_error, same_tensor, spec_tests
 
 import gradiente
 

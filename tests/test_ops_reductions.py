@@ -5,8 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
-from shape_helpers import both, same_tensor
+from harness import OpSpec, both, check_same_error, same_tensor, spec_tests
 
 import gradiente
 

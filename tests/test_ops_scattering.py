@@ -4,8 +4,7 @@ grad_fn names and second derivatives. Then named tests for what the table cannot
 forms (on views too), ties and zeros in scatter_reduce, and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
-from shape_helpers import both, same_tensor
+from harness import OpSpec, both, check_same_error, same_tensor, spec_tests
 
 import gradiente
 

@@ -2,8 +2,7 @@
 counts carry no gradient, so it has no op-table row), and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import check_same_error
-from shape_helpers import both, same_tensor
+from harness import both, check_same_error, same_tensor
 
 import gradiente
 
