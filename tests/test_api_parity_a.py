@@ -75,8 +75,6 @@ MATRIX = [((3, 4),), ((2, 3, 4),)]
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 SPECS = [
-    OpSpec("addbmm", lambda lib, x, a, b: lib.addbmm(x, a, b, beta=0.5, alpha=2), [((2, 4), (3, 2, 5), (3, 5, 4)),
-                                                                                    ((4,), (2, 3, 2), (2, 2, 4))]),
     # joint moments
     OpSpec("std_mean", lambda lib, x: lib.std_mean(x), SHAPES),
     OpSpec("std_mean_dim_mean", lambda lib, x: lib.std_mean(x, 1, keepdim=True)[1], MATRIX),
@@ -154,11 +152,6 @@ test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 # --- fused products, moments, order statistics -------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(3, dtype=lib.int64), lib.ones(2, 2, 4, dtype=lib.int64),
-                           lib.ones(2, 4, 3, dtype=lib.int64), beta=2),
-    lambda lib: lib.addbmm(lib.full((2, 3), float("nan")), lib.ones(2, 2, 4), lib.ones(2, 4, 3), beta=0),
-    lambda lib: lib.ones(2, 3).addbmm_(lib.ones(2, 2, 4), lib.ones(2, 4, 3), alpha=0.5),
     lambda lib: lib.std_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]])),
     lambda lib: lib.std_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]]), 1, keepdim=True),
     lambda lib: lib.var_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]]), 1, False),
@@ -240,11 +233,6 @@ def test_returned_pairs_print_as_torch_prints_them():
 
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(1, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 4), lib.ones(2, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3, dtype=lib.float64)),
-    lambda lib: lib.addbmm(lib.ones(4), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 5, 3)),
     lambda lib: lib.std_mean(lib.ones(3, dtype=lib.int64)),
     lambda lib: lib.aminmax(lib.tensor([])),
     lambda lib: lib.aminmax(lib.ones(2, 0), dim=1),

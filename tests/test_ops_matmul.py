@@ -1,7 +1,11 @@
 """The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv,
-dot, bmm, addmm, baddbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch."""
+dot, bmm, addmm, baddbmm, addbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch;
+then values, dtypes and error messages against PyTorch."""
+import warnings
+
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
+from test_ops_complex_numbers import assert_same_tensors, both
 
 import gradiente
 
@@ -35,6 +39,8 @@ SPECS = [
                                                                            ((5,), (2, 3, 4), (2, 4, 5))]),
     OpSpec("trace", lambda lib, x: x.trace(), [((3, 3),), ((2, 4),)]),
     OpSpec("t", lambda lib, x: lib.t(x), [((2, 3),)]),
+    OpSpec("addbmm", lambda lib, x, a, b: lib.addbmm(x, a, b, beta=0.5, alpha=2), [((2, 4), (3, 2, 5), (3, 5, 4)),
+                                                                                    ((4,), (2, 3, 2), (2, 2, 4))]),
 ]
 
 EINSUMS = [
@@ -129,3 +135,29 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+# --- addbmm -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(3, dtype=lib.int64), lib.ones(2, 2, 4, dtype=lib.int64),
+                           lib.ones(2, 4, 3, dtype=lib.int64), beta=2),
+    lambda lib: lib.addbmm(lib.full((2, 3), float("nan")), lib.ones(2, 2, 4), lib.ones(2, 4, 3), beta=0),
+    lambda lib: lib.ones(2, 3).addbmm_(lib.ones(2, 2, 4), lib.ones(2, 4, 3), alpha=0.5),
+], ids=lambda fn: "")
+def test_addbmm_matches_torch(fn):
+    assert_same_tensors(*both(fn))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(1, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 4), lib.ones(2, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3, dtype=lib.float64)),
+    lambda lib: lib.addbmm(lib.ones(4), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 5, 3)),
+], ids=lambda fn: "")
+def test_addbmm_errors_match_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(fn)
