@@ -1,5 +1,14 @@
-"""Top-level API parity, part A: process settings and dtype facts (``_config``), complex numbers, statistics and
-windows, and the scatter family, against PyTorch.
+"""Top-level API parity, part A, what is left of it: the tests that wait for their module's file, against PyTorch.
+
+* the statistics of ``ops/statistics.py`` (cov, corrcoef, bincount, histogram), for test_ops_statistics.py;
+* the scatter family of ``ops/scattering.py`` (select/slice/diagonal/as_strided_scatter, index_put, put,
+  index_reduce, and the chain of in-place forms), for test_ops_scattering.py;
+* and, because their files are being rewritten, the rows of ``ops/reductions.py`` (std_mean, var_mean, aminmax,
+  nanmedian, trapezoid, cumulative_trapezoid, renorm), ``ops/views.py`` (ravel), ``ops/comparison.py`` (isin) and
+  ``ops/indexing.py`` (unravel_index).
+
+Everything else that was here is in its module's file (test_config.py, test_windows.py,
+test_ops_complex_numbers.py, test_ops_arithmetic.py, test_ops_matmul.py, test_ops_sorting.py).
 
 Gradients come from the op-spec table (float64 gradcheck, float32/float64 against PyTorch with the grad_fn
 name, gradgradcheck). The rest compares values, dtypes, reprs, warnings and error messages with PyTorch's.
@@ -11,6 +20,7 @@ import pytest
 from harness import OpSpec, check_same_error, spec_tests
 from test_config import same_repr
 from test_ops_complex_numbers import assert_same_tensors, both
+from test_ops_sorting import QUANTILE_INPUT, with_nans
 
 import gradiente
 
@@ -26,20 +36,6 @@ def distinct(rng, shapes):
         n = int(np.prod(shape))
         out.append((rng.permutation(n) * 0.37 - n / 5).reshape(shape).astype(np.float64))
     return out
-
-
-def with_nans(rng, shapes):
-    """Distinct values with NaNs in the first row (an all-NaN row gives NaN, which finite differences cannot
-    check: test_all_nan_slices_match_torch covers it)."""
-    (a,) = distinct(rng, shapes)
-    a[..., 0, 1] = np.nan
-    a[..., 0, -1] = np.nan
-    return [a]
-
-
-def quantile_and_q(rng, shapes):
-    (a,) = distinct(rng, shapes[:1])
-    return [a, np.array([0.1, 0.55, 0.9])]
 
 
 def renorm_rows(rng, shapes):
@@ -72,7 +68,6 @@ def _quiet(fn):
 
 SHAPES = [((3,),), ((2, 3),), ((2, 3, 4),)]
 MATRIX = [((3, 4),), ((2, 3, 4),)]
-INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 SPECS = [
     # joint moments
@@ -84,16 +79,6 @@ SPECS = [
     OpSpec("aminmax", lambda lib, x: lib.aminmax(x), SHAPES, make_inputs=distinct),
     OpSpec("aminmax_max", lambda lib, x: lib.aminmax(x, dim=1, keepdim=True).max, MATRIX, make_inputs=distinct),
     OpSpec("aminmax_min", lambda lib, x: x.aminmax(dim=-1).min, MATRIX, make_inputs=distinct),
-    # order statistics
-    *[OpSpec(f"quantile_{m}", lambda lib, x, m=m: lib.quantile(x, 0.3, dim=1, interpolation=m), MATRIX,
-             make_inputs=distinct) for m in INTERPOLATIONS],
-    *[OpSpec(f"quantile_q_{m}", lambda lib, x, q, m=m: x.quantile(q, dim=0, keepdim=True, interpolation=m),
-             [((4, 3), (3,))], make_inputs=quantile_and_q) for m in INTERPOLATIONS],
-    OpSpec("quantile_all", lambda lib, x: lib.quantile(x, 0.7), SHAPES, make_inputs=distinct),
-    OpSpec("quantile_all_keepdim", lambda lib, x: x.quantile(0.25, keepdim=True), MATRIX, make_inputs=distinct),
-    *[OpSpec(f"nanquantile_{m}", lambda lib, x, m=m: lib.nanquantile(x, 0.4, dim=-1, interpolation=m),
-             [((3, 4),), ((2, 2, 5),)], make_inputs=with_nans) for m in INTERPOLATIONS],
-    OpSpec("nanquantile_all", lambda lib, x: x.nanquantile(0.6), [((2, 4),)], make_inputs=with_nans),
     OpSpec("nanmedian", lambda lib, x: lib.nanmedian(x), [((3, 4),)], make_inputs=with_nans),
     OpSpec("nanmedian_dim", lambda lib, x: x.nanmedian(1)[0], [((2, 5),), ((2, 2, 5),)], make_inputs=with_nans),
     # covariance, correlation
@@ -149,7 +134,7 @@ SPECS = [
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
-# --- fused products, moments, order statistics -------------------------------------------------------------
+# --- moments, nanmedian (ops/reductions.py) ---------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [
     lambda lib: lib.std_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]])),
@@ -167,24 +152,11 @@ test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
     lambda lib: tuple(lib.aminmax(lib.tensor([1.0, float("nan")]))),
     lambda lib: tuple(lib.aminmax(lib.tensor([[3, 1], [2, 7]], dtype=lib.int32), dim=1)),
 ], ids=lambda fn: "")
-def test_products_and_moments_match_torch(fn):
+def test_moments_match_torch(fn):
     assert_same_tensors(*both(fn))
 
 
-QUANTILE_INPUT = [[1.0, float("nan"), 3.0, 2.0], [4.0, 0.0, -1.0, 5.0]]
-
-
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), 0.5),
-    lambda lib: lib.nanquantile(lib.tensor(QUANTILE_INPUT), 0.5),
-    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), 0.5, dim=1),
-    lambda lib: lib.nanquantile(lib.tensor(QUANTILE_INPUT), lib.tensor([0.25, 0.5]), dim=1, keepdim=True),
-    lambda lib: lib.nanquantile(lib.full((3,), float("nan")), 0.5),
-    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), lib.tensor(0.5)),
-    lambda lib: lib.quantile(lib.arange(10.0), lib.tensor([0.0, 0.33, 0.5, 0.77, 1.0]), interpolation="nearest"),
-    lambda lib: lib.quantile(lib.arange(10.0), lib.tensor([0.0, 0.33, 0.5, 0.77, 1.0]), interpolation="midpoint"),
-    lambda lib: lib.quantile(lib.arange(4.0), lib.tensor([0.5, 1 / 6, 0.5 / 3]), interpolation="nearest"),
-    lambda lib: lib.quantile(lib.arange(24.0).view(2, 3, 4), lib.tensor([0.2, 0.8]), dim=1, keepdim=True),
     lambda lib: lib.nanmedian(lib.tensor(QUANTILE_INPUT)),
     lambda lib: tuple(lib.nanmedian(lib.tensor(QUANTILE_INPUT), 1)),
     lambda lib: tuple(lib.nanmedian(lib.tensor(QUANTILE_INPUT), 0, keepdim=True)),
@@ -205,22 +177,6 @@ def test_nanmedian_ties_pick_torchs_index():
         assert ours.indices.tolist() == theirs.indices.tolist()
 
 
-def test_all_nan_slices_match_torch():
-    """A slice of NaNs only: NaN, and the gradient where PyTorch puts it (nanmedian's index aside, see
-    test_nanmedian_ties_pick_torchs_index)."""
-    a = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 0.0, -1.0, 5.0]])
-    for fn in (lambda lib, x: lib.nanquantile(x, 0.4, dim=1), lambda lib, x: lib.nanquantile(x, lib.tensor(
-            [0.3, 0.8], dtype=lib.float64), dim=1, interpolation="midpoint"), lambda lib, x: lib.quantile(x, 0.5, 1)):
-        results = []
-        for lib in (gradiente, torch):
-            x = lib.from_numpy(a.copy()).requires_grad_()
-            out = fn(lib, x)
-            out.backward(lib.ones_like(out))
-            results.append((out.detach().numpy(), x.grad.numpy()))
-        for ours, theirs in zip(*results):
-            np.testing.assert_allclose(ours, theirs, equal_nan=True)
-
-
 def test_returned_pairs_print_as_torch_prints_them():
     x = [[1.0, 5.0], [2.0, 0.0]]
     same_repr(*both(lambda lib: lib.aminmax(lib.tensor(x), dim=1)))
@@ -237,15 +193,6 @@ def test_returned_pairs_print_as_torch_prints_them():
     lambda lib: lib.aminmax(lib.tensor([])),
     lambda lib: lib.aminmax(lib.ones(2, 0), dim=1),
     lambda lib: lib.aminmax(lib.ones(2, 2), dim=(0, 1)),
-    lambda lib: lib.quantile(lib.ones(2, 2), 1.5),
-    lambda lib: lib.quantile(lib.ones(2, 2), -0.1),
-    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([[0.5]])),
-    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([0.5, 1.5])),
-    lambda lib: lib.quantile(lib.ones(2, 2, dtype=lib.int64), 0.5),
-    lambda lib: lib.nanquantile(lib.ones(2, 2), 0.5, interpolation="foo"),
-    lambda lib: lib.nanquantile(lib.ones(2, 2), lib.tensor([2.0])),
-    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([0.5], dtype=lib.float64)),
-    lambda lib: lib.quantile(lib.tensor([]), 0.5),
     lambda lib: lib.nanmedian(lib.tensor([True])),
     lambda lib: lib.nanmedian(lib.ones(2, 0), 1),
 ], ids=lambda fn: "")
@@ -260,17 +207,6 @@ def test_statistics_errors_match_torch(fn):
 def test_degrees_of_freedom_warning_names_the_function(fn, name):
     with pytest.warns(UserWarning, match=rf"^{name}\(\): degrees of freedom is <= 0"):
         fn(gradiente)
-
-
-def test_quantile_q_receives_torchs_gradient():
-    grads = []
-    for lib in (gradiente, torch):
-        x = lib.tensor([[3.0, 1.0, 2.0, 7.0], [0.5, 4.0, 6.0, -1.0]], dtype=lib.float64, requires_grad=True)
-        q = lib.tensor([0.2, 0.9], dtype=lib.float64, requires_grad=True)
-        (lib.quantile(x, q, dim=1) * lib.tensor([[1.0], [2.0]], dtype=lib.float64)).sum().backward()
-        grads.append((x.grad.numpy(), q.grad.numpy()))
-    for g, t in zip(*grads):
-        np.testing.assert_allclose(g, t, rtol=1e-12)
 
 
 # --- cov, corrcoef, counting, integration, unravel_index, renorm ------------------------------------------
