@@ -1,13 +1,11 @@
-"""Top-level API parity against PyTorch, part B.
+"""The top-level functions of ``functional_aliases.py`` against PyTorch's: the aliases of ``nn.functional``
+functions (``torch.conv1d``, ``torch.kl_div(reduction=1)``, ...) with their values, gradients and grad_fn names,
+argument names, errors and, for the random ones, the same draws for the same seed; embedding_bag's side results;
+the top-level forms of in-place methods (``torch.relu_(x)``: values, version counter, leaf errors, gradients) and
+``detach``/``detach_``; and that ``import gradiente`` loads neither ``nn`` nor ``distributions``.
 
-* ``torch.linalg``'s solve_triangular, lu_factor(_ex), lu, lu_solve, matrix_exp, and the older top-level linear
-  algebra (svd, qr, cholesky, cholesky_solve, cholesky_inverse, lu, lu_unpack, lu_solve, triangular_solve,
-  matrix_exp): values, gradients (gradcheck, gradgradcheck, and against PyTorch), grad_fn names, result types,
-  deprecation warnings, errors, and the removed functions' messages;
-* the top-level aliases of ``nn.functional`` functions (``torch.conv1d``, ``torch.kl_div(reduction=1)``, ...):
-  values, gradients and grad_fn names, argument names, the random ones for the same seed;
-* the top-level forms of in-place methods (``torch.relu_(x)``): values, version counter, leaf errors, gradients;
-* ``Tensor.__format__``; the samplers ``poisson``, ``binomial``, ``_standard_gamma``, ``_sample_dirichlet``.
+The samplers this module also exposes (``poisson``, ``binomial``, ``_standard_gamma``, ``_sample_dirichlet``) are
+tested with ``ops/sampling.py``'s, in test_ops_sampling.py.
 """
 import inspect
 import subprocess
@@ -25,7 +23,6 @@ torch = pytest.importorskip("torch")
 
 
 # --- inputs -------------------------------------------------------------------------------------------------------
-
 
 def _pm_ones(rng, shapes):
     """Inputs, then a ±1 target."""
@@ -200,7 +197,6 @@ def test_top_level_argument_names(name):
 # --- errors -------------------------------------------------------------------------------------------------------
 
 ERRORS = [
-    # aliases
     ("kl_div_string_reduction", lambda lib: lib.kl_div(lib.ones(2), lib.ones(2), reduction="mean")),
     ("bce_string_reduction", lambda lib: lib.binary_cross_entropy_with_logits(lib.ones(2), lib.ones(2),
                                                                                 reduction="sum")),
