@@ -17,6 +17,7 @@ with ``lib`` the module), and gives input shapes (broadcasting ones included) an
 """
 import importlib
 import pathlib
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -339,3 +340,24 @@ def same_tensor(g, t):
     assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
     assert tuple(g.shape) == tuple(t.shape)
     np.testing.assert_array_equal(g.numpy(), t.numpy())
+
+
+def both_quietly(fn):
+    """``fn`` run on gradiente and on PyTorch, with warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(gradiente), fn(torch)
+
+
+def assert_same_tensors(ours, theirs, rtol=1e-6, atol=0.0):
+    """Equal values (NaN where NaN), the same dtype and shape, tensor by tensor."""
+    if isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
+        for o, t in zip(ours, theirs):
+            assert_same_tensors(o, t, rtol, atol)
+        return
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.is_conj() == theirs.is_conj() and ours.is_neg() == theirs.is_neg()
+    ours, theirs = (t.detach().resolve_conj().resolve_neg().numpy() for t in (ours, theirs))
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)

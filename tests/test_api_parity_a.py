@@ -1,5 +1,14 @@
-"""Top-level API parity, part A: process settings and dtype facts (``_config``), complex numbers, statistics and
-windows, and the scatter family, against PyTorch.
+"""Top-level API parity, part A, what is left of it: the tests that wait for their module's file, against PyTorch.
+
+* the statistics of ``ops/statistics.py`` (cov, corrcoef, bincount, histogram), for test_ops_statistics.py;
+* the scatter family of ``ops/scattering.py`` (select/slice/diagonal/as_strided_scatter, index_put, put,
+  index_reduce, and the chain of in-place forms), for test_ops_scattering.py;
+* and, because their files are being rewritten, the rows of ``ops/reductions.py`` (std_mean, var_mean, aminmax,
+  nanmedian, trapezoid, cumulative_trapezoid, renorm), ``ops/views.py`` (ravel), ``ops/comparison.py`` (isin) and
+  ``ops/indexing.py`` (unravel_index).
+
+Everything else that was here is in its module's file (test_config.py, test_windows.py,
+test_ops_complex_numbers.py, test_ops_arithmetic.py, test_ops_matmul.py, test_ops_sorting.py).
 
 Gradients come from the op-spec table (float64 gradcheck, float32/float64 against PyTorch with the grad_fn
 name, gradgradcheck). The rest compares values, dtypes, reprs, warnings and error messages with PyTorch's.
@@ -8,7 +17,9 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import OpSpec, assert_same_tensors, both_quietly, check_same_error, spec_tests
+from test_config import same_repr
+from test_ops_sorting import QUANTILE_INPUT, with_nans
 
 import gradiente
 
@@ -26,25 +37,6 @@ def distinct(rng, shapes):
     return out
 
 
-def positive_denominator(rng, shapes):
-    a, b, c = (rng.uniform(-2, 2, size=s) for s in shapes)
-    return [a, b, np.abs(c) + 0.5]
-
-
-def with_nans(rng, shapes):
-    """Distinct values with NaNs in the first row (an all-NaN row gives NaN, which finite differences cannot
-    check: test_all_nan_slices_match_torch covers it)."""
-    (a,) = distinct(rng, shapes)
-    a[..., 0, 1] = np.nan
-    a[..., 0, -1] = np.nan
-    return [a]
-
-
-def quantile_and_q(rng, shapes):
-    (a,) = distinct(rng, shapes[:1])
-    return [a, np.array([0.1, 0.55, 0.9])]
-
-
 def renorm_rows(rng, shapes):
     """Rows whose norms lie well above and well below the maxnorm of 1.5 (none near it)."""
     a = rng.uniform(-1, 1, size=shapes[0])
@@ -54,11 +46,6 @@ def renorm_rows(rng, shapes):
 
 def cov_with_weights(rng, shapes):
     return [rng.uniform(-2, 2, size=shapes[0]), rng.uniform(0.5, 2, size=shapes[1])]
-
-
-def complex_parts(rng, shapes):
-    """Real and imaginary parts away from 0 (angle's derivative is singular at 0)."""
-    return [rng.uniform(0.3, 2, size=s) * rng.choice([-1, 1], size=s) for s in shapes]
 
 
 def index_reduce_inputs(rng, shapes):
@@ -80,35 +67,8 @@ def _quiet(fn):
 
 SHAPES = [((3,),), ((2, 3),), ((2, 3, 4),)]
 MATRIX = [((3, 4),), ((2, 3, 4),)]
-INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 SPECS = [
-    # complex numbers: built from real parts and taken apart again, so that the loss is real
-    OpSpec("complex_view_as_real", lambda lib, a, b: lib.view_as_real(lib.complex(a, b)),
-           [((3,), (3,)), ((2, 3), (3,))]),
-    OpSpec("polar", lambda lib, r, t: lib.view_as_real(lib.polar(r, t)), [((3,), (3,)), ((2, 1), (2, 3))],
-           domain=(0.2, 2.0)),
-    OpSpec("angle_complex", lambda lib, a, b: lib.complex(a, b).angle(), [((4,), (4,)), ((2, 3), (2, 3))],
-           make_inputs=complex_parts),
-    OpSpec("angle_real", lambda lib, x: lib.angle(x), SHAPES, make_inputs=complex_parts),
-    OpSpec("real", lambda lib, a, b: lib.real(lib.complex(a, b)) * b, [((3,), (3,))]),
-    OpSpec("imag", lambda lib, a, b: lib.complex(a, b).imag, [((2, 3), (2, 3))]),
-    OpSpec("imag_of_conj", lambda lib, a, b: lib.complex(a, b).conj().imag.resolve_neg(), [((2, 3), (2, 3))]),
-    OpSpec("conj", lambda lib, a, b: lib.view_as_real(lib.complex(a, b).conj().resolve_conj()), [((3,), (3,))]),
-    OpSpec("conj_physical", lambda lib, a, b: lib.view_as_real(lib.conj_physical(lib.complex(a, b))),
-           [((3,), (3,))]),
-    OpSpec("view_as_complex", lambda lib, x: lib.view_as_real(lib.view_as_complex(x) * 1), [((3, 2),), ((2, 3, 2),)],
-           extra={"contiguous_only": True}),
-    OpSpec("view_as_complex_angle", lambda lib, x: lib.view_as_complex(x).angle(), [((4, 2),)],
-           make_inputs=complex_parts, extra={"contiguous_only": True}),
-    # fused products
-    OpSpec("addcmul", lambda lib, x, a, b: lib.addcmul(x, a, b, value=0.5),
-           [((3, 4), (3, 4), (4,)), ((2, 1), (3,), (2, 3))]),
-    OpSpec("addcmul_method", lambda lib, x, a, b: x.addcmul(a, b), [((3,), (3,), (3,))]),
-    OpSpec("addcdiv", lambda lib, x, a, b: lib.addcdiv(x, a, b, value=-2),
-           [((3, 4), (3, 4), (4,)), ((4,), (2, 4), (1,))], make_inputs=positive_denominator),
-    OpSpec("addbmm", lambda lib, x, a, b: lib.addbmm(x, a, b, beta=0.5, alpha=2), [((2, 4), (3, 2, 5), (3, 5, 4)),
-                                                                                    ((4,), (2, 3, 2), (2, 2, 4))]),
     # joint moments
     OpSpec("std_mean", lambda lib, x: lib.std_mean(x), SHAPES),
     OpSpec("std_mean_dim_mean", lambda lib, x: lib.std_mean(x, 1, keepdim=True)[1], MATRIX),
@@ -118,16 +78,6 @@ SPECS = [
     OpSpec("aminmax", lambda lib, x: lib.aminmax(x), SHAPES, make_inputs=distinct),
     OpSpec("aminmax_max", lambda lib, x: lib.aminmax(x, dim=1, keepdim=True).max, MATRIX, make_inputs=distinct),
     OpSpec("aminmax_min", lambda lib, x: x.aminmax(dim=-1).min, MATRIX, make_inputs=distinct),
-    # order statistics
-    *[OpSpec(f"quantile_{m}", lambda lib, x, m=m: lib.quantile(x, 0.3, dim=1, interpolation=m), MATRIX,
-             make_inputs=distinct) for m in INTERPOLATIONS],
-    *[OpSpec(f"quantile_q_{m}", lambda lib, x, q, m=m: x.quantile(q, dim=0, keepdim=True, interpolation=m),
-             [((4, 3), (3,))], make_inputs=quantile_and_q) for m in INTERPOLATIONS],
-    OpSpec("quantile_all", lambda lib, x: lib.quantile(x, 0.7), SHAPES, make_inputs=distinct),
-    OpSpec("quantile_all_keepdim", lambda lib, x: x.quantile(0.25, keepdim=True), MATRIX, make_inputs=distinct),
-    *[OpSpec(f"nanquantile_{m}", lambda lib, x, m=m: lib.nanquantile(x, 0.4, dim=-1, interpolation=m),
-             [((3, 4),), ((2, 2, 5),)], make_inputs=with_nans) for m in INTERPOLATIONS],
-    OpSpec("nanquantile_all", lambda lib, x: x.nanquantile(0.6), [((2, 4),)], make_inputs=with_nans),
     OpSpec("nanmedian", lambda lib, x: lib.nanmedian(x), [((3, 4),)], make_inputs=with_nans),
     OpSpec("nanmedian_dim", lambda lib, x: x.nanmedian(1)[0], [((2, 5),), ((2, 2, 5),)], make_inputs=with_nans),
     # covariance, correlation
@@ -183,250 +133,9 @@ SPECS = [
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
-def both(fn):
-    """``fn`` run on gradiente and on PyTorch, with warnings silenced."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(gradiente), fn(torch)
-
-
-def assert_same_tensors(ours, theirs, rtol=1e-6, atol=0.0):
-    """Equal values (NaN where NaN), the same dtype and shape, tensor by tensor."""
-    if isinstance(theirs, (tuple, list)):
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
-        for o, t in zip(ours, theirs):
-            assert_same_tensors(o, t, rtol, atol)
-        return
-    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    assert ours.is_conj() == theirs.is_conj() and ours.is_neg() == theirs.is_neg()
-    ours, theirs = (t.detach().resolve_conj().resolve_neg().numpy() for t in (ours, theirs))
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
-
-
-def same_repr(ours, theirs):
-    assert repr(ours) == repr(theirs).replace("torch.", "gradiente.")
-
-
-# --- _config: dtype facts and questions ------------------------------------------------------------------
-
-FLOATS = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
-INTEGERS = ("uint8", "int8", "int16", "int32", "int64")
-
-
-@pytest.mark.parametrize("name", FLOATS)
-def test_finfo_matches_torch(name):
-    ours, theirs = gradiente.finfo(getattr(gradiente, name)), torch.finfo(getattr(torch, name))
-    for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
-        assert getattr(ours, attr) == getattr(theirs, attr), attr
-        assert type(getattr(ours, attr)) is type(getattr(theirs, attr)), attr
-    same_repr(ours, theirs)
-    assert str(ours) == str(theirs)
-
-
-@pytest.mark.parametrize("name", INTEGERS)
-def test_iinfo_matches_torch(name):
-    ours, theirs = gradiente.iinfo(getattr(gradiente, name)), torch.iinfo(getattr(torch, name))
-    for attr in ("bits", "max", "min", "dtype"):
-        assert getattr(ours, attr) == getattr(theirs, attr), attr
-    same_repr(ours, theirs)
-
-
-def test_finfo_defaults_equality_and_errors():
-    assert gradiente.finfo() == gradiente.finfo(gradiente.float32)
-    assert gradiente.finfo(float).dtype == torch.finfo(float).dtype
-    assert gradiente.finfo(gradiente.float32) != gradiente.finfo(gradiente.float64)
-    with pytest.raises(TypeError):
-        hash(gradiente.finfo())
-    for fn in (lambda lib: lib.finfo(lib.int32), lambda lib: lib.finfo(lib.bool), lambda lib: lib.finfo("float32"),
-               lambda lib: lib.finfo(int), lambda lib: lib.iinfo(lib.float32), lambda lib: lib.iinfo(lib.bool)):
-        check_same_error(fn)
-
-
-ALL_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64",
-              "complex128")
-
-
-def test_can_cast_matches_torch_for_every_pair():
-    for a in ALL_DTYPES:
-        for b in ALL_DTYPES:
-            assert gradiente.can_cast(getattr(gradiente, a), getattr(gradiente, b)) == \
-                torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
-    check_same_error(lambda lib: lib.can_cast(1, lib.float))
-    check_same_error(lambda lib: lib.can_cast(lib.float, "x"))
-
-
-@pytest.mark.parametrize("name", ALL_DTYPES)
-def test_tensor_predicates_match_torch(name):
-    ours, theirs = both(lambda lib: lib.ones(2, dtype=getattr(lib, name)))
-    assert gradiente.is_complex(ours) == torch.is_complex(theirs)
-    assert gradiente.is_signed(ours) == torch.is_signed(theirs) == ours.is_signed()
-    assert gradiente.is_nonzero(ours[:1]) == torch.is_nonzero(theirs[:1]) == ours[:1].is_nonzero()
-    assert gradiente.is_same_size(ours, ours[:1]) is torch.is_same_size(theirs, theirs[:1]) is False
-    assert ours.is_same_size(ours) is True
-
-
-def test_predicate_errors_match_torch():
-    for fn in (lambda lib: lib.is_complex(1.0), lambda lib: lib.is_signed(1), lambda lib: lib.is_nonzero(1),
-               lambda lib: lib.is_nonzero(lib.tensor([])), lambda lib: lib.is_nonzero(lib.tensor([1, 2])),
-               lambda lib: lib.is_same_size(lib.ones(2), 1)):
-        check_same_error(fn)
-    assert gradiente.is_nonzero(gradiente.tensor(float("nan"))) is torch.is_nonzero(torch.tensor(float("nan")))
-    assert gradiente.is_nonzero(gradiente.tensor([[0.0]])) is torch.is_nonzero(torch.tensor([[0.0]]))
-
-
-def test_typename_matches_torch():
-    for obj in (1, int, "a", None, len, np.zeros(1), np.ndarray):
-        assert gradiente.typename(obj) == torch.typename(obj)
-    for name in ("float32", "int64", "complex64", "bool"):
-        ours, theirs = both(lambda lib, name=name: lib.ones(1, dtype=getattr(lib, name)))
-        assert gradiente.typename(ours) == torch.typename(theirs)
-    assert gradiente.typename(gradiente.nn.Linear(1, 1)) == "gradiente.nn.modules.linear.Linear"
-
-
-@pytest.mark.parametrize("shapes", [((2, 1), (3,)), (), (2, (3, 1)), ((1, 2), (3, 1), (4, 1, 2)), ((0,), (1,)),
-                                    ([2, 1], (1, 4))])
-def test_broadcast_shapes_matches_torch(shapes):
-    assert tuple(gradiente.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
-    assert isinstance(gradiente.broadcast_shapes(*shapes), gradiente.Size)
-
-
-@pytest.mark.parametrize("shapes", [((2,), (3,)), ((2, 3), (4, 3), (1,)), ((1, 2), (3, 1), (4, 1, 5)), ((-1,),),
-                                    ((0,), (2,)), ((5,), (2, 3), (3,)), ((2.0,),)])
-def test_broadcast_shapes_errors_match_torch(shapes):
-    check_same_error(lambda lib: lib.broadcast_shapes(*shapes))
-
-
-# --- complex numbers -------------------------------------------------------------------------------------
-
-def _parts(lib, requires_grad=True):
-    re = lib.tensor([1.0, -2.0, 0.0, 0.5], dtype=lib.float64, requires_grad=requires_grad)
-    im = lib.tensor([0.5, 0.0, -3.0, 0.0], dtype=lib.float64, requires_grad=requires_grad)
-    return re, im
-
-
-COMPLEX_GRAPHS = {
-    "complex": lambda lib, re, im: lib.complex(re, im),
-    "polar": lambda lib, re, im: lib.polar(re.abs(), im),
-    "view_as_real": lambda lib, re, im: lib.view_as_real(lib.complex(re, im)),
-    "view_as_complex": lambda lib, re, im: lib.view_as_complex(lib.stack([re, im], -1)),
-    "real": lambda lib, re, im: lib.complex(re, im).real,
-    "imag": lambda lib, re, im: lib.imag(lib.complex(re, im)),
-    "angle": lambda lib, re, im: lib.complex(re, im).angle(),
-    "angle_real": lambda lib, re, im: re.angle(),
-    "conj": lambda lib, re, im: lib.complex(re, im).conj(),
-    "conj_conj": lambda lib, re, im: lib.complex(re, im).conj().conj(),
-    "conj_physical": lambda lib, re, im: lib.conj_physical(lib.complex(re, im)),
-    "resolve_conj": lambda lib, re, im: lib.complex(re, im).conj().resolve_conj(),
-    "imag_of_conj": lambda lib, re, im: lib.complex(re, im).conj().imag,
-    "resolve_neg": lambda lib, re, im: lib.complex(re, im).conj().imag.resolve_neg(),
-}
-
-
-@pytest.mark.parametrize("name", list(COMPLEX_GRAPHS))
-def test_complex_ops_match_torch(name):
-    """Values, dtype, grad_fn name, the conjugate and negative bits, and the gradient of a real loss."""
-    ours, theirs = (COMPLEX_GRAPHS[name](lib, *_parts(lib)) for lib in (gradiente, torch))
-    assert_same_tensors(ours, theirs)
-    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__
-    assert ours.is_conj() == theirs.is_conj() and ours.is_neg() == theirs.is_neg()
-    grads = []
-    for lib, out in ((gradiente, ours), (torch, theirs)):
-        re, im = _parts(lib)
-        out = COMPLEX_GRAPHS[name](lib, re, im)
-        loss = lib.view_as_real(out.resolve_conj()) if out.is_complex() else out
-        (loss.resolve_neg() * lib.arange(loss.numel(), dtype=lib.float64).view(loss.shape)).sum().backward()
-        grads.append([g.numpy() if g is not None else None for g in (re.grad, im.grad)])
-    for g, t in zip(*grads):
-        if t is None:
-            assert g is None or not g.any()
-        else:
-            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
-
-
-def test_real_tensors_pass_through_as_torch_passes_them():
-    x = gradiente.tensor([1.0, -2.0], requires_grad=True)
-    assert gradiente.real(x) is x and x.real is x and x.conj() is x and x.conj_physical() is x
-    assert x.resolve_conj() is x and x.resolve_neg() is x and not x.is_conj() and not gradiente.is_neg(x)
-    ints = gradiente.tensor([1, 2])
-    assert ints.conj() is ints and gradiente.conj_physical(ints) is ints
-    assert_same_tensors(*both(lambda lib: lib.angle(lib.tensor([1, -2, 0]))))
-    assert_same_tensors(*both(lambda lib: lib.angle(lib.tensor([True]))))
-    assert_same_tensors(*both(lambda lib: lib.angle(lib.tensor([1.0, float("nan"), -0.0, -1.0]))))
-    assert_same_tensors(*both(lambda lib: lib.angle(lib.tensor([1 + 1j, 0j, -1 + 0j, complex(-1, -0.0)]))))
-
-
-def test_real_and_imag_are_views_that_can_be_assigned():
-    for lib in (gradiente, torch):
-        z = lib.zeros(3, dtype=lib.complex128)
-        z.real = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
-        z.imag = lib.tensor([4.0, 5.0, 6.0], dtype=lib.float64)
-        lib.view_as_real(z)[0, 1] = -1.0
-        assert z.tolist() == [1 - 1j, 2 + 5j, 3 + 6j]
-        assert z.real._base is z and lib.view_as_real(z)._base is z
-    x = gradiente.ones(3)
-    x.real = gradiente.tensor([1.0, 2.0, 3.0])
-    assert x.tolist() == [1.0, 2.0, 3.0]
-    check_same_error(lambda lib: setattr(lib.ones(3), "imag", lib.ones(3)))
-    check_same_error(lambda lib: setattr(lib.ones(3, requires_grad=True), "real", lib.ones(3)))
-
-
-def test_conj_physical_in_place():
-    ours, theirs = both(lambda lib: lib.tensor([1 + 2j, -1j]).conj_physical_())
-    assert_same_tensors(ours, theirs)
-    assert_same_tensors(*both(lambda lib: lib.conj_physical_(lib.tensor([1 + 2j, -1j]))))
-    x = gradiente.tensor([1.0, 2.0])
-    assert x.conj_physical_() is x and x.tolist() == [1.0, 2.0]
-
+# --- moments, nanmedian (ops/reductions.py) ---------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.imag(lib.ones(2)),
-    lambda lib: lib.view_as_real(lib.ones(2)),
-    lambda lib: lib.view_as_real(lib.tensor([1j]).conj()),
-    lambda lib: lib.view_as_complex(lib.ones(3)),
-    lambda lib: lib.view_as_complex(lib.ones(2, 3).t()),
-    lambda lib: lib.view_as_complex(lib.ones(3, 2)[:, :1]),
-    lambda lib: lib.view_as_complex(lib.ones(3, 2, dtype=lib.int64)),
-    lambda lib: lib.view_as_complex(lib.ones(6)[1:5].view(2, 2)),
-    lambda lib: lib.view_as_complex(lib.ones(())),
-    lambda lib: lib.complex(lib.ones(2), lib.ones(2, dtype=lib.float64)),
-    lambda lib: lib.complex(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
-    lambda lib: lib.complex(lib.ones(2), 1.0),
-    lambda lib: lib.complex(lib.ones(2), lib.ones(3)),
-    lambda lib: lib.polar(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
-], ids=lambda fn: "")
-def test_complex_errors_match_torch(fn):
-    check_same_error(fn)
-
-
-def test_complex_broadcasts_and_views_share_memory():
-    ours, theirs = both(lambda lib: lib.complex(lib.ones(2, 1), lib.arange(3.0)))
-    assert_same_tensors(ours, theirs)
-    ours, theirs = both(lambda lib: lib.polar(lib.tensor([2.0, -1.0]), lib.tensor([0.5, 3.0])))
-    assert_same_tensors(ours, theirs, rtol=1e-6, atol=1e-7)
-    x = gradiente.tensor([[1.0, 2.0], [3.0, 4.0]])
-    z = gradiente.view_as_complex(x)
-    x[0, 1] = 9.0
-    assert z.tolist() == [1 + 9j, 3 + 4j] and z._base is x
-
-
-# --- fused products, moments, order statistics -------------------------------------------------------------
-
-@pytest.mark.parametrize("fn", [
-    lambda lib: lib.addcmul(lib.ones(2, 3), lib.full((2, 3), 2.0), lib.full((3,), 4.0), value=0.5),
-    lambda lib: lib.addcmul(lib.arange(3), lib.arange(3), lib.arange(3), value=2),
-    lambda lib: lib.addcmul(lib.arange(3), lib.arange(3), lib.arange(3), value=0.5),
-    lambda lib: lib.addcmul(lib.ones(3), lib.arange(3), lib.ones(3)),
-    lambda lib: lib.addcmul(lib.ones(3), lib.ones(3), lib.ones(3, dtype=lib.float64)),
-    lambda lib: lib.addcdiv(lib.ones(3), lib.ones(3), lib.zeros(3)),
-    lambda lib: lib.addcdiv(lib.ones(3), lib.arange(3.0), lib.full((3,), 4.0), value=-1),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(3, dtype=lib.int64), lib.ones(2, 2, 4, dtype=lib.int64),
-                           lib.ones(2, 4, 3, dtype=lib.int64), beta=2),
-    lambda lib: lib.addbmm(lib.full((2, 3), float("nan")), lib.ones(2, 2, 4), lib.ones(2, 4, 3), beta=0),
-    lambda lib: lib.ones(2, 3).addbmm_(lib.ones(2, 2, 4), lib.ones(2, 4, 3), alpha=0.5),
-    lambda lib: lib.ones(2, 3).addcmul_(lib.ones(3), lib.ones(2, 3)),
-    lambda lib: lib.ones(2, 3).addcdiv_(lib.ones(3), lib.full((2, 3), 4.0), value=2),
     lambda lib: lib.std_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]])),
     lambda lib: lib.std_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]]), 1, keepdim=True),
     lambda lib: lib.var_mean(lib.tensor([[1.0, 5.0, 3.0], [2.0, 2.0, 0.0]]), 1, False),
@@ -442,24 +151,11 @@ def test_complex_broadcasts_and_views_share_memory():
     lambda lib: tuple(lib.aminmax(lib.tensor([1.0, float("nan")]))),
     lambda lib: tuple(lib.aminmax(lib.tensor([[3, 1], [2, 7]], dtype=lib.int32), dim=1)),
 ], ids=lambda fn: "")
-def test_products_and_moments_match_torch(fn):
-    assert_same_tensors(*both(fn))
-
-
-QUANTILE_INPUT = [[1.0, float("nan"), 3.0, 2.0], [4.0, 0.0, -1.0, 5.0]]
+def test_moments_match_torch(fn):
+    assert_same_tensors(*both_quietly(fn))
 
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), 0.5),
-    lambda lib: lib.nanquantile(lib.tensor(QUANTILE_INPUT), 0.5),
-    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), 0.5, dim=1),
-    lambda lib: lib.nanquantile(lib.tensor(QUANTILE_INPUT), lib.tensor([0.25, 0.5]), dim=1, keepdim=True),
-    lambda lib: lib.nanquantile(lib.full((3,), float("nan")), 0.5),
-    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), lib.tensor(0.5)),
-    lambda lib: lib.quantile(lib.arange(10.0), lib.tensor([0.0, 0.33, 0.5, 0.77, 1.0]), interpolation="nearest"),
-    lambda lib: lib.quantile(lib.arange(10.0), lib.tensor([0.0, 0.33, 0.5, 0.77, 1.0]), interpolation="midpoint"),
-    lambda lib: lib.quantile(lib.arange(4.0), lib.tensor([0.5, 1 / 6, 0.5 / 3]), interpolation="nearest"),
-    lambda lib: lib.quantile(lib.arange(24.0).view(2, 3, 4), lib.tensor([0.2, 0.8]), dim=1, keepdim=True),
     lambda lib: lib.nanmedian(lib.tensor(QUANTILE_INPUT)),
     lambda lib: tuple(lib.nanmedian(lib.tensor(QUANTILE_INPUT), 1)),
     lambda lib: tuple(lib.nanmedian(lib.tensor(QUANTILE_INPUT), 0, keepdim=True)),
@@ -468,7 +164,7 @@ QUANTILE_INPUT = [[1.0, float("nan"), 3.0, 2.0], [4.0, 0.0, -1.0, 5.0]]
     lambda lib: tuple(lib.nanmedian(lib.tensor([[1, 5, 2], [3, 3, 0]]), 1)),
 ], ids=lambda fn: "")
 def test_order_statistics_match_torch(fn):
-    assert_same_tensors(*both(fn))
+    assert_same_tensors(*both_quietly(fn))
 
 
 def test_nanmedian_ties_pick_torchs_index():
@@ -480,27 +176,11 @@ def test_nanmedian_ties_pick_torchs_index():
         assert ours.indices.tolist() == theirs.indices.tolist()
 
 
-def test_all_nan_slices_match_torch():
-    """A slice of NaNs only: NaN, and the gradient where PyTorch puts it (nanmedian's index aside, see
-    test_nanmedian_ties_pick_torchs_index)."""
-    a = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 0.0, -1.0, 5.0]])
-    for fn in (lambda lib, x: lib.nanquantile(x, 0.4, dim=1), lambda lib, x: lib.nanquantile(x, lib.tensor(
-            [0.3, 0.8], dtype=lib.float64), dim=1, interpolation="midpoint"), lambda lib, x: lib.quantile(x, 0.5, 1)):
-        results = []
-        for lib in (gradiente, torch):
-            x = lib.from_numpy(a.copy()).requires_grad_()
-            out = fn(lib, x)
-            out.backward(lib.ones_like(out))
-            results.append((out.detach().numpy(), x.grad.numpy()))
-        for ours, theirs in zip(*results):
-            np.testing.assert_allclose(ours, theirs, equal_nan=True)
-
-
 def test_returned_pairs_print_as_torch_prints_them():
     x = [[1.0, 5.0], [2.0, 0.0]]
-    same_repr(*both(lambda lib: lib.aminmax(lib.tensor(x), dim=1)))
-    same_repr(*both(lambda lib: lib.nanmedian(lib.tensor(x), 1)))
-    same_repr(*both(lambda lib: lib.histogram(lib.tensor([1.0, 2.0, 1.0, 4.0]), 2)))
+    same_repr(*both_quietly(lambda lib: lib.aminmax(lib.tensor(x), dim=1)))
+    same_repr(*both_quietly(lambda lib: lib.nanmedian(lib.tensor(x), 1)))
+    same_repr(*both_quietly(lambda lib: lib.histogram(lib.tensor([1.0, 2.0, 1.0, 4.0]), 2)))
     ours = gradiente.nanmedian(gradiente.tensor(x), 1)
     assert ours.values is ours[0] and ours.indices is ours[1]
     hist = gradiente.histogram(gradiente.tensor([1.0]), 2)
@@ -508,32 +188,10 @@ def test_returned_pairs_print_as_torch_prints_them():
 
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.addcdiv(lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64)),
-    lambda lib: lib.addcdiv(lib.ones(3), lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64)),
-    lambda lib: lib.addcmul(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)),
-    lambda lib: lib.addcmul(1, lib.ones(3), lib.ones(3)),
-    lambda lib: lib.addcmul(lib.ones(3), 2.0, lib.ones(3)),
-    lambda lib: lib.addcmul(lib.ones(3), lib.ones(3), lib.ones(3), 2),
-    lambda lib: lib.addcmul(lib.ones(3), lib.ones(2, 1), lib.ones(4)),
-    lambda lib: lib.ones(3).addcmul_(lib.ones(2, 3), lib.ones(3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(1, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 4), lib.ones(2, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3, dtype=lib.float64)),
-    lambda lib: lib.addbmm(lib.ones(4), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
-    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 5, 3)),
     lambda lib: lib.std_mean(lib.ones(3, dtype=lib.int64)),
     lambda lib: lib.aminmax(lib.tensor([])),
     lambda lib: lib.aminmax(lib.ones(2, 0), dim=1),
     lambda lib: lib.aminmax(lib.ones(2, 2), dim=(0, 1)),
-    lambda lib: lib.quantile(lib.ones(2, 2), 1.5),
-    lambda lib: lib.quantile(lib.ones(2, 2), -0.1),
-    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([[0.5]])),
-    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([0.5, 1.5])),
-    lambda lib: lib.quantile(lib.ones(2, 2, dtype=lib.int64), 0.5),
-    lambda lib: lib.nanquantile(lib.ones(2, 2), 0.5, interpolation="foo"),
-    lambda lib: lib.nanquantile(lib.ones(2, 2), lib.tensor([2.0])),
-    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([0.5], dtype=lib.float64)),
-    lambda lib: lib.quantile(lib.tensor([]), 0.5),
     lambda lib: lib.nanmedian(lib.tensor([True])),
     lambda lib: lib.nanmedian(lib.ones(2, 0), 1),
 ], ids=lambda fn: "")
@@ -548,17 +206,6 @@ def test_statistics_errors_match_torch(fn):
 def test_degrees_of_freedom_warning_names_the_function(fn, name):
     with pytest.warns(UserWarning, match=rf"^{name}\(\): degrees of freedom is <= 0"):
         fn(gradiente)
-
-
-def test_quantile_q_receives_torchs_gradient():
-    grads = []
-    for lib in (gradiente, torch):
-        x = lib.tensor([[3.0, 1.0, 2.0, 7.0], [0.5, 4.0, 6.0, -1.0]], dtype=lib.float64, requires_grad=True)
-        q = lib.tensor([0.2, 0.9], dtype=lib.float64, requires_grad=True)
-        (lib.quantile(x, q, dim=1) * lib.tensor([[1.0], [2.0]], dtype=lib.float64)).sum().backward()
-        grads.append((x.grad.numpy(), q.grad.numpy()))
-    for g, t in zip(*grads):
-        np.testing.assert_allclose(g, t, rtol=1e-12)
 
 
 # --- cov, corrcoef, counting, integration, unravel_index, renorm ------------------------------------------
@@ -615,7 +262,7 @@ COV_INPUT = [[0.0, 1.0, 2.0], [2.0, 1.0, 0.5]]
     lambda lib: lib.tensor([[1.0, 2.0, 3.0], [0.1, 0.2, 0.1]]).renorm(0.5, 0, 1.0),
 ], ids=lambda fn: "")
 def test_numerics_match_torch(fn):
-    assert_same_tensors(*both(fn), rtol=1e-6, atol=1e-7)
+    assert_same_tensors(*both_quietly(fn), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("fn", [
@@ -694,7 +341,7 @@ HISTOGRAM_INPUT = [1.0, 2.0, 1.0, 4.0, 2.5, 0.0]
                               density=True),
 ], ids=lambda fn: "")
 def test_histogram_matches_torch(fn):
-    assert_same_tensors(*both(lambda lib: tuple(fn(lib))), rtol=1e-6)
+    assert_same_tensors(*both_quietly(lambda lib: tuple(fn(lib))), rtol=1e-6)
 
 
 @pytest.mark.parametrize("fn", [
@@ -714,41 +361,6 @@ def test_histogram_errors_match_torch(fn):
 
 def torch_like_edges(lib):
     return lib.tensor([0.0, 1.0, 2.0], dtype=lib.float64)
-
-
-# --- windows ----------------------------------------------------------------------------------------------
-
-WINDOWS = ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
-
-
-@pytest.mark.parametrize("name", WINDOWS)
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_windows_match_torch(name, dtype):
-    """Every length to 64, periodic and symmetric. The arithmetic is PyTorch's, step for step: bartlett agrees
-    bit for bit; the cosines differ from PyTorch's vectorized ones by an ulp at most; kaiser's I₀ is computed in
-    double where PyTorch uses single precision for float32."""
-    atol = {"float32": 1e-6 if name == "kaiser_window" else 1.2e-7, "float64": 1e-14}[dtype]
-    for n in range(65):
-        for periodic in (True, False):
-            ours, theirs = both(lambda lib, n=n, periodic=periodic: getattr(lib, name)(
-                n, periodic, dtype=getattr(lib, dtype)))
-            assert_same_tensors(ours, theirs, rtol=0, atol=atol)
-            if name == "bartlett_window":
-                assert np.array_equal(ours.numpy(), theirs.numpy())
-
-
-def test_window_arguments_match_torch():
-    assert_same_tensors(*both(lambda lib: lib.hamming_window(5, False, 0.5, 0.4)), atol=1e-7)
-    assert_same_tensors(*both(lambda lib: lib.kaiser_window(5, False, 8.0)), atol=1e-6)
-    assert_same_tensors(*both(lambda lib: lib.hann_window(7, dtype=lib.float16)), atol=1e-3)
-    for lib in (gradiente, torch):
-        window = lib.blackman_window(3, requires_grad=True)
-        assert window.requires_grad and window.is_leaf and window.dtype == lib.float32
-    for name in WINDOWS:
-        check_same_error(lambda lib, name=name: getattr(lib, name)(-1))
-        check_same_error(lambda lib, name=name: getattr(lib, name)(3, dtype=lib.int64, requires_grad=True))
-        check_same_error(lambda lib, name=name: getattr(lib, name)(3.0))
-    check_same_error(lambda lib: lib.hann_window(3, dtype=lib.complex64))
 
 
 # --- scatters ---------------------------------------------------------------------------------------------
@@ -786,7 +398,7 @@ GRID = np.arange(12.0, dtype=np.float32).reshape(3, 4)
     lambda lib: lib.from_numpy(GRID.copy()).index_reduce_(1, lib.tensor([3, 3]), lib.ones(3, 2), "mean"),
 ], ids=lambda fn: "")
 def test_scatters_match_torch(fn):
-    assert_same_tensors(*both(fn))
+    assert_same_tensors(*both_quietly(fn))
 
 
 @pytest.mark.parametrize("fn", [

@@ -174,11 +174,7 @@ OPS_WITHOUT_A_TEST_FILE = {
     "tensor_rules": "the rules' Tensor namespace; test_architecture.py checks it against the interface",
     "samplers": "the array-level samplers behind sampling.py's ops, tested through them",
     "conversions": "to, type and type_as; test_creation.py and the dtype tests use them throughout",
-    "sampling": "samplers' spec rows are still in test_api_parity_b.py",
     # Still tested in the files of the older layout (below), until those are split.
-    "complex_numbers": "test_api_parity_a.py",
-    "legacy_linalg": "test_api_parity_b.py",
-    "softmax": "test_functional.py (F.softmax) and test_ops_special.py (special.softmax)",
 }
 # Test files named after ops modules that no longer exist; each still holds tests of several of today's modules.
 TEST_FILES_OF_THE_OLDER_LAYOUT = {

@@ -1,7 +1,13 @@
-"""Arithmetic ops from the op table: gradcheck in float64 and differential tests against PyTorch."""
+"""The ops of ``ops/arithmetic.py`` from the op table: gradcheck in float64 and differential tests against PyTorch;
+then addcmul's and addcdiv's values, dtypes and error messages against PyTorch."""
+import warnings
+
+import numpy as np
 import pytest
 from harness import (
     OpSpec,
+    assert_same_tensors,
+    both_quietly,
     check_api_names_match_torch,
     check_same_error,
     check_same_error_first_line,
@@ -15,6 +21,12 @@ torch = pytest.importorskip("torch")
 
 BCAST = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 1, 3), (2, 1))]
 POSITIVE = (0.5, 2.0)
+
+
+def positive_denominator(rng, shapes):
+    a, b, c = (rng.uniform(-2, 2, size=s) for s in shapes)
+    return [a, b, np.abs(c) + 0.5]
+
 
 SPECS = [
     OpSpec("add", lambda lib, x, y: x + y, BCAST),
@@ -54,6 +66,12 @@ SPECS = [
     OpSpec("mm", lambda lib, x, y: x.mm(y), [((2, 3), (3, 4))]),
     OpSpec("matmul_vec", lambda lib, x, y: lib.matmul(x, y), [((3,), (3,)), ((2, 3), (3,)), ((4, 2, 3), (3, 5))]),
     OpSpec("t", lambda lib, x: x.t(), [((2, 3),)]),
+    # fused products
+    OpSpec("addcmul", lambda lib, x, a, b: lib.addcmul(x, a, b, value=0.5),
+           [((3, 4), (3, 4), (4,)), ((2, 1), (3,), (2, 3))]),
+    OpSpec("addcmul_method", lambda lib, x, a, b: x.addcmul(a, b), [((3,), (3,), (3,))]),
+    OpSpec("addcdiv", lambda lib, x, a, b: lib.addcdiv(x, a, b, value=-2),
+           [((3, 4), (3, 4), (4,)), ((4,), (2, 4), (1,))], make_inputs=positive_denominator),
 ]
 
 
@@ -93,3 +111,36 @@ def test_zero_dim_result_of_neg_is_a_writable_array():
 
 def test_api_names_match_torch():
     check_api_names_match_torch(["float_power", "positive", "rsub"])
+
+
+# --- addcmul, addcdiv ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.addcmul(lib.ones(2, 3), lib.full((2, 3), 2.0), lib.full((3,), 4.0), value=0.5),
+    lambda lib: lib.addcmul(lib.arange(3), lib.arange(3), lib.arange(3), value=2),
+    lambda lib: lib.addcmul(lib.arange(3), lib.arange(3), lib.arange(3), value=0.5),
+    lambda lib: lib.addcmul(lib.ones(3), lib.arange(3), lib.ones(3)),
+    lambda lib: lib.addcmul(lib.ones(3), lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    lambda lib: lib.addcdiv(lib.ones(3), lib.ones(3), lib.zeros(3)),
+    lambda lib: lib.addcdiv(lib.ones(3), lib.arange(3.0), lib.full((3,), 4.0), value=-1),
+    lambda lib: lib.ones(2, 3).addcmul_(lib.ones(3), lib.ones(2, 3)),
+    lambda lib: lib.ones(2, 3).addcdiv_(lib.ones(3), lib.full((2, 3), 4.0), value=2),
+], ids=lambda fn: "")
+def test_addcmul_addcdiv_match_torch(fn):
+    assert_same_tensors(*both_quietly(fn))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.addcdiv(lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64)),
+    lambda lib: lib.addcdiv(lib.ones(3), lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64)),
+    lambda lib: lib.addcmul(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)),
+    lambda lib: lib.addcmul(1, lib.ones(3), lib.ones(3)),
+    lambda lib: lib.addcmul(lib.ones(3), 2.0, lib.ones(3)),
+    lambda lib: lib.addcmul(lib.ones(3), lib.ones(3), lib.ones(3), 2),
+    lambda lib: lib.addcmul(lib.ones(3), lib.ones(2, 1), lib.ones(4)),
+    lambda lib: lib.ones(3).addcmul_(lib.ones(2, 3), lib.ones(3)),
+], ids=lambda fn: "")
+def test_addcmul_addcdiv_errors_match_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(fn)

@@ -1,7 +1,14 @@
-"""``gradiente.linalg`` against ``torch.linalg``: norms, inverses, solves, determinants, Cholesky, QR, eigh, SVD,
-pinv, matrix_power, multi_dot, cross, vecdot. Table-driven float64 gradcheck, differential tests with grad_fn
-names, gradgradcheck; decompositions through functions that do not depend on the signs of singular vectors
-and eigenvectors; then result types, values up to sign, and error messages against PyTorch."""
+"""``gradiente.linalg`` (``ops/linalg.py``) against ``torch.linalg``: norms, inverses, solves, determinants, Cholesky,
+QR, eigh, SVD, pinv, matrix_power, multi_dot, cross, vecdot, solve_triangular, lu_factor(_ex), lu, lu_solve,
+matrix_exp. Table-driven float64 gradcheck, differential tests with grad_fn names, gradgradcheck; decompositions
+through functions that do not depend on the signs of singular vectors and eigenvectors; then result types, values up
+to sign, argument names, LU's pivots and empty and singular inputs, and error messages against PyTorch.
+
+The helpers ``to_np``, ``both``, ``assert_same``, ``node_name``, ``_torch_names``, ``_z`` and ``_pivots`` are shared:
+test_ops_legacy_linalg.py, test_functional_aliases.py and test_ops_sampling.py import them from here."""
+import inspect
+import warnings
+
 import numpy as np
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
@@ -37,7 +44,6 @@ def _sym(x):
     return x + x.mT
 
 
-
 def _l(lib):
     return lib.linalg
 
@@ -50,6 +56,32 @@ def _reconstruct_eigh(lib, a):
 def _reconstruct_svd(lib, a):
     u, s, vh = _l(lib).svd(a, full_matrices=False)
     return u @ lib.diag_embed(s) @ vh
+
+
+def to_np(t):
+    return t.detach().numpy()
+
+
+def both(fn, arrays, requires_grad=True):
+    """``fn(lib, *tensors)`` in each library on the same arrays: [(inputs, output)] for gradiente, then torch."""
+    results = []
+    for lib in (gradiente, torch):
+        inputs = [lib.tensor(a, requires_grad=requires_grad and a.dtype.kind == "f") for a in arrays]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results.append((inputs, fn(lib, *inputs)))
+    return results
+
+
+def assert_same(ours, theirs, rtol=1e-10, atol=1e-12):
+    """Same shape, dtype and values."""
+    a, b = to_np(ours), to_np(theirs)
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def node_name(t):
+    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
 
 
 VECTORS = [((5,),), ((2, 3),), ((2, 3, 4),)]
@@ -144,6 +176,29 @@ SPECS = [
     OpSpec("vecdot_dim", lambda lib, x, y: _l(lib).vecdot(x, y, dim=0), [((3, 2), (3, 2))]),
     OpSpec("diagonal", lambda lib, x: _l(lib).diagonal(x), [((3, 4),), ((2, 3, 3),)]),
     OpSpec("diagonal_offset", lambda lib, x: _l(lib).diagonal(x, offset=1, dim1=0, dim2=2), [((3, 2, 4),)]),
+    # triangular solves, LU, matrix_exp
+    OpSpec("solve_triangular_upper", lambda lib, a, b: _l(lib).solve_triangular(a, b, upper=True),
+           [((3, 3), (3, 2)), ((2, 1, 3, 3), (4, 3, 2))], make_inputs=well_conditioned),
+    OpSpec("solve_triangular_lower_right", lambda lib, a, b: _l(lib).solve_triangular(input=a, B=b, upper=False,
+                                                                                      left=False),
+           [((3, 3), (2, 3))], make_inputs=well_conditioned),
+    OpSpec("solve_triangular_unit", lambda lib, a, b: _l(lib).solve_triangular(a, b, upper=False,
+                                                                               unitriangular=True),
+           [((3, 3), (3, 2))], make_inputs=well_conditioned),
+    OpSpec("lu_factor", lambda lib, a: _l(lib).lu_factor(a).LU,
+           [((4, 4),), ((2, 3, 3),), ((5, 3),), ((3, 5),)]),
+    OpSpec("lu_factor_ex", lambda lib, a: _l(lib).lu_factor_ex(A=a).LU, [((2, 4, 2),), ((2, 2, 4),)]),
+    OpSpec("lu_L", lambda lib, a: _l(lib).lu(a).L, [((4, 4),), ((5, 3),), ((2, 3, 5),)]),
+    OpSpec("lu_U", lambda lib, a: _l(lib).lu(a).U, [((4, 4),), ((5, 3),), ((2, 3, 5),)]),
+    OpSpec("lu_solve", lambda lib, a, b: _l(lib).lu_solve(*_l(lib).lu_factor(a), b),
+           [((3, 3), (3, 2)), ((2, 3, 3), (4, 1, 3, 2))], make_inputs=well_conditioned),
+    OpSpec("lu_solve_adjoint_right", lambda lib, a, b: _l(lib).lu_solve(*_l(lib).lu_factor(a), B=b,
+                                                                        left=False, adjoint=True),
+           [((3, 3), (2, 3))], make_inputs=well_conditioned),
+    OpSpec("lu_solve_adjoint", lambda lib, a, b: _l(lib).lu_solve(*_l(lib).lu_factor(a), b, adjoint=True),
+           [((3, 3), (3, 2))], make_inputs=well_conditioned),
+    OpSpec("linalg_matrix_exp", lambda lib, a: _l(lib).matrix_exp(a), [((3, 3),), ((2, 4, 4),), ((1, 1),)]),
+    OpSpec("linalg_matrix_exp_large", lambda lib, a: _l(lib).matrix_exp(a * 4), [((3, 3),)]),
 ]
 
 
@@ -270,6 +325,89 @@ def test_solve_broadcasts_batches():
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
 
 
+# --- argument names: those of PyTorch's functions --------------------------------------------------------------
+
+_LINALG = ["solve_triangular", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp"]
+
+
+def _torch_names(module, name, aten):
+    """The parameter names of a PyTorch function: its Python signature, or (a builtin) those of its longest ATen
+    schema that is not an ``out=`` overload, with ``self`` spelled ``input`` as PyTorch's Python binding spells
+    it."""
+    fn = torch.functional._lu_impl if module is torch and name == "lu" else getattr(module, name)   # a dispatcher
+    try:
+        return [p for p in inspect.signature(fn).parameters if p != "out"]
+    except (TypeError, ValueError):
+        pass
+    schemas = [s for s in torch._C._jit_get_schemas_for_operator(f"aten::{aten}")
+               if not any(a.is_out for a in s.arguments)]
+    longest = max(schemas, key=lambda s: len(s.arguments))
+    return ["input" if a.name == "self" else a.name for a in longest.arguments]
+
+
+@pytest.mark.parametrize("name", _LINALG)
+def test_linalg_argument_names(name):
+    ours = [p for p in inspect.signature(getattr(gradiente.linalg, name)).parameters if p != "out"]
+    assert ours == _torch_names(torch.linalg, name, f"linalg_{name}")
+
+
+# --- LU, matrix_exp, solve_triangular ------------------------------------------------------------------------
+
+def test_lu_pivots_and_permutation_match_lapack():
+    rng = np.random.RandomState(3)
+    for shape in [(5, 5), (3, 6, 4), (2, 3, 6)]:
+        a = rng.uniform(-1, 1, size=shape)
+        (_, ours), (_, theirs) = both(lambda lib, x: lib.linalg.lu_factor_ex(x), [a])
+        assert_same(ours.pivots, theirs.pivots)
+        assert_same(ours.info, theirs.info)
+        (_, ours), (_, theirs) = both(lambda lib, x: lib.linalg.lu(x), [a])
+        assert_same(ours.P, theirs.P)
+        np.testing.assert_allclose(to_np(ours.P @ ours.L @ ours.U), a, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (3, 0), (0, 0), (2, 0, 4), (2, 4, 0)])
+def test_lu_of_empty_matrices(shape):
+    for fn in (lambda lib, x: lib.linalg.lu(x), lambda lib, x: lib.linalg.lu_factor_ex(x),
+               lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor_ex(x)[:2])):
+        (_, ours), (_, theirs) = both(fn, [np.zeros(shape)], requires_grad=False)
+        for x, y in zip(ours, theirs):
+            assert_same(x, y)
+
+
+def test_singular_lu_reports_info_and_lu_factor_raises():
+    singular = np.array([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]])
+    (_, ours), (_, theirs) = both(lambda lib, x: lib.linalg.lu_factor_ex(x), [singular], requires_grad=False)
+    assert_same(ours.info, theirs.info)
+    assert_same(ours.LU, theirs.LU)
+    check_same_error(lambda lib: lib.linalg.lu_factor(lib.tensor(singular)))
+    check_same_error(lambda lib: lib.linalg.lu_factor_ex(lib.tensor(singular[1]), check_errors=True))
+
+
+def test_matrix_exp_against_torch_in_float32_and_complex():
+    rng = np.random.RandomState(4)
+    a = rng.uniform(-2, 2, size=(3, 4, 4))
+    assert_same(gradiente.matrix_exp(gradiente.tensor(a, dtype=gradiente.float32)),
+                torch.matrix_exp(torch.tensor(a, dtype=torch.float32)), rtol=1e-5, atol=1e-5)
+    c = a + 1j * rng.uniform(-1, 1, size=a.shape)
+    assert_same(gradiente.linalg.matrix_exp(gradiente.tensor(c)), torch.linalg.matrix_exp(torch.tensor(c)))
+    zero = gradiente.linalg.matrix_exp(gradiente.zeros(2, 0, 0))
+    assert tuple(zero.shape) == (2, 0, 0)
+
+
+def test_solve_triangular_reads_only_its_triangle():
+    rng = np.random.RandomState(5)
+    a, b = well_conditioned(rng, [(4, 4), (4, 2)])
+    ours = gradiente.linalg.solve_triangular(gradiente.tensor(a), gradiente.tensor(b), upper=True)
+    tri = gradiente.linalg.solve_triangular(gradiente.tensor(np.triu(a)), gradiente.tensor(b), upper=True)
+    assert np.array_equal(to_np(ours), to_np(tri))
+
+
+def test_distributions_use_the_linalg_solve_triangular():
+    from gradiente.distributions import kl, multivariate_normal
+    assert kl.solve_triangular is gradiente.linalg.solve_triangular
+    assert multivariate_normal.solve_triangular is gradiente.linalg.solve_triangular
+
+
 # --- errors -----------------------------------------------------------------------------------------------
 
 def _singular(lib):
@@ -278,6 +416,10 @@ def _singular(lib):
 
 def _z(lib, *shape, **kw):
     return lib.zeros(*shape, **kw)
+
+
+def _pivots(lib, *values, dtype=None):
+    return lib.tensor(list(values), dtype=dtype or lib.int32)
 
 
 ERRORS = [
@@ -354,6 +496,46 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+# solve_triangular, lu_factor(_ex), lu, lu_solve, matrix_exp
+LU_ERRORS = [
+    ("solve_triangular_1d_A", lambda lib: lib.linalg.solve_triangular(_z(lib, 3), _z(lib, 3, 2), upper=True)),
+    ("solve_triangular_1d_B", lambda lib: lib.linalg.solve_triangular(lib.eye(3), _z(lib, 3), upper=True)),
+    ("solve_triangular_shapes", lambda lib: lib.linalg.solve_triangular(lib.eye(3), _z(lib, 2, 2), upper=True)),
+    ("solve_triangular_right_shapes", lambda lib: lib.linalg.solve_triangular(lib.eye(3), _z(lib, 2, 2), upper=True,
+                                                                              left=False)),
+    ("solve_triangular_not_square", lambda lib: lib.linalg.solve_triangular(_z(lib, 2, 3), _z(lib, 3, 2),
+                                                                            upper=False)),
+    ("solve_triangular_int", lambda lib: lib.linalg.solve_triangular(lib.eye(2, dtype=lib.int64),
+                                                                     lib.eye(2, dtype=lib.int64), upper=False)),
+    ("solve_triangular_batch", lambda lib: lib.linalg.solve_triangular(_z(lib, 2, 3, 3), _z(lib, 4, 3, 2),
+                                                                       upper=True)),
+    ("lu_factor_1d", lambda lib: lib.linalg.lu_factor(_z(lib, 3))),
+    ("lu_factor_int", lambda lib: lib.linalg.lu_factor(lib.eye(2, dtype=lib.int64))),
+    ("lu_factor_half", lambda lib: lib.linalg.lu_factor(lib.eye(2, dtype=lib.float16))),
+    ("lu_factor_no_pivot", lambda lib: lib.linalg.lu_factor(lib.eye(2), pivot=False)),
+    ("lu_factor_ex_1d", lambda lib: lib.linalg.lu_factor_ex(_z(lib, 3))),
+    ("linalg_lu_1d", lambda lib: lib.linalg.lu(_z(lib, 3))),
+    ("linalg_lu_int", lambda lib: lib.linalg.lu(lib.eye(2, dtype=lib.int64))),
+    ("linalg_lu_no_pivot", lambda lib: lib.linalg.lu(lib.eye(2), pivot=False)),
+    ("lu_solve_1d_B", lambda lib: lib.linalg.lu_solve(lib.eye(2), _pivots(lib, 1, 2), lib.ones(2))),
+    ("lu_solve_shapes", lambda lib: lib.linalg.lu_solve(lib.eye(2), _pivots(lib, 1, 2), lib.ones(3, 1))),
+    ("lu_solve_not_square", lambda lib: lib.linalg.lu_solve(_z(lib, 2, 3), _pivots(lib, 1, 2), lib.ones(2, 1))),
+    ("lu_solve_pivot_dtype", lambda lib: lib.linalg.lu_solve(lib.eye(2), _pivots(lib, 1, 2, dtype=lib.int64),
+                                                             lib.ones(2, 1))),
+    ("lu_solve_pivot_count", lambda lib: lib.linalg.lu_solve(lib.eye(2), _pivots(lib, 1, 2, 3), lib.ones(2, 1))),
+    ("lu_solve_dtype", lambda lib: lib.linalg.lu_solve(lib.eye(2), _pivots(lib, 1, 2),
+                                                       lib.ones(2, 1, dtype=lib.float64))),
+    ("matrix_exp_1d", lambda lib: lib.linalg.matrix_exp(_z(lib, 3))),
+]
+
+
+@pytest.mark.parametrize("name,fn", LU_ERRORS, ids=[e[0] for e in LU_ERRORS])
+def test_lu_errors_match_torch(name, fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(fn)
 
 
 LINALG_ERRORS = [

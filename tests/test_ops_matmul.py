@@ -1,7 +1,10 @@
 """The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv,
-dot, bmm, addmm, baddbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch."""
+dot, bmm, addmm, baddbmm, addbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch;
+then values, dtypes and error messages against PyTorch."""
+import warnings
+
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import OpSpec, assert_same_tensors, both_quietly, check_same_error, spec_tests
 
 import gradiente
 
@@ -37,6 +40,8 @@ SPECS = [
     OpSpec("t", lambda lib, x: lib.t(x), [((2, 3),)]),
     # the method form, on a vector too (a 1-D tensor is its own transpose)
     OpSpec("t_method", lambda lib, x: x.t(), [((2, 3),), ((3,),)]),
+    OpSpec("addbmm", lambda lib, x, a, b: lib.addbmm(x, a, b, beta=0.5, alpha=2), [((2, 4), (3, 2, 5), (3, 5, 4)),
+                                                                                    ((4,), (2, 3, 2), (2, 2, 4))]),
 ]
 
 EINSUMS = [
@@ -132,3 +137,29 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+# --- addbmm -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(3, dtype=lib.int64), lib.ones(2, 2, 4, dtype=lib.int64),
+                           lib.ones(2, 4, 3, dtype=lib.int64), beta=2),
+    lambda lib: lib.addbmm(lib.full((2, 3), float("nan")), lib.ones(2, 2, 4), lib.ones(2, 4, 3), beta=0),
+    lambda lib: lib.ones(2, 3).addbmm_(lib.ones(2, 2, 4), lib.ones(2, 4, 3), alpha=0.5),
+], ids=lambda fn: "")
+def test_addbmm_matches_torch(fn):
+    assert_same_tensors(*both_quietly(fn))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(1, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 4), lib.ones(2, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 4, 3, dtype=lib.float64)),
+    lambda lib: lib.addbmm(lib.ones(4), lib.ones(2, 2, 4), lib.ones(2, 4, 3)),
+    lambda lib: lib.addbmm(lib.ones(2, 3), lib.ones(2, 2, 4), lib.ones(2, 5, 3)),
+], ids=lambda fn: "")
+def test_addbmm_errors_match_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(fn)

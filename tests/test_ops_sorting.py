@@ -1,10 +1,12 @@
-"""Sorting and selection from the op table: float64 gradcheck on contiguous and strided inputs, differential tests
-against PyTorch (forward, backward with a non-trivial upstream gradient, grad_fn names) in float32 and float64,
-second derivatives; then indices, tie-breaking and NaN order, unique, searchsorted/bucketize and error messages,
-each against PyTorch."""
+"""Sorting and selection, ``ops/sorting.py``, from the op table: float64 gradcheck on contiguous and strided inputs,
+differential tests against PyTorch (forward, backward with a non-trivial upstream gradient, grad_fn names) in float32
+and float64, second derivatives; then indices, tie-breaking and NaN order, unique, searchsorted/bucketize, quantile
+and nanquantile (values, all-NaN slices, the gradient of q) and error messages, each against PyTorch."""
+import warnings
+
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import OpSpec, assert_same_tensors, both_quietly, check_same_error, spec_tests
 
 import gradiente
 
@@ -14,6 +16,9 @@ NAN = float("nan")
 SHAPES = [((5,),), ((3, 4),), ((2, 3, 4),)]
 WITH_SCALAR = [((),)] + SHAPES
 MATRIX = [((3, 4),), ((2, 5, 3),)]
+QUANTILE_SHAPES = [((3,),), ((2, 3),), ((2, 3, 4),)]
+QUANTILE_MATRIX = [((3, 4),), ((2, 3, 4),)]
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def distinct(rng, shapes):
@@ -30,6 +35,20 @@ def with_ties(rng, shapes):
 def short_rows_with_ties(rng, shapes):
     """Few levels in rows short enough (<= 16) that PyTorch's mode kernel breaks ties deterministically."""
     return [rng.randint(0, 3, size=shapes[0]).astype(np.float64) - 0.5]
+
+
+def with_nans(rng, shapes):
+    """Distinct values with NaNs in the first row (an all-NaN row gives NaN, which finite differences cannot
+    check: test_all_nan_slices_match_torch covers it)."""
+    (a,) = distinct(rng, shapes)
+    a[..., 0, 1] = np.nan
+    a[..., 0, -1] = np.nan
+    return [a]
+
+
+def quantile_and_q(rng, shapes):
+    (a,) = distinct(rng, shapes[:1])
+    return [a, np.array([0.1, 0.55, 0.9])]
 
 
 SPECS = [
@@ -78,6 +97,17 @@ SPECS = [
            torch_grad=False),
     OpSpec("cummax_indices", lambda lib, x: x.cummax(1).indices, [((4, 7),)], make_inputs=with_ties,
            gradcheck=False, torch_grad=False),
+    # quantiles, every interpolation
+    *[OpSpec(f"quantile_{m}", lambda lib, x, m=m: lib.quantile(x, 0.3, dim=1, interpolation=m), QUANTILE_MATRIX,
+             make_inputs=distinct) for m in INTERPOLATIONS],
+    *[OpSpec(f"quantile_q_{m}", lambda lib, x, q, m=m: x.quantile(q, dim=0, keepdim=True, interpolation=m),
+             [((4, 3), (3,))], make_inputs=quantile_and_q) for m in INTERPOLATIONS],
+    OpSpec("quantile_all", lambda lib, x: lib.quantile(x, 0.7), QUANTILE_SHAPES, make_inputs=distinct),
+    OpSpec("quantile_all_keepdim", lambda lib, x: x.quantile(0.25, keepdim=True), QUANTILE_MATRIX,
+           make_inputs=distinct),
+    *[OpSpec(f"nanquantile_{m}", lambda lib, x, m=m: lib.nanquantile(x, 0.4, dim=-1, interpolation=m),
+             [((3, 4),), ((2, 2, 5),)], make_inputs=with_nans) for m in INTERPOLATIONS],
+    OpSpec("nanquantile_all", lambda lib, x: x.nanquantile(0.6), [((2, 4),)], make_inputs=with_nans),
 ]
 
 
@@ -481,3 +511,68 @@ SORTED = [1.0, 2.0, 3.0]
 ])
 def test_errors_match_torch(call):
     check_same_error(call)
+
+
+# --- quantile, nanquantile ----------------------------------------------------------------------------------
+
+QUANTILE_INPUT = [[1.0, float("nan"), 3.0, 2.0], [4.0, 0.0, -1.0, 5.0]]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), 0.5),
+    lambda lib: lib.nanquantile(lib.tensor(QUANTILE_INPUT), 0.5),
+    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), 0.5, dim=1),
+    lambda lib: lib.nanquantile(lib.tensor(QUANTILE_INPUT), lib.tensor([0.25, 0.5]), dim=1, keepdim=True),
+    lambda lib: lib.nanquantile(lib.full((3,), float("nan")), 0.5),
+    lambda lib: lib.quantile(lib.tensor(QUANTILE_INPUT), lib.tensor(0.5)),
+    lambda lib: lib.quantile(lib.arange(10.0), lib.tensor([0.0, 0.33, 0.5, 0.77, 1.0]), interpolation="nearest"),
+    lambda lib: lib.quantile(lib.arange(10.0), lib.tensor([0.0, 0.33, 0.5, 0.77, 1.0]), interpolation="midpoint"),
+    lambda lib: lib.quantile(lib.arange(4.0), lib.tensor([0.5, 1 / 6, 0.5 / 3]), interpolation="nearest"),
+    lambda lib: lib.quantile(lib.arange(24.0).view(2, 3, 4), lib.tensor([0.2, 0.8]), dim=1, keepdim=True),
+], ids=lambda fn: "")
+def test_quantiles_match_torch(fn):
+    assert_same_tensors(*both_quietly(fn))
+
+
+def test_all_nan_slices_match_torch():
+    """A slice of NaNs only: NaN, and the gradient where PyTorch puts it (nanmedian's index aside, see
+    test_nanmedian_ties_pick_torchs_index)."""
+    a = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 0.0, -1.0, 5.0]])
+    for fn in (lambda lib, x: lib.nanquantile(x, 0.4, dim=1), lambda lib, x: lib.nanquantile(x, lib.tensor(
+            [0.3, 0.8], dtype=lib.float64), dim=1, interpolation="midpoint"), lambda lib, x: lib.quantile(x, 0.5, 1)):
+        results = []
+        for lib in (gradiente, torch):
+            x = lib.from_numpy(a.copy()).requires_grad_()
+            out = fn(lib, x)
+            out.backward(lib.ones_like(out))
+            results.append((out.detach().numpy(), x.grad.numpy()))
+        for ours, theirs in zip(*results):
+            np.testing.assert_allclose(ours, theirs, equal_nan=True)
+
+
+def test_quantile_q_receives_torchs_gradient():
+    grads = []
+    for lib in (gradiente, torch):
+        x = lib.tensor([[3.0, 1.0, 2.0, 7.0], [0.5, 4.0, 6.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        q = lib.tensor([0.2, 0.9], dtype=lib.float64, requires_grad=True)
+        (lib.quantile(x, q, dim=1) * lib.tensor([[1.0], [2.0]], dtype=lib.float64)).sum().backward()
+        grads.append((x.grad.numpy(), q.grad.numpy()))
+    for g, t in zip(*grads):
+        np.testing.assert_allclose(g, t, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.quantile(lib.ones(2, 2), 1.5),
+    lambda lib: lib.quantile(lib.ones(2, 2), -0.1),
+    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([[0.5]])),
+    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([0.5, 1.5])),
+    lambda lib: lib.quantile(lib.ones(2, 2, dtype=lib.int64), 0.5),
+    lambda lib: lib.nanquantile(lib.ones(2, 2), 0.5, interpolation="foo"),
+    lambda lib: lib.nanquantile(lib.ones(2, 2), lib.tensor([2.0])),
+    lambda lib: lib.quantile(lib.ones(2, 2), lib.tensor([0.5], dtype=lib.float64)),
+    lambda lib: lib.quantile(lib.tensor([]), 0.5),
+], ids=lambda fn: "")
+def test_quantile_errors_match_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(fn)
