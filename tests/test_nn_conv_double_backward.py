@@ -7,7 +7,10 @@ here: gradgradcheck of every convolution with each of its geometry arguments, di
 only, the weight only or both, with and without bias; the first derivatives, their grad_fn and edges, and the
 second derivatives by every input and by the upstream gradient against PyTorch's in float32 and float64; a WGAN-GP
 gradient penalty and a Hessian-vector product of a small convolutional net, equal to PyTorch's for the same
-weights; a third derivative.
+weights; third derivatives.
+
+Pooling (max, average, adaptive, 1-D and 2-D) is linear in its input once its windows and maxima are fixed, and
+records PyTorch's ``<Pool>BackwardBackward0`` the same way: gradgradcheck, and its derivatives against PyTorch's.
 """
 import numpy as np
 import pytest
@@ -222,3 +225,70 @@ def test_input_changed_in_place_is_caught_as_in_torch():
         x.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+# --- pooling: linear in the input once its windows and maxima are fixed ------------------------------------------
+
+POOLS = {
+    "max_pool2d": (lambda lib, x: F(lib).max_pool2d(x, 2), (2, 3, 6, 5)),
+    "max_pool2d_overlapping": (lambda lib, x: F(lib).max_pool2d(x, 3, stride=1, padding=1, dilation=(1, 2)),
+                               (2, 2, 5, 7)),
+    "max_pool2d_ceil_unbatched": (lambda lib, x: F(lib).max_pool2d(x, 2, stride=2, ceil_mode=True), (2, 5, 5)),
+    "max_pool1d": (lambda lib, x: F(lib).max_pool1d(x, 3, stride=2, padding=1), (2, 3, 8)),
+    "avg_pool2d": (lambda lib, x: F(lib).avg_pool2d(x, 3, stride=2, padding=1), (2, 3, 6, 5)),
+    "avg_pool2d_exclude_pad_ceil": (lambda lib, x: F(lib).avg_pool2d(x, 2, padding=1, ceil_mode=True,
+                                                                     count_include_pad=False), (1, 2, 5, 4)),
+    "avg_pool2d_divisor_unbatched": (lambda lib, x: F(lib).avg_pool2d(x, (2, 3), divisor_override=4), (2, 4, 6)),
+    "avg_pool1d": (lambda lib, x: F(lib).avg_pool1d(x, 3, stride=1, padding=1), (2, 3, 7)),
+    "adaptive_avg_pool2d": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, 2)), (2, 3, 7, 5)),
+    "adaptive_avg_pool1d_unbatched": (lambda lib, x: F(lib).adaptive_avg_pool1d(x, 4), (3, 9)),
+    "adaptive_max_pool2d": (lambda lib, x: F(lib).adaptive_max_pool2d(x, (3, 4)), (2, 2, 7, 9)),
+    "adaptive_max_pool1d": (lambda lib, x: F(lib).adaptive_max_pool1d(x, 4), (2, 3, 9)),
+}
+
+
+def _pool_input(lib, name, dtype="float64"):
+    # distinct values: no ties between the elements of a window, where max pooling is not differentiable
+    values = np.random.RandomState(0).permutation(np.prod(POOLS[name][1])).reshape(POOLS[name][1]) / 10 - 1
+    return lib.from_numpy(values.astype(dtype)).requires_grad_()
+
+
+@pytest.mark.parametrize("name", list(POOLS))
+def test_pooling_gradgradcheck(name):
+    assert gradiente.autograd.gradgradcheck(lambda x: POOLS[name][0](gradiente, x), [_pool_input(gradiente, name)])
+
+
+def _pool_derivatives(lib, name, dtype):
+    """The input gradient (create_graph) and the name and edges of the pooling's node under it, then
+    the derivatives of a random combination ``<u, dx>`` of it by the input (zeros: A does not depend on x) and by
+    ``v`` (A u, recorded as the pooling again), and the derivative of ``‖A u‖²`` by ``u``."""
+    x = _pool_input(lib, name, dtype)
+    out = POOLS[name][0](lib, x)
+    rng = np.random.RandomState(3)
+    v = lib.from_numpy(rng.uniform(-1, 1, tuple(out.shape)).astype(dtype)).requires_grad_()
+    (dx,) = lib.autograd.grad(out, x, v, create_graph=True)
+    node = dx.grad_fn
+    while not type(node).__name__.endswith("BackwardBackward0"):
+        node = node.next_functions[0][0]
+    names = [type(node).__name__, [None if n is None else type(n).__name__ for n, _ in node.next_functions]]
+    u = lib.from_numpy(rng.uniform(-1, 1, tuple(dx.shape)).astype(dtype)).requires_grad_()
+    by_x, by_v = lib.autograd.grad((dx * u).sum(), (x, v), create_graph=True)
+    (third,) = lib.autograd.grad((by_v ** 2).sum(), u)
+    return [dx.detach().numpy(), by_x.detach().numpy(), by_v.detach().numpy(), third.numpy()], names
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(POOLS))
+def test_pooling_second_derivatives_as_torch(name, dtype):
+    ours, ours_names = _pool_derivatives(gradiente, name, dtype)
+    theirs, theirs_names = _pool_derivatives(torch, name, dtype)
+    # a 1-D pool's gradient passes the rules of its squeeze and unsqueeze, which gradiente records as ViewBackward0
+    # where PyTorch records UnsqueezeBackward0 and SqueezeBackward1 (views.py's rules, not pooling's): there the
+    # pooling's node and its edge to the input are compared
+    compared = slice(None) if "1d" not in name else slice(1, None)
+    assert ours_names[0] == theirs_names[0]
+    assert ours_names[1][compared] == theirs_names[1][compared]
+    assert not np.any(ours[1])
+    rtol, atol = (1e-5, 1e-6) if dtype == "float32" else (1e-12, 1e-14)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)

@@ -106,7 +106,8 @@ SPECS = [
     OpSpec("sdpa_math_dropout", dropped_attention, QKV4),
 ]
 
-# transposed and 3-D convolutions: second derivatives too (ConvolutionBackwardBackward0)
+# transposed and 3-D convolutions, adaptive max pooling: second derivatives too (ConvolutionBackwardBackward0,
+# AdaptiveMaxPool2DBackwardBackward0)
 SPECS += [
     OpSpec("conv_transpose2d", lambda lib, x, w: F(lib).conv_transpose2d(x, w), [((2, 4, 5, 6), (4, 3, 3, 2))]),
     OpSpec("conv_transpose2d_all_args",
@@ -130,15 +131,15 @@ SPECS += [
            [((2, 4, 5, 6, 5), (4, 2, 2, 3, 2), (4,))]),
     OpSpec("conv3d_same_unbatched", lambda lib, x, w: F(lib).conv3d(x, w, padding="same"),
            [((2, 4, 5, 4), (3, 2, 3, 3, 3))]),
-]
-
-# rules on arrays only: first derivatives
-FIRST_ORDER = [
     OpSpec("adaptive_max_pool2d", lambda lib, x: F(lib).adaptive_max_pool2d(x, (3, 4), return_indices=True),
            [((2, 3, 7, 9),), ((3, 7, 9),)]),
     OpSpec("adaptive_max_pool2d_none_and_up", lambda lib, x: F(lib).adaptive_max_pool2d(x, (None, 11)),
            [((2, 3, 5, 7),)]),
     OpSpec("adaptive_max_pool1d", lambda lib, x: F(lib).adaptive_max_pool1d(x, 4), [((2, 3, 9),), ((3, 10),)]),
+]
+
+# rules on arrays only: first derivatives
+FIRST_ORDER = [
     OpSpec("instance_norm", lambda lib, x: F(lib).instance_norm(x), [((2, 3, 5),), ((2, 3, 4, 5),)]),
     OpSpec("instance_norm_affine", lambda lib, x, w, b: F(lib).instance_norm(x, weight=w, bias=b),
            [((2, 3, 4, 5), (3,), (3,))]),
