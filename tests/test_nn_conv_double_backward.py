@@ -14,6 +14,8 @@ records PyTorch's ``<Pool>BackwardBackward0`` the same way: gradgradcheck, and i
 """
 import numpy as np
 import pytest
+from harness import OpSpec, backward_of, spec_tests
+from test_nn_double_backward import first_derivatives
 
 import gradiente
 
@@ -275,6 +277,34 @@ def _pool_derivatives(lib, name, dtype):
     by_x, by_v = lib.autograd.grad((dx * u).sum(), (x, v), create_graph=True)
     (third,) = lib.autograd.grad((by_v ** 2).sum(), u)
     return [dx.detach().numpy(), by_x.detach().numpy(), by_v.detach().numpy(), third.numpy()], names
+
+
+# --- the first derivatives as ops of their own, for the harness (and tests/test_node_coverage.py) ----------------
+
+def _conv_spec(name, pick, bias=True):
+    """The first derivatives of case ``name`` by x, w (and b), the ``pick``-th first, as an op of
+    (x, w, [b,] v)."""
+    _, x, w, b, _ = CASES[name]
+    shapes = (x, w, b) if bias else (x, w)
+    v = tuple(_conv(torch, name)(*(torch.zeros(s) for s in shapes)).shape)
+    return OpSpec(f"{name}_d{'xwb'[pick]}", first_derivatives(lambda lib, *t: _conv(lib, name)(*t), pick),
+                  [shapes + (v,)])
+
+
+def _pool_spec(name):
+    op, x = POOLS[name]
+    v = tuple(op(torch, torch.zeros(x)).shape)
+    return OpSpec(f"{name}_backward", backward_of(op), [(x, v)], make_inputs=lambda rng, s: [
+        rng.permutation(np.prod(s[0])).reshape(s[0]) / 10 - 1, rng.uniform(-1, 1, s[1])])
+
+
+SPECS = [_conv_spec("conv2d_stride_padding", 0), _conv_spec("conv2d_stride_padding", 1),
+         _conv_spec("conv2d_stride_padding", 2), _conv_spec("conv1d_stride_dilation_groups", 1, bias=False),
+         _conv_spec("conv3d", 0), _conv_spec("conv_transpose2d", 1), _conv_spec("conv_transpose1d", 0)]
+# 2-D pools: a 1-D one's gradient passes squeeze and unsqueeze, whose rules record other nodes than PyTorch's
+SPECS += [_pool_spec(name) for name in POOLS if "1d" not in name]
+
+test_spec_gradcheck, test_spec_against_torch, test_spec_gradgradcheck = spec_tests(SPECS)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
