@@ -1,7 +1,8 @@
 """Every convolution runs on one core (``ops.nn.convolution``) and records one node, ``ConvolutionBackward0``:
 conv1d/2d/3d and conv_transpose1d/2d against PyTorch, each with all its geometry arguments, with only the input
-or only the weight requiring grad (the node keeps a different operand for each), unbatched; the refusal of a
-double backward; and the argument checks, word for word and in PyTorch's order."""
+or only the weight requiring grad (the node keeps a different operand for each), unbatched; their second
+derivatives (gradgradcheck; tests/test_nn_conv_double_backward.py has the rest); and the argument checks, word for
+word and in PyTorch's order."""
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
 
@@ -51,20 +52,25 @@ SPECS += [
     OpSpec("conv3d_same", conv("conv3d", padding="same"), [((1, 2, 4, 3, 5), (3, 2, 3, 2, 3))]),
 ]
 
-# the rules compute on arrays only: first derivatives
-test_gradcheck, test_against_torch, _ = spec_tests(SPECS)
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 @pytest.mark.parametrize("name", list(ALL_ARGS))
-def test_every_convolution_refuses_a_double_backward(name):
-    x, w, _ = SHAPES[name]
-    tensors = [gradiente.randn(*x, requires_grad=True), gradiente.randn(*w, requires_grad=True)]
-    y = getattr(F(gradiente), name)(*tensors, **ALL_ARGS[name]).sum()
-    assert type(y.grad_fn.next_functions[0][0]).__name__ == "ConvolutionBackward0"
-    with pytest.raises(RuntimeError) as info:
-        gradiente.autograd.grad(y, tensors, create_graph=True)
-    assert str(info.value) == ("gradiente computes the backward of convolution on arrays only; differentiating it "
-                               "twice (create_graph=True) is not supported")
+def test_every_convolution_differentiates_twice_as_torch_records_it(name):
+    """Under create_graph the first derivatives are the outputs of one ``ConvolutionBackwardBackward0`` whose
+    edges lead to the upstream gradient, the input and the weight (the bias is not one of them)."""
+    x, w, b = SHAPES[name]
+    nodes = []
+    for lib in (torch, gradiente):
+        tensors = [lib.randn(*shape, dtype=lib.float64, requires_grad=True) for shape in (x, w, b)]
+        out = getattr(F(lib), name)(*tensors, **ALL_ARGS[name])
+        v = lib.randn(*out.shape, dtype=lib.float64, requires_grad=True)
+        firsts = lib.autograd.grad(out, tensors, v, create_graph=True)
+        nodes.append([(type(g.grad_fn).__name__, [type(n).__name__ for n, _ in g.grad_fn.next_functions])
+                      for g in firsts])
+        assert firsts[0].grad_fn is firsts[1].grad_fn is firsts[2].grad_fn
+    assert nodes[0] == nodes[1]
+    assert nodes[1][0] == ("ConvolutionBackwardBackward0", ["AccumulateGrad"] * 3)
 
 
 def test_a_weight_modified_after_the_forward_pass_is_refused_as_in_torch():

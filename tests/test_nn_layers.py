@@ -293,8 +293,16 @@ def test_errors_worded_as_torch(call, message):
         assert message in str(info.value)
 
 
-def test_conv_double_backward_is_refused():
-    x = gradiente.randn(1, 1, 4, 4, requires_grad=True)
-    y = gradiente.nn.functional.conv2d(x, gradiente.randn(1, 1, 3, 3)).sum()
-    with pytest.raises(RuntimeError, match="create_graph"):
-        gradiente.autograd.grad(y, x, create_graph=True)
+def test_conv_layer_differentiates_twice_as_torch():
+    """The gradient of a Conv2d layer's input-gradient norm by its weight (tests/test_nn_conv_double_backward.py
+    has the rest)."""
+    results = []
+    for nn, lib in ((torch.nn, torch), (gradiente.nn, gradiente)):
+        conv = nn.Conv2d(2, 3, 3, padding=1).double()
+        with lib.no_grad():
+            for p, values in zip(conv.parameters(), (np.linspace(-1, 1, 54).reshape(3, 2, 3, 3), np.ones(3))):
+                p.copy_(lib.from_numpy(values))
+        x = lib.from_numpy(np.linspace(-2, 2, 32).reshape(1, 2, 4, 4)).requires_grad_()
+        (dx,) = lib.autograd.grad((conv(x) ** 2).sum(), x, create_graph=True)
+        results.append(lib.autograd.grad((dx ** 2).sum(), conv.weight)[0].numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)

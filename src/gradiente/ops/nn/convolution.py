@@ -13,8 +13,10 @@ output; G groups.
 * A transposed convolution is a convolution's input adjoint, y = col2im(Wᵀ · x); its own adjoints are therefore
   products with the columns of the gradient: dx = W · cols(grad), dW = x · cols(grad)ᵀ.
 
-The rules compute on arrays only: a double backward (``create_graph=True``) through a convolution raises
-instead of silently giving wrong second derivatives.
+Under ``create_graph=True`` the first derivatives are computed on the same arrays and recorded as an op of
+(grad, x, w), PyTorch's ``ConvolutionBackwardBackward0``. Since the convolution F(x, w) is bilinear, so is each of
+its adjoints, Ax(grad, w) and Aw(x, grad), and every derivative of them is again one of the three maps F, Ax, Aw
+(read off the trilinear form <grad, F(x, w)>): derivatives of every order need nothing else.
 """
 import itertools
 import math
@@ -25,7 +27,7 @@ from numpy.lib.stride_tricks import as_strided
 from ...core.dtype import cpp_name, scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
-from ._array_rules import arrays_only
+from ._array_rules import record_gradients
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "convolution_nd"]
 
@@ -130,8 +132,12 @@ class _Convolution:
 
     def forward(self, x, w):
         """y = W · cols(x), per group. Also returns the columns: the weight's gradient reads them."""
-        cols = _columns(_pad(x, self.pads), self.w_shape[2:], self.stride, self.dilation, self.out_size, self.groups)
+        cols = self.weight_operand(x)
         return _from_groups(np.matmul(_weight_rows(w, self.groups), cols), x.shape[0], self.out_size), cols
+
+    def weight_operand(self, x):
+        """What ``backward`` reads to give dW: the columns of x."""
+        return _columns(_pad(x, self.pads), self.w_shape[2:], self.stride, self.dilation, self.out_size, self.groups)
 
     def backward(self, grad, w, cols, need_dx, need_dw):
         """dx = col2im(Wᵀ · grad), cropped to x;  dW = grad · colsᵀ"""
@@ -161,6 +167,11 @@ class _Transposed:
         windows = _as_windows(spread, self.padded_shape[1], self.w_shape[2:], x.shape[0], self.x_shape[2:])
         return _crop(_col2im(windows, self.padded_shape, self.stride, self.dilation), self.pads, self.out_size), None
 
+    @staticmethod
+    def weight_operand(x):
+        """What ``backward`` reads to give dW: x itself."""
+        return x
+
     def backward(self, grad, w, x, need_dx, need_dw):
         """dx = W · cols(grad);  dW = x · cols(grad)ᵀ  (cols: the windows of the padded gradient)"""
         cols = _columns(_pad(grad, self.pads), self.w_shape[2:], self.stride, self.dilation, self.x_shape[2:],
@@ -174,19 +185,75 @@ class _Transposed:
 
 
 class ConvolutionBackward0(Node):
-    """out = conv(x, w) + b;  dx, dw = the convolution's two adjoints applied to grad;  db = Σ grad over batch
-    and space. ``self.conv`` (a ``_Convolution`` or a ``_Transposed``) holds the geometry and the adjoints."""
+    """out = F(x, w) + b;  dx = Ax(grad, w), dw = Aw(x, grad) (the convolution's two adjoints);  db = Σ grad over
+    batch and space. ``self.conv`` (a ``_Convolution`` or a ``_Transposed``) holds the geometry and the maps."""
     formula = "∂conv/∂x = grad ⋆ flip(w),  ∂conv/∂w = grad ⋆ x  (a transposed convolution swaps the two roles)"
 
     def backward(self, ops, grad):
-        arrays_only(ops, "convolution")
-        kept, w = self.saved(ops)
-        edges = self.next_functions
-        dx, dw = self.conv.backward(grad, w, kept, edges[0][0] is not None, edges[1][0] is not None)
-        db = None
-        if len(edges) > 2 and edges[2][0] is not None:
-            db = grad.sum(axis=(0,) + tuple(range(2, grad.ndim)))
+        x, w, cols = self.saved(ops)
+        needs = tuple(node is not None for node, _ in self.next_functions)
+        if ops.recording:
+            return _first_derivatives(self.conv, grad, x, w, needs, cols)[:len(needs)]
+        dx, dw = self.conv.backward(grad, w, x if cols is None else cols, needs[0], needs[1])
+        db = grad.sum(axis=_bias_axes(grad.ndim)) if len(needs) > 2 and needs[2] else None
         return dx, dw, db
+
+
+class ConvolutionBackwardBackward0(Node):
+    """(dx, dw, db) = (Ax(grad, w), Aw(x, grad), Σ grad): bilinear, so d grad = F(ggx, w) + F(x, ggw) + ggb,
+    dx = Ax(grad, ggw), dw = Aw(ggx, grad) (gg: the gradients of dx, dw, db)"""
+    formula = "∂Ax(g, w)/∂g = F(·, w), ∂Ax(g, w)/∂w = Aw(·, g);  ∂Aw(x, g)/∂x = Ax(g, ·), ∂Aw(x, g)/∂g = F(x, ·)"
+    _materialize_grads = False      # an output that got no gradient adds no term
+
+    def backward(self, ops, ggx, ggw, ggb):
+        grad, x, w = self.saved(ops)
+        need_grad, need_x, need_w = (node is not None for node, _ in self.next_functions)
+        conv = self.conv
+        d_grad = d_x = d_w = None
+        if need_grad:
+            terms = [_bilinear(ops, conv, "F", a, b) for gg, a, b in ((ggx, ggx, w), (ggw, x, ggw)) if gg is not None]
+            if ggb is not None:
+                spread = ops.reshape(ggb, (1, -1) + (1,) * (ops.raw(grad).ndim - 2))
+                terms.append(spread if terms else ops.expand(spread, ops.raw(grad).shape))
+            d_grad = sum(terms[1:], terms[0]) if terms else None
+        if need_x and ggw is not None:
+            d_x = _bilinear(ops, conv, "Ax", grad, ggw)
+        if need_w and ggx is not None:
+            d_w = _bilinear(ops, conv, "Aw", ggx, grad)
+        return d_grad, d_x, d_w
+
+
+def _bias_axes(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def _first_derivatives(conv, grad, x, w, needs, cols=None):
+    """``(Ax(grad, w), Aw(x, grad), Σ grad)`` where ``needs`` asks (None elsewhere), computed on the arrays and
+    recorded as one ``ConvolutionBackwardBackward0`` of (grad, x, w), PyTorch's edges (x or w None where the
+    outputs asked for do not read it). ``cols``: x's columns, if the forward kept them."""
+    g = grad._data
+    kept = None
+    if needs[1]:
+        kept = conv.weight_operand(x._data) if cols is None else cols
+    dx, dw = conv.backward(g, w._data if needs[0] else None, kept, needs[0], needs[1])
+    db = g.sum(axis=_bias_axes(g.ndim)) if len(needs) > 2 and needs[2] else None
+    return record_gradients(ConvolutionBackwardBackward0, (grad, x, w), (dx, dw, db), saved=(grad, x, w), conv=conv)
+
+
+def _bilinear(ops, conv, which, a, b):
+    """One of the three maps of ``conv``: ``F(x, w)``, ``Ax(grad, w)`` or ``Aw(x, grad)``, on arrays, or on tensors
+    and recorded (as ``ConvolutionBackward0`` or ``ConvolutionBackwardBackward0``) when ``ops`` records."""
+    if ops.recording:
+        if which == "F":
+            return _convolve(conv, a, b, None)
+        if which == "Ax":
+            return _first_derivatives(conv, a, None, b, (True, False))[0]
+        return _first_derivatives(conv, b, a, None, (False, True))[1]
+    if which == "F":
+        return conv.forward(a, b)[0]
+    if which == "Ax":
+        return conv.backward(a, b, None, True, False)[0]
+    return conv.backward(b, None, conv.weight_operand(a), False, True)[1]
 
 
 def _convolve(conv, input, weight, bias):
@@ -201,10 +268,11 @@ def _convolve(conv, input, weight, bias):
     result = wrap(result)
     inputs = (input, weight) if bias is None else (input, weight, bias)
     if wants_grad(*inputs):
-        # the weight's gradient reads the columns (a convolution) or the input (a transposed one); saved
-        # values, so the engine frees them after backward like any other
-        kept = None if not weight._requires_grad else input if cols is None else cols
-        record(ConvolutionBackward0, inputs, result, saved=(kept, weight), conv=conv)
+        # the weight's gradient reads the columns (kept only if it is needed; a transposed convolution reads the
+        # input itself); saved values, so the engine frees them after backward like any other. Both operands
+        # are saved, as PyTorch saves them: a double backward reads them, and changing either in place is caught.
+        record(ConvolutionBackward0, inputs, result, saved=(input, weight, cols if weight._requires_grad else None),
+               conv=conv)
     return result
 
 

@@ -8,7 +8,7 @@ from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ._common import scalar_name, shape_text
 from .convolution import _tuple
-from .pooling import MaxPool2DWithIndicesBackward0, _as_height_one, _window_argmax
+from .pooling import _as_height_one, _MaxPoolMap, _pool_pair, _window_argmax
 
 __all__ = [
     "adaptive_max_pool1d",
@@ -22,8 +22,9 @@ __all__ = [
 
 # --- adaptive max pooling -----------------------------------------------------------------------------------
 
-class AdaptiveMaxPool2DBackward0(MaxPool2DWithIndicesBackward0):
-    """out = max over each adaptive window;  dx[argmax] += grad (max pooling's rule)"""
+# max pooling's rule: dx[argmax] += grad, and under create_graph its gather
+AdaptiveMaxPool2DBackward0, AdaptiveMaxPool2DBackwardBackward0 = _pool_pair(
+    "AdaptiveMaxPool2D", "∂max/∂x = 1 at the adaptive window's maximum, 0 elsewhere")
 
 
 def _adaptive_taps(size, out):
@@ -84,8 +85,8 @@ def _adaptive_max_pool(input, output_size, return_indices, n_spatial):
     result = wrap(restore(out))
     if wants_grad(input):
         base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-        record(AdaptiveMaxPool2DBackward0, (input,), result, flat_index=base + indices, size=n * c * h * w,
-               x_shape=input._data.shape, overlapping=True)
+        record(AdaptiveMaxPool2DBackward0, (input,), result, saved=(input,),
+               pool=_MaxPoolMap(base + indices, input._data.shape, result._data.shape, overlapping=True))
     indices = wrap(restore(indices.astype(np.int64)))
     if n_spatial == 1:
         result, indices = result.squeeze(-2), indices.squeeze(-2)

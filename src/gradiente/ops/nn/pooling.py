@@ -5,16 +5,23 @@ convolution uses too (``convolution._windows``): no data is copied to make it, a
 pixel. It reduces that view over its kernel axes (max / mean); max pooling keeps the argmax so the backward pass
 can route each gradient to its input position.
 
-1-D pooling is the 2-D one on a height-1 image. The rules compute on arrays only: a double backward
-(``create_graph=True``) through these ops raises instead of silently giving wrong second derivatives.
+1-D pooling is the 2-D one on a height-1 image.
+
+Each pooling is linear in its input, out = A x, once its windows (and, for max pooling, the positions of the
+maxima, piecewise constant in x) are fixed: a map object holds A on arrays (``forward``) and its adjoint
+(``adjoint``), and the node's rule is dx = Aᵀ grad. Under ``create_graph=True`` that gradient is recorded as PyTorch
+records it, the output of ``<Pool>BackwardBackward0`` with edges to (grad, x), whose rule is A again (d grad = A ggx;
+d x = 0): derivatives of every order follow.
 """
+import math
+
 import numpy as np
 
 from ...core.dtype import scalar_name
 from ...core.node import Node
-from ...core.record import record, wants_grad
+from ...core.record import record, wants_grad, wrap
 from ...core.tensor import Tensor
-from ._array_rules import arrays_only
+from ._array_rules import record_gradients
 from .convolution import _check_input_rank, _col2im, _out_size, _pad, _tuple, _windows
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
@@ -67,19 +74,80 @@ def _pool_geometry(xa, kernel_size, stride, padding, dilation, ceil_mode, n_spat
     return kernel, stride, pad, dil, out, pads
 
 
-class MaxPool2DWithIndicesBackward0(Node):
-    """out = max over each window;  dx[argmax] += grad"""
-    formula = "∂max/∂x = 1 at the window's maximum, 0 elsewhere"
+class _PoolBackward(Node):
+    """out = A x (A: the pooling, linear in x for fixed windows and maxima);  dx = Aᵀ grad"""
+    double: type        # the node of dx under create_graph, ``<Pool>BackwardBackward0``
 
     def backward(self, ops, grad):
-        arrays_only(ops, "max_pool")
+        if ops.recording:
+            (x,) = self.saved(ops)
+            return record_gradients(self.double, (grad, x), (self.pool.adjoint(grad._data),), pool=self.pool,
+                                    first=type(self))
+        return (self.pool.adjoint(grad),)
+
+
+class _PoolBackwardBackward(Node):
+    """dx = Aᵀ grad, an op of (grad, x);  d grad = A ggx;  d x = 0 (as PyTorch: A is constant in x where it is
+    differentiable)"""
+    formula = "∂(Aᵀ grad)/∂grad = Aᵀ, so the gradient's gradient is A applied to it"
+
+    def backward(self, ops, ggx):
+        d_x = ops.zeros_like(ggx) if self.next_functions[1][0] is not None else None
+        return self.pool.apply(ops, ggx, self.first), d_x
+
+
+def _pool_pair(name, formula):
+    """A pooling's node and the node of its gradient under create_graph, named as PyTorch names them."""
+    double = type(f"{name}BackwardBackward0", (_PoolBackwardBackward,), {"__doc__": _PoolBackwardBackward.__doc__,
+                                                                         "__module__": __name__})
+    node = type(f"{name}Backward0", (_PoolBackward,), {"__doc__": f"{_PoolBackward.__doc__};  {formula}",
+                                                       "formula": formula, "double": double, "__module__": __name__})
+    return node, double
+
+
+MaxPool2DWithIndicesBackward0, MaxPool2DWithIndicesBackwardBackward0 = _pool_pair(
+    "MaxPool2DWithIndices", "∂max/∂x = 1 at the window's maximum, 0 elsewhere")
+AvgPool2DBackward0, AvgPool2DBackwardBackward0 = _pool_pair(
+    "AvgPool2D", "∂mean/∂x = 1/divisor for each element of the window")
+AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0 = _pool_pair(
+    "AdaptiveAvgPool2D", "∂mean/∂x = 1/window size for each element of the window")
+
+
+def _pooled(node_cls, pool, input):
+    """``pool.forward`` of the input tensor, recorded as ``node_cls``."""
+    result = wrap(pool.forward(input._data))
+    if wants_grad(input):
+        record(node_cls, (input,), result, saved=(input,), pool=pool)
+    return result
+
+
+class _MaxPoolMap:
+    """A = the gather of each window's maximum, at its flat position ``flat_index`` in x (fixed by the forward);
+    Aᵀ = the scatter of each gradient there, summed where windows overlap."""
+
+    def __init__(self, flat_index, x_shape, y_shape, overlapping):
+        self.flat_index, self.x_shape, self.y_shape, self.overlapping = flat_index, x_shape, y_shape, overlapping
+        self.size = math.prod(x_shape)
+
+    def apply(self, ops, x, node_cls):
+        return ops.reshape(ops.getitem(ops.reshape(x, (-1,)), self.flat_index), self.y_shape)
+
+    def adjoint(self, grad):
         g = grad.reshape(self.flat_index.shape)
         if self.overlapping:
             dx = np.bincount(self.flat_index.ravel(), weights=g.ravel(), minlength=self.size).astype(g.dtype)
         else:                       # every input element lies in at most one window: plain scatter
             dx = np.zeros(self.size, dtype=g.dtype)
             dx[self.flat_index.ravel()] = g.ravel()
-        return (dx.reshape(self.x_shape),)
+        return dx.reshape(self.x_shape)
+
+
+class _LinearPoolMap:
+    """An average pooling, ``forward`` and ``adjoint`` on arrays; ``apply`` the forward on the rule's values
+    (recorded as the pooling's node under create_graph)."""
+
+    def apply(self, ops, x, node_cls):
+        return _pooled(node_cls, self, x) if ops.recording else self.forward(x)
 
 
 def _window_argmax(win):
@@ -146,8 +214,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     if wants_grad(input):
         base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
         overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dil, kernel))
-        record(MaxPool2DWithIndicesBackward0, (input,), result, flat_index=base + indices, size=n * c * h * w,
-               x_shape=input._data.shape, overlapping=overlapping)
+        pool = _MaxPoolMap(base + indices, input._data.shape, result._data.shape, overlapping)
+        record(MaxPool2DWithIndicesBackward0, (input,), result, saved=(input,), pool=pool)
     indices = Tensor._make(restore(indices.astype(np.int64)))
     if n_spatial == 1:
         result, indices = result.squeeze(-2), indices.squeeze(-2)
@@ -166,12 +234,22 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
 
 
-class AvgPool2DBackward0(Node):
-    """out = Σ window / divisor;  dx[window] += grad / divisor"""
-    formula = "∂mean/∂x = 1/divisor for each element of the window"
+class _AvgPoolMap(_LinearPoolMap):
+    """A = the sum of each (padded) window over its divisor;  Aᵀ spreads each gradient over its window."""
 
-    def backward(self, ops, grad):
-        arrays_only(ops, "avg_pool")
+    def __init__(self, divisor, kernel, stride, pads, x_shape, y_shape):
+        self.divisor, self.kernel, self.stride, self.pads = divisor, kernel, stride, pads
+        self.x_shape, self.y_shape = x_shape, y_shape
+        self.x4 = _four_d(x_shape)
+        self.hw = self.x4[2:]
+        self.out_shape = self.x4[:2] + y_shape[-2:]
+        self.padded_shape = self.x4[:2] + tuple(s + b + a for s, (b, a) in zip(self.hw, pads))
+
+    def forward(self, x):
+        win = _windows(_pad(x.reshape(self.x4), self.pads), self.kernel, self.stride, (1, 1), self.out_shape[2:])
+        return (win.sum(axis=(2, 3)) / self.divisor).reshape(self.y_shape)
+
+    def adjoint(self, grad):
         g = grad.reshape(self.out_shape) / self.divisor
         n, c, ho, wo = g.shape
         kh, kw = self.kernel
@@ -179,7 +257,12 @@ class AvgPool2DBackward0(Node):
         dxp = _col2im(dwin, self.padded_shape, self.stride, (1, 1))
         (pt, _), (pl, _) = self.pads
         h, w = self.hw
-        return (dxp[:, :, pt:pt + h, pl:pl + w].reshape(self.x_shape),)
+        return dxp[:, :, pt:pt + h, pl:pl + w].reshape(self.x_shape)
+
+
+def _four_d(shape):
+    """A pooling input's shape as ``(N, C, H, W)`` (an unbatched one as a batch of one)."""
+    return (1,) * (4 - len(shape)) + tuple(shape)
 
 
 def _avg_divisor(size, out, kernel, stride, pad, count_include_pad):
@@ -197,19 +280,15 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     kernel, stride, pad, _, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, 1, ceil_mode,
                                                             n_spatial)
     n, c, h, w = xa.shape
-    xp = _pad(xa, pads)
-    win = _windows(xp, kernel, stride, (1, 1), (ho, wo))
-    total = win.sum(axis=(2, 3))
     if divisor_override:
         divisor = np.asarray(divisor_override, dtype=xa.dtype)
     else:
         dh = _avg_divisor(h, ho, kernel[0], stride[0], pad[0], count_include_pad)
         dw = _avg_divisor(w, wo, kernel[1], stride[1], pad[1], count_include_pad)
         divisor = (dh[:, None] * dw[None, :]).astype(xa.dtype)
-    result = Tensor._make(restore(total / divisor))
-    if wants_grad(input):
-        record(AvgPool2DBackward0, (input,), result, divisor=divisor, kernel=kernel, stride=stride, pads=pads,
-               hw=(h, w), padded_shape=xp.shape, out_shape=(n, c, ho, wo), x_shape=input._data.shape)
+    y_shape = restore(np.empty((n, c, ho, wo), dtype=bool)).shape
+    pool = _AvgPoolMap(divisor, kernel, stride, pads, input._data.shape, y_shape)
+    result = _pooled(AvgPool2DBackward0, pool, input)
     return result.squeeze(-2) if n_spatial == 1 else result
 
 
@@ -224,15 +303,20 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
-class AdaptiveAvgPool2DBackward0(Node):
-    """out = A_h · x · A_wᵀ (A: the window-averaging matrices);  dx = A_hᵀ · grad · A_w"""
-    formula = "∂mean/∂x = 1/window size for each element of the window"
+class _AdaptiveAvgPoolMap(_LinearPoolMap):
+    """A x = A_h · x · A_wᵀ (A_h, A_w: the window-averaging matrices);  Aᵀ grad = A_hᵀ · grad · A_w"""
 
-    def backward(self, ops, grad):
-        arrays_only(ops, "adaptive_avg_pool")
+    def __init__(self, a_h, a_w, x_shape, y_shape):
+        self.a_h, self.a_w, self.x_shape, self.y_shape = a_h, a_w, x_shape, y_shape
+        self.x4 = _four_d(x_shape)
+        self.out_shape = self.x4[:2] + (a_h.shape[0], a_w.shape[0])
+
+    def forward(self, x):
+        return np.matmul(np.matmul(self.a_h, x.reshape(self.x4)), self.a_w.T).reshape(self.y_shape)
+
+    def adjoint(self, grad):
         g = grad.reshape(self.out_shape)
-        dx = np.matmul(np.matmul(self.a_h.T, g), self.a_w)
-        return (dx.reshape(self.x_shape),)
+        return np.matmul(np.matmul(self.a_h.T, g), self.a_w).reshape(self.x_shape)
 
 
 def _averaging_matrix(size, out, dtype):
@@ -261,10 +345,8 @@ def _adaptive_avg_pool(input, output_size, n_spatial):
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{scalar_name(xa.dtype)}\'')
     a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
     a_w = _averaging_matrix(w, out_hw[1], xa.dtype)
-    result = Tensor._make(restore(np.matmul(np.matmul(a_h, xa), a_w.T)))
-    if wants_grad(input):
-        record(AdaptiveAvgPool2DBackward0, (input,), result, a_h=a_h, a_w=a_w, out_shape=(n, c) + out_hw,
-               x_shape=input._data.shape)
+    y_shape = restore(np.empty((n, c) + out_hw, dtype=bool)).shape
+    result = _pooled(AdaptiveAvgPool2DBackward0, _AdaptiveAvgPoolMap(a_h, a_w, input._data.shape, y_shape), input)
     return result.squeeze(-2) if n_spatial == 1 else result
 
 
