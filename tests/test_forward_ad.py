@@ -183,7 +183,8 @@ def test_repr_shows_the_tangent_as_torch_does():
 def _inplace_program(lib):
     ad = _fwad(lib)
     with ad.dual_level():
-        d = ad.make_dual(lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64), lib.tensor([0.5, 1.0, -1.0], dtype=lib.float64))
+        d = ad.make_dual(lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64),
+                         lib.tensor([0.5, 1.0, -1.0], dtype=lib.float64))
         piece = d[:2]
         d.mul_(d.exp())                         # the view made before sees the new tangent
         results = [ad.unpack_dual(piece).tangent.tolist(), ad.unpack_dual(d).tangent.tolist()]
@@ -224,7 +225,7 @@ def test_a_views_tangent_is_the_view_of_the_tangent():
 def _error(fn):
     try:
         fn()
-    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+    except Exception as e:
         return type(e).__name__, str(e).replace("gradiente.", "torch.")     # each names its own dtypes
     return None
 
@@ -244,9 +245,9 @@ def _error_cases(lib):
             _error(lambda: ad.make_dual(x, x, level=2)),
             _error(lambda: ad.unpack_dual(d, level=1)),
             _error(lambda: ad.exit_dual_level(level=1)),
-            _error(lambda: ad.enter_dual_level()),
+            _error(ad.enter_dual_level),
         ]
-    results.append(_error(lambda: ad.exit_dual_level()))
+    results.append(_error(ad.exit_dual_level))
     return results
 
 
@@ -259,9 +260,8 @@ def test_levels_nest_only_as_pytorch_allows():
     is fine, and each starts at level 0 again."""
     for lib in (gradiente, torch):
         ad = _fwad(lib)
-        with ad.dual_level() as outer:
-            with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the moment"):
-                ad.enter_dual_level()
+        with ad.dual_level() as outer, pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
+            ad.enter_dual_level()
         with ad.dual_level() as again:
             assert outer == again == 0
         assert ad._current_level == -1
@@ -290,7 +290,8 @@ def _hvp(lib, x0, v, fn):
 @pytest.mark.parametrize("fn", [
     lambda lib, x: (x.exp() * x.sin()).sum(),
     lambda lib, x: (lib.softmax(x.reshape(2, 3), dim=1) ** 2).sum() + (x @ x) * x.tanh().sum(),
-    lambda lib, x: F(lib).mse_loss(F(lib).linear(x.reshape(3, 2), x.reshape(3, 2)).tanh(), x.reshape(3, 2) @ x.reshape(2, 3)),
+    lambda lib, x: F(lib).mse_loss(F(lib).linear(x.reshape(3, 2), x.reshape(3, 2)).tanh(),
+                                   x.reshape(3, 2) @ x.reshape(2, 3)),
 ], ids=["exp_sin", "softmax_matmul", "linear_mse"])
 def test_forward_over_reverse_gives_torchs_hessian_vector_product(fn):
     rng = np.random.RandomState(5)

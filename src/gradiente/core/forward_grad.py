@@ -29,8 +29,7 @@ import weakref
 
 import numpy as np
 
-from . import grad_mode
-from . import rules
+from . import grad_mode, rules
 from .dtype import FROM_NUMPY
 from .node import _SavedOutput
 from .tensor import Tensor
@@ -180,8 +179,9 @@ def attach_tangents(node, inputs, outputs):
         any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
         or any(t is not None and t._requires_grad for t in tangents))
     ops = rules.tensor_ops if differentiable else rules.numpy_ops
+    assert ops is not None, "gradiente.ops hands TensorOps down when it is imported"
     meta = list(node._input_meta)
-    args = []
+    args: list = []
     for i, (t, value) in enumerate(zip(inputs, tangents)):
         if meta[i] is None and isinstance(t, Tensor):
             meta[i] = (t._data.shape, t._data.dtype)     # a rule may read the shape of an input without a tangent
@@ -236,6 +236,7 @@ def inplace_tangent(tensor, result, before):
             set_tangent(base, Tensor._make(np.zeros_like(base._data, order="C")), level)
         before = tangent(tensor, level)         # the view of the base's tangent
     if before is None:
+        assert new is not None
         set_tangent(tensor, new if new._data.shape == tensor._data.shape else
                     Tensor._make(_fit(rules.numpy_ops, new._data, tensor._data.shape, tensor._data.dtype)), level)
         return

@@ -14,9 +14,9 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
+from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
 from ..core.node import Node
-from ..core.forward_grad import state as _forward
 from ..core.record import as_result, record, wants_grad
 from ..core.tensor import Tensor
 from .arithmetic import _write_out

@@ -11,10 +11,10 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
+from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
-from ..core.forward_grad import state as _forward
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 
