@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from . import grad_mode
+from . import forward_grad, grad_mode
 from .dtype import scalar_name
 from .node import Node
 from .tensor import Tensor
@@ -29,6 +29,7 @@ from .tensor import Tensor
 __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
 _state = grad_mode.state
+_forward = forward_grad.state
 _ref = weakref.ref
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -137,14 +138,20 @@ def check_inplace(tensor, others_require_grad=False):
 
 def apply_inplace(tensor, compute):
     """Replace ``tensor``'s values by ``compute(old)`` (a function returning a new tensor) in place."""
+    forward = _forward.on
+    before = forward_grad.tangent(tensor) if forward else None
     if not check_inplace(tensor):
         with grad_mode.no_grad():
             result = compute(tensor)
         _write(tensor, result._data)
         untracked_change(tensor)
+        if forward:
+            forward_grad.inplace_tangent(tensor, result, before)
         return tensor
     old = Tensor._make(tensor._data.copy(), tensor._requires_grad)
     old.grad_fn, old._output_nr, old._accumulator = tensor.grad_fn, tensor._output_nr, tensor._accumulator
+    if before is not None:
+        forward_grad.set_tangent(old, before)
     result = compute(old)
     recording = result._requires_grad and result is not old
     view = _view_meta(tensor) is not None
@@ -161,6 +168,8 @@ def apply_inplace(tensor, compute):
             tensor._accumulator = None
             _regenerate_views(tensor)
         _adopt_saved_output(tensor, result)
+    if forward:
+        forward_grad.inplace_tangent(tensor, result, before)
     return tensor
 
 

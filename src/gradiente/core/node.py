@@ -24,7 +24,8 @@ from typing import Optional
 from . import rules
 from .dtype import FROM_NUMPY
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum",
+           "self_adjoint_jvp"]
 
 _sequence = itertools.count()
 _FREED = (
@@ -242,6 +243,14 @@ def tangent_sum(*terms):
         if term is not None:
             total = term if total is None else total + term
     return total
+
+
+def self_adjoint_jvp(self, ops, x_t):
+    """The forward-mode rule of a one-input node whose Jacobian is symmetric (an elementwise op on real numbers,
+    where it is diagonal; softmax, where it is diag(s) - s sᵀ): J·t = Jᵀ·t, so the JVP is the node's own VJP run on
+    the tangent. A class states it as ``jvp = self_adjoint_jvp`` beside its ``backward``."""
+    result = self.backward(ops, x_t)
+    return result[0] if result.__class__ is tuple else result
 
 
 def _modified_message(tensor, expected, saved_output=None, node=None):

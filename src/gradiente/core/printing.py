@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from . import dtype as dt
+from . import forward_grad
 from .tensor import Tensor
 
 __all__ = ["get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
@@ -294,6 +295,10 @@ def tensor_repr(t, tensor_contents=None):
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")     # the class name, as PyTorch prints it
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    if forward_grad.state.level >= 0:
+        tangent = forward_grad.tangent(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent!r}")
 
     result = _add_suffixes(prefix + text, suffixes, indent)
     if is_parameter and not plain:

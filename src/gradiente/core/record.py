@@ -1,29 +1,37 @@
 """How an operation enters the graph: one function, ``record``, used by every built-in op.
 
-An op computes its result on arrays, wraps it, and (only if grad mode is on and some input requires
-grad) calls ``record`` to attach a new backward node to the result. Nothing else about autograd
-appears in op code.
+An op computes its result on arrays, wraps it, and (only if ``wants_grad``: grad mode is on and some input
+requires grad, or a dual level is active and some input carries a tangent) calls ``record`` to attach a new
+backward node to the result and, in forward mode, to give the outputs their tangents
+(``forward_grad.attach_tangents``). Nothing else about autograd appears in op code.
 """
 import numpy as np
 
 from . import dtype as dt
-from . import grad_mode
+from . import forward_grad, grad_mode
 from . import node as _graph
 from .tensor import Tensor
 
-__all__ = ["record", "wants_grad", "promote_operands", "wrap"]
+__all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap"]
 
 _state = grad_mode.state
+_forward = forward_grad.state
+_carries_tangent = forward_grad.carries_tangent
 wrap = Tensor._make
 
 
 def wants_grad(*inputs):
-    """Whether an op on ``inputs`` must be recorded."""
-    if not _state.enabled:
-        return False
-    return any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+    """Whether an op on ``inputs`` must be recorded: for backward (grad mode on and an input requires grad) or
+    for forward mode (a dual level active and an input carries a tangent)."""
+    if _state.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        return True
+    return _forward.on and _carries_tangent(inputs)
 
 
+def needs_derivative(t):
+    """Whether the op being recorded must treat ``t`` as an input it differentiates in: it requires grad (the op
+    records only when grad mode allows or forward mode asks), or it carries a tangent."""
+    return isinstance(t, Tensor) and (t._requires_grad or (_forward.on and forward_grad.tangent(t) is not None))
 
 
 def _edge_and_meta(t):
@@ -66,7 +74,10 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     node._seq = _next_sequence_nr()
     if attrs:
         node.__dict__.update(attrs)
-    if outputs.__class__ is Tensor or isinstance(outputs, Tensor):
+    forward = _forward.on
+    if forward and not (_state.enabled and any(m is not None for m in node._input_meta)):
+        pass        # no input requires grad: the node serves forward mode only, as no output's grad_fn
+    elif outputs.__class__ is Tensor or isinstance(outputs, Tensor):
         outputs.grad_fn = node
         outputs._requires_grad = True
         if outputs._data.dtype.kind == "c" and not node_cls.complex_ok:
@@ -81,6 +92,8 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
         node.save(*saved)
     else:
         node._saved = ()
+    if forward:
+        forward_grad.attach_tangents(node, inputs, outputs)
     return node
 
 

@@ -88,6 +88,7 @@ class Tensor:
     _accumulator = None         # weak reference to the leaf's AccumulateGrad node
     _hooks = None               # hooks of a leaf (a non-leaf's live on its grad_fn)
     _retains_grad = False
+    _fw_grads = None            # {dual level: tangent}, on tensors that carry one (core/forward_grad.py)
 
     # ``torch.Tensor`` outranks NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor).
     __array_priority__ = 1000

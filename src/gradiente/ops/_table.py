@@ -14,9 +14,10 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
+from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
 from ..core.node import Node
-from ..core.record import as_result, record
+from ..core.record import as_result, record, wants_grad
 from ..core.tensor import Tensor
 from .arithmetic import _write_out
 
@@ -97,7 +98,7 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
             result = Tensor._make(values) if values.__class__ is np.ndarray else as_result(values, dtype)
         else:
             result = _other_dtypes(xa)
-        if input._requires_grad and _grad_state.enabled:
+        if (input._requires_grad and _grad_state.enabled) or (_forward.on and wants_grad(input)):
             record(node_cls, (input,), result, to_save(input, result))
         if out is not None:
             return _write_out(result, out)

@@ -11,10 +11,11 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
+from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
-from ..core.record import as_result, promote_operands, record, wants_grad, wrap
+from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 
 __all__ = ["add", "div", "divide", "float_power", "floor_divide", "fmod", "mul", "multiply", "neg", "negative",
@@ -205,8 +206,8 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(ya)) from None
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
-    if _grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
-                                (isinstance(y, Tensor) and y._requires_grad)):
+    if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
+                                 (isinstance(y, Tensor) and y._requires_grad))) or (_forward.on and wants_grad(x, y)):
         if out._data.dtype.kind not in "fc":
             raise RuntimeError("derivative for this operation is not implemented for integer results")
         if save is True:
@@ -214,7 +215,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
         elif save is False:
             saved = ()
         else:
-            saved = save(x, y, isinstance(x, Tensor) and x._requires_grad, isinstance(y, Tensor) and y._requires_grad)
+            saved = save(x, y, needs_derivative(x), needs_derivative(y))
         node = record(node_cls, (x, y), out, saved)
         if out._data.dtype.kind == "c" and (x.__class__ in _REAL_NUMBERS or y.__class__ in _REAL_NUMBERS):
             node.complex_ok = True      # a product or quotient with a real number: grad·c is grad·conj(c)
@@ -643,6 +644,8 @@ def _direct(tensor, other):
     if a.dtype.kind != "f" or not a.flags.writeable:
         return False
     if _grad_state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
+        return False
+    if _forward.on and wants_grad(tensor, other):
         return False
     if not isinstance(other, Tensor):
         return other.__class__ is float or other.__class__ is int

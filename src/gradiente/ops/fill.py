@@ -15,19 +15,25 @@ __all__ = [
 
 
 class ZeroBackward0(Node):
-    """out = 0 (x overwritten);  dx = 0"""
+    """out = 0 (x overwritten);  dx = 0;  out' = 0"""
     formula = "d/dx 0 = 0"
 
     def backward(self, ops, grad):
         return (ops.zeros_like(grad),)
 
+    def jvp(self, ops, x_t):
+        return None
+
 
 class FillBackward0(Node):
-    """out = c everywhere (c a number);  dx = 0"""
+    """out = c everywhere (c a number);  dx = 0;  out' = 0"""
     formula = "d/dx c = 0"
 
     def backward(self, ops, grad):
         return (ops.zeros_like(grad),)
+
+    def jvp(self, ops, x_t):
+        return None
 
 
 class FillBackward1(Node):
@@ -38,6 +44,9 @@ class FillBackward1(Node):
         edges = self.next_functions
         return (ops.zeros_like(grad) if edges[0][0] is not None else None,
                 ops.sum(grad) if edges[1][0] is not None else None)
+
+    def jvp(self, ops, x_t, v_t):
+        return v_t          # a 0-d tangent, broadcast to the output by the forward-mode engine
 
 
 class FillBackward2(FillBackward0):
@@ -56,6 +65,9 @@ class CopyBackwards(Node):
         edges = self.next_functions
         return (ops.zeros_like(grad) if edges[0][0] is not None else None,
                 grad if edges[1][0] is not None else None)
+
+    def jvp(self, ops, x_t, src_t):
+        return src_t
 
 
 def _filled(input, value, by_number, by_tensor):

@@ -19,10 +19,10 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
-from ..core import grad_mode
+from ..core import forward_grad, grad_mode
 from ..core.dtype import scalar_name
 from ..core.inplace import apply_inplace, needs_grad, untracked_change
-from ..core.node import Node
+from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
@@ -210,6 +210,9 @@ class IndexBackward0(Node):
     def backward(self, ops, grad):
         return (ops.embed(grad, self._input_meta[0][0], self.index),)
 
+    def jvp(self, ops, x_t):
+        return ops.getitem(x_t, self.index)
+
 
 def _index(input, index):
     out = wrap(input._data[index])
@@ -265,6 +268,18 @@ class IndexPutBackward0(Node):
         if v_node is not None:
             dv = grad if self.advanced is None else ops.getitem(grad, self.advanced)
         return dx, dv
+
+    def jvp(self, ops, x_t, v_t):
+        shape = self._input_meta[0][0]
+        kept = None
+        if x_t is not None:
+            keep = np.ones(shape, dtype=bool)
+            _assign(keep, self.advanced, False)
+            kept = ops.mask(keep, x_t)
+        if v_t is None:
+            return kept
+        put = ops.expand(v_t, shape) if self.advanced is None else ops.embed(v_t, shape, self.advanced)
+        return tangent_sum(kept, put)
 
 
 class CopyBackwards(IndexPutBackward0):
@@ -335,7 +350,8 @@ def setitem(self, index, value):
     if isinstance(value, np.ndarray):
         value = wrap(value)
     parsed = _Index(self._data.shape, index)
-    if not (grad_mode.state.enabled and (needs_grad(self) or getattr(value, "_requires_grad", False))):
+    if not ((grad_mode.state.enabled and (needs_grad(self) or getattr(value, "_requires_grad", False)))
+            or (forward_grad.state.on and wants_grad(self, value))):
         _write_region(self, parsed, value)
         return
     apply_inplace(_basic_view(self, parsed), lambda old: _setitem_result(old, parsed.advanced, value))

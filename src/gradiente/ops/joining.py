@@ -244,6 +244,19 @@ class CatBackward0(Node):
             start += size or 0
         return tuple(grads)
 
+    def jvp(self, ops, *tangents):
+        given = next(t for t in tangents if t is not None)
+        pieces = []
+        for t, size in zip(tangents, self.sizes):
+            if size is None:
+                continue                        # a legacy empty input, skipped by cat itself
+            if t is None:
+                shape = list(given.shape)
+                shape[self.dim] = size
+                t = ops.zeros(tuple(shape), given)
+            pieces.append(t)
+        return ops.cat(pieces, self.dim)
+
 
 class StackBackward0(Node):
     """out = the inputs stacked along a new dim;  dxᵢ = grad selected at i along that dim"""
@@ -255,6 +268,10 @@ class StackBackward0(Node):
         lead = (slice(None),) * self.dim
         return tuple(ops.getitem(grad, lead + (i,)) if node is not None else None
                      for i, (node, _) in enumerate(self.next_functions))
+
+    def jvp(self, ops, *tangents):
+        given = next(t for t in tangents if t is not None)
+        return ops.stack([ops.zeros_like(given) if t is None else t for t in tangents], self.dim)
 
 
 def _common_dtype(tensors):
@@ -368,6 +385,13 @@ class SplitBackward0(Node):
     def backward(self, ops, *grads):
         return (ops.cat(list(grads), self.dim),)
 
+    def jvp(self, ops, x_t):
+        lead, start, pieces = (slice(None),) * self.dim, 0, []
+        for size in self.sizes:
+            pieces.append(ops.getitem(x_t, lead + (slice(start, start + size),)))
+            start += size
+        return tuple(pieces)
+
 
 class SplitWithSizesBackward0(SplitBackward0):
     """outᵢ = pieces of x of the given sizes along dim;  dx = the pieces' gradients joined back"""
@@ -382,6 +406,10 @@ class UnbindBackward0(Node):
 
     def backward(self, ops, *grads):
         return (ops.stack(list(grads), self.dim),)
+
+    def jvp(self, ops, x_t):
+        lead = (slice(None),) * self.dim
+        return tuple(ops.getitem(x_t, lead + (i,)) for i in range(x_t.shape[self.dim]))
 
 
 def _pieces(a, d, sizes):
@@ -403,14 +431,14 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={_fmt(sizes)}")
-        return _views(tensor, _pieces(a, d, sizes), SplitWithSizesBackward0, dim=d)
+        return _views(tensor, _pieces(a, d, sizes), SplitWithSizesBackward0, dim=d, sizes=sizes)
     size = int(split_size_or_sections)
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
     sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
-    return _views(tensor, _pieces(a, d, sizes), SplitBackward0, dim=d)
+    return _views(tensor, _pieces(a, d, sizes), SplitBackward0, dim=d, sizes=sizes)
 
 
 def chunk(input, chunks, dim=0):

@@ -6,7 +6,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
-from ..core.node import Node
+from ..core.node import Node, self_adjoint_jvp, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 from .arithmetic import _as_tensor_like, _tensor_pair_op, _write_out
@@ -43,6 +43,8 @@ class ClampBackward1(Node):
         (x,) = self.saved(ops)
         return (ops.mask(_within(ops.raw(x), self.min, self.max), grad),)
 
+    jvp = self_adjoint_jvp
+
 
 class ClampBackward0(Node):
     """out = min(max(x, lo), hi) with tensor bounds;  dx = grad where lo <= x <= hi;
@@ -72,6 +74,8 @@ class ClampMinBackward0(Node):
         (x,) = self.saved(ops)
         return (ops.mask(ops.raw(x) >= self.min, grad),)
 
+    jvp = self_adjoint_jvp
+
 
 class ClampMaxBackward0(Node):
     """out = min(x, hi) with a number hi;  dx = grad where x <= hi, else 0"""
@@ -80,6 +84,8 @@ class ClampMaxBackward0(Node):
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
         return (ops.mask(ops.raw(x) <= self.max, grad),)
+
+    jvp = self_adjoint_jvp
 
 
 class ClampMinBackward1(Node):
@@ -190,6 +196,11 @@ class WhereBackward0(Node):
         edges = self.next_functions
         return (ops.mask(cond, grad) if edges[0][0] is not None else None,
                 ops.mask(~cond, grad) if edges[1][0] is not None else None)
+
+    def jvp(self, ops, x_t, y_t):
+        cond = ops.raw(self.saved(ops)[0])
+        return tangent_sum(ops.mask(cond, x_t) if x_t is not None else None,
+                           ops.mask(~cond, y_t) if y_t is not None else None)
 
 
 def where(condition, input=None, other=None, *, out=None):

@@ -7,7 +7,7 @@ result: ``softmax``'s gradient is ``out·(grad - Σ grad·out)`` and ``log_softm
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.node import Node
+from ..core.node import Node, self_adjoint_jvp
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import _wrap_dim
 
@@ -22,6 +22,8 @@ class SoftmaxBackward0(Node):
         (out,) = self.saved(ops)
         return (out * (grad - ops.sum(grad * out, self.dim, keepdim=True)),)
 
+    jvp = self_adjoint_jvp
+
 
 class LogSoftmaxBackward0(Node):
     """out = x - log Σ e^x (along dim);  dx = grad - e^out·Σ grad"""
@@ -30,6 +32,10 @@ class LogSoftmaxBackward0(Node):
     def backward(self, ops, grad):
         (out,) = self.saved(ops)
         return (grad - ops.exp(out) * ops.sum(grad, self.dim, keepdim=True),)
+
+    def jvp(self, ops, x_t):
+        (out,) = self.saved(ops)
+        return x_t - ops.sum(ops.exp(out) * x_t, self.dim, keepdim=True)
 
 
 def _prepare(input, dim, dtype, kernel):

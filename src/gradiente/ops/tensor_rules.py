@@ -7,6 +7,7 @@ computation and can be differentiated again. The ops package hands an instance d
 """
 import numpy as np
 
+from ..core import forward_grad
 from ..core.creation import empty, from_numpy, ones_like, tensor, zeros, zeros_like
 from ..core.dtype import FROM_NUMPY
 from ..core.tensor import Tensor
@@ -69,6 +70,10 @@ class TensorOps:
         t = Tensor._make(saved.array, saved.requires_grad)
         if saved.requires_grad:
             t.grad_fn, t._output_nr = node, saved.output_nr
+        if forward_grad.state.on:
+            tangent = forward_grad.saved_output_tangent(node, saved.output_nr)
+            if tangent is not None:     # forward-over-reverse: the output's tangent goes with it
+                forward_grad.set_tangent(t, tangent)
         return t
 
     # --- the engine's own steps -------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.forward_grad import state as _forward
 from ..core.inplace import track_view
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -39,6 +40,8 @@ def _shape_view(input, array, node_cls):
     """``_view`` for the ops that change only the shape (view, reshape, squeeze, unsqueeze): the node keeps the
     new shape, which its tangent takes. (Set on the node rather than passed to ``record``: keyword arguments
     through ``_view`` and ``record`` made a reshape about 15% slower.)"""
+    if _forward.on:
+        return _view(input, array, node_cls, _out_shape=array.shape)  # the jvp runs inside record, and reads it
     out = _view(input, array, node_cls)
     if out.grad_fn is not None:
         out.grad_fn._out_shape = array.shape
@@ -211,7 +214,7 @@ def _unsafe_view(input, array):
     that had to copy, and of the batched products in ``matmul``."""
     out = wrap(array)
     if wants_grad(input):
-        record(UnsafeViewBackward0, (input,), out)._out_shape = array.shape
+        record(UnsafeViewBackward0, (input,), out, _out_shape=array.shape)
     return out
 
 
@@ -314,7 +317,7 @@ def _squeeze_result(input, dim):
     """``input.squeeze_(dim)`` on a fresh result, as ``matmul`` does for a vector @ matrix product."""
     out = wrap(np.squeeze(input._data, axis=dim))
     if wants_grad(input):
-        record(SqueezeBackward4, (input,), out)._out_shape = out._data.shape
+        record(SqueezeBackward4, (input,), out, _out_shape=out._data.shape)
     return out
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import tensor
 from ...core.erf import erf
-from ...core.node import Node
+from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
 from .. import unary
@@ -85,6 +85,8 @@ class HardtanhBackward0(Node):
         # vectorized one); 0, the answer for all but the smallest tensors, is kept here.
         return (ops.mask((x > self.min_val) & (x < self.max_val), grad),)
 
+    jvp = self_adjoint_jvp
+
 
 class HardtanhBackward1(HardtanhBackward0):
     """The in-place form: the same rule applied to the saved result."""
@@ -122,6 +124,8 @@ class ThresholdBackward0(Node):
     def backward(self, ops, grad):
         return (ops.mask(~(ops.raw(_saved(self, ops)) <= self.threshold), grad),)
 
+    jvp = self_adjoint_jvp
+
 
 class ThresholdBackward1(ThresholdBackward0):
     """The in-place form: the same rule on the input as it was (a replaced element gets no gradient even when
@@ -155,6 +159,8 @@ class LeakyReluBackward0(Node):
 
     def backward(self, ops, grad):
         return (ops.select(ops.raw(_saved(self, ops)) > 0, grad, grad * self.negative_slope),)
+
+    jvp = self_adjoint_jvp
 
 
 class LeakyReluBackward1(LeakyReluBackward0):
@@ -199,6 +205,8 @@ class EluBackward0(Node):
         return (ops.select(negative, grad * (negiptcoef * negcoef) * ops.exp(ops.mask(negative, x) * negiptcoef),
                            grad * poscoef),)
 
+    jvp = self_adjoint_jvp
+
 
 class EluBackward1(Node):
     """The in-place form, from the saved result:
@@ -209,6 +217,8 @@ class EluBackward1(Node):
         out = _saved(self, ops)
         negcoef, poscoef, negiptcoef = self.alpha * self.scale, self.scale, self.input_scale
         return (ops.select(ops.raw(out) <= 0, grad * negiptcoef * (out + negcoef), grad * poscoef),)
+
+    jvp = self_adjoint_jvp
 
 
 class CeluBackward0(EluBackward0):
@@ -284,6 +294,8 @@ class GeluBackward0(Node):
         pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
 
+    jvp = self_adjoint_jvp
+
 
 def _gelu_forward(approximate):
     if approximate == "tanh":
@@ -311,6 +323,8 @@ class SiluBackward0(Node):
         s = ops.sigmoid(x)
         return (grad * s * (x * (1 - s) + 1),)
 
+    jvp = self_adjoint_jvp
+
 
 def silu(input, inplace=False):
     """x·σ(x), also called swish (``SiluBackward0``)."""
@@ -328,6 +342,8 @@ class MishBackward0(Node):
         t = ops.tanh(softplus_stable(ops, x))
         return (grad * (t + x * ops.sigmoid(x) * (1 - t * t)),)
 
+    jvp = self_adjoint_jvp
+
 
 def mish(input, inplace=False):
     """x·tanh(softplus(x)) (``MishBackward0``)."""
@@ -343,6 +359,8 @@ class SoftplusBackward0(Node):
     def backward(self, ops, grad):
         x = _saved(self, ops)
         return (ops.select(ops.raw(x) * self.beta > self.threshold, grad, grad * ops.sigmoid(x * self.beta)),)
+
+    jvp = self_adjoint_jvp
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -360,6 +378,8 @@ class LogSigmoidBackward0(Node):
     def backward(self, ops, grad):
         return (grad * ops.sigmoid(-_saved(self, ops)),)
 
+    jvp = self_adjoint_jvp
+
 
 def logsigmoid(input):
     """log σ(x), computed as min(x, 0) - log(1 + e^(-|x|)) (``LogSigmoidBackward0``)."""
@@ -376,6 +396,8 @@ class HardsigmoidBackward0(Node):
     def backward(self, ops, grad):
         x = ops.raw(_saved(self, ops))
         return (ops.mask((x > -3) & (x < 3), grad * _ONE_SIXTH_F32),)
+
+    jvp = self_adjoint_jvp
 
 
 def hardsigmoid(input, inplace=False):
@@ -395,6 +417,8 @@ class HardswishBackward0(Node):
         xa = ops.raw(x)
         # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan)
         return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, grad * (x / 3 + 0.5))),)
+
+    jvp = self_adjoint_jvp
 
 
 def hardswish(input, inplace=False):
@@ -419,6 +443,8 @@ class SoftshrinkBackward0(Node):
     def backward(self, ops, grad):
         x = ops.raw(_saved(self, ops))
         return (ops.mask((x < -self.lambd) | (x > self.lambd), grad),)
+
+    jvp = self_adjoint_jvp
 
 
 class HardshrinkBackward0(SoftshrinkBackward0):

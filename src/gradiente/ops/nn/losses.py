@@ -84,6 +84,14 @@ class MseLossBackward0(_LossNode):
         x, y = self.saved(ops)
         return self.both((x - y) * (grad * (2.0 * self.norm())))
 
+    def jvp(self, ops, x_t, y_t):
+        x, y = self.saved(ops)
+        d_t = x_t if y_t is None else y_t * -1.0 if x_t is None else x_t - y_t
+        pointwise = (x - y) * d_t * 2.0
+        if self.reduction == "none":
+            return pointwise
+        return ops.sum(pointwise) * self.norm()
+
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (``MseLossBackward0``); with ``weight``, Σ w·(x - y)² / Σ w, composed as in PyTorch."""

@@ -1,0 +1,135 @@
+"""Forward-mode automatic differentiation, as ``torch.autograd.forward_ad``: dual tensors at a dual level.
+
+Inside ``with dual_level():``, ``make_dual(x, v)`` gives a tensor that carries the tangent ``v``; every op on it
+computes, beside its value, the tangent of its result (the Jacobian-vector product, each op's ``jvp`` rule), and
+``unpack_dual(out)`` returns ``(primal, tangent)``. Leaving the level deletes the tangents. The machinery lives in
+the core (``core/forward_grad.py``, which explains the design); this module is PyTorch's API over it.
+
+As in PyTorch 2.13, one dual level exists at a time: entering a second raises PyTorch's error.
+"""
+from typing import NamedTuple, Optional
+
+from ..core import forward_grad
+from ..core.grad_mode import _Mode
+from ..core.tensor import Tensor
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+
+_state = forward_grad.state
+#: the current level, as PyTorch's module keeps it (-1: none)
+_current_level = -1
+
+
+def enter_dual_level():
+    """Enter a new forward grad level and make it the current one; returns its number."""
+    global _current_level  # noqa: PLW0603 - PyTorch's module-level name, mirrored for code that reads it
+    _current_level = forward_grad.enter_level()
+    return _current_level
+
+
+def exit_dual_level(*, level=None):
+    """Leave the current forward grad level (only the last one entered may be left), deleting its tangents."""
+    global _current_level  # noqa: PLW0603
+    forward_grad.exit_level(_state.level if level is None else level)
+    _current_level = _state.level
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` that carries ``tangent`` (same size; a floating or complex tensor) at ``level``.
+
+    The tangent is kept as it is when it has ``tensor``'s memory layout, else copied into that layout. The result
+    is backward differentiable in ``tensor`` (and its tangent in ``tangent``)."""
+    if level is None:
+        level = _state.level
+    if level < 0:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                           "enter_dual_level() first.")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if level != _state.level:
+        raise RuntimeError("Invalid level given to _make_dual")
+    if forward_grad.tangent(tensor, level) is not None:
+        raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+                           f"same level {level} is not supported.")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {_sizes(tensor)} while the given "
+                           f"forward gradient is of size {_sizes(tangent)}.")
+    dual = tensor.view_as(tensor)
+    if tangent._data.strides != tensor._data.strides and tensor._data.flags.c_contiguous:
+        tangent = tangent.contiguous()
+    forward_grad.set_tangent(dual, tangent, level)
+    return dual
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What ``unpack_dual`` returns: the primal and its tangent (None if it has none)."""
+
+    primal: Tensor
+    tangent: Optional[Tensor]
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)`` of a dual tensor: the primal a view of ``tensor`` without the tangent, the tangent as
+    it is (None for a tensor without one, or outside every level)."""
+    if level is None:
+        level = _state.level
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    if level != _state.level:
+        raise RuntimeError("Invalid level given to _fw_primal")
+    tangent = forward_grad.tangent(tensor, level)
+    if tangent is None:
+        primal = tensor
+    else:
+        _state.on = False                   # the view of the primal computes no tangent
+        try:
+            primal = tensor.view_as(tensor)
+        finally:
+            _state.refresh()
+        primal.__dict__["_fw_grads"] = {}   # and finds none through its base
+    return UnpackedDualTensor(primal, tangent)
+
+
+class dual_level(_Mode):
+    """``with dual_level():`` enters a forward grad level and leaves it (deleting its tangents) at the end; also a
+    decorator. Only one level exists at a time, as in PyTorch."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+        return False
+
+
+def _sizes(t):
+    return "[" + ", ".join(str(s) for s in t._data.shape) + "]"
+
+
+def _is_fwd_grad_enabled():
+    return _state.enabled
+
+
+class _set_fwd_grad_enabled(_Mode):
+    """Forward mode on or off (PyTorch's private helper): takes effect at once, and is undone on leaving it as a
+    context manager."""
+
+    def __init__(self, mode):
+        self.prev = _state.enabled
+        self.mode = mode
+        _state.enabled = mode
+        _state.refresh()
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        _state.refresh()
+        return False

@@ -1,0 +1,249 @@
+"""Forward-mode AD in the core: the dual level, the tangents tensors carry at it, and how a recorded op gives
+its outputs their tangents.
+
+Design. A tangent lives on its tensor, in ``_fw_grads`` (``{level: tangent Tensor}``), an instance attribute set
+only on tensors that have one: an ordinary tensor reads the class default, None, so nothing else pays for it.
+Forward mode reuses the graph machinery rather than running a second engine: an op on an input that carries a
+tangent is recorded (``record.wants_grad`` asks ``carries_tangent`` once a level is active), and ``record`` hands
+the node to ``attach_tangents``, which runs the node's ``jvp`` at once, on the input tangents, and gives each
+output its tangent. The node's ``backward`` and ``jvp`` read the same saved values, so each op states what it
+saves once. When no input requires grad (or grad mode is off) the node serves the tangent only: the outputs keep
+``requires_grad=False`` and ``grad_fn=None``, as in PyTorch.
+
+The jvp computes on arrays (``numpy_ops``) unless its result must itself be differentiable (grad mode on and a
+primal or a tangent requires grad: forward-over-reverse, reverse-over-forward), then on recorded Tensors
+(``tensor_ops``). Forward mode is switched off while a jvp runs, so the rule's own ops see the primals without
+their tangents (PyTorch's formulas read ``_fw_primal``), and a tangent never grows a tangent of its own.
+
+Views and in-place changes follow PyTorch: a view op's jvp returns the view of its input's tangent (NumPy views
+alias), a view made before its base had a tangent finds the matching view of the base's tangent when first
+asked (``tangent``), and an in-place op writes its new tangent into the tensor's existing one
+(``inplace_tangent``), so every view of that memory sees it.
+
+Levels. PyTorch 2.13 allows one dual level at a time (nesting raises its error); the state below is written per
+level anyway (a dict per tensor, a registry per level) so that nested levels, which ``torch.func.jvp`` needs, are
+a change of the entry check rather than of the data layout. Leaving a level deletes its tangents: each tensor that
+got one is remembered (weakly) in the level's registry.
+"""
+import weakref
+
+import numpy as np
+
+from . import grad_mode, rules
+from .dtype import FROM_NUMPY
+from .node import _SavedOutput
+from .tensor import Tensor
+
+__all__ = ["state", "tangent", "carries_tangent", "set_tangent", "attach_tangents", "inplace_tangent",
+           "enter_level", "exit_level"]
+
+
+class _State:
+    """``level``: the current dual level (-1 for none); ``enabled``: PyTorch's ``_set_fwd_grad_enabled``;
+    ``on``: both, the one flag ops read; ``token``: a new object per level, so a node's note of its outputs'
+    tangents (``_fw_outputs``) from a level since left is recognised as stale."""
+
+    def __init__(self):
+        self.level = -1
+        self.enabled = True
+        self.on = False
+        self.token = None
+        self.registry = []     # weak references to the tensors that hold a tangent at the current level
+
+    def refresh(self):
+        self.on = self.level >= 0 and self.enabled
+
+
+state = _State()
+_ref = weakref.ref
+
+
+# --- levels -------------------------------------------------------------------------------------------------
+
+def enter_level():
+    if state.level >= 0:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    state.level += 1
+    state.token = object()
+    state.registry = []
+    state.refresh()
+    return state.level
+
+
+def exit_level(level):
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level != state.level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
+                           "This is not supported.")
+    for ref in state.registry:
+        t = ref()
+        if t is not None:
+            grads = t.__dict__.get("_fw_grads")
+            if grads is not None:
+                grads.pop(level, None)
+                if not grads:
+                    del t.__dict__["_fw_grads"]
+    state.registry = []
+    state.level -= 1
+    state.token = None
+    state.refresh()
+
+
+# --- the tangent of a tensor --------------------------------------------------------------------------------
+
+def tangent(t, level=None):
+    """``t``'s tangent at ``level`` (the current one by default), or None. A view that has none of its own while
+    its base has one (the base got it in place, after the view was made) takes the view of the base's."""
+    if level is None:
+        level = state.level
+    grads = t._fw_grads
+    if grads is not None:
+        return grads.get(level)
+    base = t._base
+    if base is None or base._fw_grads is None or "_view_meta" not in t.__dict__:
+        return None
+    base_tangent = base._fw_grads.get(level)
+    if base_tangent is None:
+        return None
+    view = _region_of(base_tangent._data, base._data, t._data)
+    if view is None:
+        return None
+    result = Tensor._make(view)
+    set_tangent(t, result, level)
+    return result
+
+
+def carries_tangent(inputs):
+    """Whether some tensor among ``inputs`` has a tangent at the current level (asked only while one is
+    active)."""
+    for t in inputs:
+        if isinstance(t, Tensor) and (t._fw_grads is not None or t._base is not None) and tangent(t) is not None:
+            return True
+    return False
+
+
+def set_tangent(t, value, level=None):
+    if level is None:
+        level = state.level
+    grads = t.__dict__.get("_fw_grads")
+    if grads is None:
+        t.__dict__["_fw_grads"] = {level: value}
+        registry = state.registry
+        registry.append(_ref(t))
+        if len(registry) >= 1024 and not len(registry) & (len(registry) - 1):
+            registry[:] = [r for r in registry if r() is not None]     # at each power of two, forget the dead
+    else:
+        grads[level] = value
+
+
+def _region_of(base_tangent, base, view):
+    """The view of ``base_tangent`` (laid out as ``base``) that ``view`` is of ``base``: the same byte offset and
+    strides. None where the layouts differ (a view of another dtype, or a base with a layout of its own)."""
+    if (view.dtype != base.dtype or base_tangent.dtype != base.dtype or base_tangent.strides != base.strides
+            or not base.flags.c_contiguous):
+        return None
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    flat = base_tangent.reshape(-1)
+    return np.lib.stride_tricks.as_strided(flat[offset // base.itemsize:], view.shape, view.strides)
+
+
+# --- a recorded op's tangents -------------------------------------------------------------------------------
+
+def _fit(ops, value, shape, np_dtype):
+    """A tangent brought to a tensor's shape and dtype (a broadcast tangent becomes its own memory)."""
+    if ops.recording:
+        if tuple(value.shape) != tuple(shape):
+            value = value.expand(shape).clone()
+        if value._data.dtype != np_dtype:
+            value = value.to(FROM_NUMPY[np.dtype(np_dtype)])
+        return value
+    if value.__class__ is not np.ndarray:
+        value = np.asarray(value)
+    if value.shape != shape:
+        return np.broadcast_to(value, shape).astype(np_dtype)
+    return value if value.dtype == np_dtype else value.astype(np_dtype)
+
+
+def attach_tangents(node, inputs, outputs):
+    """Run ``node.jvp`` on the tangents of ``inputs`` and give each floating output its tangent (called by
+    ``record`` while a level is active)."""
+    level = state.level
+    tangents = [tangent(t, level) if isinstance(t, Tensor) else None for t in inputs]
+    if all(t is None for t in tangents):
+        return
+    outs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if not any(o is not None and o._data.dtype.kind in "fc" for o in outs):
+        return                                  # integer and bool results carry no tangent
+    differentiable = grad_mode.state.enabled and (
+        any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
+        or any(t is not None and t._requires_grad for t in tangents))
+    ops = rules.tensor_ops if differentiable else rules.numpy_ops
+    assert ops is not None, "gradiente.ops hands TensorOps down when it is imported"
+    meta = list(node._input_meta)
+    args: list = []
+    for i, (t, value) in enumerate(zip(inputs, tangents)):
+        if meta[i] is None and isinstance(t, Tensor):
+            meta[i] = (t._data.shape, t._data.dtype)     # a rule may read the shape of an input without a tangent
+        if value is None:
+            args.append(None)
+            continue
+        args.append(_fit(ops, value if ops.recording else value._data, *meta[i]))
+    node._input_meta = tuple(meta)
+    state.on = False                            # the rule's own ops read the primals, not their tangents
+    try:
+        results = node.jvp(ops, *args)
+    finally:
+        state.refresh()
+    if results.__class__ is not tuple:
+        results = (results,)
+    inputs_memory = [a._data if ops.recording else a for a in args if a is not None]
+    given = {}
+    for nr, (out, value) in enumerate(zip(outs, results)):
+        if out is None or value is None or out._data.dtype.kind not in "fc":
+            continue
+        value = _fit(ops, value, out._data.shape, out._data.dtype)
+        array = value._data if ops.recording else value
+        if "_view_meta" not in out.__dict__ and any(np.may_share_memory(array, m) for m in inputs_memory):
+            value = value.clone() if ops.recording else array.copy()   # only a view's tangent aliases its input's
+        result = value if ops.recording else Tensor._make(value)
+        set_tangent(out, result, level)
+        given[nr] = result
+    saved = node._saved
+    if given and saved and any(item.__class__ is _SavedOutput for item in saved):
+        node._fw_outputs = (state.token, given)    # for the rule's saved output under create_graph
+
+
+def saved_output_tangent(node, output_nr):
+    """The tangent, at the current level, of ``node``'s output ``output_nr``, as the node saved it (or None)."""
+    note = node.__dict__.get("_fw_outputs")
+    if note is None or note[0] is not state.token:
+        return None
+    return note[1].get(output_nr)
+
+
+def inplace_tangent(tensor, result, before):
+    """After ``tensor`` took ``result``'s values in place: its tangent becomes ``result``'s, written into the tangent
+    it had (``before``) so that its views see the change, or, if it had none, into the matching view of its base's
+    tangent (made, zero, if the base had none), as PyTorch does."""
+    level = state.level
+    new = tangent(result, level) if result is not None else None
+    if new is None and before is None:
+        return
+    if before is None and tensor._base is not None and "_view_meta" in tensor.__dict__:
+        base = tensor._base
+        if tangent(base, level) is None:
+            set_tangent(base, Tensor._make(np.zeros_like(base._data, order="C")), level)
+        before = tangent(tensor, level)         # the view of the base's tangent
+    if before is None:
+        assert new is not None
+        set_tangent(tensor, new if new._data.shape == tensor._data.shape else
+                    Tensor._make(_fit(rules.numpy_ops, new._data, tensor._data.shape, tensor._data.dtype)), level)
+        return
+    if new is None:
+        before._data[...] = 0
+    elif new._requires_grad or before._requires_grad:
+        set_tangent(tensor, new, level)         # a differentiable tangent: keep its history rather than copy
+    else:
+        np.copyto(before._data, new._data, casting="unsafe")
+        before._version_box[0] += 1
