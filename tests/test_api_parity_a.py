@@ -1,12 +1,11 @@
 """Top-level API parity, part A, what is left of it: the tests that wait for their module's file, against PyTorch.
 
-* the statistics of ``ops/statistics.py`` (cov, corrcoef, bincount, histogram), for test_ops_statistics.py;
-* and, because their files are being rewritten, the rows of ``ops/reductions.py`` (std_mean, var_mean, aminmax,
+* because their files are being rewritten, the rows of ``ops/reductions.py`` (std_mean, var_mean, aminmax,
   nanmedian, trapezoid, cumulative_trapezoid, renorm), ``ops/views.py`` (ravel), ``ops/comparison.py`` (isin) and
   ``ops/indexing.py`` (unravel_index).
 
 Everything else that was here is in its module's file (test_config.py, test_windows.py, test_ops_scattering.py,
-test_ops_complex_numbers.py, test_ops_arithmetic.py, test_ops_matmul.py, test_ops_sorting.py).
+test_ops_statistics.py, test_ops_complex_numbers.py, test_ops_arithmetic.py, test_ops_matmul.py, test_ops_sorting.py).
 
 Gradients come from the op-spec table (float64 gradcheck, float32/float64 against PyTorch with the grad_fn
 name, gradgradcheck). The rest compares values, dtypes, reprs, warnings and error messages with PyTorch's.
@@ -42,10 +41,6 @@ def renorm_rows(rng, shapes):
     return [a * scales]
 
 
-def cov_with_weights(rng, shapes):
-    return [rng.uniform(-2, 2, size=shapes[0]), rng.uniform(0.5, 2, size=shapes[1])]
-
-
 # --- the op-spec table --------------------------------------------------------------------------------------
 
 SHAPES = [((3,),), ((2, 3),), ((2, 3, 4),)]
@@ -63,13 +58,6 @@ SPECS = [
     OpSpec("aminmax_min", lambda lib, x: x.aminmax(dim=-1).min, MATRIX, make_inputs=distinct),
     OpSpec("nanmedian", lambda lib, x: lib.nanmedian(x), [((3, 4),)], make_inputs=with_nans),
     OpSpec("nanmedian_dim", lambda lib, x: x.nanmedian(1)[0], [((2, 5),), ((2, 2, 5),)], make_inputs=with_nans),
-    # covariance, correlation
-    OpSpec("cov", lambda lib, x: lib.cov(x), [((3, 5),), ((5,),)]),
-    OpSpec("cov_correction", lambda lib, x: x.cov(correction=0), [((2, 4),)]),
-    OpSpec("cov_aweights", lambda lib, x, w: lib.cov(x, aweights=w), [((3, 5), (5,))], make_inputs=cov_with_weights),
-    OpSpec("cov_fweights", lambda lib, x: lib.cov(x, fweights=lib.tensor([1, 3, 2, 1]), correction=2), [((2, 4),)]),
-    OpSpec("corrcoef", lambda lib, x: lib.corrcoef(x), [((3, 5),)]),
-    OpSpec("corrcoef_vector", lambda lib, x: x.corrcoef(), [((5,),)]),
     # integration
     OpSpec("trapezoid", lambda lib, y: lib.trapezoid(y), SHAPES),
     OpSpec("trapezoid_dx", lambda lib, y: lib.trapezoid(y, dx=0.5, dim=0), MATRIX),
@@ -137,11 +125,8 @@ def test_returned_pairs_print_as_torch_prints_them():
     x = [[1.0, 5.0], [2.0, 0.0]]
     same_repr(*both_quietly(lambda lib: lib.aminmax(lib.tensor(x), dim=1)))
     same_repr(*both_quietly(lambda lib: lib.nanmedian(lib.tensor(x), 1)))
-    same_repr(*both_quietly(lambda lib: lib.histogram(lib.tensor([1.0, 2.0, 1.0, 4.0]), 2)))
     ours = gradiente.nanmedian(gradiente.tensor(x), 1)
     assert ours.values is ours[0] and ours.indices is ours[1]
-    hist = gradiente.histogram(gradiente.tensor([1.0]), 2)
-    assert hist.hist is hist[0] and hist.bin_edges is hist[1]
 
 
 @pytest.mark.parametrize("fn", [
@@ -165,35 +150,9 @@ def test_degrees_of_freedom_warning_names_the_function(fn, name):
         fn(gradiente)
 
 
-# --- cov, corrcoef, counting, integration, unravel_index, renorm ------------------------------------------
-
-COV_INPUT = [[0.0, 1.0, 2.0], [2.0, 1.0, 0.5]]
-
+# --- isin, integration, unravel_index, renorm -----------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.cov(lib.tensor(COV_INPUT)),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT), correction=0),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT)[0]),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT), fweights=lib.tensor([1, 2, 3])),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT), aweights=lib.tensor([0.5, 1.0, 2.0])),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT), fweights=lib.tensor([1, 2, 3]), aweights=lib.tensor([0.5, 1.0, 2.0])),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT), aweights=lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64)),
-    lambda lib: lib.cov(lib.tensor([[1, 2, 3], [3, 1, 0]])),
-    lambda lib: lib.cov(lib.tensor(COV_INPUT), correction=5),
-    lambda lib: lib.cov(lib.tensor(2.0)),
-    lambda lib: lib.cov(lib.tensor([[1 + 1j, 2, 3], [1, 0, 2j]])),
-    lambda lib: lib.corrcoef(lib.tensor(COV_INPUT)),
-    lambda lib: lib.corrcoef(lib.tensor(COV_INPUT)[0]),
-    lambda lib: lib.corrcoef(lib.tensor([[1, 2, 3], [3, 1, 0]])),
-    lambda lib: lib.corrcoef(lib.tensor([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]])),
-    lambda lib: lib.corrcoef(lib.tensor([[1 + 1j, 2, 3], [1, 0, 2j]])),
-    lambda lib: lib.bincount(lib.tensor([0, 1, 1, 3])),
-    lambda lib: lib.bincount(lib.tensor([0, 1, 1, 3]), minlength=6),
-    lambda lib: lib.bincount(lib.tensor([0, 1, 1, 3]), lib.tensor([0.5, 1.0, 2.0, 3.0])),
-    lambda lib: lib.bincount(lib.tensor([0, 1, 1, 3]), lib.tensor([0.5, 1.0, 2.0, 3.0], dtype=lib.float64)),
-    lambda lib: lib.bincount(lib.tensor([0, 1, 1, 3]), lib.tensor([1, 1, 2, 3])),
-    lambda lib: lib.bincount(lib.tensor([], dtype=lib.int64)),
-    lambda lib: lib.tensor([1, 2], dtype=lib.uint8).bincount(),
     lambda lib: lib.isin(lib.tensor([1, 2, 3]), lib.tensor([2, 5])),
     lambda lib: lib.isin(lib.tensor([1, 2, 3]), 2),
     lambda lib: lib.isin(2, lib.tensor([2, 3])),
@@ -223,20 +182,6 @@ def test_numerics_match_torch(fn):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.cov(lib.ones(2, 2, 2)),
-    lambda lib: lib.cov(lib.ones(2, 3), fweights=lib.tensor([1.0, 2.0, 3.0])),
-    lambda lib: lib.cov(lib.ones(2, 3), fweights=lib.tensor([-1, 2, 3])),
-    lambda lib: lib.cov(lib.ones(2, 3), fweights=lib.tensor([1, 2])),
-    lambda lib: lib.cov(lib.ones(2, 3), fweights=lib.tensor([[1, 2, 3]])),
-    lambda lib: lib.cov(lib.ones(2, 3), aweights=lib.tensor([1, 2, 3])),
-    lambda lib: lib.cov(lib.ones(2, 3), aweights=lib.tensor([-1.0, 2.0, 3.0])),
-    lambda lib: lib.corrcoef(lib.ones(2, 2, 2)),
-    lambda lib: lib.bincount(lib.tensor([-1])),
-    lambda lib: lib.bincount(lib.tensor([[1]])),
-    lambda lib: lib.bincount(lib.tensor([1.0])),
-    lambda lib: lib.bincount(lib.tensor([True])),
-    lambda lib: lib.bincount(lib.tensor([1]), minlength=-1),
-    lambda lib: lib.bincount(lib.tensor([1, 2]), lib.ones(3)),
     lambda lib: lib.isin(lib.tensor([1j]), lib.tensor([1j])),
     lambda lib: lib.trapezoid(lib.tensor(1.0)),
     lambda lib: lib.trapezoid(lib.ones(2, 3), lib.tensor([0.0, 1.0])),
@@ -255,66 +200,3 @@ def test_numerics_match_torch(fn):
 ], ids=lambda fn: "")
 def test_numerics_errors_match_torch(fn):
     check_same_error(fn)
-
-
-def test_cov_warns_when_degrees_of_freedom_run_out():
-    with pytest.warns(UserWarning, match=r"^cov\(\): degrees of freedom is <= 0"):
-        gradiente.cov(gradiente.ones(2, 3), correction=5)
-
-
-def test_bincount_and_histogram_have_no_derivative():
-    for lib in (gradiente, torch):
-        counts = lib.bincount(lib.tensor([0, 1]), lib.tensor([1.0, 2.0], requires_grad=True))
-        hist = lib.histogram(lib.tensor([1.0, 2.0], requires_grad=True), 2)
-        assert type(counts.grad_fn).__name__ == type(hist.hist.grad_fn).__name__ == "NotImplemented"
-        assert hist.bin_edges.grad_fn is hist.hist.grad_fn
-    for op in ("bincount", "histogram"):
-        def backward(lib, op=op):
-            if op == "bincount":
-                out = lib.bincount(lib.tensor([0, 1]), lib.tensor([1.0, 2.0], requires_grad=True))
-            else:
-                out = lib.histogram(lib.tensor([1.0, 2.0], requires_grad=True), 2).hist
-            out.sum().backward()
-        check_same_error(backward)
-
-
-HISTOGRAM_INPUT = [1.0, 2.0, 1.0, 4.0, 2.5, 0.0]
-
-
-@pytest.mark.parametrize("fn", [
-    lambda lib: lib.histogram(lib.tensor(HISTOGRAM_INPUT), 4),
-    lambda lib: lib.histogram(lib.tensor(HISTOGRAM_INPUT), 3, range=(0.0, 3.0)),
-    lambda lib: lib.histogram(lib.tensor(HISTOGRAM_INPUT), bins=3, range=[0, 3]),
-    lambda lib: lib.histogram(lib.tensor(HISTOGRAM_INPUT), lib.tensor([0.0, 1.0, 2.0, 5.0])),
-    lambda lib: lib.histogram(lib.tensor(HISTOGRAM_INPUT), 3, weight=lib.arange(1.0, 7.0), density=True),
-    lambda lib: lib.histogram(lib.tensor(HISTOGRAM_INPUT, dtype=lib.float64), 2),
-    lambda lib: lib.histogram(lib.tensor([]), 2),
-    lambda lib: lib.histogram(lib.ones(3), 2),
-    lambda lib: lib.histogram(lib.tensor([5.0]), 2),
-    lambda lib: lib.histogram(lib.tensor([0.0, 1.0]), 3, range=(2.0, 2.0)),
-    lambda lib: lib.tensor(HISTOGRAM_INPUT).view(2, 3).histogram(2),
-    lambda lib: lib.histogram(lib.from_numpy(np.random.RandomState(0).randn(1000).astype(np.float32)), 17),
-    lambda lib: lib.histogram(lib.from_numpy(np.random.RandomState(1).randn(500)), 13, range=(-1.0, 1.5),
-                              density=True),
-], ids=lambda fn: "")
-def test_histogram_matches_torch(fn):
-    assert_same_tensors(*both_quietly(lambda lib: tuple(fn(lib))), rtol=1e-6)
-
-
-@pytest.mark.parametrize("fn", [
-    lambda lib: lib.histogram(lib.tensor([1, 2]), 3),
-    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 0),
-    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 3, range=(3.0, 1.0)),
-    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), torch_like_edges(lib)),
-    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 3, range=(0.0, float("inf"))),
-    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 4, weight=lib.ones(2, dtype=lib.float64)),
-    lambda lib: lib.histogram(lib.tensor([5.0, float("nan")]), 2),
-    lambda lib: lib.histogram(lib.tensor([0.0, 1.0]), lib.tensor([[0.0, 1.0]])),
-    lambda lib: lib.histogram(lib.tensor([0.0, 1.0]), 2, weight=lib.tensor([1.0])),
-], ids=lambda fn: "")
-def test_histogram_errors_match_torch(fn):
-    check_same_error(fn)
-
-
-def torch_like_edges(lib):
-    return lib.tensor([0.0, 1.0, 2.0], dtype=lib.float64)
