@@ -1,11 +1,11 @@
 """Top-level API parity, part A, what is left of it: the tests that wait for their module's file, against PyTorch.
 
-* because their files are being rewritten, the rows of ``ops/reductions.py`` (std_mean, var_mean, aminmax,
-  nanmedian, trapezoid, cumulative_trapezoid, renorm), ``ops/views.py`` (ravel), ``ops/comparison.py`` (isin) and
-  ``ops/indexing.py`` (unravel_index).
+* because its file was being rewritten, the rows of ``ops/reductions.py`` (std_mean, var_mean, aminmax,
+  nanmedian, trapezoid, cumulative_trapezoid, renorm).
 
 Everything else that was here is in its module's file (test_config.py, test_windows.py, test_ops_scattering.py,
-test_ops_statistics.py, test_ops_complex_numbers.py, test_ops_arithmetic.py, test_ops_matmul.py, test_ops_sorting.py).
+test_ops_statistics.py, test_ops_views.py, test_ops_comparison.py, test_ops_indexing.py,
+test_ops_complex_numbers.py, test_ops_arithmetic.py, test_ops_matmul.py, test_ops_sorting.py).
 
 Gradients come from the op-spec table (float64 gradcheck, float32/float64 against PyTorch with the grad_fn
 name, gradgradcheck). The rest compares values, dtypes, reprs, warnings and error messages with PyTorch's.
@@ -67,9 +67,7 @@ SPECS = [
     OpSpec("cumulative_trapezoid", lambda lib, y: lib.cumulative_trapezoid(y), SHAPES),
     OpSpec("cumulative_trapezoid_dx", lambda lib, y: lib.cumulative_trapezoid(y, dx=3, dim=0), MATRIX),
     OpSpec("cumulative_trapezoid_x", lambda lib, y, x: lib.cumulative_trapezoid(y, x), [((3, 4), (4,))]),
-    # ravel, renorm
-    OpSpec("ravel", lambda lib, x: lib.ravel(x), SHAPES),
-    OpSpec("ravel_transposed", lambda lib, x: x.t().ravel(), [((3, 4),)]),
+    # renorm
     *[OpSpec(f"renorm_p{p}", lambda lib, x, p=p: lib.renorm(x, p, 0, 1.5), [((4, 3),), ((4, 2, 3),)],
              make_inputs=renorm_rows) for p in (2, 1, 3, 1.5)],
     OpSpec("renorm_inf", lambda lib, x: x.renorm(float("inf"), 0, 1.5), [((4, 3),)], make_inputs=renorm_rows),
@@ -150,14 +148,9 @@ def test_degrees_of_freedom_warning_names_the_function(fn, name):
         fn(gradiente)
 
 
-# --- isin, integration, unravel_index, renorm -----------------------------------------------------------
+# --- integration, renorm -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.isin(lib.tensor([1, 2, 3]), lib.tensor([2, 5])),
-    lambda lib: lib.isin(lib.tensor([1, 2, 3]), 2),
-    lambda lib: lib.isin(2, lib.tensor([2, 3])),
-    lambda lib: lib.isin(lib.tensor([1.0, 2.0]), lib.tensor([2]), invert=True),
-    lambda lib: lib.isin(lib.tensor([[1.0, float("nan")]]), lib.tensor([float("nan"), 1.0])),
     lambda lib: lib.trapezoid(lib.tensor([1, 2, 3])),
     lambda lib: lib.trapezoid(lib.tensor([1, 2, 3]), dx=2),
     lambda lib: lib.trapezoid(lib.tensor([1, 2, 3]), lib.tensor([1, 2, 4])),
@@ -167,11 +160,6 @@ def test_degrees_of_freedom_warning_names_the_function(fn, name):
     lambda lib: lib.trapezoid(lib.ones(2, 3), lib.tensor([0.0, 1.0, 3.0], dtype=lib.float64)),
     lambda lib: lib.cumulative_trapezoid(lib.tensor([[1.0]])),
     lambda lib: lib.cumulative_trapezoid(lib.tensor([1, 2, 3])),
-    lambda lib: lib.unravel_index(lib.tensor([4, 1, -1, 6, -7]), (2, 3)),
-    lambda lib: lib.unravel_index(lib.tensor(4), (2, 3)),
-    lambda lib: lib.unravel_index(lib.tensor([[1, 2]]), 3),
-    lambda lib: lib.unravel_index(lib.tensor([0]), ()),
-    lambda lib: lib.unravel_index(lib.tensor([1], dtype=lib.int32), lib.Size([4])),
     lambda lib: lib.renorm(lib.tensor([[1.0, 2.0, 3.0], [0.1, 0.2, 0.1], [4.0, -4.0, 0.0]]), 2, 0, 1.0),
     lambda lib: lib.tensor([[1.0, 2.0, 3.0], [0.1, 0.2, 0.1]]).renorm_(1, 1, 2.0),
     lambda lib: lib.tensor([[1.0, 2.0, 3.0], [0.1, 0.2, 0.1]]).renorm(float("inf"), 0, 1.0),
@@ -182,15 +170,9 @@ def test_numerics_match_torch(fn):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda lib: lib.isin(lib.tensor([1j]), lib.tensor([1j])),
     lambda lib: lib.trapezoid(lib.tensor(1.0)),
     lambda lib: lib.trapezoid(lib.ones(2, 3), lib.tensor([0.0, 1.0])),
     lambda lib: lib.trapezoid(lib.ones(2, 3), lib.tensor([0.0, 1.0, 2.0]), dx=1.0),
-    lambda lib: lib.unravel_index(lib.tensor([1.0]), (2, 3)),
-    lambda lib: lib.unravel_index(lib.tensor([True]), (2, 3)),
-    lambda lib: lib.unravel_index(lib.tensor([1]), (2, -3)),
-    lambda lib: lib.unravel_index(lib.tensor([1]), (2.0, 3)),
-    lambda lib: lib.unravel_index(5, (2, 3)),
     lambda lib: lib.renorm(lib.ones(2, 2), -1, 0, 1.0),
     lambda lib: lib.renorm(lib.ones(2, 2), 0, 0, 1.0),
     lambda lib: lib.renorm(lib.ones(2, 2), 2, 0, -1.0),
