@@ -2,8 +2,9 @@
 nanmedian, trapezoid, cumulative_trapezoid and renorm): float64 gradcheck on contiguous and strided inputs,
 differential tests against PyTorch (forward, backward with a non-trivial upstream gradient, grad_fn names) in
 float32 and float64, second derivatives; then dim / keepdim / negative dims / error messages, dtype rules, NaNs,
-ties of nanmedian, returned pairs and their reprs, degrees-of-freedom warnings, and the values and errors of
-std_mean, var_mean, aminmax, nanmedian, trapezoid and renorm, against PyTorch."""
+ties of nanmedian, returned pairs and their reprs, degrees-of-freedom warnings, the values and errors of
+std_mean, var_mean, aminmax, nanmedian, trapezoid and renorm, and renorm_'s node and gradient on a non-leaf,
+against PyTorch."""
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ from harness import (
     assert_same_tensors,
     both,
     both_quietly,
+    check_in_place_chain,
     check_same_error,
     same_tensor,
     spec_tests,
@@ -576,6 +578,15 @@ def test_trapezoid_and_renorm_match_torch(fn):
 ], ids=lambda fn: "")
 def test_trapezoid_and_renorm_errors_match_torch(fn):
     check_same_error(fn)
+
+
+def test_in_place_forms_record_torchs_nodes():
+    """renorm_ on a non-leaf whose rows' norms lie above maxnorm (the values it met in the chain of
+    test_ops_scattering.py's test of this name): the same node and the same gradient (rounding noise here)."""
+    def chain(lib, y):
+        y.add_(lib.tensor([[3.5], [2.5], [2.5]]))
+        return [type(y.renorm_(2, 0, 1.0).grad_fn).__name__]
+    check_in_place_chain(chain)
 
 
 # --- PyTorch's error messages -------------------------------------------------------------------------------
