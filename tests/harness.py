@@ -314,6 +314,28 @@ def check_inplace_form_matches_torch(name, args):
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=2e-9)
 
 
+def check_in_place_chain(chain):
+    """``chain(lib, y)`` applies in-place forms to ``y = x * 1`` (``x = zeros(3, 4)``, requiring grad) and returns
+    the names of the nodes they record; then ``y.sum()`` is backpropagated. gradiente and PyTorch must record the
+    same nodes, and give ``x`` the same gradient, or raise the same error."""
+    outcomes = []
+    for lib in (gradiente, torch):
+        x = lib.zeros(3, 4, requires_grad=True)
+        y = x * 1
+        trail = chain(lib, y)
+        try:
+            y.sum().backward()
+            outcomes.append((trail, x.grad.numpy()))
+        except RuntimeError as error:
+            outcomes.append((trail, str(error)))
+    (ours_trail, ours), (theirs_trail, theirs) = outcomes
+    assert ours_trail == theirs_trail
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        np.testing.assert_allclose(ours, theirs, atol=1e-6)
+
+
 def check_api_names_match_torch(functions):
     """Each name is a function of gradiente, and a Tensor method (and an in-place one, name + "_") exactly where
     it is one in PyTorch."""

@@ -95,7 +95,8 @@ def test_matmul_precision_device_warnings_and_denormals(restore_settings):
 # --- dtype facts and questions ------------------------------------------------------------------------------
 
 def same_repr(ours, theirs):
-    """The same repr, PyTorch's module name read as ours (test_api_parity_a.py imports this)."""
+    """The same repr, PyTorch's module name read as ours (test_ops_reductions.py and test_ops_statistics.py import
+    this)."""
     assert repr(ours) == repr(theirs).replace("torch.", "gradiente.")
 
 

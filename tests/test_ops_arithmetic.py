@@ -1,5 +1,6 @@
 """The ops of ``ops/arithmetic.py`` from the op table: gradcheck in float64 and differential tests against PyTorch;
-then addcmul's and addcdiv's values, dtypes and error messages against PyTorch."""
+then addcmul's and addcdiv's values, dtypes and error messages against PyTorch, and the nodes and gradient of
+their in-place forms in a chain."""
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ from harness import (
     assert_same_tensors,
     both_quietly,
     check_api_names_match_torch,
+    check_in_place_chain,
     check_same_error,
     check_same_error_first_line,
     check_zero_dim_result_is_writable,
@@ -144,3 +146,12 @@ def test_addcmul_addcdiv_errors_match_torch(fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_same_error(fn)
+
+
+def test_in_place_forms_record_torchs_nodes():
+    """addcmul_ and addcdiv_ in a chain on a non-leaf: the same nodes and the same gradient (split from the chain
+    of test_ops_scattering.py's test of this name)."""
+    def chain(lib, y):
+        return [type(y.addcmul_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__,
+                type(y.addcdiv_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__]
+    check_in_place_chain(chain)

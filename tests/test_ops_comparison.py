@@ -1,11 +1,14 @@
 """The ops of ops/comparison.py: comparisons, logical and bitwise ops (and their operators, reflected and in
-place), isnan/isinf/isfinite, isclose, allclose, equal, signbit. They have no gradients: each is checked value
-for value and dtype for dtype against PyTorch, with PyTorch's errors, and a comparison is never recorded."""
+place), isnan/isinf/isfinite, isclose, allclose, equal, signbit, isin. They have no gradients: each is checked
+value for value and dtype for dtype against PyTorch, with PyTorch's errors, and a comparison is never recorded."""
 import pytest
 from harness import (
     OPERANDS,
     assert_same,
+    assert_same_tensors,
+    both_quietly,
     check_api_names_match_torch,
+    check_same_error,
     check_same_error_first_line,
     check_zero_dim_result_is_writable,
     operand,
@@ -57,6 +60,24 @@ def test_invert_operator(a):
 ], ids=lambda f: f.__code__.co_firstlineno)
 def test_error_first_lines_match_torch(call):
     check_same_error_first_line(call)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.isin(lib.tensor([1, 2, 3]), lib.tensor([2, 5])),
+    lambda lib: lib.isin(lib.tensor([1, 2, 3]), 2),
+    lambda lib: lib.isin(2, lib.tensor([2, 3])),
+    lambda lib: lib.isin(lib.tensor([1.0, 2.0]), lib.tensor([2]), invert=True),
+    lambda lib: lib.isin(lib.tensor([[1.0, float("nan")]]), lib.tensor([float("nan"), 1.0])),
+], ids=lambda fn: "")
+def test_isin_matches_torch(fn):
+    assert_same_tensors(*both_quietly(fn), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.isin(lib.tensor([1j]), lib.tensor([1j])),
+], ids=lambda fn: "")
+def test_isin_errors_match_torch(fn):
+    check_same_error(fn)
 
 
 def test_api_names_match_torch():

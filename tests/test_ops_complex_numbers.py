@@ -6,8 +6,7 @@ Gradients come from the op-spec table (float64 gradcheck, float32/float64 agains
 gradgradcheck), each op built from real parts and taken apart again so that the loss is real. The rest compares
 values, dtypes, the conjugate and negative bits, views and error messages with PyTorch's.
 
-``both`` and ``assert_same_tensors`` are shared: test_config.py, test_windows.py, test_ops_arithmetic.py,
-test_ops_matmul.py, test_ops_sorting.py and test_api_parity_a.py import them from here.
+``both_quietly`` and ``assert_same_tensors`` come from harness.py, shared with the other test files.
 """
 
 import numpy as np

@@ -1,9 +1,18 @@
 """Indexing from the op table (``x[...]``, ``x[...] = v``, gather/scatter, index_select, masks, take), with gradcheck
 and differential tests against PyTorch; plus named tests for index assignment, repeated indices, in-place
-rules and PyTorch's error messages."""
+rules, unravel_index's values and dtypes, and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, backward_of, both, check_same_error, same_tensor, spec_tests
+from harness import (
+    OpSpec,
+    assert_same_tensors,
+    backward_of,
+    both,
+    both_quietly,
+    check_same_error,
+    same_tensor,
+    spec_tests,
+)
 
 import gradiente
 
@@ -248,6 +257,30 @@ def test_values_and_dtypes_match_torch(fn):
 
 def test_tensor_methods_exist_where_torch_has_them():
     assert hasattr(torch.Tensor, "take") and hasattr(gradiente.Tensor, "take")
+
+
+# --- unravel_index --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.unravel_index(lib.tensor([4, 1, -1, 6, -7]), (2, 3)),
+    lambda lib: lib.unravel_index(lib.tensor(4), (2, 3)),
+    lambda lib: lib.unravel_index(lib.tensor([[1, 2]]), 3),
+    lambda lib: lib.unravel_index(lib.tensor([0]), ()),
+    lambda lib: lib.unravel_index(lib.tensor([1], dtype=lib.int32), lib.Size([4])),
+], ids=lambda fn: "")
+def test_unravel_index_matches_torch(fn):
+    assert_same_tensors(*both_quietly(fn), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.unravel_index(lib.tensor([1.0]), (2, 3)),
+    lambda lib: lib.unravel_index(lib.tensor([True]), (2, 3)),
+    lambda lib: lib.unravel_index(lib.tensor([1]), (2, -3)),
+    lambda lib: lib.unravel_index(lib.tensor([1]), (2.0, 3)),
+    lambda lib: lib.unravel_index(5, (2, 3)),
+], ids=lambda fn: "")
+def test_unravel_index_errors_match_torch(fn):
+    check_same_error(fn)
 
 
 # --- PyTorch's error messages ---------------------------------------------------------------------------

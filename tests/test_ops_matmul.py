@@ -1,10 +1,17 @@
 """The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv,
 dot, bmm, addmm, baddbmm, addbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch;
-then values, dtypes and error messages against PyTorch."""
+then values, dtypes and error messages against PyTorch, and the node and gradient of addbmm_ on a non-leaf."""
 import warnings
 
 import pytest
-from harness import OpSpec, assert_same_tensors, both_quietly, check_same_error, spec_tests
+from harness import (
+    OpSpec,
+    assert_same_tensors,
+    both_quietly,
+    check_in_place_chain,
+    check_same_error,
+    spec_tests,
+)
 
 import gradiente
 
@@ -163,3 +170,11 @@ def test_addbmm_errors_match_torch(fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_same_error(fn)
+
+
+def test_in_place_forms_record_torchs_nodes():
+    """addbmm_ on a non-leaf: the same node and the same gradient (split from the chain of test_ops_scattering.py's
+    test of this name)."""
+    def chain(lib, y):
+        return [type(y.addbmm_(lib.ones(2, 3, 2), lib.ones(2, 2, 4)).grad_fn).__name__]
+    check_in_place_chain(chain)

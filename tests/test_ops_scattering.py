@@ -1,10 +1,24 @@
 """The ops of ``ops/scattering.py`` from the op table (index_add, index_copy, index_fill, masked_scatter,
-scatter_reduce): gradcheck in float64, differential tests against PyTorch with a non-trivial upstream gradient,
-grad_fn names and second derivatives. Then named tests for what the table cannot see: integer inputs, the in-place
-forms (on views too), ties and zeros in scatter_reduce, and PyTorch's error messages."""
+scatter_reduce, select/slice/diagonal/as_strided_scatter, index_put, put, index_reduce): gradcheck in float64,
+differential tests against PyTorch with a non-trivial upstream gradient, grad_fn names and second derivatives.
+Then named tests for what the table cannot see: integer inputs, the in-place forms (on views too, and in a chain:
+their nodes, gradient, or the error when index_reduce_'s saved result is changed), ties and zeros in
+scatter_reduce, as_strided_scatter's input gradient (where PyTorch's is wrong), index_reduce's beta warning, and
+PyTorch's error messages."""
+import warnings
+
 import numpy as np
 import pytest
-from harness import OpSpec, both, check_same_error, same_tensor, spec_tests
+from harness import (
+    OpSpec,
+    assert_same_tensors,
+    both,
+    both_quietly,
+    check_in_place_chain,
+    check_same_error,
+    same_tensor,
+    spec_tests,
+)
 
 import gradiente
 
@@ -13,6 +27,30 @@ torch = pytest.importorskip("torch")
 
 def _index(lib, values):
     return lib.tensor(values)
+
+
+def distinct(rng, shapes):
+    """Distinct values, well apart, in every input: no ties for sorts, extremes and quantiles."""
+    out = []
+    for shape in shapes:
+        n = int(np.prod(shape))
+        out.append((rng.permutation(n) * 0.37 - n / 5).reshape(shape).astype(np.float64))
+    return out
+
+
+def index_reduce_inputs(rng, shapes):
+    """Positive values (products stay well scaled), none of the input's equal to one of the source's (no ties
+    between them for amax and amin)."""
+    x, src = (np.abs(a) + 0.5 for a in distinct(rng, shapes))
+    return [x, src + 0.123]
+
+
+def _quiet(fn):
+    def call(lib, *xs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(lib, *xs)
+    return call
 
 
 MASK = [[True, False, True, True], [False, False, True, False], [True, True, False, False]]
@@ -39,6 +77,32 @@ SPECS = [
       for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
     OpSpec("scatter_reduce_0d", lambda lib, x, s: lib.scatter_reduce(x, 0, _index(lib, 0), s, "prod"),
            [((), ())]),
+    # the scatters of a part of a tensor, index_put, put, index_reduce
+    OpSpec("select_scatter", lambda lib, x, s: lib.select_scatter(x, s, 0, 1), [((3, 4), (4,))]),
+    OpSpec("select_scatter_last", lambda lib, x, s: x.select_scatter(s, -1, -1), [((2, 3, 4), (2, 3))]),
+    OpSpec("slice_scatter", lambda lib, x, s: lib.slice_scatter(x, s, 1, 0, 4, 2), [((3, 4), (3, 2))]),
+    OpSpec("slice_scatter_start", lambda lib, x, s: x.slice_scatter(s, start=1), [((3, 4), (2, 4))]),
+    OpSpec("diagonal_scatter", lambda lib, x, s: lib.diagonal_scatter(x, s, 1), [((3, 4), (3,))]),
+    OpSpec("diagonal_scatter_dims", lambda lib, x, s: x.diagonal_scatter(s, -1, 0, 2), [((3, 2, 4), (2, 2))]),
+    # PyTorch 2.13's gradient for the input of as_strided_scatter is wrong (it fails PyTorch's own gradcheck,
+    # see test_as_strided_scatter_input_gradient): values and the grad_fn name are compared here.
+    OpSpec("as_strided_scatter", lambda lib, x, s: lib.as_strided_scatter(x, s, (2, 2), (1, 2), 1),
+           [((3, 4), (2, 2))], torch_grad=False, extra={"contiguous_only": True}),
+    OpSpec("index_put", lambda lib, x, v: lib.index_put(x, (lib.tensor([0, 2]),), v), [((3, 4), (4,)), ((3, 4), ())]),
+    OpSpec("index_put_pairs", lambda lib, x, v: x.index_put((lib.tensor([0, 2]), lib.tensor([1, 3])), v),
+           [((3, 4), (2,))]),
+    OpSpec("index_put_accumulate", lambda lib, x, v: lib.index_put(x, (lib.tensor([0, 0, 2]), lib.tensor([1, 1, 3])), v,
+                                                                    accumulate=True), [((3, 4), (3,)), ((3, 4), ())]),
+    OpSpec("index_put_mask", lambda lib, x, v: lib.index_put(x, (lib.tensor([True, False, True]),), v,
+                                                              accumulate=True), [((3, 4), (1, 4))]),
+    OpSpec("put", lambda lib, x, s: lib.put(x, lib.tensor([0, 5, -1]), s), [((3, 4), (3,))]),
+    OpSpec("put_accumulate", lambda lib, x, s: x.put(lib.tensor([[0, 0], [3, 11]]), s, accumulate=True),
+           [((3, 4), (2, 2))]),
+    *[OpSpec(f"index_reduce_{r}_{include}", _quiet(lambda lib, x, s, r=r, include=include: lib.index_reduce(
+        x, 0, lib.tensor([0, 2, 0]), s, r, include_self=include)), [((3, 4), (3, 4))], make_inputs=index_reduce_inputs)
+      for r in ("prod", "mean", "amax", "amin") for include in (True, False)],
+    OpSpec("index_reduce_dim1", _quiet(lambda lib, x, s: x.index_reduce(1, lib.tensor([3, 3]), s, "mean")),
+           [((3, 4), (3, 2))]),
 ]
 
 
@@ -173,6 +237,128 @@ def test_scatter_reduce_prod_second_derivative_with_a_zero():
     s = gradiente.tensor([0.0, 2.0, 1.5], dtype=gradiente.float64, requires_grad=True)
     index = gradiente.tensor([0, 0, 1])
     assert gradiente.autograd.gradgradcheck(lambda x, s: gradiente.scatter_reduce(x, 0, index, s, "prod"), (x, s))
+
+
+# --- select/slice/diagonal/as_strided_scatter, index_put, put, index_reduce -------------------------------
+
+GRID = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(4), 0, -1),
+    lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(4, dtype=lib.float64), 0, 1),
+    lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(3, 2), 1, -2),
+    lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(2, 4), 0, None, None, 2),
+    lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(3, 2), 1, 2, 100),
+    lambda lib: lib.diagonal_scatter(lib.zeros(3, 4), lib.ones(3), 0, 1, 0),
+    lambda lib: lib.as_strided_scatter(lib.zeros(3, 4), lib.ones(2, 2), (2, 2), (1, 1)),
+    lambda lib: lib.index_put(lib.from_numpy(GRID), (lib.tensor([0, 0]), lib.tensor([1, 1])), lib.tensor([5.0, 7.0]),
+                              accumulate=True),
+    lambda lib: lib.index_put(lib.from_numpy(GRID), [lib.tensor([0, 2])], lib.tensor([1.0, 2.0, 3.0, 4.0])),
+    lambda lib: lib.index_put(lib.from_numpy(GRID), (lib.from_numpy(GRID % 2 == 0),), lib.tensor(-1.0)),
+    lambda lib: lib.index_put(lib.from_numpy(GRID), (lib.tensor([-1]), lib.tensor([-2])), lib.tensor(9.0)),
+    lambda lib: lib.from_numpy(GRID.copy()).index_put_((lib.tensor([1]),), lib.tensor(1.0), True),
+    lambda lib: lib.index_put_(lib.from_numpy(GRID.copy()), (lib.tensor([2]),), lib.tensor(5.0)),
+    lambda lib: lib.put(lib.from_numpy(GRID), lib.tensor([0, 5, -1]), lib.tensor([9.0, 8.0, 7.0])),
+    lambda lib: lib.put(lib.from_numpy(GRID), lib.tensor([0, 0]), lib.tensor([9.0, 8.0]), accumulate=True),
+    lambda lib: lib.put(lib.from_numpy(GRID), lib.tensor([[1, 2]]), lib.tensor([9.0, 8.0])),
+    lambda lib: lib.put(lib.zeros(0), lib.tensor([], dtype=lib.int64), lib.tensor([])),
+    lambda lib: lib.from_numpy(GRID.copy()).put_(lib.tensor([3]), lib.tensor([-1.0]), accumulate=True),
+    *[lambda lib, r=r, inc=inc: lib.index_reduce(lib.from_numpy(GRID + 1), 0, lib.tensor([0, 2, 0]), lib.tensor(
+        [[2.0, 3.0, 0.5, -1.0], [10.0, 20.0, 30.0, 40.0], [1.0, 1.0, 1.0, 1.0]]), r, include_self=inc)
+      for r in ("prod", "mean", "amax", "amin") for inc in (True, False)],
+    lambda lib: lib.index_reduce(lib.from_numpy(GRID + 1).long(), 0, lib.tensor([0, 2, 0]),
+                                 lib.tensor([[2, 3, 0, -1], [10, 20, 30, 40], [1, 1, 1, 1]]), "mean"),
+    lambda lib: lib.index_reduce(lib.from_numpy(GRID), 0, lib.tensor([0, 1, 0], dtype=lib.int32), lib.ones(3, 4),
+                                 "prod"),
+    lambda lib: lib.from_numpy(GRID.copy()).index_reduce_(1, lib.tensor([3, 3]), lib.ones(3, 2), "mean"),
+], ids=lambda fn: "")
+def test_scatters_match_torch(fn):
+    assert_same_tensors(*both_quietly(fn))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(3), 0, 1),
+    lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(4), 0, 5),
+    lambda lib: lib.select_scatter(lib.zeros(3, 4), lib.ones(4), 2, 1),
+    lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(3, 3), 1),
+    lambda lib: lib.slice_scatter(lib.zeros(3, 4), lib.ones(3, 2), 1, 0, 4, 0),
+    lambda lib: lib.diagonal_scatter(lib.zeros(3, 4), lib.ones(2)),
+    lambda lib: lib.diagonal_scatter(lib.zeros(3, 4), lib.ones(3), 0, 0, 0),
+    lambda lib: lib.as_strided_scatter(lib.zeros(3, 4), lib.ones(2, 3), (2, 2), (1, 2)),
+    lambda lib: lib.as_strided_scatter(lib.zeros(3, 4), lib.ones(2, 2), (2, 2), (1, 20)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0]),), lib.tensor([1, 2, 3, 4])),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0]),), 1.0),
+    lambda lib: lib.index_put(lib.ones(3, 4), lib.tensor([0]), lib.tensor(1.0)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([5]),), lib.tensor(1.0)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0.0]),), lib.tensor(1.0)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0]), None), lib.tensor(1.0)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (None, lib.tensor([0])), lib.tensor(1.0)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0]), lib.tensor([0]), lib.tensor([0])), lib.tensor(1.0)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0, 1]),), lib.ones(3)),
+    lambda lib: lib.index_put(lib.ones(3, 4), (lib.tensor([0, 1]),), lib.ones(3), accumulate=True),
+    lambda lib: lib.put(lib.ones(3, 4), lib.tensor([12]), lib.tensor([9.0])),
+    lambda lib: lib.put(lib.ones(3, 4), lib.tensor([-13]), lib.tensor([9.0])),
+    lambda lib: lib.put(lib.ones(3, 4), lib.tensor([1]), lib.tensor([9.0, 8.0])),
+    lambda lib: lib.put(lib.ones(3, 4), lib.tensor([1], dtype=lib.int32), lib.tensor([9.0])),
+    lambda lib: lib.put(lib.ones(3, 4), lib.tensor([1]), lib.tensor([9])),
+    lambda lib: lib.put(lib.zeros(0), lib.tensor([0]), lib.tensor([1.0])),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([0, 2, 0]), lib.ones(3, 4), "sum"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([0, 2, 0]), lib.ones(3, 4, dtype=lib.float64), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([[0]]), lib.ones(1, 4), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([0, 1]), lib.ones(3, 4), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([5, 1, 0]), lib.ones(3, 4), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([-1, 1, 0]), lib.ones(3, 4), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([0.0, 1, 0]), lib.ones(3, 4), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 4), 0, lib.tensor([0, 2, 0]), lib.ones(3, 2), "prod"),
+    lambda lib: lib.index_reduce(lib.tensor(2.0), 0, lib.tensor([0]), lib.tensor([3.0]), "prod"),
+], ids=lambda fn: "")
+def test_scatter_errors_match_torch(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(fn)
+
+
+def test_index_reduce_warns_that_it_is_beta():
+    with pytest.warns(UserWarning, match=r"index_reduce\(\) is in beta"):
+        gradiente.index_reduce(gradiente.ones(2), 0, gradiente.tensor([0]), gradiente.ones(1), "prod")
+
+
+@pytest.mark.parametrize("change_after_reduce", [False, True])
+def test_in_place_forms_record_torchs_nodes(change_after_reduce):
+    """The in-place forms in a chain: the same nodes, and the same gradient, or (index_reduce_ saves its result,
+    which a later in-place op changes) the same error. (The chain's other in-place forms are tested by the same
+    name in test_ops_arithmetic.py, test_ops_reductions.py and test_ops_matmul.py.)"""
+    def chain(lib, y):
+        trail = [type(y.index_put_((lib.tensor([0]),), lib.ones(4)).grad_fn).__name__,
+                 type(y.put_(lib.tensor([1]), lib.ones(1)).grad_fn).__name__]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trail.append(type(y.index_reduce_(0, lib.tensor([0]), lib.full((1, 4), 2.0), "prod").grad_fn).__name__)
+        if change_after_reduce:
+            y.addcmul_(lib.ones(4), lib.ones(4))
+        return trail
+    check_in_place_chain(chain)
+
+
+def test_as_strided_scatter_input_gradient():
+    """PyTorch 2.13 gives the input the gradient of the written region instead of the rest (it fails its own
+    gradcheck); gradiente gives the rest, which finite differences confirm. The values and src's gradient
+    agree with PyTorch."""
+    grads = []
+    for lib in (gradiente, torch):
+        x = lib.zeros(3, 4, dtype=lib.float64, requires_grad=True)
+        src = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        lib.as_strided_scatter(x, src, (2, 2), (1, 2), 0).sum().backward()
+        grads.append((x.grad.numpy(), src.grad.numpy()))
+    (ours_x, ours_src), (theirs_x, theirs_src) = grads
+    np.testing.assert_array_equal(ours_src, theirs_src)
+    np.testing.assert_array_equal(ours_x, 1 - theirs_x)          # the complement: PyTorch's bug
+    x = gradiente.zeros(3, 4, dtype=gradiente.float64, requires_grad=True)
+    src = gradiente.ones(2, 2, dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(lambda x, s: gradiente.as_strided_scatter(x, s, (2, 2), (1, 2)), (x, src))
+    with pytest.raises(RuntimeError, match="only supported for contiguous inputs"):
+        gradiente.as_strided_scatter(x.t(), gradiente.ones(2, 2, dtype=gradiente.float64), (2, 2), (1, 2))
 
 
 # --- PyTorch's error messages -------------------------------------------------------------------------------

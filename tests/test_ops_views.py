@@ -1,5 +1,5 @@
 """The ops of ``ops/views.py`` from the op table (view, reshape, flatten, unflatten, squeeze, unsqueeze, permute,
-transpose, movedim, T, mT, H, expand, broadcast_to, narrow, select, diagonal, clone, contiguous): gradcheck in
+transpose, movedim, T, mT, H, expand, broadcast_to, narrow, select, diagonal, clone, contiguous, ravel): gradcheck in
 float64, differential tests against PyTorch. Then the behaviours of views: shared memory and version counter,
 iteration, and PyTorch's error messages."""
 import numpy as np
@@ -51,6 +51,8 @@ SPECS = [
     OpSpec("diagonal", lambda lib, x: x.diagonal(), [((3, 4),)]),
     OpSpec("diagonal_offset", lambda lib, x: x.diagonal(1, 0, 2), [((3, 2, 4),)]),
     OpSpec("diagonal_negative", lambda lib, x: lib.diagonal(x, -1), [((4, 3),)]),
+    OpSpec("ravel", lambda lib, x: lib.ravel(x), [((3,),), ((2, 3),), ((2, 3, 4),)]),
+    OpSpec("ravel_transposed", lambda lib, x: x.t().ravel(), [((3, 4),)]),
 ]
 
 
