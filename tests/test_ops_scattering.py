@@ -341,6 +341,27 @@ def test_in_place_forms_record_torchs_nodes(change_after_reduce):
     check_in_place_chain(chain)
 
 
+@pytest.mark.parametrize("change_after_reduce", [False, True])
+def test_a_chain_of_in_place_forms_of_several_families(change_after_reduce):
+    """The scatters' in-place forms composed with those of arithmetic, reductions and matmul on one tensor: the
+    gradient through all seven (or the error, when the result index_reduce_ saved is changed after it) is
+    PyTorch's."""
+    def chain(lib, y):
+        trail = [type(y.index_put_((lib.tensor([0]),), lib.ones(4)).grad_fn).__name__,
+                 type(y.put_(lib.tensor([1]), lib.ones(1)).grad_fn).__name__,
+                 type(y.addcmul_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__,
+                 type(y.addcdiv_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__,
+                 type(y.renorm_(2, 0, 1.0).grad_fn).__name__,
+                 type(y.addbmm_(lib.ones(2, 3, 2), lib.ones(2, 2, 4)).grad_fn).__name__]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trail.append(type(y.index_reduce_(0, lib.tensor([0]), lib.full((1, 4), 2.0), "prod").grad_fn).__name__)
+        if change_after_reduce:
+            y.addcmul_(lib.ones(4), lib.ones(4))
+        return trail
+    check_in_place_chain(chain)          # renorm's gradient is rounding noise here: compared to 1e-6
+
+
 def test_as_strided_scatter_input_gradient():
     """PyTorch 2.13 gives the input the gradient of the written region instead of the rest (it fails its own
     gradcheck); gradiente gives the rest, which finite differences confirm. The values and src's gradient
