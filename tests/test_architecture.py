@@ -173,11 +173,6 @@ OPS_WITHOUT_A_TEST_FILE = {
     "_reparam": "the reparameterization gradients of sampling.py's ops, tested through them",
     "tensor_rules": "the rules' Tensor namespace; test_architecture.py checks it against the interface",
     "samplers": "the array-level samplers behind sampling.py's ops, tested through them",
-    "conversions": "to, type and type_as; test_creation.py and the dtype tests use them throughout",
-    # Still tested in the files of the older layout (below), until those are split.
-}
-# Test files named after ops modules that no longer exist; each still holds tests of several of today's modules.
-TEST_FILES_OF_THE_OLDER_LAYOUT = {
 }
 
 
@@ -200,7 +195,5 @@ def test_op_test_files_mirror_the_ops_modules():
     assert not without, f"ops modules without tests/test_ops_<module>.py: {without}"
     stale = [m for m in OPS_WITHOUT_A_TEST_FILE if m not in modules or f"test_ops_{m}" in test_files]
     assert not stale, f"OPS_WITHOUT_A_TEST_FILE names modules that are gone or have a test file now: {stale}"
-    orphans = [t for t in test_files if t[len("test_ops_"):] not in modules and t not in TEST_FILES_OF_THE_OLDER_LAYOUT]
+    orphans = [t for t in test_files if t[len("test_ops_"):] not in modules]
     assert not orphans, f"test files named after no ops module: {orphans}"
-    gone = [t for t in TEST_FILES_OF_THE_OLDER_LAYOUT if t not in test_files]
-    assert not gone, f"TEST_FILES_OF_THE_OLDER_LAYOUT names files that are gone: {gone}"

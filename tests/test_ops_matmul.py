@@ -46,6 +46,8 @@ SPECS = [
     OpSpec("trace", lambda lib, x: x.trace(), [((3, 3),), ((2, 4),)]),
     OpSpec("t", lambda lib, x: lib.t(x), [((2, 3),)]),
     # the method form, on a vector too (a 1-D tensor is its own transpose)
+    OpSpec("mm_method", lambda lib, x, y: x.mm(y), [((2, 3), (3, 4))]),
+    OpSpec("matmul_vec", lambda lib, x, y: lib.matmul(x, y), [((3,), (3,)), ((2, 3), (3,)), ((4, 2, 3), (3, 5))]),
     OpSpec("t_method", lambda lib, x: x.t(), [((2, 3),), ((3,),)]),
     OpSpec("addbmm", lambda lib, x, a, b: lib.addbmm(x, a, b, beta=0.5, alpha=2), [((2, 4), (3, 2, 5), (3, 5, 4)),
                                                                                     ((4,), (2, 3, 2), (2, 2, 4))]),

@@ -82,6 +82,11 @@ def _quiet(fn):
 
 
 SPECS = [
+    OpSpec("sum", lambda lib, x: x.sum(), [((3,),), ((2, 3),), ((),)]),
+    OpSpec("sum_dim", lambda lib, x: x.sum(1), [((2, 3),), ((2, 3, 4),)]),
+    OpSpec("sum_dims_keepdim", lambda lib, x: x.sum((0, 2), keepdim=True), [((2, 3, 4),)]),
+    OpSpec("mean", lambda lib, x: x.mean(), [((3,),), ((2, 3),)]),
+    OpSpec("mean_dim", lambda lib, x: x.mean(-1, keepdim=True), [((2, 3),)]),
     OpSpec("sum_dtype", lambda lib, x: x.sum(dtype=lib.float64), [((2, 3),)], dtypes=("float32",)),
     OpSpec("sum_neg_dims", lambda lib, x: lib.sum(x, (-1, 0)), [((2, 3, 4),)]),
     # prod
