@@ -30,8 +30,9 @@ import weakref
 import numpy as np
 
 from . import grad_mode, rules
+from .backward import grad as _grad
 from .dtype import FROM_NUMPY
-from .node import _SavedOutput
+from .node import Node, _SavedOutput
 from .tensor import Tensor
 
 __all__ = ["state", "tangent", "carries_tangent", "set_tangent", "attach_tangents", "inplace_tangent",
@@ -192,7 +193,10 @@ def attach_tangents(node, inputs, outputs):
     node._input_meta = tuple(meta)
     state.on = False                            # the rule's own ops read the primals, not their tangents
     try:
-        results = node.jvp(ops, *args)
+        if type(node).jvp is Node.jvp and getattr(node, "_forward_cls", None) is None:
+            results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
+        else:
+            results = node.jvp(ops, *args)
     finally:
         state.refresh()
     if results.__class__ is not tuple:
@@ -212,6 +216,61 @@ def attach_tangents(node, inputs, outputs):
     saved = node._saved
     if given and saved and any(item.__class__ is _SavedOutput for item in saved):
         node._fw_outputs = (state.token, given)    # for the rule's saved output under create_graph
+
+
+def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
+    """The forward-mode rule of a node that states none, read off its backward rule: the VJP u -> Jᵀu is linear in
+    u, so Jt = d/du <Jᵀu, t>. The rule runs recorded on a ``u`` that requires grad, and one more backward
+    pass gives the derivative in u. Two passes instead of one formula, but every node with a backward rule that
+    works under ``create_graph`` gets a correct forward rule; hand-written ``jvp`` rules are the fast path.
+    A rule that cannot be recorded raises PyTorch's forward-AD error for the op."""
+    if any(o is not None and o._data.dtype.kind == "c" for o in outs) or any(
+            t is not None and (t._data if ops.recording else t).dtype.kind == "c" for t in tangents):
+        raise _unsupported(node)            # complex tangents need the conjugate-transposed rule: not yet
+    tensor_ops = rules.namespace(True)
+    # u's value does not matter (the rule is linear in it); ones keep a rule's shortcut for a zero gradient
+    # (svdvals' in LinalgSvdBackward0) from dropping the terms in u
+    us = [Tensor._make(np.ones(o._data.shape, o._data.dtype)).requires_grad_()
+          if o is not None and o._data.dtype.kind in "fc" else None for o in outs]
+    # A rule computes only the gradients its edges ask for: ask for those of the inputs that carry a tangent
+    # (a node made for forward mode alone has no edges).
+    edges = node.next_functions
+    node.next_functions = tuple(edge if edge[0] is not None or t is None else (_ASKING, 0)
+                                for edge, t in zip(edges, tangents))
+    try:
+        with grad_mode.set_grad_enabled(True):
+            grads = node.backward(tensor_ops, *us)
+            if grads.__class__ is not tuple:
+                grads = (grads,)
+            total = None
+            for g, t, meta in zip(grads, tangents, node._input_meta):
+                if g is None or t is None:
+                    continue
+                g = tensor_ops.fix_meta(g, *meta)
+                term = (g * (t if ops.recording else Tensor._make(t))).sum()
+                total = term if total is None else total + term
+            if total is None or not total._requires_grad:
+                return (None,) * len(outs)              # no input with a tangent reaches an output
+            wrt = [u for u in us if u is not None]
+            found = iter(_grad(total, wrt, allow_unused=True, create_graph=ops.recording))
+    except (RuntimeError, NotImplementedError) as error:       # e.g. a rule that computes on arrays only
+        raise _unsupported(node) from error
+    finally:
+        node.next_functions = edges
+    results = [next(found) if u is not None else None for u in us]
+    return tuple(r if r is None or ops.recording else r._data for r in results)
+
+
+_ASKING = Node()      # stands in for an input's node while a rule runs for forward mode
+
+
+def _unsupported(node):
+    """PyTorch's error for an op without a forward-mode rule."""
+    try:
+        Node.jvp(node, None)
+    except NotImplementedError as error:
+        return error
+    raise AssertionError("Node.jvp raises for every node")
 
 
 def saved_output_tangent(node, output_nr):

@@ -487,6 +487,12 @@ class AddbmmBackward0(AddmmBackward0):
     __slots__ = ()
     formula = "∂/∂b = β,  ∂/∂Xᵢ = α·G·Yᵢᵀ,  ∂/∂Yᵢ = α·Xᵢᵀ·G"
 
+    def jvp(self, ops, b_t, x_t, y_t):
+        x, y = self.saved(ops)
+        terms = [ops.matmul(x_t, y) if x_t is not None else None, ops.matmul(x, y_t) if y_t is not None else None]
+        product = tangent_sum(*(ops.sum(t, (0,), False) if t is not None else None for t in terms))
+        return tangent_sum(None if b_t is None else b_t * self.beta, None if product is None else product * self.alpha)
+
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """β·input + α·(the sum over the batch of batch1[i] @ batch2[i]): a (n, m) result from (b, n, k) and

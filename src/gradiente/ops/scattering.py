@@ -16,7 +16,7 @@ import numpy as np
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
 from ..core.inplace import make_inplace
-from ..core.node import Node
+from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
@@ -169,6 +169,15 @@ class IndexPutBackward0(indexing.IndexPutBackward0):
         (x_node, _), (v_node, _) = self.next_functions
         return (grad if x_node is not None else None,
                 ops.getitem(grad, self.advanced) if v_node is not None else None)
+
+    def jvp(self, ops, x_t, v_t):
+        if not self.accumulate:
+            return indexing.IndexPutBackward0.jvp(self, ops, x_t, v_t)
+        if v_t is None:
+            return x_t
+        shape = self._input_meta[0][0]
+        region = np.empty(shape, dtype=bool)[self.advanced].shape
+        return tangent_sum(x_t, ops.embed(ops.expand(v_t, region), shape, self.advanced))     # repeats add up
 
 
 def _advanced_index(shape, indices):

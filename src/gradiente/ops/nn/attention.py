@@ -91,6 +91,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
     """out = P·v, P = softmax(scale·q·kᵀ + mask);  dv = Pᵀ·grad;  dS = P ⊙ (grad·vᵀ - Σ grad ⊙ out);
     dq = scale·dS·k;  dk = scale·dSᵀ·q"""
     formula = "∂attn/∂v = Pᵀ·grad,  ∂attn/∂S = P ⊙ (grad·vᵀ − rowsum(grad ⊙ out)),  S = scale·q·kᵀ"
+    aten_name = "_scaled_dot_product_flash_attention_for_cpu"
 
     def backward(self, ops, grad):
         arrays_only(ops, "scaled_dot_product_attention")

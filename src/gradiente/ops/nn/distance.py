@@ -102,6 +102,7 @@ class PdistBackward0(Node):
     """out[(i, j)] = ‖x_i - x_j‖ₚ for i < j;  dx_i += grad·s,  dx_j -= grad·s,  s = sign(x_i - x_j)·|x_i - x_j|^(p-1) /
     out^(p-1)"""
     formula = "∂‖xᵢ − xⱼ‖ₚ/∂xᵢ = sign(d)·|d|^(p−1) / ‖d‖ₚ^(p−1),  d = xᵢ − xⱼ"
+    aten_name = "_pdist_forward"
 
     def backward(self, ops, grad):
         arrays_only(ops, "pdist")

@@ -21,6 +21,11 @@ class EmbeddingBackward0(Node):
             return (None, dweight)
         return (None, self.dense_grad(grad))
 
+    def jvp(self, ops, indices_t, weight_t):
+        # The looked-up rows of the weight's tangent: the true derivative (the rule above leaves out the padding
+        # row and scales by frequency on purpose, as PyTorch's does, so it is not this map's transpose)
+        return None if weight_t is None else ops.getitem(weight_t, self.indices)
+
     def dense_grad(self, grad):
         """The weight's gradient, on arrays: each looked-up row's gradients summed (PyTorch's
         ``embedding_dense_backward``)."""

@@ -16,6 +16,7 @@ class EmbeddingBagBackward0(Node):
     """out[b] = Σ (or mean, or max) of weight[idx] over the entries of bag b, times per-sample weights;
     dweight[idx] += grad[bag]·scale (max: only the row that gave each maximum);  dpsw = grad[bag]·weight[idx]"""
     formula = "each looked-up row receives its bag's gradient, scaled as the row was in the bag"
+    aten_name = "_embedding_bag"
 
     def backward(self, ops, grad):
         arrays_only(ops, "embedding_bag")

@@ -190,6 +190,7 @@ class GridSampler2DBackward0(Node):
     """out[n, c, p] = Σ_taps w(grid[n, p]) · x[n, c, tap];  dx[n, c, tap] += w · grad;
     dgrid[n, p] = Σ_c grad · Σ_taps x[n, c, tap] · ∂w/∂grid"""
     formula = "∂out/∂x = the tap weights;  ∂out/∂grid = Σ x[tap] · ∂w/∂grid"
+    aten_name = "grid_sampler_2d"
 
     def backward(self, ops, grad):
         arrays_only(ops, "grid_sample")
@@ -216,6 +217,7 @@ class GridSampler2DBackward0(Node):
 
 class GridSampler3DBackward0(GridSampler2DBackward0):
     """The volumetric form: the same rule over (D, H, W)."""
+    aten_name = "grid_sampler_3d"
 
 
 def _check_grid_sampler(input, grid, mode):
