@@ -227,6 +227,7 @@ class Node:
     # Rarely set, so kept out of the hot path: class defaults, overridden per node when used.
     _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
     _packed: Optional[tuple] = None     # positions of saved values a saved-tensor pack hook has packed
+    _packed_outputs: tuple = ()         # those of them that are outputs of the node (named even once freed)
     _hooked = False             # True once any hook or retain_grad involves this node
     _materialize_grads = True   # outputs that got no gradient are given zeros before the rule runs
     #: whether the rule is right for complex tensors under PyTorch's convention (the gradient is the conjugate
@@ -295,6 +296,7 @@ class Node:
         self._saved = saved
         self._saved_versions = tuple(c for c in self._saved_versions if c[0] not in packed)
         self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
+        self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
 
     def saved(self, ops):
         """The saved values as the rule's ``ops`` wants them: arrays, or tensors under create_graph."""
@@ -350,14 +352,17 @@ class Node:
         ``other1``... in order and an output of the node ``result``."""
         row = _SAVED_NAMES.get(type(self).__name__)
         saved = self._saved
-        if saved is None:
-            return row or ()
         if row is not None:
-            return row[:len(saved)]
+            return row if saved is None else row[:len(saved)]
+        if saved is None:
+            # freed: the tensors' positions are still known (numbers an op saved are not, and go unnamed)
+            outputs = {i for i, version in self._saved_versions if version is None} | set(self._packed_outputs)
+            positions = sorted({i for i, _ in self._saved_versions} | set(self._packed or ()))
+            saved = [_SavedOutput if i in outputs else None for i in positions]
         names = []
         inputs = 0
         for item in saved:
-            if item.__class__ is _SavedOutput or (item.__class__ is _Packed and item.is_output):
+            if item is _SavedOutput or item.__class__ is _SavedOutput or (item.__class__ is _Packed and item.is_output):
                 names.append("result")
             else:
                 names.append(("self", "other")[inputs] if inputs < 2 else f"other{inputs - 1}")
