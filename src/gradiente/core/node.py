@@ -104,19 +104,24 @@ class _Packed:
     its AccumulateGrad; for an output of the node itself, the node, which is not kept here to avoid a
     cycle). With hooks no version is checked: the hooks decide what backward reads, as in PyTorch."""
 
-    __slots__ = ("packed", "unpack", "grad_fn", "output_nr", "accumulator", "requires_grad", "is_output")
+    __slots__ = ("packed", "unpack", "history", "output_nr", "accumulator", "requires_grad", "is_output")
 
     def __init__(self, tensor, node, pack, unpack):
         self.is_output = tensor.grad_fn is node and node is not None
-        self.grad_fn = None if self.is_output else tensor.grad_fn
+        self.history = None if self.is_output else tensor.grad_fn
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
         self.accumulator = None
-        if self.grad_fn is None and not self.is_output and self.requires_grad:
+        if self.history is None and not self.is_output and self.requires_grad:
             self.accumulator = tensor._grad_edge()[0]
         self.unpack = unpack
         version = tensor._version_box[0]
-        self.packed = pack(tensor)
+        from .grad_mode import state
+        recording, state.enabled = state.enabled, False    # a pack hook records nothing, as in PyTorch
+        try:
+            self.packed = pack(tensor)
+        finally:
+            state.enabled = recording
         if tensor._version_box[0] != version:
             raise RuntimeError(
                 "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
@@ -135,8 +140,8 @@ class _Packed:
         if self.is_output:
             if self.requires_grad:
                 t.grad_fn, t._output_nr = node, self.output_nr
-        elif self.grad_fn is not None:
-            t.grad_fn, t._output_nr = self.grad_fn, self.output_nr
+        elif self.history is not None:
+            t.grad_fn, t._output_nr = self.history, self.output_nr
         elif self.accumulator is not None:
             t._accumulator = weakref.ref(self.accumulator)
         return t

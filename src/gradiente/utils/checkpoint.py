@@ -214,19 +214,20 @@ class _Frame:
             counter[0] += 1
             if index >= stop_at:
                 if not self.forward_done:
-                    return tensor
+                    return tensor.detach()
                 raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
                                       "than during the original forward pass.\n" + self._tip())
+            # detached, so that the recomputed graph, which nothing uses, holds no cycle through its outputs
+            value = tensor.detach() if tensor.requires_grad else tensor
             holder = self.holders[index]()
             if holder is not None:
-                value = tensor.detach() if tensor.requires_grad else tensor
                 with grad_mode.no_grad():
                     if self.metadata_fn(value) != self.metadata[index]:
                         mismatch.append((index, self.metadata[index], self.metadata_fn(value)))
                 holder.value = value
             if self.early_stop and counter[0] == stop_at:
                 raise _StopRecomputation
-            return tensor
+            return value
 
         args = self.inputs()
         try:
