@@ -98,22 +98,21 @@ def test_errors_of_the_hooks_reach_the_caller():
 
     for lib in (torch, ref):
         x = leaf(lib)
-        with lib.autograd.graph.saved_tensors_hooks(bad_pack, lambda t: t):
-            with pytest.raises(Packing):
-                x.sin()
+        with lib.autograd.graph.saved_tensors_hooks(bad_pack, lambda t: t), pytest.raises(Packing):
+            x.sin()
     assert same_error(unpack_gives_a_number)[0] == "TypeError"
 
 
 def test_disabled_hooks_raise_the_given_message():
     def enter_hooks_while_disabled(lib):
-        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
-            with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-                pass
+        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"), \
+                lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
 
     def disable_while_hooks_are_set(lib):
-        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-            with lib.autograd.graph.disable_saved_tensors_hooks("not now"):
-                pass
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t), \
+                lib.autograd.graph.disable_saved_tensors_hooks("not now"):
+            pass
 
     assert same_error(enter_hooks_while_disabled) == ("RuntimeError", "no hooks here")
     assert same_error(disable_while_hooks_are_set) == ("RuntimeError", "not now")
@@ -230,7 +229,7 @@ def test_a_changed_saved_tensor_raises_on_read_as_in_pytorch():
 
 
 # --- _raw_saved_*: hooks on one saved value -----------------------------------------------------------------
-@pytest.mark.parametrize("make", [lambda lib: leaf(lib), lambda lib: leaf(lib) + 1], ids=["leaf", "non-leaf"])
+@pytest.mark.parametrize("make", [leaf, lambda lib: leaf(lib) + 1], ids=["leaf", "non-leaf"])
 def test_register_hooks_on_one_saved_value(make):
     def run(lib):
         a = make(lib)
@@ -314,9 +313,9 @@ def test_allow_mutation_counts_clones_as_pytorch_does():
 
 def test_allow_mutation_errors_match_pytorch():
     def nested(lib):
-        with lib.autograd.graph.allow_mutation_on_saved_tensors():
-            with lib.autograd.graph.allow_mutation_on_saved_tensors():
-                pass
+        with lib.autograd.graph.allow_mutation_on_saved_tensors(), \
+                lib.autograd.graph.allow_mutation_on_saved_tensors():
+            pass
 
     def backward_outside(lib):
         with lib.autograd.graph.allow_mutation_on_saved_tensors():

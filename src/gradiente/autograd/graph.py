@@ -9,6 +9,7 @@ backward (or ``grad_fn._saved_<name>``) reads it: the mechanism under ``save_on_
 import contextlib
 import weakref
 from collections import defaultdict
+from typing import Optional
 
 from ..core.node import Node, SavedTensor, saved_hooks
 
@@ -74,10 +75,11 @@ class _AllowMutationOnSavedContext:
     ``tid_to_weakhandle`` ((id, address, version) -> handle). Entries go when the graph that saved them does."""
 
     def __init__(self):
-        self.original = weakref.WeakKeyDictionary()
-        self.tid_to_weakhandle = weakref.WeakValueDictionary()
-        self.sid_to_tid = defaultdict(set)
-        self._copies = weakref.WeakKeyDictionary()       # handle -> (values at save time, version then)
+        self.original: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.sid_to_tid: defaultdict = defaultdict(set)
+        # handle -> (values at save time, version then)
+        self._copies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     @property
     def cloned(self):
@@ -93,13 +95,13 @@ class _AllowMutationOnSavedContext:
         self._copies.clear()
 
 
-_mutation_context = [None]
+_mutation_context: "list[Optional[_AllowMutationOnSavedContext]]" = [None]
 _OUT_OF_CONTEXT = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
                    "in which the graph was originally recorded.")
 
 
 class _save_before_mutation(saved_tensors_hooks):
-    def __init__(self, ctx):
+    def __init__(self, ctx: _AllowMutationOnSavedContext):
         def pack_hook(tensor):
             tid = (id(tensor), tensor.data_ptr(), tensor._version)
             ctx.sid_to_tid[tid[1:]].add(tid)
@@ -112,7 +114,7 @@ class _save_before_mutation(saved_tensors_hooks):
             return handle
 
         def unpack_hook(handle):
-            if _mutation_context[0] is not ctx or handle not in ctx._copies:
+            if handle not in ctx._copies or _mutation_context[0] is not ctx:
                 raise AssertionError(_OUT_OF_CONTEXT)
             copy, version = ctx._copies[handle]
             original = ctx.original.get(handle)

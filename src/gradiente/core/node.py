@@ -20,7 +20,7 @@ import itertools
 import re
 import threading
 import weakref
-from typing import Optional
+from typing import Any, Optional
 
 from . import rules
 from .dtype import FROM_NUMPY
@@ -178,6 +178,8 @@ class SavedTensor:
     registered after the fact (``register_hooks``). Made by the node only, as in PyTorch."""
 
     __slots__ = ("_node", "_index")
+    _node: "Node"
+    _index: int
 
     def __new__(cls, *args, **kwargs):
         raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
@@ -197,7 +199,7 @@ class SavedTensor:
                 "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
                 "you need to backward through the graph a second time or if you need to access saved variables "
                 "after calling backward.")
-        item = saved[self._index]
+        item: Any = saved[self._index]
         if item is None:
             raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
         if item.__class__ is _Packed:
@@ -299,7 +301,7 @@ class Node:
         """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them."""
         saved, packed = _pack_all(self, self._saved, checks, pack, unpack)
         self._saved = saved
-        self._saved_versions = tuple(c for c in self._saved_versions if c[0] not in packed)
+        self._saved_versions = [c for c in self._saved_versions if c[0] not in packed]
         self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
         self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
 
@@ -334,7 +336,7 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
-        item = saved[index]
+        item: Any = saved[index]
         if item is None:
             return None
         if item.__class__ is _Packed:
@@ -348,6 +350,7 @@ class Node:
                 raise RuntimeError(_modified_message(item, version))
         if getattr(item, "_version_box", None) is None:
             import numpy as np
+
             from .tensor import Tensor
             return Tensor._make(np.asarray(item))
         return item
@@ -366,6 +369,7 @@ class Node:
             saved = [_SavedOutput if i in outputs else None for i in positions]
         names = []
         inputs = 0
+        item: Any
         for item in saved:
             if item is _SavedOutput or item.__class__ is _SavedOutput or (item.__class__ is _Packed and item.is_output):
                 names.append("result")

@@ -19,11 +19,11 @@ import warnings
 import weakref
 
 from .. import autograd
+from ..autograd.graph import saved_tensors_hooks
 from ..core import grad_mode
 from ..core import random as _random
 from ..core.node import _Packed, saved_hooks
 from ..core.tensor import Tensor
-from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "detach_variable",
            "check_backward_validity", "noop_context_fn", "set_checkpoint_early_stop",
