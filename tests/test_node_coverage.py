@@ -34,6 +34,8 @@ EXEMPT = {
     "gradiente.ops.nn.padding._GatherPadBackward": "base of the reflection and replication padding nodes",
     # The nodes of Function classes that programs subclass and never apply themselves.
     "gradiente.autograd.function.FunctionBackward": "the node class of Function itself",
+    "gradiente.utils.checkpoint.CheckpointFunctionBackward": "the reentrant checkpoint's Function; "
+                                                            "tests/test_checkpoint.py makes it",
     "gradiente.autograd.function.InplaceFunctionBackward": "the node class of InplaceFunction itself",
     "gradiente.autograd.function.NestedIOFunctionBackward": "the node class of NestedIOFunction itself",
     # Made only by module hooks, which no op spec sets.

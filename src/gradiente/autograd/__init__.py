@@ -17,15 +17,15 @@ from ..core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from ..core.node import Node
+from ..core.node import Node, SavedTensor
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from . import forward_ad
+from . import forward_ad, graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
-           "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph"]
+           "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph", "SavedTensor"]
 
 
 class _VariableMeta(type):

@@ -1,5 +1,141 @@
 """``gradiente.autograd.graph``, PyTorch's ``torch.autograd.graph``: the graph's nodes as the public API names
-them. The graph itself (nodes, saved values, hooks) is ``gradiente/core/node.py``."""
-from ..core.node import Node
+them, and the hooks on the tensors they save.
 
-__all__ = ["Node"]
+The graph itself (nodes, saved values, hooks) is ``gradiente/core/node.py``. A pair of saved-tensor hooks turns
+each tensor an op saves for backward into whatever ``pack_hook`` returns, and back with ``unpack_hook`` when
+backward (or ``grad_fn._saved_<name>``) reads it: the mechanism under ``save_on_cpu``,
+``allow_mutation_on_saved_tensors`` and ``utils.checkpoint``.
+"""
+import contextlib
+import weakref
+from collections import defaultdict
+from typing import Optional
+
+from ..core.node import Node, SavedTensor, saved_hooks
+
+__all__ = ["Node", "SavedTensor", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "allow_mutation_on_saved_tensors"]
+
+
+class saved_tensors_hooks:
+    """Within this context, ``pack_hook(tensor)`` runs each time an op saves a tensor for backward and its
+    result is stored instead; ``unpack_hook(packed)`` runs when the saved tensor is read and must return a
+    tensor with the original's values. Contexts nest; the innermost pair applies. Python numbers an op
+    keeps (``x * 3``) are not packed."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if saved_hooks.disabled is not None:
+            raise RuntimeError(saved_hooks.disabled)
+        saved_hooks.stack.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *exc):
+        saved_hooks.stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to the CPU in forward and come back to their device in backward. gradiente has only
+    the CPU, so each saved tensor is kept as it is (no copy), as PyTorch does for a graph already on the CPU."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            return tensor.device, tensor.cpu()
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Within this context, setting saved-tensor hooks raises ``RuntimeError(error_message)``; so does
+    entering it while hooks are set."""
+    previous = saved_hooks.disabled
+    try:
+        if saved_hooks.stack:
+            raise RuntimeError(error_message)
+        saved_hooks.disabled = error_message
+        yield
+    finally:
+        saved_hooks.disabled = previous
+
+
+class _Handle:
+    """What ``allow_mutation_on_saved_tensors`` saves in a tensor's place (weakly referenced by its context)."""
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` context, as PyTorch's: ``original`` (handle ->
+    the tensor saved), ``cloned`` (handle -> its values as saved, for a saved tensor changed in place since),
+    ``tid_to_weakhandle`` ((id, address, version) -> handle). Entries go when the graph that saved them does."""
+
+    def __init__(self):
+        self.original: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.sid_to_tid: defaultdict = defaultdict(set)
+        # handle -> (values at save time, version then)
+        self._copies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @property
+    def cloned(self):
+        # gradiente has no dispatcher to clone a saved tensor at the moment it is changed in place, so each
+        # saved tensor's values are copied when saved; those whose tensor has changed since count as cloned.
+        return {handle: copy for handle, (copy, version) in list(self._copies.items())
+                if self.original.get(handle) is not None and self.original[handle]._version != version}
+
+    def clear(self):
+        self.original.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+        self._copies.clear()
+
+
+_mutation_context: "list[Optional[_AllowMutationOnSavedContext]]" = [None]
+_OUT_OF_CONTEXT = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                   "in which the graph was originally recorded.")
+
+
+class _save_before_mutation(saved_tensors_hooks):
+    def __init__(self, ctx: _AllowMutationOnSavedContext):
+        def pack_hook(tensor):
+            tid = (id(tensor), tensor.data_ptr(), tensor._version)
+            ctx.sid_to_tid[tid[1:]].add(tid)
+            handle = ctx.tid_to_weakhandle.get(tid)
+            if handle is None:
+                handle = _Handle()
+                ctx.tid_to_weakhandle[tid] = handle
+                ctx.original[handle] = tensor
+                ctx._copies[handle] = (tensor.detach().clone(), tensor._version)
+            return handle
+
+        def unpack_hook(handle):
+            if handle not in ctx._copies or _mutation_context[0] is not ctx:
+                raise AssertionError(_OUT_OF_CONTEXT)
+            copy, version = ctx._copies[handle]
+            original = ctx.original.get(handle)
+            return original if original is not None and original._version == version else copy
+
+        super().__init__(pack_hook, unpack_hook)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Within this context, a tensor saved for backward may be changed in place afterwards: backward reads
+    the values it had when saved. Forward and backward must both run inside the same context. Yields the
+    context's state. Unlike PyTorch, which clones a saved tensor only when it is about to be changed,
+    gradiente copies each saved tensor when it is saved (it has no dispatcher to intercept the change)."""
+    if _mutation_context[0] is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+    with _save_before_mutation(ctx):
+        try:
+            _mutation_context[0] = ctx
+            yield ctx
+        finally:
+            ctx.clear()
+            _mutation_context[0] = None

@@ -18,14 +18,15 @@ higher-order derivatives (see ``core.rules``).
 """
 import itertools
 import re
+import threading
 import weakref
-from typing import Optional
+from typing import Any, Optional
 
 from . import rules
 from .dtype import FROM_NUMPY
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum",
-           "self_adjoint_jvp"]
+           "self_adjoint_jvp", "SavedTensor", "saved_hooks"]
 
 _sequence = itertools.count()
 _FREED = (
@@ -85,6 +86,128 @@ class _SavedOutput:
         self.requires_grad = tensor._requires_grad
 
 
+class _SavedHooks(threading.local):
+    """The saved-tensor hooks of this thread (``autograd.graph.saved_tensors_hooks``): a stack of
+    ``(pack, unpack)`` pairs, the innermost last, and the message to raise while they are disabled."""
+
+    def __init__(self):
+        self.stack: list = []
+        self.disabled: Optional[str] = None
+
+
+saved_hooks = _SavedHooks()
+
+
+class _Packed:
+    """A tensor a pack hook has turned into something else (``packed``): what ``unpack`` rebuilds it from,
+    and the history the rebuilt tensor is given, that of the tensor saved (its ``grad_fn`` or, for a leaf,
+    its AccumulateGrad; for an output of the node itself, the node, which is not kept here to avoid a
+    cycle). With hooks no version is checked: the hooks decide what backward reads, as in PyTorch."""
+
+    __slots__ = ("packed", "unpack", "history", "output_nr", "accumulator", "requires_grad", "is_output")
+
+    def __init__(self, tensor, node, pack, unpack):
+        self.is_output = tensor.grad_fn is node and node is not None
+        self.history = None if self.is_output else tensor.grad_fn
+        self.output_nr = tensor._output_nr
+        self.requires_grad = tensor._requires_grad
+        self.accumulator = None
+        if self.history is None and not self.is_output and self.requires_grad:
+            self.accumulator = tensor._grad_edge()[0]
+        self.unpack = unpack
+        version = tensor._version_box[0]
+        from .grad_mode import state
+        recording, state.enabled = state.enabled, False    # a pack hook records nothing, as in PyTorch
+        try:
+            self.packed = pack(tensor)
+        finally:
+            state.enabled = recording
+        if tensor._version_box[0] != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+                "cannot be modified by in-place operations as this can lead to unexpected side-effects. Please open "
+                "an issue if you need to perform in-place operations on the input to a pack hook.")
+
+    def tensor(self, node):
+        """The unpacked tensor, with the saved tensor's history (what a rule under create_graph reads)."""
+        from .tensor import Tensor
+        value = self.unpack(self.packed)
+        if not isinstance(value, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(value).__name__}")
+        t = Tensor._make(value._data, self.requires_grad)
+        t._version_box = value._version_box
+        if self.is_output:
+            if self.requires_grad:
+                t.grad_fn, t._output_nr = node, self.output_nr
+        elif self.history is not None:
+            t.grad_fn, t._output_nr = self.history, self.output_nr
+        elif self.accumulator is not None:
+            t._accumulator = weakref.ref(self.accumulator)
+        return t
+
+
+def _pack_all(node, values, checks, pack, unpack):
+    """``values`` with each tensor among them (``checks``' positions) replaced by its ``_Packed`` form.
+    Python numbers and None are not packed (PyTorch skips its wrapped numbers too)."""
+    items = list(values)
+    packed = []
+    for i, _ in checks:
+        item = items[i]
+        if item.__class__ is _Packed:
+            continue
+        if item.__class__ is _SavedOutput:
+            item = _output_tensor(item, node)
+        items[i] = _Packed(item, node, pack, unpack)
+        packed.append(i)
+    return tuple(items), packed
+
+
+def _output_tensor(item, node):
+    """A node's saved output as a tensor: its memory and version counter, the node as its grad_fn."""
+    from .tensor import Tensor
+    t = Tensor._make(item.array, item.requires_grad)
+    t._version_box = item.version_box
+    if item.requires_grad:
+        t.grad_fn, t._output_nr = node, item.output_nr
+    return t
+
+
+class SavedTensor:
+    """``grad_fn._raw_saved_<name>``: one saved value of a node, on which a pair of pack/unpack hooks can be
+    registered after the fact (``register_hooks``). Made by the node only, as in PyTorch."""
+
+    __slots__ = ("_node", "_index")
+    _node: "Node"
+    _index: int
+
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
+
+    @classmethod
+    def _of(cls, node, index):
+        raw = object.__new__(cls)
+        raw._node, raw._index = node, index
+        return raw
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        node = self._node
+        saved = node._saved
+        if saved is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of "
+                "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+                "you need to backward through the graph a second time or if you need to access saved variables "
+                "after calling backward.")
+        item: Any = saved[self._index]
+        if item is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        if item.__class__ is _Packed:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        node._pack_positions(((self._index, None),), pack_hook, unpack_hook)
+
+
 class Node:
     """A backward function of the graph. ``next_functions`` is ``((node, input_nr), ...)``, one entry per
     differentiable input (``(None, 0)`` for an input that requires no grad).
@@ -110,6 +233,8 @@ class Node:
     aten_name = ""
     # Rarely set, so kept out of the hot path: class defaults, overridden per node when used.
     _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
+    _packed: Optional[tuple] = None     # positions of saved values a saved-tensor pack hook has packed
+    _packed_outputs: tuple = ()         # those of them that are outputs of the node (named even once freed)
     _hooked = False             # True once any hook or retain_grad involves this node
     _materialize_grads = True   # outputs that got no gradient are given zeros before the rule runs
     #: whether the rule is right for complex tensors under PyTorch's convention (the gradient is the conjugate
@@ -168,6 +293,17 @@ class Node:
                 checks.append((i, v._version_box[0]))
         self._saved = values if items is None else tuple(items)
         self._saved_versions = checks or ()
+        if saved_hooks.stack and checks:
+            pack, unpack = saved_hooks.stack[-1]
+            self._pack_positions(checks, pack, unpack)
+
+    def _pack_positions(self, checks, pack, unpack):
+        """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them."""
+        saved, packed = _pack_all(self, self._saved, checks, pack, unpack)
+        self._saved = saved
+        self._saved_versions = [c for c in self._saved_versions if c[0] not in packed]
+        self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
+        self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
 
     def saved(self, ops):
         """The saved values as the rule's ``ops`` wants them: arrays, or tensors under create_graph."""
@@ -188,7 +324,81 @@ class Node:
                 if item.version_box[0] != item.version:
                     raise RuntimeError(_modified_message(None, item.version, item, self))
                 out[i] = item.array if raw else ops.unpack_output(item, self)
+        if self._packed is not None:
+            for i in self._packed:
+                t = saved[i].tensor(self)
+                out[i] = t._data if raw else t
         return out
+
+    def _saved_tensor(self, index):
+        """Saved value ``index`` as ``grad_fn._saved_<name>`` shows it: a tensor input as the very object saved,
+        an output of the node or an unpacked value as a new tensor with its history, a number as a 0-d tensor."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED)
+        item: Any = saved[index]
+        if item is None:
+            return None
+        if item.__class__ is _Packed:
+            return item.tensor(self)
+        if item.__class__ is _SavedOutput:
+            if item.version_box[0] != item.version:
+                raise RuntimeError(_modified_message(None, item.version, item, self))
+            return _output_tensor(item, self)
+        for i, version in self._saved_versions:
+            if i == index and item._version_box[0] != version:
+                raise RuntimeError(_modified_message(item, version))
+        if getattr(item, "_version_box", None) is None:
+            import numpy as np
+
+            from .tensor import Tensor
+            return Tensor._make(np.asarray(item))
+        return item
+
+    def _saved_names(self):
+        """PyTorch's name of each saved position: a row of ``_SAVED_NAMES``, else inputs ``self``, ``other``,
+        ``other1``... in order and an output of the node ``result``."""
+        row = _SAVED_NAMES.get(type(self).__name__)
+        saved = self._saved
+        if row is not None:
+            return row if saved is None else row[:len(saved)]
+        if saved is None:
+            # freed: the tensors' positions are still known (numbers an op saved are not, and go unnamed)
+            outputs = {i for i, version in self._saved_versions if version is None} | set(self._packed_outputs)
+            positions = sorted({i for i, _ in self._saved_versions} | set(self._packed or ()))
+            saved = [_SavedOutput if i in outputs else None for i in positions]
+        names = []
+        inputs = 0
+        item: Any
+        for item in saved:
+            if item is _SavedOutput or item.__class__ is _SavedOutput or (item.__class__ is _Packed and item.is_output):
+                names.append("result")
+            else:
+                names.append(("self", "other")[inputs] if inputs < 2 else f"other{inputs - 1}")
+                inputs += 1
+        return names
+
+    def __getattr__(self, name):
+        # PyTorch's ``_saved_<name>`` and ``_raw_saved_<name>``: which exist depends on what the op saved, so
+        # they are resolved here rather than declared; every other missing name is an ordinary AttributeError.
+        raw = name.startswith("_raw_saved_")
+        if not (raw or name.startswith("_saved_")) or isinstance(self, AccumulateGrad) or \
+                hasattr(type(self), "_forward_cls"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+        names = list(self._saved_names())
+        if key in names:
+            index = names.index(key)
+            if self._saved is None:
+                if raw:
+                    return SavedTensor._of(self, index)
+                raise RuntimeError(_FREED)
+            return SavedTensor._of(self, index) if raw else self._saved_tensor(index)
+        if not raw:
+            for attr, value in self.__dict__.items():
+                if not attr.startswith("_") and attr != "needs_input_grad" and _RENAMED.get(attr, attr) == key:
+                    return tuple(int(v) for v in value) if attr == "shape" else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # --- the rules: backward (the VJP) and jvp (the forward-mode rule) ----------------------------------
     def backward(self, ops, *grads):
@@ -225,6 +435,19 @@ class Node:
 
 
 _MISSING = object()
+
+# Saved positions whose PyTorch names the general rule of ``Node._saved_names`` does not give.
+_SAVED_NAMES = {
+    "PowBackward1": ("self", "exponent", "result"),
+    "MmBackward0": ("self", "mat2"),
+    "BmmBackward0": ("self", "mat2"),
+    "DotBackward0": ("self", "tensor"),
+    "MvBackward0": ("self", "vec"),
+    **dict.fromkeys(("MaxBackward0", "MinBackward0", "MedianBackward1", "SortBackward0", "SortBackward1",
+                     "TopkBackward0", "KthvalueBackward0", "ModeBackward0"), ("indices",)),
+}
+# Node fields that PyTorch shows as ``_saved_<name>`` under another name.
+_RENAMED = {"shape": "self_sym_sizes", "axes": "dim", "count": "self_sym_numel"}
 
 
 def _aten_name(node_name):

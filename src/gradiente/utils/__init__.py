@@ -1,2 +1,3 @@
-"""Utilities, as ``torch.utils``: ``data`` (datasets and loaders) and ``hooks``."""
-from . import data, hooks
+"""Utilities, as ``torch.utils``: ``checkpoint`` (recompute in backward to save memory), ``data`` (datasets and
+loaders) and ``hooks``."""
+from . import checkpoint, data, hooks
