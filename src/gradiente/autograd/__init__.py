@@ -20,7 +20,8 @@ from ..core.grad_mode import (
 from ..core.node import Node
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from . import forward_ad
+from . import anomaly_mode, forward_ad
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
@@ -47,22 +48,6 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             t.requires_grad_(True)
         return t
-
-
-class set_detect_anomaly:
-    """Accepted for compatibility; gradiente's errors already name the operation involved."""
-
-    def __init__(self, mode, check_nan=True):
-        self.mode = mode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-detect_anomaly = set_detect_anomaly
 
 
 def __getattr__(name):

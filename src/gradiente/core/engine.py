@@ -65,8 +65,9 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from . import grad_mode, rules
+from . import anomaly, grad_mode, rules
 from . import tensor as _tensor  # a module: a cycle within the core, read at call time
+from .dtype import FROM_NUMPY
 from .node import AccumulateGrad
 
 __all__ = ["run_backward"]
@@ -98,7 +99,10 @@ def _walk(roots, root_grads, release, ops, extras):
     """The loop of the module's docstring, its common cases spelled out: it runs once per node."""
     raw = not ops.recording
     pop, push = heappop, heappush
-    general = extras is not None
+    anomalous = anomaly.state.enabled
+    general = extras is not None or anomalous
+    step_with_extras = _step_in_anomaly_mode if anomalous else _step_with_extras
+    node = None
     buffers: dict = {}      # node -> the gradient summed so far; a list, one per output, for a node with several
     shared: dict = {}       # node -> bit nr set when someone besides the engine may hold output nr's gradient
     heap: list = []         # (-sequence number, node) for each node in buffers: the newest pops first
@@ -109,54 +113,59 @@ def _walk(roots, root_grads, release, ops, extras):
             if raw:
                 shared[node] = shared.get(node, 0) | 1 << nr        # the caller's array
                 _lend(lent, grad)
-    while heap:
-        node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
-        grad = buffers.pop(node)
-        shared_in = shared.pop(node, 0) if shared else 0
-        # its rule (on the general path, with hooks, captures and the rest around it)
-        if general or node._hooked:
-            step = _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
-            if step is None:
-                continue
-            results, grad, shared_in = step
-        elif grad.__class__ is not list:
-            results = node.backward(ops, grad)
-        elif len(grad) == 1:
-            results = node.backward(ops, grad[0])          # a custom Function with one output
-        else:
-            results = _run_rule(node, grad, ops)
-        if results.__class__ is not tuple:
-            results = (results,)
-        if release and node._saved:
-            node._saved = None      # free what the rule read; a second backward then raises _FREED
-        # each result along its edge, summed into the receiver's buffer
-        meta = node._input_meta
-        sent = 0
-        for i, (receiver, nr) in enumerate(node.next_functions):
-            if receiver is None:
-                continue
-            g = results[i]
-            if g is None:
-                continue
-            # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
-            m = meta[i] if meta is not None else None
-            if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
-                g = ops.fix_meta(g, m[0], m[1])
-            held = buffers.get(receiver)        # the common cases of _receive, spelled out:
-            if held is None and nr == 0 and receiver._output_meta is None:
-                buffers[receiver] = g                       # the first gradient opens the buffer
-                push(heap, (-receiver._seq, receiver))
-            elif nr == 0 and held is not None and held.__class__ is not list and not shared:
-                buffers[receiver] = held + g                # a later one is summed into new memory
+    try:
+        while heap:
+            node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
+            grad = buffers.pop(node)
+            shared_in = shared.pop(node, 0) if shared else 0
+            # its rule (on the general path, with hooks, captures and the rest around it)
+            if general or node._hooked:
+                step = step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
+                if step is None:
+                    continue
+                results, grad, shared_in = step
+            elif grad.__class__ is not list:
+                results = node.backward(ops, grad)
+            elif len(grad) == 1:
+                results = node.backward(ops, grad[0])          # a custom Function with one output
             else:
-                _receive(buffers, shared, heap, receiver, nr, g)
-            sent += 1
-        # Seldom anything to mark shared: only after a shared gradient came in, or when two results sent might
-        # share memory (unless they are two distinct arrays that own their memory, as MulBackward0's are).
-        if raw and (shared_in or (sent > 1 and (len(results) > 2 or results[0] is results[1]
-                                                or results[0].base is not None or results[1].base is not None))):
-            _mark_shared(node, results, grad, shared_in, buffers, shared, lent)
+                results = _run_rule(node, grad, ops)
+            if results.__class__ is not tuple:
+                results = (results,)
+            if release and node._saved:
+                node._saved = None      # free what the rule read; a second backward then raises _FREED
+            # each result along its edge, summed into the receiver's buffer
+            meta = node._input_meta
+            sent = 0
+            for i, (receiver, nr) in enumerate(node.next_functions):
+                if receiver is None:
+                    continue
+                g = results[i]
+                if g is None:
+                    continue
+                # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
+                m = meta[i] if meta is not None else None
+                if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
+                    g = _fit_to_input(node, i, g, m, ops)
+                held = buffers.get(receiver)        # the common cases of _receive, spelled out:
+                if held is None and nr == 0 and receiver._output_meta is None:
+                    buffers[receiver] = g                       # the first gradient opens the buffer
+                    push(heap, (-receiver._seq, receiver))
+                elif nr == 0 and held is not None and held.__class__ is not list and not shared:
+                    buffers[receiver] = held + g                # a later one is summed into new memory
+                else:
+                    _receive(buffers, shared, heap, receiver, nr, g)
+                sent += 1
+            # Seldom anything to mark shared: only after a shared gradient came in, or when two results sent might
+            # share memory (unless they are two distinct arrays that own their memory, as MulBackward0's are).
+            if raw and (shared_in or (sent > 1 and (len(results) > 2 or results[0] is results[1]
+                                                    or results[0].base is not None or results[1].base is not None))):
+                _mark_shared(node, results, grad, shared_in, buffers, shared, lent)
 
+    except Exception:
+        if anomalous and node is not None:
+            anomaly.report(node)    # where the failing node was made, as PyTorch warns it
+        raise
 
 def _receive(buffers, shared, heap, node, nr, grad):
     """Sum ``grad`` into slot ``nr`` of ``node``'s buffer (a list once a slot other than 0 is used); the first
@@ -302,6 +311,44 @@ def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
     return results, grads, shared_in
 
 
+def _step_in_anomaly_mode(node, grad, shared_in, ops, extras, buffers, lent):
+    """``_step_with_extras`` in anomaly mode: the nodes the rule makes remember this one as their parent, and,
+    with ``check_nan``, results with a NaN in them are refused."""
+    state = anomaly.state
+    parent, state.running = state.running, node
+    try:
+        step = _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
+    finally:
+        state.running = parent
+    if step is not None and state.check_nan:
+        results = step[0]
+        anomaly.check_nan(node, results if results.__class__ is tuple else (results,), not ops.recording)
+    return step
+
+
+def _fit_to_input(node, i, g, meta, ops):
+    """Bring result ``i`` of ``node`` to its input's shape (summing over broadcast dims) and dtype, or refuse it
+    with PyTorch's messages: a shape the input's cannot be expanded to, or a complex gradient for a real input."""
+    shape, dtype = meta
+    got = tuple(g.shape)
+    if got != shape and not _expandable(shape, got):
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got {list(got)} "
+                           f"but expected shape compatible with {list(shape)}")
+    got_dtype = g.dtype if not ops.recording else g._data.dtype
+    if got_dtype.kind != "f" and (got_dtype.kind == "c") != (dtype.kind == "c"):
+        raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) "
+                           "to be true, but got false.  (Could this error message be improved?  If so, please "
+                           "report an enhancement request to PyTorch.)")
+    return ops.fix_meta(g, shape, dtype)
+
+
+def _expandable(shape, target):
+    """Whether ``shape`` broadcasts to ``target`` (PyTorch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (t, 1) for s, t in zip(reversed(shape), reversed(target)))
+
+
 def _run_rule(node, grads, ops):
     """The rule of a node with several outputs (those that got no gradient get zeros, unless the node asks
     for None), or of a node on the general path; refused for complex gradients unless it is right for them."""
@@ -348,7 +395,7 @@ def _before_rule(node, grads, shared_in, ops, extras, watched, lent):
         for hook in list(node._pre_hooks.values()):
             result = hook(wrapped)
             if result is not None:
-                wrapped = tuple(result)
+                wrapped = _checked_replacement(hook, wrapped, result)
                 watched += watch(wrapped)
         grads = [ops.unwrap(g) if g is not None else None for g in wrapped]
         shared_in |= (1 << len(grads)) - 1
@@ -363,6 +410,7 @@ def _call_tensor_hooks(hooks, grad, ops, watched):
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
+            _check_replacement(hook, g, result)
             g = result
             watched.append(weakref.ref(g))
     return ops.unwrap(g)
@@ -384,17 +432,49 @@ def _post_hooks(node, results, grads, ops, watched):
     if results.__class__ is not tuple:
         results = (results,)
     meta = node._input_meta
-    fixed = tuple(ops.fix_meta(g, m[0], m[1]) if g is not None and m is not None else g
-                  for g, m in zip(results, meta or (None,) * len(results)))
+    # as PyTorch's: brought to the inputs' shapes and dtypes, None for an input that needs no gradient
+    fixed = tuple(None if g is None or edge[0] is None else _fit_to_input(node, i, g, m, ops) if m is not None else g
+                  for i, (g, m, edge) in enumerate(zip(results, meta or (None,) * len(results), node.next_functions)))
     wrapped_in = tuple(ops.wrap(g) if g is not None else None for g in fixed)
     wrapped_out = tuple(ops.wrap(g) if g is not None else None for g in grads)
     watched += watch(wrapped_in) + watch(wrapped_out)
     for hook in list(node._hooks.values()):
         replaced = hook(wrapped_in, wrapped_out)
         if replaced is not None:
-            wrapped_in = tuple(replaced)
+            wrapped_in = _checked_replacement(hook, wrapped_in, replaced)
             watched += watch(wrapped_in)
     return tuple(ops.unwrap(g) if g is not None else None for g in wrapped_in)
+
+
+def _checked_replacement(hook, grads, result):
+    """The gradients a node hook returned in place of ``grads``, checked as PyTorch checks them."""
+    if result.__class__ is not tuple:
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(grads):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got {len(result)}, "
+                           f"but expected {len(grads)})")
+    for original, replacement in zip(grads, result):
+        if replacement is not None:
+            if original is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            _check_replacement(hook, original, replacement)
+    return result
+
+
+def _check_replacement(hook, original, result):
+    """A hook may replace a gradient only by a Tensor of the same dtype and shape (PyTorch's messages)."""
+    if not isinstance(result, _tensor.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    was, got = original._data, result._data
+    if was.dtype != got.dtype:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"torch.{FROM_NUMPY[was.dtype]._legacy} got torch.{FROM_NUMPY[got.dtype]._legacy})")
+    if was.shape != got.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
 
 
 def _nodes_to_run(roots, targets):
