@@ -1,7 +1,9 @@
 """Grad modes: whether operations record the graph. Thread-local, as in PyTorch: ``no_grad`` in one
 thread leaves the others recording."""
 import functools
+import inspect
 import threading
+import warnings
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
@@ -25,17 +27,18 @@ def is_inference_mode_enabled():
 
 
 class _Mode:
-    """Base of the grad-mode context managers; each also works as a decorator."""
+    """Base of the grad-mode context managers; each also works as a decorator (``decorate``)."""
 
     def __call__(self, func):
-        mode = type(self)
-        args = self._args()
+        if inspect.isclass(func):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
 
-        @functools.wraps(func)
-        def wrapper(*a, **k):
-            with mode(*args):
-                return func(*a, **k)
-        return wrapper
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
+        return decorate(self.clone, func)
 
     def _args(self):
         return ()
@@ -54,6 +57,45 @@ class _Mode:
 
     def clone(self):
         return type(self)(*self._args())
+
+
+def decorate(make_mode, func):
+    """``func`` run with a fresh mode from ``make_mode()`` around each call (PyTorch's ``_contextlib``): around
+    each step of a generator function's generator, so that the code between its steps, the caller's, runs in
+    the caller's own mode."""
+    if inspect.isgeneratorfunction(func):
+        return _decorate_generator(make_mode, func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with make_mode():
+            return func(*args, **kwargs)
+    return wrapper
+
+
+def _decorate_generator(make_mode, func):
+    @functools.wraps(func)
+    def generator(*args, **kwargs):
+        inner = func(*args, **kwargs)
+        try:
+            with make_mode():
+                response = inner.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_mode():
+                        inner.close()
+                    raise
+                except BaseException as error:       # thrown in by the caller: the generator handles it
+                    with make_mode():
+                        response = inner.throw(error)
+                else:
+                    with make_mode():
+                        response = inner.send(request)
+        except StopIteration as stop:
+            return stop.value
+    return generator
 
 
 class no_grad(_Mode):
