@@ -14,8 +14,10 @@ from ..core.grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from ..core.node import Node
 from ..core.rules import numpy_ops
@@ -26,7 +28,8 @@ from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, 
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
-           "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph"]
+           "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph",
+           "set_multithreading_enabled"]
 
 
 class _VariableMeta(type):

@@ -13,6 +13,7 @@ class _State(threading.local):
     def __init__(self):
         self.enabled = True
         self.inference = False
+        self.multithreading = True
 
 
 state = _State()
@@ -163,3 +164,30 @@ class inference_mode(_Mode):
     def _set(self):
         if self.mode:
             state.enabled, state.inference = False, True
+
+
+class set_multithreading_enabled(_Mode):
+    """``torch.autograd.set_multithreading_enabled``: PyTorch runs a backward pass on per-device worker threads
+    unless this is off. gradiente's backward always runs on the calling thread, so the flag (per thread, as in
+    PyTorch) is kept for ``is_multithreading_enabled`` and changes nothing else. Takes effect when called, as
+    PyTorch's does, and is undone on leaving a ``with`` block."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self.prev = state.multithreading
+        state.multithreading = self.mode
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+        return False
+
+
+def is_multithreading_enabled():
+    """Whether backward may use worker threads (see ``set_multithreading_enabled``)."""
+    return state.multithreading
