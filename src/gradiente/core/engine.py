@@ -73,12 +73,15 @@ from .node import AccumulateGrad
 __all__ = ["run_backward"]
 
 
-def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True):
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True,
+                 inputs=None):
     """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
 
     ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
     tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
-    tensor run, and no leaf's ``.grad`` changes (``autograd.grad``).
+    tensor run, and no leaf's ``.grad`` changes (``autograd.grad``). ``inputs``: the edges of
+    ``backward(inputs=...)``: only their nodes and those that lead to them run (PyTorch's rule: a leaf's
+    AccumulateGrad among them accumulates, with its hooks).
     """
     ops = rules.namespace(create_graph)
     # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
@@ -87,7 +90,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     gc.disable()
     try:
         with grad_mode.set_grad_enabled(create_graph):
-            extras = _Extras(roots, capture, accumulate) if capture else None
+            extras = _Extras(roots, capture, accumulate, inputs) if capture or inputs else None
             _walk(roots, root_grads, not retain_graph, ops, extras)
             return extras.captured if extras is not None else []
     finally:
@@ -276,25 +279,36 @@ def _memory(array):
 # --- the general steps: hooks, retain_grad, captures, partial runs, the complex guard ---------------------
 
 class _Extras:
-    """What a walk for ``autograd.grad`` or ``backward(inputs=...)`` adds: captures, and which nodes run."""
+    """What a walk for ``autograd.grad`` or ``backward(inputs=...)`` adds: captures, and which nodes run. A node
+    captured but not run gets its tensor hooks, retain_grad and the capture, not its own hooks or rule, as in
+    PyTorch; a node neither captured nor run gets nothing."""
 
-    __slots__ = ("capture", "captured", "run_only")
+    __slots__ = ("capture", "captured", "capturing", "run_only")
 
-    def __init__(self, roots, capture, accumulate):
-        self.capture = capture
-        self.captured = [None] * len(capture)
-        self.run_only = None if accumulate else _nodes_to_run([n for n, _ in roots], {n for n, _ in capture})
+    def __init__(self, roots, capture, accumulate, inputs=None):
+        self.capture = capture or {}
+        self.captured = [None] * len(self.capture)
+        self.capturing = {n for n, _ in self.capture}
+        root_nodes = [n for n, _ in roots]
+        if inputs:
+            targets = {n for n, _ in inputs}
+            self.run_only = _nodes_to_run(root_nodes, targets) | targets
+        else:
+            self.run_only = None if accumulate else _nodes_to_run(root_nodes, self.capturing)
 
 
 def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
     """Run one node with everything around its rule. Returns ``(results, grads, shared_in)``, the incoming
     gradients as the rule saw them, or None when the node is not to run (a partial run) or is a leaf."""
     grads = grad if grad.__class__ is list else [grad]
+    runs = extras is None or extras.run_only is None or node in extras.run_only
+    if not runs and node not in extras.capturing:
+        return None
     watched: list = []
-    grads, shared_in = _before_rule(node, grads, shared_in, ops, extras, watched, lent)
+    grads, shared_in = _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs)
     for array in still_held(watched):
         _lend(lent, array)
-    if extras is not None and extras.run_only is not None and node not in extras.run_only:
+    if not runs:
         return None
     if node.__class__ is AccumulateGrad:
         owned = not ops.recording and (not shared_in & 1 or _engine_only(grads[0], buffers, lent))
@@ -363,15 +377,20 @@ def _run_rule(node, grads, ops):
     return node.backward(ops, *grads)
 
 
-def _before_rule(node, grads, shared_in, ops, extras, watched, lent):
-    """Tensor hooks of this node's outputs, then retain_grad, then captures, then the node's pre-hooks.
-    A gradient that user code has seen is marked shared from then on; the Tensors it saw or returned are
-    ``watched``, and captures are lent for good (``autograd.grad`` returns them)."""
+def _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs):
+    """Tensor hooks of this node's outputs (called with None for an output that got no gradient, as PyTorch
+    does), then retain_grad, then captures, then, if the node ``runs``, its pre-hooks. A gradient that user code
+    has seen is marked shared from then on; the Tensors it saw or returned are ``watched``, and captures are lent
+    for good (``autograd.grad`` returns them)."""
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
-            if nr < len(grads) and grads[nr] is not None and hooks:
-                grads[nr] = _call_tensor_hooks(hooks, grads[nr], ops, watched)
-                shared_in |= 1 << nr
+            if not hooks:
+                continue
+            if nr >= len(grads) or grads[nr] is None:
+                _call_tensor_hooks_on_none(hooks)
+                continue
+            grads[nr] = _call_tensor_hooks(hooks, grads[nr], ops, watched)
+            shared_in |= 1 << nr
     if node.__class__ is AccumulateGrad and node.variable._hooks and grads[0] is not None:
         grads[0] = _call_tensor_hooks(node.variable._hooks, grads[0], ops, watched)   # a leaf's live on its tensor
         shared_in |= 1
@@ -389,7 +408,7 @@ def _before_rule(node, grads, shared_in, ops, extras, watched, lent):
                 shared_in |= 1 << nr
                 if not ops.recording:
                     _lend(lent, g)
-    if node._pre_hooks:
+    if node._pre_hooks and runs:
         wrapped = tuple(ops.wrap(g) if g is not None else None for g in grads)
         watched += watch(wrapped)
         for hook in list(node._pre_hooks.values()):
@@ -414,6 +433,13 @@ def _call_tensor_hooks(hooks, grad, ops, watched):
             g = result
             watched.append(weakref.ref(g))
     return ops.unwrap(g)
+
+
+def _call_tensor_hooks_on_none(hooks):
+    """Tensor hooks of an output that got no gradient see None, and may not replace it."""
+    for hook in list(hooks.values()):
+        if hook(None) is not None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
 
 
 def _retain(tensor, grad, ops):
