@@ -14,6 +14,8 @@ import os
 import sys
 import traceback
 import warnings
+from types import FrameType
+from typing import Optional
 
 import numpy as np
 
@@ -44,7 +46,7 @@ def remember(node):
     """Keep, in ``node.metadata``, the forward call's traceback, without the frames inside gradiente that made
     the node (PyTorch's ops are C++, so its tracebacks end at the user's line), and the node the engine is
     running, if any."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame = frame.f_back
     metadata = node.metadata
