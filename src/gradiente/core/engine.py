@@ -342,14 +342,17 @@ def _step_in_anomaly_mode(node, grad, shared_in, ops, extras, buffers, lent):
 
 def _fit_to_input(node, i, g, meta, ops):
     """Bring result ``i`` of ``node`` to its input's shape (summing over broadcast dims) and dtype, or refuse it
-    with PyTorch's messages: a shape the input's cannot be expanded to, or a complex gradient for a real input."""
+    with PyTorch's messages: a shape the input's cannot be expanded to, or a custom Function's complex gradient
+    for a real input."""
     shape, dtype = meta
     got = tuple(g.shape)
     if got != shape and not _expandable(shape, got):
         raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got {list(got)} "
                            f"but expected shape compatible with {list(shape)}")
     got_dtype = g.dtype if not ops.recording else g._data.dtype
-    if got_dtype.kind != "f" and (got_dtype.kind == "c") != (dtype.kind == "c"):
+    # (a built-in rule may hand a real input a complex gradient: its real part is kept, PyTorch's handle_r_to_c)
+    if (got_dtype.kind != "f" and (got_dtype.kind == "c") != (dtype.kind == "c")
+            and getattr(node, "_forward_cls", None) is not None):
         raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) "
                            "to be true, but got false.  (Could this error message be improved?  If so, please "
                            "report an enhancement request to PyTorch.)")
