@@ -15,6 +15,7 @@ from . import autograd
 from . import ops as _ops
 from . import tensor_methods as _tensor_methods  # binds every op to its Tensor method names
 from ._config import *
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .core import return_types
 from .core.creation import *
 from .core.creation import __all__ as _creation_all

@@ -14,18 +14,22 @@ from ..core.grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from ..core.node import Node, SavedTensor
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from . import forward_ad, graph
+from . import anomaly_mode, forward_ad, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
-           "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph", "SavedTensor"]
+           "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph",
+           "SavedTensor", "set_multithreading_enabled"]
 
 
 class _VariableMeta(type):
@@ -47,22 +51,6 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             t.requires_grad_(True)
         return t
-
-
-class set_detect_anomaly:
-    """Accepted for compatibility; gradiente's errors already name the operation involved."""
-
-    def __init__(self, mode, check_nan=True):
-        self.mode = mode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-detect_anomaly = set_detect_anomaly
 
 
 def __getattr__(name):

@@ -4,7 +4,6 @@ gradient of each output (1 for a scalar), and hand the walk to the engine (``eng
 """
 import numpy as np
 
-from . import rules
 from .engine import run_backward
 from .size import Size
 from .tensor import Tensor
@@ -85,19 +84,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    capture, slots = _capture(inputs)
-    captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
-    ops = rules.namespace(create_graph)
-    done = set()
-    for t, slot in zip(inputs, slots):
-        g = captured[slot]
-        if g is None or slot in done:     # an input listed twice gets its gradient once, as in PyTorch
-            continue
-        done.add(slot)
-        # `captured` and `g` hold the array as the engine's buffer and frame do in AccumulateGrad, so
-        # accumulate's "nobody else holds it" test means the same here (a shared array is copied)
-        ops.accumulate(t, g)
-
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        t.retain_grad()         # as PyTorch: a non-leaf input keeps its .grad from now on (a no-op on a leaf)
+    # only the inputs' nodes and those that lead to them run: a leaf's AccumulateGrad accumulates, with its hooks
+    run_backward(roots, grads, retain_graph, create_graph, inputs=[t._grad_edge() for t in inputs])
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):

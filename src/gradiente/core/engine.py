@@ -65,19 +65,23 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from . import grad_mode, rules
+from . import anomaly, grad_mode, rules
 from . import tensor as _tensor  # a module: a cycle within the core, read at call time
+from .dtype import FROM_NUMPY
 from .node import AccumulateGrad
 
 __all__ = ["run_backward"]
 
 
-def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True):
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True,
+                 inputs=None):
     """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
 
     ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
     tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
-    tensor run, and no leaf's ``.grad`` changes (``autograd.grad``).
+    tensor run, and no leaf's ``.grad`` changes (``autograd.grad``). ``inputs``: the edges of
+    ``backward(inputs=...)``: only their nodes and those that lead to them run (PyTorch's rule: a leaf's
+    AccumulateGrad among them accumulates, with its hooks).
     """
     ops = rules.namespace(create_graph)
     # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
@@ -86,7 +90,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     gc.disable()
     try:
         with grad_mode.set_grad_enabled(create_graph):
-            extras = _Extras(roots, capture, accumulate) if capture else None
+            extras = _Extras(roots, capture, accumulate, inputs) if capture or inputs else None
             _walk(roots, root_grads, not retain_graph, ops, extras)
             return extras.captured if extras is not None else []
     finally:
@@ -98,7 +102,10 @@ def _walk(roots, root_grads, release, ops, extras):
     """The loop of the module's docstring, its common cases spelled out: it runs once per node."""
     raw = not ops.recording
     pop, push = heappop, heappush
-    general = extras is not None
+    anomalous = anomaly.state.enabled
+    general = extras is not None or anomalous
+    step_with_extras = _step_in_anomaly_mode if anomalous else _step_with_extras
+    node = None
     buffers: dict = {}      # node -> the gradient summed so far; a list, one per output, for a node with several
     shared: dict = {}       # node -> bit nr set when someone besides the engine may hold output nr's gradient
     heap: list = []         # (-sequence number, node) for each node in buffers: the newest pops first
@@ -109,54 +116,59 @@ def _walk(roots, root_grads, release, ops, extras):
             if raw:
                 shared[node] = shared.get(node, 0) | 1 << nr        # the caller's array
                 _lend(lent, grad)
-    while heap:
-        node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
-        grad = buffers.pop(node)
-        shared_in = shared.pop(node, 0) if shared else 0
-        # its rule (on the general path, with hooks, captures and the rest around it)
-        if general or node._hooked:
-            step = _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
-            if step is None:
-                continue
-            results, grad, shared_in = step
-        elif grad.__class__ is not list:
-            results = node.backward(ops, grad)
-        elif len(grad) == 1:
-            results = node.backward(ops, grad[0])          # a custom Function with one output
-        else:
-            results = _run_rule(node, grad, ops)
-        if results.__class__ is not tuple:
-            results = (results,)
-        if release and node._saved:
-            node._saved = None      # free what the rule read; a second backward then raises _FREED
-        # each result along its edge, summed into the receiver's buffer
-        meta = node._input_meta
-        sent = 0
-        for i, (receiver, nr) in enumerate(node.next_functions):
-            if receiver is None:
-                continue
-            g = results[i]
-            if g is None:
-                continue
-            # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
-            m = meta[i] if meta is not None else None
-            if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
-                g = ops.fix_meta(g, m[0], m[1])
-            held = buffers.get(receiver)        # the common cases of _receive, spelled out:
-            if held is None and nr == 0 and receiver._output_meta is None:
-                buffers[receiver] = g                       # the first gradient opens the buffer
-                push(heap, (-receiver._seq, receiver))
-            elif nr == 0 and held is not None and held.__class__ is not list and not shared:
-                buffers[receiver] = held + g                # a later one is summed into new memory
+    try:
+        while heap:
+            node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
+            grad = buffers.pop(node)
+            shared_in = shared.pop(node, 0) if shared else 0
+            # its rule (on the general path, with hooks, captures and the rest around it)
+            if general or node._hooked:
+                step = step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
+                if step is None:
+                    continue
+                results, grad, shared_in = step
+            elif grad.__class__ is not list:
+                results = node.backward(ops, grad)
+            elif len(grad) == 1:
+                results = node.backward(ops, grad[0])          # a custom Function with one output
             else:
-                _receive(buffers, shared, heap, receiver, nr, g)
-            sent += 1
-        # Seldom anything to mark shared: only after a shared gradient came in, or when two results sent might
-        # share memory (unless they are two distinct arrays that own their memory, as MulBackward0's are).
-        if raw and (shared_in or (sent > 1 and (len(results) > 2 or results[0] is results[1]
-                                                or results[0].base is not None or results[1].base is not None))):
-            _mark_shared(node, results, grad, shared_in, buffers, shared, lent)
+                results = _run_rule(node, grad, ops)
+            if results.__class__ is not tuple:
+                results = (results,)
+            if release and node._saved:
+                node._saved = None      # free what the rule read; a second backward then raises _FREED
+            # each result along its edge, summed into the receiver's buffer
+            meta = node._input_meta
+            sent = 0
+            for i, (receiver, nr) in enumerate(node.next_functions):
+                if receiver is None:
+                    continue
+                g = results[i]
+                if g is None:
+                    continue
+                # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
+                m = meta[i] if meta is not None else None
+                if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
+                    g = _fit_to_input(node, i, g, m, ops)
+                held = buffers.get(receiver)        # the common cases of _receive, spelled out:
+                if held is None and nr == 0 and receiver._output_meta is None:
+                    buffers[receiver] = g                       # the first gradient opens the buffer
+                    push(heap, (-receiver._seq, receiver))
+                elif nr == 0 and held is not None and held.__class__ is not list and not shared:
+                    buffers[receiver] = held + g                # a later one is summed into new memory
+                else:
+                    _receive(buffers, shared, heap, receiver, nr, g)
+                sent += 1
+            # Seldom anything to mark shared: only after a shared gradient came in, or when two results sent might
+            # share memory (unless they are two distinct arrays that own their memory, as MulBackward0's are).
+            if raw and (shared_in or (sent > 1 and (len(results) > 2 or results[0] is results[1]
+                                                    or results[0].base is not None or results[1].base is not None))):
+                _mark_shared(node, results, grad, shared_in, buffers, shared, lent)
 
+    except Exception:
+        if anomalous and node is not None:
+            anomaly.report(node)    # where the failing node was made, as PyTorch warns it
+        raise
 
 def _receive(buffers, shared, heap, node, nr, grad):
     """Sum ``grad`` into slot ``nr`` of ``node``'s buffer (a list once a slot other than 0 is used); the first
@@ -267,25 +279,36 @@ def _memory(array):
 # --- the general steps: hooks, retain_grad, captures, partial runs, the complex guard ---------------------
 
 class _Extras:
-    """What a walk for ``autograd.grad`` or ``backward(inputs=...)`` adds: captures, and which nodes run."""
+    """What a walk for ``autograd.grad`` or ``backward(inputs=...)`` adds: captures, and which nodes run. A node
+    captured but not run gets its tensor hooks, retain_grad and the capture, not its own hooks or rule, as in
+    PyTorch; a node neither captured nor run gets nothing."""
 
-    __slots__ = ("capture", "captured", "run_only")
+    __slots__ = ("capture", "captured", "capturing", "run_only")
 
-    def __init__(self, roots, capture, accumulate):
-        self.capture = capture
-        self.captured = [None] * len(capture)
-        self.run_only = None if accumulate else _nodes_to_run([n for n, _ in roots], {n for n, _ in capture})
+    def __init__(self, roots, capture, accumulate, inputs=None):
+        self.capture = capture or {}
+        self.captured = [None] * len(self.capture)
+        self.capturing = {n for n, _ in self.capture}
+        root_nodes = [n for n, _ in roots]
+        if inputs:
+            targets = {n for n, _ in inputs}
+            self.run_only = _nodes_to_run(root_nodes, targets) | targets
+        else:
+            self.run_only = None if accumulate else _nodes_to_run(root_nodes, self.capturing)
 
 
 def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
     """Run one node with everything around its rule. Returns ``(results, grads, shared_in)``, the incoming
     gradients as the rule saw them, or None when the node is not to run (a partial run) or is a leaf."""
     grads = grad if grad.__class__ is list else [grad]
+    runs = extras is None or extras.run_only is None or node in extras.run_only
+    if not runs and node not in extras.capturing:
+        return None
     watched: list = []
-    grads, shared_in = _before_rule(node, grads, shared_in, ops, extras, watched, lent)
+    grads, shared_in = _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs)
     for array in still_held(watched):
         _lend(lent, array)
-    if extras is not None and extras.run_only is not None and node not in extras.run_only:
+    if not runs:
         return None
     if node.__class__ is AccumulateGrad:
         owned = not ops.recording and (not shared_in & 1 or _engine_only(grads[0], buffers, lent))
@@ -302,6 +325,47 @@ def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
     return results, grads, shared_in
 
 
+def _step_in_anomaly_mode(node, grad, shared_in, ops, extras, buffers, lent):
+    """``_step_with_extras`` in anomaly mode: the nodes the rule makes remember this one as their parent, and,
+    with ``check_nan``, results with a NaN in them are refused."""
+    state = anomaly.state
+    parent, state.running = state.running, node
+    try:
+        step = _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
+    finally:
+        state.running = parent
+    if step is not None and state.check_nan:
+        results = step[0]
+        anomaly.check_nan(node, results if results.__class__ is tuple else (results,), not ops.recording)
+    return step
+
+
+def _fit_to_input(node, i, g, meta, ops):
+    """Bring result ``i`` of ``node`` to its input's shape (summing over broadcast dims) and dtype, or refuse it
+    with PyTorch's messages: a shape the input's cannot be expanded to, or a custom Function's complex gradient
+    for a real input."""
+    shape, dtype = meta
+    got = tuple(g.shape)
+    if got != shape and not _expandable(shape, got):
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got {list(got)} "
+                           f"but expected shape compatible with {list(shape)}")
+    got_dtype = g.dtype if not ops.recording else g._data.dtype
+    # (a built-in rule may hand a real input a complex gradient: its real part is kept, PyTorch's handle_r_to_c)
+    if (got_dtype.kind != "f" and (got_dtype.kind == "c") != (dtype.kind == "c")
+            and getattr(node, "_forward_cls", None) is not None):
+        raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) "
+                           "to be true, but got false.  (Could this error message be improved?  If so, please "
+                           "report an enhancement request to PyTorch.)")
+    return ops.fix_meta(g, shape, dtype)
+
+
+def _expandable(shape, target):
+    """Whether ``shape`` broadcasts to ``target`` (PyTorch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (t, 1) for s, t in zip(reversed(shape), reversed(target)))
+
+
 def _run_rule(node, grads, ops):
     """The rule of a node with several outputs (those that got no gradient get zeros, unless the node asks
     for None), or of a node on the general path; refused for complex gradients unless it is right for them."""
@@ -316,15 +380,20 @@ def _run_rule(node, grads, ops):
     return node.backward(ops, *grads)
 
 
-def _before_rule(node, grads, shared_in, ops, extras, watched, lent):
-    """Tensor hooks of this node's outputs, then retain_grad, then captures, then the node's pre-hooks.
-    A gradient that user code has seen is marked shared from then on; the Tensors it saw or returned are
-    ``watched``, and captures are lent for good (``autograd.grad`` returns them)."""
+def _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs):
+    """Tensor hooks of this node's outputs (called with None for an output that got no gradient, as PyTorch
+    does), then retain_grad, then captures, then, if the node ``runs``, its pre-hooks. A gradient that user code
+    has seen is marked shared from then on; the Tensors it saw or returned are ``watched``, and captures are lent
+    for good (``autograd.grad`` returns them)."""
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
-            if nr < len(grads) and grads[nr] is not None and hooks:
-                grads[nr] = _call_tensor_hooks(hooks, grads[nr], ops, watched)
-                shared_in |= 1 << nr
+            if not hooks:
+                continue
+            if nr >= len(grads) or grads[nr] is None:
+                _call_tensor_hooks_on_none(hooks)
+                continue
+            grads[nr] = _call_tensor_hooks(hooks, grads[nr], ops, watched)
+            shared_in |= 1 << nr
     if node.__class__ is AccumulateGrad and node.variable._hooks and grads[0] is not None:
         grads[0] = _call_tensor_hooks(node.variable._hooks, grads[0], ops, watched)   # a leaf's live on its tensor
         shared_in |= 1
@@ -342,13 +411,13 @@ def _before_rule(node, grads, shared_in, ops, extras, watched, lent):
                 shared_in |= 1 << nr
                 if not ops.recording:
                     _lend(lent, g)
-    if node._pre_hooks:
+    if node._pre_hooks and runs:
         wrapped = tuple(ops.wrap(g) if g is not None else None for g in grads)
         watched += watch(wrapped)
         for hook in list(node._pre_hooks.values()):
             result = hook(wrapped)
             if result is not None:
-                wrapped = tuple(result)
+                wrapped = _checked_replacement(hook, wrapped, result)
                 watched += watch(wrapped)
         grads = [ops.unwrap(g) if g is not None else None for g in wrapped]
         shared_in |= (1 << len(grads)) - 1
@@ -363,9 +432,17 @@ def _call_tensor_hooks(hooks, grad, ops, watched):
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
+            _check_replacement(hook, g, result)
             g = result
             watched.append(weakref.ref(g))
     return ops.unwrap(g)
+
+
+def _call_tensor_hooks_on_none(hooks):
+    """Tensor hooks of an output that got no gradient see None, and may not replace it."""
+    for hook in list(hooks.values()):
+        if hook(None) is not None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
 
 
 def _retain(tensor, grad, ops):
@@ -384,17 +461,49 @@ def _post_hooks(node, results, grads, ops, watched):
     if results.__class__ is not tuple:
         results = (results,)
     meta = node._input_meta
-    fixed = tuple(ops.fix_meta(g, m[0], m[1]) if g is not None and m is not None else g
-                  for g, m in zip(results, meta or (None,) * len(results)))
+    # as PyTorch's: brought to the inputs' shapes and dtypes, None for an input that needs no gradient
+    fixed = tuple(None if g is None or edge[0] is None else _fit_to_input(node, i, g, m, ops) if m is not None else g
+                  for i, (g, m, edge) in enumerate(zip(results, meta or (None,) * len(results), node.next_functions)))
     wrapped_in = tuple(ops.wrap(g) if g is not None else None for g in fixed)
     wrapped_out = tuple(ops.wrap(g) if g is not None else None for g in grads)
     watched += watch(wrapped_in) + watch(wrapped_out)
     for hook in list(node._hooks.values()):
         replaced = hook(wrapped_in, wrapped_out)
         if replaced is not None:
-            wrapped_in = tuple(replaced)
+            wrapped_in = _checked_replacement(hook, wrapped_in, replaced)
             watched += watch(wrapped_in)
     return tuple(ops.unwrap(g) if g is not None else None for g in wrapped_in)
+
+
+def _checked_replacement(hook, grads, result):
+    """The gradients a node hook returned in place of ``grads``, checked as PyTorch checks them."""
+    if result.__class__ is not tuple:
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(grads):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got {len(result)}, "
+                           f"but expected {len(grads)})")
+    for original, replacement in zip(grads, result):
+        if replacement is not None:
+            if original is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            _check_replacement(hook, original, replacement)
+    return result
+
+
+def _check_replacement(hook, original, result):
+    """A hook may replace a gradient only by a Tensor of the same dtype and shape (PyTorch's messages)."""
+    if not isinstance(result, _tensor.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    was, got = original._data, result._data
+    if was.dtype != got.dtype:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"torch.{FROM_NUMPY[was.dtype]._legacy} got torch.{FROM_NUMPY[got.dtype]._legacy})")
+    if was.shape != got.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
 
 
 def _nodes_to_run(roots, targets):

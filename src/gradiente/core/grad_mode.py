@@ -1,7 +1,9 @@
 """Grad modes: whether operations record the graph. Thread-local, as in PyTorch: ``no_grad`` in one
 thread leaves the others recording."""
 import functools
+import inspect
 import threading
+import warnings
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
@@ -11,6 +13,7 @@ class _State(threading.local):
     def __init__(self):
         self.enabled = True
         self.inference = False
+        self.multithreading = True
 
 
 state = _State()
@@ -25,17 +28,18 @@ def is_inference_mode_enabled():
 
 
 class _Mode:
-    """Base of the grad-mode context managers; each also works as a decorator."""
+    """Base of the grad-mode context managers; each also works as a decorator (``decorate``)."""
 
     def __call__(self, func):
-        mode = type(self)
-        args = self._args()
+        if inspect.isclass(func):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
 
-        @functools.wraps(func)
-        def wrapper(*a, **k):
-            with mode(*args):
-                return func(*a, **k)
-        return wrapper
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
+        return decorate(self.clone, func)
 
     def _args(self):
         return ()
@@ -54,6 +58,45 @@ class _Mode:
 
     def clone(self):
         return type(self)(*self._args())
+
+
+def decorate(make_mode, func):
+    """``func`` run with a fresh mode from ``make_mode()`` around each call (PyTorch's ``_contextlib``): around
+    each step of a generator function's generator, so that the code between its steps, the caller's, runs in
+    the caller's own mode."""
+    if inspect.isgeneratorfunction(func):
+        return _decorate_generator(make_mode, func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with make_mode():
+            return func(*args, **kwargs)
+    return wrapper
+
+
+def _decorate_generator(make_mode, func):
+    @functools.wraps(func)
+    def generator(*args, **kwargs):
+        inner = func(*args, **kwargs)
+        try:
+            with make_mode():
+                response = inner.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_mode():
+                        inner.close()
+                    raise
+                except BaseException as error:       # thrown in by the caller: the generator handles it
+                    with make_mode():
+                        response = inner.throw(error)
+                else:
+                    with make_mode():
+                        response = inner.send(request)
+        except StopIteration as stop:
+            return stop.value
+    return generator
 
 
 class no_grad(_Mode):
@@ -121,3 +164,30 @@ class inference_mode(_Mode):
     def _set(self):
         if self.mode:
             state.enabled, state.inference = False, True
+
+
+class set_multithreading_enabled(_Mode):
+    """``torch.autograd.set_multithreading_enabled``: PyTorch runs a backward pass on per-device worker threads
+    unless this is off. gradiente's backward always runs on the calling thread, so the flag (per thread, as in
+    PyTorch) is kept for ``is_multithreading_enabled`` and changes nothing else. Takes effect when called, as
+    PyTorch's does, and is undone on leaving a ``with`` block."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self.prev = state.multithreading
+        state.multithreading = self.mode
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+        return False
+
+
+def is_multithreading_enabled():
+    """Whether backward may use worker threads (see ``set_multithreading_enabled``)."""
+    return state.multithreading

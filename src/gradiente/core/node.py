@@ -22,7 +22,7 @@ import threading
 import weakref
 from typing import Any, Optional
 
-from . import rules
+from . import anomaly, rules
 from .dtype import FROM_NUMPY
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum",
@@ -252,6 +252,8 @@ class Node:
         self._seq = next(_sequence)
         self._saved = ()
         self._input_meta = input_meta
+        if anomaly.state.enabled:
+            anomaly.remember(self)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -489,10 +491,16 @@ def _modified_message(tensor, expected, saved_output=None, node=None):
         origin = f", which is output {saved_output.output_nr} of {forward_name},"
     kind = FROM_NUMPY[data.dtype]._legacy
     shape = ", ".join(str(s) for s in data.shape)
-    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"[torch.{kind} [{shape}]]{origin} is at version {now}; expected version {expected} instead. "
+    hint = (_HINT_IN_ANOMALY_MODE if anomaly.state.enabled else
             "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
             "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[torch.{kind} [{shape}]]{origin} is at version {now}; expected version {expected} instead. {hint}")
+
+
+# in anomaly mode the engine has just warned with the failing node's forward traceback
+_HINT_IN_ANOMALY_MODE = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                         "The variable in question was changed in there or anywhere later. Good luck!")
 
 
 class AccumulateGrad(Node):
@@ -521,4 +529,5 @@ class AccumulateGrad(Node):
         post_hooks = variable.__dict__.get("_post_hooks")
         if post_hooks:
             for hook in list(post_hooks.values()):
-                hook(variable)
+                if hook(variable) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")

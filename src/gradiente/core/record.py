@@ -7,14 +7,15 @@ backward node to the result and, in forward mode, to give the outputs their tang
 """
 import numpy as np
 
+from . import anomaly, forward_grad, grad_mode
 from . import dtype as dt
-from . import forward_grad, grad_mode
 from . import node as _graph
 from .tensor import Tensor
 
 __all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap"]
 
 _state = grad_mode.state
+_anomaly = anomaly.state
 _forward = forward_grad.state
 _carries_tangent = forward_grad.carries_tangent
 wrap = Tensor._make
@@ -74,6 +75,8 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     node._seq = _next_sequence_nr()
     if attrs:
         node.__dict__.update(attrs)
+    if _anomaly.enabled:
+        anomaly.remember(node)      # the forward traceback, for the engine to show if the node's step fails
     forward = _forward.on
     if forward and not (_state.enabled and any(m is not None for m in node._input_meta)):
         pass        # no input requires grad: the node serves forward mode only, as no output's grad_fn

@@ -91,8 +91,13 @@ def record_backward(output, gradient=None, *, accumulate=True, retain_graph=None
     gc.disable()
     try:
         for node in nodes:
-            handles.append(node.register_prehook(_before(record, node, local_derivatives, len(nodes))))
-            if not isinstance(node, AccumulateGrad):
+            before = _before(record, node, local_derivatives, len(nodes))
+            if isinstance(node, AccumulateGrad):
+                # a tensor hook, not a node pre-hook: autograd.grad captures a leaf's gradient without running
+                # its AccumulateGrad, so (as in PyTorch) the node's own hooks do not run then
+                handles.append(node.variable.register_hook(_as_tensor_hook(before)))
+            else:
+                handles.append(node.register_prehook(before))
                 handles.append(node.register_hook(_after(record, node)))
         if accumulate or not leaves:
             autograd.backward(output, gradient, retain_graph=retain_graph)
@@ -122,6 +127,12 @@ def _before(record, node, local_derivatives, total):
                 record.leaf[id(node.variable)] = grads[0]
         elif len(grads) == 1 and grads[0] is not None and local_derivatives(index, total) and is_elementwise(node):
             record.local[node] = _local_derivative(node, grads[0])
+    return hook
+
+
+def _as_tensor_hook(before):
+    def hook(grad):
+        before((grad,))
     return hook
 
 
