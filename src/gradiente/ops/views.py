@@ -30,8 +30,7 @@ _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride 
 def _view(input, array, node_cls, **attrs):
     """``array``, a view of ``input``'s memory, as a tensor sharing ``input``'s version counter and base."""
     out = wrap(array)
-    track_view(out, input, node_cls)
-    if wants_grad(input):
+    if track_view(out, input, node_cls) and wants_grad(input):
         record(node_cls, (input,), out, **attrs)
     return out
 
@@ -52,11 +51,12 @@ def _views(input, arrays, node_cls, **attrs):
     """Several views of ``input`` made by one multi-output op (split, chunk, unbind); as in PyTorch, none of
     them may be changed in place while recording."""
     outs = []
+    tracked = True
     for array in arrays:
         out = wrap(array)
-        track_view(out, input, node_cls, multi_output=True)
+        tracked = track_view(out, input, node_cls, multi_output=True)
         outs.append(out)
-    if wants_grad(input):
+    if tracked and wants_grad(input):
         record(node_cls, (input,), outs, **attrs)
     return tuple(outs)
 
