@@ -67,6 +67,7 @@ from .core.random import (
     set_rng_state,
 )
 from .core.size import Size
+from .core.storage import TypedStorage, UntypedStorage
 from .core.tensor import Tensor, device, is_inference, is_tensor
 from .core.windows import *
 from .functional_aliases import *

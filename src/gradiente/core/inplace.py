@@ -180,7 +180,7 @@ def apply_inplace(tensor, compute):
         if view:
             _rebase(tensor, result.grad_fn)
         else:
-            tensor.grad_fn, tensor._output_nr, tensor._requires_grad = result.grad_fn, result._output_nr, True
+            set_history(tensor, result.grad_fn, result._output_nr)
             tensor._accumulator = None
             _regenerate_views(tensor)
         _adopt_saved_output(tensor, result)
@@ -200,8 +200,22 @@ def _rebase(view, fn):
     node.save(fn)
     node.view_meta = input_meta[0]
     node.arrays = (view._data, base._data)
-    base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
+    set_history(base, node)
     _regenerate_views(base)
+
+
+def set_history(tensor, node, output_nr=0):
+    """``tensor`` is now output ``output_nr`` of ``node`` (after an in-place change). A gradient it retains
+    follows it, as in PyTorch: ``retain_grad`` then keeps the gradient of the new values."""
+    if tensor._retains_grad:
+        old = tensor.grad_fn
+        if old is not None and old._retain_hooks:
+            old._retain_hooks.pop(tensor._output_nr, None)
+        tensor._retains_grad = False
+        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, True
+        tensor.retain_grad()
+    else:
+        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, True
 
 
 def untracked_change(tensor):
@@ -232,7 +246,7 @@ def _regenerate_views(base):
         if view.__dict__["_view_meta"] == DEFAULT:
             strided = AsStridedBackward0(edges, meta)
             strided.arrays = (view._data, base._data)
-            view.grad_fn, view._output_nr, view._requires_grad = strided, 0, True
+            set_history(view, strided)
         else:
             error = Error()
             error.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)
