@@ -121,7 +121,7 @@ def _view_error(view, meta, indirect=False):
     name = _op_name(node.name()) if node is not None else None
     if name is None and view._base._requires_grad and "_view_op" in view.__dict__:
         name = _op_name(view._view_op.__name__)
-    if meta == NO_GRAD or meta == INFERENCE_MODE or name is None:
+    if meta in (NO_GRAD, INFERENCE_MODE) or name is None:
         prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in" if name
                   else "A view was created in")
         if meta == INFERENCE_MODE:

@@ -15,14 +15,14 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.forward_grad import state as _forward
-from ..core.inplace import AsStridedBackward0, check_inplace, set_history, track_view
+from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
-from ..core.storage import storage_root
 from ..core.record import record, wants_grad, wrap
+from ..core.storage import storage_root
 from ..core.tensor import _size_args, _wrap_dim
 
-__all__ = ["as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape",
-           "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
+__all__ = ["as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
+           "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.")
@@ -691,12 +691,13 @@ def _in_place_view(self, view, node_cls):
     node under PyTorch's name for the in-place form (``node_cls``). Its memory is unchanged, but, as in PyTorch,
     the version counter moves, and a leaf that requires grad is refused."""
     check_inplace(self)
-    self._version_box[0] += 1
     self._data = view._data
     node = view.grad_fn
     if node is not None and view._requires_grad:
         node.__class__ = node_cls           # the same rule under the in-place op's name
-        set_history(self, node)
+        # (a retained gradient stays with the old node, as in PyTorch: it is the gradient of the tensor as it was)
+        self.grad_fn, self._output_nr, self._requires_grad = node, 0, True
+    self._version_box[0] += 1               # last: an inference tensor outside the mode raises, changed, as in PyTorch
     return self
 
 
