@@ -15,7 +15,7 @@ def _error(fn):
     """(exception type name, message) raised by ``fn``, or None."""
     try:
         fn()
-    except Exception as e:     # noqa: BLE001 - the type is part of what is compared
+    except Exception as e:
         return type(e).__name__, str(e)
     return None
 

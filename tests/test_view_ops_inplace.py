@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 def _error(fn):
     try:
         fn()
-    except Exception as e:     # noqa: BLE001 - the type is part of what is compared
+    except Exception as e:
         return type(e).__name__, str(e)
     return None
 
@@ -150,8 +150,9 @@ def test_tensor_new():
         t = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)
         shaped, empty, data, sized = t.new(2, 3), t.new(), t.new([1, 2]), t.new(lib.Size([4]))
         shared = t.new(t)
-        return ([list(x.shape) for x in (shaped, empty, data, sized)], [str(x.dtype).split(".")[1] for x in (shaped, data)],
-                data.tolist(), shared.data_ptr() == t.data_ptr(), t.new_tensor([1, 2]).dtype == t.dtype)
+        dtypes = [str(x.dtype).split(".")[1] for x in (shaped, data)]
+        return ([list(x.shape) for x in (shaped, empty, data, sized)], dtypes, data.tolist(),
+                shared.data_ptr() == t.data_ptr(), t.new_tensor([1, 2]).dtype == t.dtype)
     _same(scenario)
 
 
@@ -200,7 +201,8 @@ def test_set_():
         part.set_(w.untyped_storage(), 1, (2,), (1,))
         emptied = lib.zeros(3)
         emptied.set_()
-        seen += [part.tolist(), list(emptied.shape), _error(lambda: lib.zeros(3).set_(lib.zeros(3, dtype=lib.int64)))]
+        mismatch = _error(lambda: lib.zeros(3).set_(lib.zeros(3, dtype=lib.int64)))
+        seen += [part.tolist(), list(emptied.shape), mismatch]
         param = lib.nn.Parameter(lib.ones(16, dtype=lib.float64))
         seen.append(_error(lambda: param.set_(param[1:])))
         for _ in range(2):
