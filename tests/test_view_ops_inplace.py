@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from harness import OpSpec, spec_tests
 
 import gradiente
 
@@ -31,6 +32,30 @@ def _same(scenario):
 def _weighted(lib, t):
     """Σ t * (1, 2, 3, ...): a loss whose gradient tells the elements apart."""
     return (t * lib.arange(1.0, t.numel() + 1.0, dtype=t.dtype).reshape(t.shape)).sum()
+
+
+# --- the table: gradients, second derivatives and node names against PyTorch ------------------------------------
+
+CONTIGUOUS_ONLY = {"contiguous_only": True}     # as_strided reads the storage, which a strided input's differs in
+
+SPECS = [
+    OpSpec("as_strided", lambda lib, x: x.as_strided((2, 2), (1, 2), 1), [((6,),), ((2, 3),)], extra=CONTIGUOUS_ONLY),
+    OpSpec("as_strided_overlapping", lambda lib, x: lib.as_strided(x, (3, 2), (1, 1)), [((4,),)],
+           extra=CONTIGUOUS_ONLY),
+    OpSpec("as_strided_", lambda lib, x: (x * 1).as_strided_((3,), (2,)), [((6,),)]),
+    OpSpec("transpose_", lambda lib, x: (x * 1).transpose_(0, 1), [((2, 3),), ((2, 3, 4),)]),
+    OpSpec("swapdims_", lambda lib, x: (x * 1).swapdims_(0, -1), [((2, 3),)]),
+    OpSpec("t_", lambda lib, x: (x * 1).t_(), [((2, 3),), ((3,),)]),
+    OpSpec("squeeze_", lambda lib, x: (x * 1).squeeze_(), [((2, 1, 3),)]),
+    OpSpec("squeeze_dim", lambda lib, x: (x * 1).squeeze_(1), [((2, 1, 3),)]),
+    OpSpec("squeeze_dims", lambda lib, x: (x * 1).squeeze_((0, 1)), [((1, 1, 3),)]),
+    OpSpec("unsqueeze_", lambda lib, x: (x * 1).unsqueeze_(-1), [((2, 3),)]),
+    OpSpec("unsafe_split", lambda lib, x: x.unsafe_split(2, 1)[0], [((3, 4),)]),
+    OpSpec("unsafe_split_with_sizes", lambda lib, x: x.unsafe_split_with_sizes((1, 2))[1], [((3, 2),)]),
+    OpSpec("split_with_sizes", lambda lib, x: x.split_with_sizes((2, 1), 1)[0], [((3, 3),)]),
+]
+
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 # --- as_strided ---------------------------------------------------------------------------------------------
