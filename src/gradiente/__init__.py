@@ -68,7 +68,8 @@ from .core.random import (
     set_rng_state,
 )
 from .core.size import Size
-from .core.tensor import Tensor, device, is_tensor
+from .core.storage import TypedStorage, UntypedStorage
+from .core.tensor import Tensor, device, is_inference, is_tensor
 from .core.windows import *
 from .functional_aliases import *
 from .ops.arithmetic import *

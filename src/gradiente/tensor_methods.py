@@ -12,7 +12,7 @@ Binding happens once, when ``import gradiente`` imports this module; nothing els
 Tensor attribute (``tests/test_architecture.py`` checks it).
 """
 from . import _config
-from .core import backward, creation, printing, random
+from .core import backward, creation, printing, random, storage
 from .core.inplace import make_inplace
 from .core.tensor import Tensor
 from .ops import (
@@ -59,11 +59,18 @@ METHODS = (
     (backward.tensor_backward, "backward"),
     # core/creation.py
     (staticmethod(creation.tensor_new), "__new__"),
+    (creation.new, "new"),
     (creation.new_tensor, "new_tensor"),
     (creation.new_zeros, "new_zeros"),
     (creation.new_ones, "new_ones"),
     (creation.new_full, "new_full"),
     (creation.new_empty, "new_empty"),
+    # core/storage.py
+    (storage.resize_, "resize_"),
+    (storage.resize_as_, "resize_as_"),
+    (storage.set_, "set_"),
+    (storage.storage, "storage"),
+    (storage.untyped_storage, "untyped_storage"),
     # core/printing.py
     (printing.tensor_repr, "__repr__"),
     # core/random.py
@@ -368,6 +375,12 @@ METHODS = (
     (sorting.unique_consecutive, "unique_consecutive"),
     # ops/views.py
     (views.ravel, "ravel"),
+    (views.as_strided, "as_strided"),
+    (views.as_strided_, "as_strided_"),
+    (views.squeeze_, "squeeze_"),
+    (views.t_, "t_"),
+    (views.transpose_, "transpose_", "swapdims_", "swapaxes_"),
+    (views.unsqueeze_, "unsqueeze_"),
     (property(views._H), "H"),
     (property(views._T), "T"),
     (views.broadcast_to, "broadcast_to"),
@@ -394,6 +407,10 @@ METHODS = (
     # ops/joining.py
     (joining.chunk, "chunk"),
     (joining.split, "split"),
+    (joining.split_with_sizes, "split_with_sizes"),
+    (joining.unsafe_chunk, "unsafe_chunk"),
+    (joining.unsafe_split, "unsafe_split"),
+    (joining.unsafe_split_with_sizes, "unsafe_split_with_sizes"),
     (joining.iterate, "__iter__"),
     (joining.unbind, "unbind"),
     (joining.dsplit, "dsplit"),

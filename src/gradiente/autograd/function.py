@@ -161,8 +161,8 @@ def _wrap_outputs(ctx, inputs, output, recording):
             out._version_box[0] += 1
         if recording and id(out) not in non_diff and out._data.dtype.kind in "fc":
             out.grad_fn, out._output_nr, out._requires_grad = ctx, nr, True
-        elif id(out) not in dirty:
-            out._requires_grad = False
+        elif id(out) not in dirty and (recording or "_no_edge" not in out.__dict__):
+            out._requires_grad = False          # (a view made under no_grad of an input that requires grad does)
         wrapped.append(out)
         meta.append((out._data.shape, out._data.dtype))
     if recording:

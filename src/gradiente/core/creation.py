@@ -365,6 +365,12 @@ BoolTensor = _legacy_type(dt.bool)
 
 # --- x.new_*: tensors made like another one (its dtype unless given) ----------------------------------------
 
+def new(self, *args, **kwargs):
+    """``x.new(...)``: the legacy constructor (``Tensor(...)``) in x's dtype: ``x.new(2, 3)`` an uninitialized
+    2x3 tensor, ``x.new([1, 2])`` one of those values, ``x.new(t)`` a tensor on t's memory, ``x.new()`` empty."""
+    return legacy_new(Tensor, self.dtype, args, kwargs)
+
+
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """``x.new_tensor(data)``: a new tensor of ``data``, in x's dtype unless ``dtype`` is given."""
     return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)

@@ -15,6 +15,10 @@ class _State(threading.local):
         self.inference = False
         self.multithreading = True
 
+    # Set (for every thread) once inference mode is first entered: until then no tensor can be an inference
+    # tensor, and the recording path skips its checks for one.
+    inference_made = False
+
 
 state = _State()
 
@@ -145,7 +149,9 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad`` (gradiente has no separate inference tensors; the difference is intended)."""
+    """``no_grad`` and more: tensors made inside are *inference tensors* (``Tensor.is_inference()``), with no
+    version counter, that autograd may not save or change in place outside inference mode, and views of them
+    are not views to autograd. ``inference_mode(False)`` inside turns grad mode back on, as in PyTorch."""
 
     def __new__(cls, mode=True):
         self = super().__new__(cls)
@@ -162,8 +168,9 @@ class inference_mode(_Mode):
         return (self.mode,)
 
     def _set(self):
+        state.enabled, state.inference = not self.mode, self.mode
         if self.mode:
-            state.enabled, state.inference = False, True
+            _State.inference_made = True
 
 
 class set_multithreading_enabled(_Mode):

@@ -24,7 +24,7 @@ import numpy as np
 from . import forward_grad, grad_mode
 from .dtype import scalar_name
 from .node import Node
-from .tensor import Tensor
+from .tensor import InferenceVersion, Tensor
 
 __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
@@ -37,11 +37,13 @@ _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 # How a view was made (PyTorch's CreationMeta), kept as ``view._view_meta``; only DEFAULT views may be
 # changed in place while recording.
-DEFAULT, NO_GRAD, MULTI_OUTPUT = "default", "no_grad", "multi_output"
+DEFAULT, NO_GRAD, MULTI_OUTPUT, INFERENCE_MODE = "default", "no_grad", "multi_output", "inference_mode"
+_BLOCK_ADVICE = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                 "by moving both the view and the inplace either both inside the {} block (if you don't want the "
+                 "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 _ADVICE = {
-    NO_GRAD: " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-             "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-             "inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    NO_GRAD: _BLOCK_ADVICE.format("no_grad"),
+    INFERENCE_MODE: _BLOCK_ADVICE.format("inference_mode"),
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such functions do not allow "
                   "the output views to be modified inplace. You should replace the inplace operation by an "
                   "out-of-place one.",
@@ -53,10 +55,14 @@ _ADVICE = {
 def track_view(out, input, node_cls, multi_output=False):
     """Make ``out`` (an array view of ``input``'s memory, already wrapped) a view of ``input``: the same version
     counter and base, how it was made, and, in grad mode, a place in its base's list of views, so that an
-    in-place change of the base or of another view can regenerate its ``grad_fn``."""
-    out._version_box = input._version_box
+    in-place change of the base or of another view can regenerate its ``grad_fn``. Returns whether the view op
+    may be recorded: not for a view of an inference tensor, which, as in PyTorch, is no view to autograd, only an
+    inference tensor on the same memory."""
+    box = out._version_box = input._version_box
+    if box.__class__ is InferenceVersion:
+        return False
     enabled = _state.enabled
-    meta = MULTI_OUTPUT if multi_output else DEFAULT if enabled else NO_GRAD
+    meta = MULTI_OUTPUT if multi_output else DEFAULT if enabled else INFERENCE_MODE if _state.inference else NO_GRAD
     base = input._base
     if base is None or "_view_meta" not in input.__dict__:
         base = input                            # ``input`` is no view (``detach()`` results have a _base, too)
@@ -70,6 +76,11 @@ def track_view(out, input, node_cls, multi_output=False):
     attrs = out.__dict__
     attrs["_base"] = base
     attrs["_view_meta"] = meta
+    if not enabled and input._requires_grad:
+        # As in PyTorch, a view made under no_grad (or in inference mode) of a tensor that requires grad requires
+        # grad too, though it is a leaf through which no gradient flows.
+        out._requires_grad = True
+        attrs["_no_edge"] = True
     if enabled and (base.grad_fn is not None or not base._requires_grad):
         # A leaf that requires grad never changes in place while recording, so its views need no list.
         views = base.__dict__.get("_views")
@@ -79,6 +90,7 @@ def track_view(out, input, node_cls, multi_output=False):
             views.append(_ref(out))
             if len(views) >= 64 and not len(views) & (len(views) - 1):
                 views[:] = [r for r in views if r() is not None]    # at each power of two, forget dead views
+    return True
 
 
 def _view_meta(tensor):
@@ -99,7 +111,8 @@ def _op_name(name):
 
 
 def _view_error(view, meta, indirect=False):
-    """PyTorch's message for a view made under no_grad, or by an op with several views as outputs, that is
+    """PyTorch's message for a view made under no_grad or in inference mode, or by an op with several views as
+    outputs, that is
     changed in place (or, ``indirect``, used after its base or another view was)."""
     what = "its base or another view of its base has been" if indirect else "is being"
     node = view.grad_fn
@@ -108,10 +121,13 @@ def _view_error(view, meta, indirect=False):
     name = _op_name(node.name()) if node is not None else None
     if name is None and view._base._requires_grad and "_view_op" in view.__dict__:
         name = _op_name(view._view_op.__name__)
-    if meta == NO_GRAD or name is None:
+    if meta in (NO_GRAD, INFERENCE_MODE) or name is None:
         prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in" if name
                   else "A view was created in")
-        message = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+        if meta == INFERENCE_MODE:
+            message = f"{prefix} inference mode and {what} modified inplace in normal mode."
+        else:
+            message = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
         message = f"Output {view._output_nr} of {name} is a view and {what} modified inplace."
     return message + _ADVICE[meta]
@@ -164,7 +180,7 @@ def apply_inplace(tensor, compute):
         if view:
             _rebase(tensor, result.grad_fn)
         else:
-            tensor.grad_fn, tensor._output_nr, tensor._requires_grad = result.grad_fn, result._output_nr, True
+            set_history(tensor, result.grad_fn, result._output_nr)
             tensor._accumulator = None
             _regenerate_views(tensor)
         _adopt_saved_output(tensor, result)
@@ -184,8 +200,22 @@ def _rebase(view, fn):
     node.save(fn)
     node.view_meta = input_meta[0]
     node.arrays = (view._data, base._data)
-    base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
+    set_history(base, node)
     _regenerate_views(base)
+
+
+def set_history(tensor, node, output_nr=0):
+    """``tensor`` is now output ``output_nr`` of ``node`` (after an in-place change). A gradient it retains
+    follows it, as in PyTorch: ``retain_grad`` then keeps the gradient of the new values."""
+    if tensor._retains_grad:
+        old = tensor.grad_fn
+        if old is not None and old._retain_hooks:
+            old._retain_hooks.pop(tensor._output_nr, None)
+        tensor._retains_grad = False
+        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, True
+        tensor.retain_grad()
+    else:
+        tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, True
 
 
 def untracked_change(tensor):
@@ -193,7 +223,9 @@ def untracked_change(tensor):
     to, such as a detached alias): the views of that memory still read the new values, so, as in PyTorch,
     each live view that requires grad now reads through AsStridedBackward0 over its base's history (and a
     view that may not follow in-place changes raises when used)."""
-    base = tensor._base if tensor._base is not None else tensor
+    base = tensor._base
+    if base is None:
+        base = tensor.__dict__.get("_alias_of", tensor)
     if base._requires_grad and base.__dict__.get("_views"):
         _regenerate_views(base)
 
@@ -214,7 +246,7 @@ def _regenerate_views(base):
         if view.__dict__["_view_meta"] == DEFAULT:
             strided = AsStridedBackward0(edges, meta)
             strided.arrays = (view._data, base._data)
-            view.grad_fn, view._output_nr, view._requires_grad = strided, 0, True
+            set_history(view, strided)
         else:
             error = Error()
             error.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)

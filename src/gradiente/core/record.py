@@ -10,7 +10,7 @@ import numpy as np
 from . import anomaly, forward_grad, grad_mode
 from . import dtype as dt
 from . import node as _graph
-from .tensor import Tensor
+from .tensor import InferenceVersion, Tensor
 
 __all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap"]
 
@@ -25,8 +25,25 @@ def wants_grad(*inputs):
     """Whether an op on ``inputs`` must be recorded: for backward (grad mode on and an input requires grad) or
     for forward mode (a dual level active and an input carries a tangent)."""
     if _state.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
-        return True
+        # As in PyTorch, an op whose tensors are all inference tensors is not seen by autograd.
+        return not _state.inference_made or not _only_inference(inputs)
     return _forward.on and _carries_tangent(inputs)
+
+
+def _only_inference(inputs):
+    return all(t._version_box.__class__ is InferenceVersion for t in inputs if isinstance(t, Tensor))
+
+
+_SAVE_INFERENCE_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def _refuse_inference(saved):
+    for v in saved:
+        if isinstance(v, Tensor) and v._version_box.__class__ is InferenceVersion:
+            raise RuntimeError(_SAVE_INFERENCE_ERROR)
 
 
 def needs_derivative(t):
@@ -92,6 +109,8 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
         if len(outputs) > 1:
             node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else None for o in outputs)
     if saved:
+        if _state.inference_made:
+            _refuse_inference(saved)
         node.save(*saved)
     else:
         node._saved = ()

@@ -3,7 +3,9 @@
 Data model: ``_data`` is the NumPy array (its dtype is the tensor's storage); ``grad_fn`` and
 ``_output_nr`` say which node produced the tensor; ``_requires_grad`` is set on leaves by the user and
 on results by recording; ``_version_box`` is a one-element list shared by a tensor and its views and
-bumped by every in-place change, so that a value saved for backward can tell it was overwritten.
+bumped by every in-place change, so that a value saved for backward can tell it was overwritten. A tensor
+made in inference mode has an ``InferenceVersion`` instead: it tracks no version, and refuses a change outside
+inference mode.
 
 Math methods (``add``, ``exp``, ``sum``, ...) are attached by the op modules in ``gradiente.ops``,
 each next to its derivative rule; this module holds only what every tensor is.
@@ -14,10 +16,11 @@ import weakref
 import numpy as np
 
 from . import dtype as dt
+from .grad_mode import state as _mode
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
 
-__all__ = ["Tensor", "device", "is_tensor"]
+__all__ = ["Tensor", "device", "is_inference", "is_tensor"]
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -66,8 +69,33 @@ class device:
 _CPU = device("cpu")
 
 
+_INFERENCE_INPLACE_ERROR = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+class InferenceVersion(list):
+    """The version counter of an inference tensor and its views, which is none: it reads 0, an in-place change
+    inside inference mode leaves it so, and one outside raises PyTorch's error (after the write, as in PyTorch)."""
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__((0,))
+
+    def __setitem__(self, index, value):
+        if not _mode.inference:
+            raise RuntimeError(_INFERENCE_INPLACE_ERROR)
+
+
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def is_inference(input):
+    """``torch.is_inference(t)``: ``t.is_inference()``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()
 
 
 class Tensor:
@@ -105,7 +133,7 @@ class Tensor:
         t._requires_grad = requires_grad
         t.grad_fn = None
         t._output_nr = 0
-        t._version_box = [0]
+        t._version_box = [0] if not _mode.inference else InferenceVersion()
         return t
 
     # --- shape and type --------------------------------------------------------------------------------
@@ -313,10 +341,21 @@ class Tensor:
 
     @property
     def _version(self):
+        if self._version_box.__class__ is InferenceVersion:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_box[0]
 
     def _bump_version(self):
         self._version_box[0] += 1
+
+    def is_inference(self):
+        """Whether this tensor was made in inference mode (or is a view of one that was)."""
+        return self._version_box.__class__ is InferenceVersion
+
+    def _is_view(self):
+        """Whether this tensor is a view of another (``_base``) to autograd: ``detach()``, ``.data`` and the
+        views of an inference tensor share memory without being views."""
+        return self._base is not None
 
     @property
     def output_nr(self):
@@ -337,7 +376,7 @@ class Tensor:
         """The edge an op on this tensor records: ``(grad_fn, output_nr)``, or the leaf's AccumulateGrad."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        if not self._requires_grad:
+        if not self._requires_grad or (self._base is not None and "_no_edge" in self.__dict__):
             return (None, 0)
         acc = self._accumulator() if self._accumulator is not None else None
         if acc is None:
@@ -349,7 +388,9 @@ class Tensor:
         """A tensor sharing this one's memory and version counter, outside the graph."""
         t = Tensor._make(self._data)
         t._version_box = self._version_box
-        t._base = self if self._base is None else self._base
+        # not a view to autograd (no ``_base``), but an in-place change through it still reaches the views of
+        # the memory it shares (``core/inplace.py``)
+        t._alias_of = self if self._base is None else self._base
         return t
 
     def detach_(self):
@@ -411,7 +452,7 @@ class Tensor:
 
 
 
-_VIEW_STATE = ("_views", "_base", "_view_meta")
+_VIEW_STATE = ("_views", "_base", "_view_meta", "_alias_of", "_no_edge")
 
 
 def _rebuild(array, requires_grad):

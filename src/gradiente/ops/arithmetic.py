@@ -4,6 +4,7 @@ ops (``_binary``) and the ``out=`` keyword (``_write_out``); dtype casts.
 Each op is a forward function next to its node class; each node's docstring is its math. The gradients
 of broadcast inputs are reduced by the engine, never here.
 """
+import re
 from typing import ClassVar
 
 import numpy as np
@@ -580,13 +581,20 @@ def reciprocal(input):
     return out
 
 
+def _op_name(node):
+    """The op a node records, as PyTorch names it in messages: ``ClampMinBackward0`` -> ``clamp_min``."""
+    if node is None:
+        return "op"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"Backward\d*$", "", type(node).__name__)).lower()
+
+
 def _write_out(result, out):
     """Support for the ``out=`` keyword: copy into ``out`` (which must not require grad)."""
     if out is None:
         return result
-    if out._requires_grad and wants_grad(out):
-        raise RuntimeError(f"{type(result.grad_fn).__name__ if result.grad_fn else 'op'}(): functions with out=... "
-                           "arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    if result.grad_fn is not None or (out._requires_grad and wants_grad(out)):
+        raise RuntimeError(f"{_op_name(result.grad_fn)}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
     out._data = np.array(result._data, dtype=out._data.dtype) if out._data.shape != result._data.shape \
         else out._data
     if out._data is not result._data:

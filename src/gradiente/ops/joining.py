@@ -25,7 +25,8 @@ from .views import _fmt, _views, expand, flatten, reshape, slice_dim, unsqueeze,
 
 __all__ = ["atleast_3d", "broadcast_tensors", "cartesian_prod", "column_stack", "combinations", "dsplit", "dstack",
            "hsplit", "meshgrid", "tensor_split", "vsplit", "cat", "concat", "concatenate", "stack", "atleast_1d",
-           "atleast_2d", "hstack", "vstack", "row_stack", "split", "chunk", "unbind"]
+           "atleast_2d", "hstack", "vstack", "row_stack", "split", "chunk", "unbind",
+           "split_with_sizes", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 
 
 # --- differences and rotations ------------------------------------------------------------------------
@@ -420,10 +421,18 @@ def _pieces(a, d, sizes):
     return out
 
 
-def split(tensor, split_size_or_sections, dim=0):
-    """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
-    listed sizes."""
-    a = tensor._data
+class UnsafeSplitBackward0(SplitBackward0):
+    """outᵢ = consecutive pieces of x along dim, not tracked as views;  dx = the pieces' gradients joined back"""
+    __slots__ = ()
+
+
+class UnsafeSplitWithSizesBackward0(SplitBackward0):
+    """outᵢ = pieces of x of the given sizes, not tracked as views;  dx = the pieces' gradients joined back"""
+    __slots__ = ()
+
+
+def _split_sizes(a, split_size_or_sections, dim):
+    """The dim and the sizes of the pieces of ``split`` (PyTorch's checks), and whether sizes were listed."""
     d = _wrap_dim(dim, a.ndim)
     n = a.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -431,24 +440,61 @@ def split(tensor, split_size_or_sections, dim=0):
         if sum(sizes) != n or any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={_fmt(sizes)}")
-        return _views(tensor, _pieces(a, d, sizes), SplitWithSizesBackward0, dim=d, sizes=sizes)
+        return d, sizes, True
     size = int(split_size_or_sections)
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-    sizes = [min(size, n - s) for s in range(0, n, size)] if n else [0]
-    return _views(tensor, _pieces(a, d, sizes), SplitBackward0, dim=d, sizes=sizes)
+    return d, [min(size, n - s) for s in range(0, n, size)] if n else [0], False
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of the
+    listed sizes."""
+    a = tensor._data
+    d, sizes, listed = _split_sizes(a, split_size_or_sections, dim)
+    node = SplitWithSizesBackward0 if listed else SplitBackward0
+    return _views(tensor, _pieces(a, d, sizes), node, dim=d, sizes=sizes)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """``split`` with the sizes listed."""
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_split(tensor, split_size_or_sections, dim=0):
+    """``split`` whose pieces autograd does not track as views (no ``_base``): they may be changed in place,
+    which PyTorch calls unsafe because the pieces still share the input's memory."""
+    a = tensor._data
+    d, sizes, listed = _split_sizes(a, split_size_or_sections, dim)
+    outs = tuple(wrap(piece) for piece in _pieces(a, d, sizes))
+    if wants_grad(tensor):
+        node = UnsafeSplitWithSizesBackward0 if listed else UnsafeSplitBackward0
+        record(node, (tensor,), outs, dim=d, sizes=sizes)
+    return outs
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return unsafe_split(input, list(split_sizes), dim)
+
+
+def _chunk_size(input, chunks, dim):
+    """What ``chunk`` splits by: a size, or, along an empty dim, ``chunks`` empty pieces."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
+    return [0] * chunks if n == 0 else -(-n // chunks)
 
 
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` pieces of equal size (the last may be smaller) along ``dim``."""
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
-    if n == 0:
-        return split(input, [0] * chunks, dim)
-    return split(input, -(-n // chunks), dim)
+    return split(input, _chunk_size(input, chunks, dim), dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` with pieces not tracked as views (see ``unsafe_split``)."""
+    return unsafe_split(input, _chunk_size(input, chunks, dim), dim)
 
 
 def iterate(input):

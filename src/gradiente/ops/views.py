@@ -15,13 +15,14 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.forward_grad import state as _forward
-from ..core.inplace import track_view
+from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
+from ..core.storage import storage_root
 from ..core.tensor import _size_args, _wrap_dim
 
-__all__ = ["broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute", "reshape",
-           "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
+__all__ = ["as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
+           "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.")
@@ -30,8 +31,7 @@ _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride 
 def _view(input, array, node_cls, **attrs):
     """``array``, a view of ``input``'s memory, as a tensor sharing ``input``'s version counter and base."""
     out = wrap(array)
-    track_view(out, input, node_cls)
-    if wants_grad(input):
+    if track_view(out, input, node_cls) and wants_grad(input):
         record(node_cls, (input,), out, **attrs)
     return out
 
@@ -52,11 +52,12 @@ def _views(input, arrays, node_cls, **attrs):
     """Several views of ``input`` made by one multi-output op (split, chunk, unbind); as in PyTorch, none of
     them may be changed in place while recording."""
     outs = []
+    tracked = True
     for array in arrays:
         out = wrap(array)
-        track_view(out, input, node_cls, multi_output=True)
+        tracked = track_view(out, input, node_cls, multi_output=True)
         outs.append(out)
-    if wants_grad(input):
+    if tracked and wants_grad(input):
         record(node_cls, (input,), outs, **attrs)
     return tuple(outs)
 
@@ -618,3 +619,106 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 def ravel(input):
     """The elements as a 1-D tensor: a view when ``input`` is contiguous, else a contiguous copy viewed."""
     return view(contiguous(input), -1)
+
+
+# --- as_strided: a view with strides of its own ---------------------------------------------------------------
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size`` and ``stride`` (in elements), starting
+    ``storage_offset`` elements into the storage (by default where ``input`` starts). Gradients flow to the
+    elements of ``input`` the view reads (AsStridedBackward0); an element read twice gets both gradients."""
+    a = input._data
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{_fmt(stride)}")
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    root, itemsize = storage_root(a), a.itemsize
+    needed = 0 if 0 in size else (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * itemsize
+    if needed > root.nbytes:
+        raise RuntimeError(f"setStorage: sizes {_fmt(size)}, strides {_fmt(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage "
+                           f"of size {root.nbytes}")
+    array = np.ndarray(size, a.dtype, buffer=root, offset=offset * itemsize, strides=tuple(st * itemsize
+                                                                                          for st in stride))
+    if any(st == 0 and n > 1 for n, st in zip(size, stride)):
+        array.flags.writeable = False           # elements that share memory: in-place writes are refused
+    out = _view(input, array, AsStridedBackward0)
+    if out.grad_fn is not None and out.grad_fn.__class__ is AsStridedBackward0:
+        out.grad_fn.arrays = (array, a)
+    return out
+
+
+# --- in-place view ops: the tensor itself becomes the view ------------------------------------------------------
+
+class TransposeBackward1(TransposeBackward0):
+    """in place: x's dims a and b swapped;  dx = grad with them swapped back"""
+    __slots__ = ()
+
+
+class TBackward1(TransposeBackward0):
+    """in place: x transposed (a matrix, or a vector left as it is);  dx = grad transposed back"""
+    __slots__ = ()
+
+
+class SqueezeBackward3(ViewBackward0):
+    """in place: x loses its size-1 dims;  dx = grad reshaped back"""
+    __slots__ = ()
+
+
+class SqueezeBackward5(ViewBackward0):
+    """in place: x loses the size-1 dims among ``dims``;  dx = grad reshaped back"""
+    __slots__ = ()
+
+
+class UnsqueezeBackward1(ViewBackward0):
+    """in place: x gains a size-1 dim;  dx = grad reshaped back"""
+    __slots__ = ()
+
+
+class AsStridedBackward1(AsStridedBackward0):
+    """in place: x becomes a view of its storage with its own sizes and strides;  dx = grad placed back at the
+    elements read"""
+    __slots__ = ()
+
+
+def _in_place_view(self, view, node_cls):
+    """``self`` becomes ``view`` (an out-of-place view of it) in place: its array, and, when recorded, the view's
+    node under PyTorch's name for the in-place form (``node_cls``). Its memory is unchanged, but, as in PyTorch,
+    the version counter moves, and a leaf that requires grad is refused."""
+    check_inplace(self)
+    self._data = view._data
+    node = view.grad_fn
+    if node is not None and view._requires_grad:
+        node.__class__ = node_cls           # the same rule under the in-place op's name
+        # (a retained gradient stays with the old node, as in PyTorch: it is the gradient of the tensor as it was)
+        self.grad_fn, self._output_nr, self._requires_grad = node, 0, True
+    self._version_box[0] += 1               # last: an inference tensor outside the mode raises, changed, as in PyTorch
+    return self
+
+
+def transpose_(self, dim0, dim1):
+    return _in_place_view(self, transpose(self, dim0, dim1), TransposeBackward1)
+
+
+def t_(self):
+    if self._data.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
+    return _in_place_view(self, transpose(self, 0, 1 if self._data.ndim == 2 else 0), TBackward1)
+
+
+def squeeze_(self, dim=None):
+    node = SqueezeBackward3 if dim is None else SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4
+    return _in_place_view(self, squeeze(self, dim), node)
+
+
+def unsqueeze_(self, dim):
+    return _in_place_view(self, unsqueeze(self, dim), UnsqueezeBackward1)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    return _in_place_view(self, as_strided(self, size, stride, storage_offset), AsStridedBackward1)
