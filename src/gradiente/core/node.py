@@ -199,6 +199,9 @@ class Node:
 
     def apply(self, *grads):
         """Run the rule on tensors, as PyTorch's ``node(grad)`` does; returns a tuple of tensors or None."""
+        expected = 1 if self._output_meta is None else len(self._output_meta)
+        if len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         result = self.backward(rules.tensor_ops, *grads)
         return result if isinstance(result, tuple) else (result,)
 
