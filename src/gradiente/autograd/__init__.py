@@ -20,7 +20,7 @@ from ..core.grad_mode import (
 from ..core.node import Node
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from . import forward_ad
+from . import forward_ad, graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",

@@ -60,6 +60,8 @@ pass, and on gradiente Tensors, recorded, under ``create_graph=True``. Each rule
 arrays only.
 """
 import gc
+import itertools
+import threading
 import weakref
 from heapq import heappop, heappush
 
@@ -69,7 +71,7 @@ from . import grad_mode, rules
 from . import tensor as _tensor  # a module: a cycle within the core, read at call time
 from .node import AccumulateGrad
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "current_graph_task", "GraphTask"]
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True):
@@ -84,14 +86,69 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
     collecting = gc.isenabled()
     gc.disable()
+    tasks = _running.__dict__.setdefault("tasks", [])
+    depth = len(tasks)
     try:
         with grad_mode.set_grad_enabled(create_graph):
             extras = _Extras(roots, capture, accumulate) if capture else None
+            tasks.append(GraphTask(roots, extras))
             _walk(roots, root_grads, not retain_graph, ops, extras)
             return extras.captured if extras is not None else []
     finally:
+        del tasks[depth:]
         if collecting:
             gc.enable()
+
+
+# --- the walk in progress, for hooks that ask about it (autograd.graph.register_multi_grad_hook) ------------
+
+_running = threading.local()        # .tasks: this thread's walks, innermost last
+_task_ids = itertools.count()
+
+
+class GraphTask:
+    """One call of ``run_backward`` while it runs: an ``id`` of its own (PyTorch's graph task id) and which
+    nodes it will run (``will_execute``, PyTorch's ``_will_engine_execute_node``)."""
+
+    __slots__ = ("id", "roots", "extras", "_reached")
+
+    def __init__(self, roots, extras):
+        self.id = next(_task_ids)
+        self.roots = roots
+        self.extras = extras
+        self._reached = None
+
+    def will_execute(self, node):
+        if self._reached is None:
+            roots = [n for n, _ in self.roots]
+            run_only = self.extras.run_only if self.extras is not None else None
+            if run_only is None:
+                self._reached = _reachable(roots)
+            else:           # a partial run: the nodes it runs, and the targets they (or the roots) lead to
+                reached = set(run_only)
+                for n in list(run_only) + roots:
+                    reached.update(nxt for nxt, _ in (n.next_functions if n is not None else ())
+                                   if nxt in self.extras.targets)
+                reached.update(n for n in roots if n in self.extras.targets)
+                self._reached = reached
+        return node in self._reached
+
+
+def current_graph_task():
+    """The innermost walk running on this thread, or None outside a backward pass."""
+    tasks = getattr(_running, "tasks", None)
+    return tasks[-1] if tasks else None
+
+
+def _reachable(roots):
+    seen, stack = set(), [r for r in roots if r is not None]
+    seen.update(stack)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
 
 
 def _walk(roots, root_grads, release, ops, extras):
@@ -269,18 +326,22 @@ def _memory(array):
 class _Extras:
     """What a walk for ``autograd.grad`` or ``backward(inputs=...)`` adds: captures, and which nodes run."""
 
-    __slots__ = ("capture", "captured", "run_only")
+    __slots__ = ("capture", "captured", "run_only", "targets")
 
     def __init__(self, roots, capture, accumulate):
         self.capture = capture
         self.captured = [None] * len(capture)
-        self.run_only = None if accumulate else _nodes_to_run([n for n, _ in roots], {n for n, _ in capture})
+        self.targets = {n for n, _ in capture}
+        self.run_only = None if accumulate else _nodes_to_run([n for n, _ in roots], self.targets)
 
 
 def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
     """Run one node with everything around its rule. Returns ``(results, grads, shared_in)``, the incoming
     gradients as the rule saw them, or None when the node is not to run (a partial run) or is a leaf."""
     grads = grad if grad.__class__ is list else [grad]
+    if extras is not None and extras.run_only is not None and node not in extras.run_only \
+            and node not in extras.targets:
+        return None                 # a node this partial run never executes: its hooks do not fire either
     watched: list = []
     grads, shared_in = _before_rule(node, grads, shared_in, ops, extras, watched, lent)
     for array in still_held(watched):
