@@ -461,18 +461,25 @@ def _post_hooks(node, results, grads, ops, watched):
 def _nodes_to_run(roots, targets):
     """For ``autograd.grad`` and ``backward(inputs=...)``: the nodes whose rules must run because some
     capture target lies below them. Everything else is not run at all."""
-    order, stack, seen = [], [r for r in roots if r is not None], set()
-    seen.update(stack)
-    while stack:                        # iterative post-order: a node after everything it leads to
-        node = stack[-1]
-        for nxt, _ in node.next_functions:
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-                break
-        else:
-            stack.pop()
-            order.append(node)
+    order: list = []
+    seen: set = set()
+    for root in roots:
+        # One root at a time: a root that another root leads to must come before it in `order`, so it is
+        # marked seen only when its own walk starts.
+        if root is None or root in seen:
+            continue
+        seen.add(root)
+        stack = [root]
+        while stack:                    # iterative post-order: a node after everything it leads to
+            node = stack[-1]
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     run = set()
     for node in order:                  # children come before parents in `order`
         if any(n in targets or n in run for n, _ in node.next_functions if n is not None):
