@@ -22,6 +22,7 @@ from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
 from . import forward_ad, graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
+from .gradcheck import gradcheck, gradgradcheck  # binds the names to the functions; the module stays importable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
@@ -66,10 +67,8 @@ detect_anomaly = set_detect_anomaly
 
 
 def __getattr__(name):
-    # functional and gradcheck are loaded on first use: `import gradiente` stays fast.
+    # functional is loaded on first use: `import gradiente` stays fast.
     import importlib
     if name == "functional":
         return importlib.import_module(".functional", __name__)
-    if name in ("gradcheck", "gradgradcheck"):
-        return getattr(importlib.import_module("._gradcheck", __name__), name)
     raise AttributeError(f"module 'gradiente.autograd' has no attribute '{name}'")
