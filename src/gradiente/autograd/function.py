@@ -260,7 +260,7 @@ class Function(metaclass=_FunctionMeta):
         meta = tuple((t._data.shape, t._data.dtype) if t._requires_grad else None for t in tensors)
         ctx = cls._backward_cls(edges, meta)
         ctx.__dict__.update(_n_inputs=len(args), _tensor_positions=tensor_positions)
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad and recording for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         with grad_mode.no_grad():
             if custom_setup:
                 output = cls.forward(*args, **kwargs)
