@@ -450,3 +450,83 @@ def test_gradients_agree_with_pytorch_through_a_function_with_mixed_outputs():
         return flag, [round(v, 12) for v in a.grad.tolist()], [round(v, 12) for v in b.grad.tolist()]
 
     on_both(scenario)
+
+
+# --- forward mode --------------------------------------------------------------------------------------------
+
+def test_jvp_gives_outputs_their_tangents_and_reads_save_for_forward():
+    def scenario(lib):
+        fwad = lib.autograd.forward_ad
+        seen = []
+
+        class Scaled(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, n, y):
+                ctx.save_for_forward(x, y)
+                ctx.n = n
+                return x * y * n, (y > 0).long()
+
+            @staticmethod
+            def jvp(ctx, x_t, n_t, y_t):
+                x, y = ctx.saved_tensors
+                seen.append((plain(x_t), n_t, plain(y_t)))
+                return ctx.n * (x_t * y + x * y_t), None
+
+            @staticmethod
+            def backward(ctx, g, g_flag):
+                return None, None, None
+
+        with fwad.dual_level():
+            x = fwad.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.5]))
+            out, flag = Scaled.apply(x, 3, lib.tensor([2.0, -1.0]))
+            return plain(fwad.unpack_dual(out).tangent), fwad.unpack_dual(flag).tangent, seen
+
+    on_both(scenario)
+
+
+def test_jvp_returning_a_tangent_for_a_non_differentiable_output_is_refused():
+    def scenario(lib):
+        fwad = lib.autograd.forward_ad
+
+        class Wrong(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                kept = y.clone()
+                ctx.mark_non_differentiable(kept)
+                return x.clone(), kept
+
+            @staticmethod
+            def jvp(ctx, x_t, y_t):
+                return x_t, x_t.clone()
+
+        with fwad.dual_level():
+            return Wrong.apply(fwad.make_dual(lib.tensor(2.0), lib.tensor(1.0)), lib.tensor(3.0))
+
+    assert "You should return None at that position instead" in on_both(scenario)[2]
+
+
+def test_gradcheck_checks_a_wrong_jvp():
+    def scenario(lib):
+        class Doubling(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, wrong):
+                ctx.wrong = wrong
+                return x * 2
+
+            @staticmethod
+            def vjp(ctx, g):
+                return 2 * g, None
+
+            @staticmethod
+            def jvp(ctx, x_t, _):
+                return (3 if ctx.wrong else 2) * x_t
+
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        good = lib.autograd.gradcheck(Doubling.apply, (x, False), check_forward_ad=True)
+        try:
+            lib.autograd.gradcheck(Doubling.apply, (x, True), check_forward_ad=True)
+        except RuntimeError as error:
+            return good, str(error).split("\n")[0]
+
+    expected = "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
+    assert on_both(scenario)[1][1] == expected

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core import engine, grad_mode, rules
+from ..core import engine, forward_grad, grad_mode, rules
 from ..core.node import Node
 from ..core.record import record
 from ..core.tensor import Tensor
@@ -54,6 +54,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        if self.__dict__.get("_in_jvp"):        # in ``jvp``, what ``save_for_forward`` kept
+            return tuple(self.__dict__.get("saved_for_forward", ()))
         return tuple(self.saved(rules.tensor_ops))
 
     @property
@@ -261,13 +263,17 @@ class Function(metaclass=_FunctionMeta):
         ctx = cls._backward_cls(edges, meta)
         ctx.__dict__.update(_n_inputs=len(args), _tensor_positions=tensor_positions)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        dual = forward_grad.state.on and forward_grad.carries_tangent(tensors)
         with grad_mode.no_grad():
             if custom_setup:
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
-        return _wrap_outputs(ctx, tensors, output, recording)
+        result = _wrap_outputs(ctx, tensors, output, recording)
+        if dual:
+            _attach_tangents(cls, ctx, args, result)
+        return result
 
 
 _LEAF_IN_PLACE = "a leaf Variable that requires grad has been used in an in-place operation."
@@ -312,6 +318,43 @@ def _wrap_outputs(ctx, inputs, output, recording):
         if ctx._saved:
             ctx.save(*ctx._saved)
     return wrapped[0] if single else tuple(wrapped)
+
+
+def _attach_tangents(cls, ctx, args, result):
+    """Forward mode: the user's ``jvp`` gets one tangent per argument of ``forward`` (None for non-tensors and
+    tensors without one) and returns one per output; each differentiable Tensor output gets its tangent."""
+    materialize = ctx.__dict__.get("_user_materialize", True)
+    tangents = tuple(_tangent_or_zeros(a, materialize) if isinstance(a, Tensor) else None for a in args)
+    ctx.__dict__["_in_jvp"] = True
+    try:
+        out_tangents = cls.jvp(ctx, *tangents)
+    finally:
+        ctx.__dict__["_in_jvp"] = False
+    single = not isinstance(result, tuple)
+    outputs = (result,) if single else result
+    if not isinstance(out_tangents, tuple):
+        out_tangents = (out_tangents,)
+    if len(out_tangents) != len(outputs):
+        raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of forward gradients "
+                           f"(expected {len(outputs)}, got {len(out_tangents)})")
+    non_diff = ctx.__dict__.get("_non_differentiable", set())
+    for i, (out, tangent) in enumerate(zip(outputs, out_tangents)):
+        if not isinstance(out, Tensor) or tangent is None:
+            continue
+        if id(out) in non_diff or out._data.dtype.kind not in "fc":
+            raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
+                               "output is not a differentiable Tensor.You should return None at that position "
+                               "instead.")
+        if tangent.shape != out.shape:
+            tangent = tangent.expand(out.shape)
+        forward_grad.set_tangent(out, tangent)
+
+
+def _tangent_or_zeros(t, materialize):
+    tangent = forward_grad.tangent(t)
+    if tangent is None and materialize and t._data.dtype.kind in "fc":
+        return Tensor._make(np.zeros_like(t._data))
+    return tangent
 
 
 _TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"

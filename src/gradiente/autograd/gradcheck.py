@@ -174,17 +174,24 @@ def _checked_analytical(output, inputs, diff_idx, nondet_tol, check_grad_dtypes)
 
 
 def _forward_mode(func, inputs, diff_idx, outputs_count):
-    """``J[o][k]`` by forward mode: one pass per input element, with that element's tangent 1."""
+    """``J[o][k]`` by forward mode: one pass per input element, every differentiable input a dual tensor (as in
+    PyTorch), with tangent 1 at that element and 0 everywhere else."""
     from . import forward_ad
     jacobians: list = [[None] * len(diff_idx) for _ in range(outputs_count)]
     for k, i in enumerate(diff_idx):
         x = inputs[i]
         for j in range(x._data.size):
-            tangent = np.zeros(x._data.size, dtype=x._data.dtype)
-            tangent[j] = 1
             with forward_ad.dual_level():
-                dual = forward_ad.make_dual(x.detach(), Tensor._make(tangent.reshape(x._data.shape)))
-                args = tuple(dual if n == i else a for n, a in enumerate(inputs))
+                args = []
+                for n, a in enumerate(inputs):
+                    if n in diff_idx:
+                        tangent = np.zeros(a._data.size, dtype=a._data.dtype)
+                        if n == i:
+                            tangent[j] = 1
+                        a = forward_ad.make_dual(a.detach(), Tensor._make(tangent.reshape(a._data.shape)))
+                    elif isinstance(a, Tensor):
+                        a = a.detach()      # requires_grad only told gradcheck which inputs to vary
+                    args.append(a)
                 outputs = _tensor_outputs(func(*args))
                 for o, out in enumerate(outputs[:outputs_count]):
                     primal, out_tangent = forward_ad.unpack_dual(out)
