@@ -172,3 +172,17 @@ def test_increment_version_makes_saved_values_stale(as_list):
 
     result = on_both(scenario)
     assert "modified by an inplace operation" in result[1][1]
+
+
+def test_materialize_grads_wants_allow_unused():
+    def scenario(lib):
+        x = lib.tensor(0.5, requires_grad=True)
+        y = x * lib.tensor(1.0, requires_grad=True)
+        (dydx,) = lib.autograd.grad(y, x, create_graph=True)
+        (unused,) = lib.autograd.grad(dydx, x, create_graph=True, allow_unused=True, materialize_grads=True)
+        try:
+            lib.autograd.grad(y, x, allow_unused=False, materialize_grads=True)
+        except ValueError as error:
+            return plain(unused), unused.requires_grad, str(error)
+
+    on_both(scenario)
