@@ -530,3 +530,23 @@ def test_gradcheck_checks_a_wrong_jvp():
 
     expected = "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
     assert on_both(scenario)[1][1] == expected
+
+
+@pytest.mark.parametrize("case", ["dirty_not_returned", "dirty_view_with_two_outputs"])
+def test_mark_dirty_misuse_is_refused(case):
+    def scenario(lib):
+        class AddInPlace(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                a.add_(b)
+                ctx.mark_dirty(a)
+                return (a.clone(), a + b) if case == "dirty_not_returned" else (a, a + b)
+
+            @staticmethod
+            def backward(ctx, ga, gab):
+                return ga + gab, ga + gab
+
+        a, b = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        return AddInPlace.apply(a.clone().view_as(a), b)
+
+    assert on_both(scenario)[1] == "RuntimeError"

@@ -276,6 +276,12 @@ class Function(metaclass=_FunctionMeta):
         return result
 
 
+_DIRTY_VIEW = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return more "
+    "than one Tensor. This is not supported by the current autograd engine. You should either make sure the input "
+    "is not a view (using .clone() for example) or make your Function only return one Tensor (potentially splitting "
+    "it into two Functions: one doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
 _LEAF_IN_PLACE = "a leaf Variable that requires grad has been used in an in-place operation."
 
 
@@ -288,6 +294,13 @@ def _wrap_outputs(ctx, inputs, output, recording):
     if any(d not in input_ids for d in dirty):
         warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
                       "mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=3)
+    output_ids = {id(o) for o in outputs}
+    if any(d not in output_ids for d in dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")
+    if recording and sum(isinstance(o, Tensor) for o in outputs) > 1 and any(
+            id(o) in dirty and o._base is not None for o in outputs if isinstance(o, Tensor)):
+        raise RuntimeError(_DIRTY_VIEW)
     wrapped = []
     info: list[Optional[tuple]] = []        # (shape, dtype, differentiable) of each output, None for non-tensors
     for nr, out in enumerate(outputs):
