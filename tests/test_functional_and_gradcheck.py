@@ -301,3 +301,16 @@ def test_gradcheck_forward_ad_and_batched_grad_flags():
                 lib.autograd.gradgradcheck(lambda t: (t ** 3).sum(), (x,)))
 
     on_both(scenario)
+
+
+def test_gradcheck_accepts_empty_inputs_and_refuses_overlapping_ones():
+    def scenario(lib):
+        empty = lib.zeros(2, 0, dtype=lib.float64, requires_grad=True)
+        ok = lib.autograd.gradcheck(lambda t: t * 2, (empty,))
+        overlapping = lib.ones(1, dtype=lib.float64).expand(3).requires_grad_()
+        try:
+            lib.autograd.gradcheck(lambda t: t * 2, (overlapping,))
+        except RuntimeError as error:
+            return ok, str(error)
+
+    assert "stride 0" in on_both(scenario)[1][1]

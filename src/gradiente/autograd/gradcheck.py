@@ -70,7 +70,7 @@ def _checked_inputs(inputs):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
                           "point or complex. ", stacklevel=3)
-        if any(stride == 0 and size > 1 for stride, size in zip(x._data.strides, x._data.shape)):
+        if x._data.size and any(stride == 0 and size > 1 for stride, size in zip(x._data.strides, x._data.shape)):
             raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
                                "are non-overlapping to be able to compute the numerical gradients correctly. You "
                                "should call .contiguous on the input before passing it to gradcheck.")
