@@ -1,167 +1,350 @@
 """Higher-level derivatives built on ``autograd.grad``: jacobian, hessian, vjp, jvp, hvp, vhp.
 
 Each takes ``func`` and ``inputs`` (a Tensor or a tuple of Tensors) and mirrors the structure of
-``inputs`` in its result, as ``torch.autograd.functional`` does.
+``inputs`` (and of ``func``'s outputs) in its result, as ``torch.autograd.functional`` does, with its checks
+and messages: non-tensor inputs and outputs are refused with a TypeError, and under ``strict=True`` an output
+or a derivative that does not depend on an input is an error rather than a block of zeros.
+
+How each is computed (PyTorch's methods, so the ``strict`` errors arise at the same step):
+
+* ``vjp``: one backward pass with ``v`` as the output gradient.
+* ``jvp``: the double-backward trick. The vector-Jacobian product ``u ↦ Jᵀu`` is linear in ``u``; differentiating
+  it with respect to ``u`` (a dummy that requires grad), weighted by ``v``, gives ``J·v``.
+* ``jacobian``: one backward pass per output element (``vectorize=True`` is accepted and gives the same result:
+  gradiente has no vmap, so it loops as well).
+* ``hessian``: the jacobian of the jacobian of a scalar function.
+* ``vhp``: the gradient, then the backward pass of its dot product with ``v``; ``hvp``: the double-backward
+  trick applied to the gradient (for a twice-differentiable function ``H`` is symmetric and the two agree).
 """
 import numpy as np
 
-from ..core.grad_mode import enable_grad
+from ..core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..core.tensor import Tensor
 from . import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
-def _as_tuple(x):
-    return (tuple(x), True) if isinstance(x, (tuple, list)) else ((x,), False)
+# --- arguments in and results out -----------------------------------------------------------------------------
+
+def _tensors(value, what, api):
+    """``(was_a_tuple, value as a tuple)``; anything but a Tensor or a tuple of Tensors is a TypeError."""
+    was_tuple = isinstance(value, tuple)
+    items = value if was_tuple else (value,)
+    for i, item in enumerate(items):
+        if not isinstance(item, Tensor):
+            where = f"the value at index {i}" if was_tuple else f"the given {what}"
+            raise TypeError(f"The {what} given to {api} must be either a Tensor or a tuple of Tensors but {where} "
+                            f"has type {type(item)}.")
+    return was_tuple, items
 
 
-def _prepare(inputs, create_graph):
-    """Fresh leaves to differentiate with respect to; under create_graph they stay connected to the
-    caller's graph (as in PyTorch), so the result can itself be differentiated."""
-    prepared = []
-    for x in inputs:
-        if create_graph and x.requires_grad:
-            prepared.append(x.view_as(x) if hasattr(x, "view_as") else x * 1)
-        else:
-            prepared.append(x.detach().requires_grad_(True))
-    return tuple(prepared)
+def _unpack(result, was_tuple):
+    """Undo ``_tensors``: a tuple back to the single Tensor the caller gave."""
+    return result if was_tuple else result[0]
 
 
-def _grads(outputs, inputs, grad_outputs, create_graph, strict, what):
-    """autograd.grad with unused inputs given zero gradients (an error under ``strict``)."""
-    outs = [o for o in outputs if o.requires_grad]
-    if not outs:
-        grads = (None,) * len(inputs)
-    else:
-        gouts = [g for o, g in zip(outputs, grad_outputs) if o.requires_grad] if grad_outputs is not None else None
-        grads = _grad(outs, inputs, gouts, retain_graph=True, create_graph=create_graph, allow_unused=True)
-    result = []
-    for i, (x, g) in enumerate(zip(inputs, grads)):
+def _unpack_table(table, outputs_tuple, inputs_tuple):
+    """A table indexed [output][input], unpacked along each axis the caller did not give as a tuple."""
+    if not inputs_tuple:
+        table = tuple(row[0] for row in table)
+    return table if outputs_tuple else table[0]
+
+
+def _differentiable_copies(inputs, create_graph):
+    """Fresh Tensors to differentiate with respect to, new objects even for the same input twice (so a tensor
+    that ``func`` captures is not mistaken for its argument). Under ``create_graph`` an input that requires grad
+    stays connected to the caller's graph (a view of it), so the result can itself be differentiated."""
+    return tuple(x.view_as(x) if create_graph and x.requires_grad else x.detach().requires_grad_(True)
+                 for x in inputs)
+
+
+def _constants(vectors, create_graph):
+    """``v`` as the backward passes read it: detached unless the caller's graph is to be extended."""
+    return tuple(v.view_as(v) if create_graph and v.requires_grad else v.detach() for v in vectors)
+
+
+def _finish(values, create_graph):
+    """Results without history unless the caller asked for it (``create_graph``); nested tuples allowed."""
+    if create_graph:
+        return values
+    return tuple(v.detach() if isinstance(v, Tensor) else _finish(v, create_graph) for v in values)
+
+
+def _check_v(v, like, like_is_tuple):
+    if len(v) != len(like):
+        if like_is_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for i, (vi, li) in enumerate(zip(v, like)):
+        if vi.size() != li.size():
+            where = f"Entry {i} in " if like_is_tuple else ""
+            raise RuntimeError(f"{where}v has invalid size: should be {_size_text(li)} but got {_size_text(vi)}.")
+
+
+def _size_text(t):
+    """A tensor's size as PyTorch's messages print it: ``torch.Size([2, 3])``."""
+    return f"torch.Size({list(t.shape)})"
+
+
+def _v_or_scalar_default(v, like, like_is_tuple, api, about, create_graph):
+    """``v`` checked against ``like``; None only where ``like`` is one single-element Tensor (then v is 1)."""
+    if v is not None:
+        _, vs = _tensors(v, "v", api)
+        vs = _constants(vs, create_graph)
+        _check_v(vs, like, like_is_tuple)
+        return vs
+    if len(like) != 1 or like[0].numel() != 1:
+        raise RuntimeError(f"The vector v can only be None if {about} a single Tensor with a single element.")
+    return None
+
+
+# --- strict mode: what must depend on what --------------------------------------------------------------------
+
+_NOT_DIFFERENTIABLE = {
+    "outputs": ("Output {i} of the user-provided function does not require gradients. The outputs must be "
+                "computed in a differentiable manner from the input when running in strict mode."),
+    "grad_inputs": ("The gradient with respect to input {i} is independent of the inputs of the user-provided "
+                    "function. This is not allowed in strict mode."),
+    "jacobian": ("While computing the hessian, found that the jacobian of the user-provided function with respect "
+                 "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
+                 "that your function is twice differentiable and that the jacobian depends on the inputs (this "
+                 "would be violated by a linear function for example)."),
+    "hessian": ("The hessian of the user-provided function with respect to input {i} is independent of the "
+                "input. This is not allowed in strict mode. You should ensure that your function is thrice "
+                "differentiable and that the hessian depends on the inputs."),
+}
+
+
+def _require_grad(values, kind, strict):
+    """Under ``strict``: each value exists and requires grad (``kind`` picks PyTorch's message)."""
+    if not strict:
+        return
+    for i, value in enumerate(values):
+        if value is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode.")
+        if not value.requires_grad:
+            raise RuntimeError(_NOT_DIFFERENTIABLE[kind].format(i=i))
+
+
+# For a gradient that came out None (the result does not depend on that input), by the pass that computed it.
+_INDEPENDENT = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in "
+            "strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
+                  "using the double backward trick to compute forward mode gradients. This is not allowed in "
+                  "strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed "
+                   "in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the "
+                         "grad_jacobian. This is not allowed in strict mode as it prevents from using the double "
+                         "backward trick to replace forward mode AD.",
+}
+
+
+def _zeros_for_missing(grads, like, strict, create_graph, stage):
+    """Replace each None gradient by zeros shaped as ``like[i]``, or, under ``strict``, refuse it; under
+    ``strict`` and ``create_graph`` a gradient must also be differentiable."""
+    filled = []
+    for i, g in enumerate(grads):
         if g is None:
             if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is "
-                                   f"not allowed in strict mode.")
-            g = Tensor._make(np.zeros_like(x._data))
-        result.append(g)
-    return tuple(result)
+                raise RuntimeError(_INDEPENDENT[stage].format(i=i))
+            g = Tensor._make(np.zeros_like(like[i]._data))
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
+                               "allowed in strict mode when create_graph=True.")
+        filled.append(g)
+    return tuple(filled)
 
 
-def _detach(values, create_graph):
-    return tuple(v if create_graph else v.detach() for v in values)
+def _grads_or_none(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """``autograd.grad`` over the outputs that require grad (None gradients where there are none, or where an
+    input is unused)."""
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    return _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
+                 create_graph=create_graph, allow_unused=True)
 
+
+def _grad_mode_for_result(create_graph):
+    return set_grad_enabled(True if create_graph else is_grad_enabled())
+
+
+def _scalar_function_output(outputs, outputs_tuple, api):
+    if outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {api} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {api} should contain a single element")
+
+
+# --- the public functions -------------------------------------------------------------------------------------
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), vᵀ·J)``: the vector-Jacobian product at ``inputs``."""
-    inputs, is_tuple = _as_tuple(inputs)
+    """``(func(inputs), vᵀ·J)``: the vector-Jacobian product at ``inputs``. ``v`` has the outputs' shapes; it
+    may be omitted when ``func`` returns one single-element Tensor."""
     with enable_grad():
-        x = _prepare(inputs, create_graph)
-        out = func(*x)
-        outputs, out_tuple = _as_tuple(out)
-        if v is None:
-            if any(o.numel() != 1 for o in outputs):
-                raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
-                                   "Tensor with a single element.")
-            vs = None
-        else:
-            vs, _ = _as_tuple(v)
-        result = _grads(outputs, x, vs, create_graph, strict, "vjp")
-    outputs = _detach(outputs, create_graph)
-    return (outputs if out_tuple else outputs[0]), (_detach(result, create_graph) if is_tuple
-                                                   else _detach(result, create_graph)[0])
+        inputs_tuple, inputs = _tensors(inputs, "inputs", "vjp")
+        x = _differentiable_copies(inputs, create_graph)
+        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "vjp")
+        _require_grad(outputs, "outputs", strict)
+        vs = _v_or_scalar_default(v, outputs, outputs_tuple, "vjp", "the user-provided function returns", create_graph)
+    with _grad_mode_for_result(create_graph):
+        result = _zeros_for_missing(_grads_or_none(outputs, x, vs, create_graph), x, strict, create_graph, "back")
+    return _unpack(_finish(outputs, create_graph), outputs_tuple), _unpack(_finish(result, create_graph),
+                                                                           inputs_tuple)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), J·v)``: the Jacobian-vector product, by the double-backward trick
-    (differentiate the vector-Jacobian product with respect to its vector)."""
-    inputs, _ = _as_tuple(inputs)
-    if v is None:
-        if any(x.numel() != 1 for x in inputs):
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
-                               "Tensor with a single element.")
-        vs = tuple(Tensor._make(np.ones_like(x._data)) for x in inputs)
-    else:
-        vs, _ = _as_tuple(v)
+    """``(func(inputs), J·v)``: the Jacobian-vector product, by the double-backward trick (see the module's
+    docstring). ``v`` has the inputs' shapes; it may be omitted for one single-element input."""
     with enable_grad():
-        x = _prepare(inputs, create_graph)
-        outputs, out_tuple = _as_tuple(func(*x))
+        inputs_tuple, inputs = _tensors(inputs, "inputs", "jvp")
+        x = _differentiable_copies(inputs, create_graph)
+        vs = _v_or_scalar_default(v, x, inputs_tuple, "jvp", "the input to the user-provided function is", create_graph)
+        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "jvp")
+        _require_grad(outputs, "outputs", strict)
+        # Any finite value would do: the vector-Jacobian product is linear in it, so it leaves no trace.
         dummies = tuple(Tensor._make(np.zeros_like(o._data), True) for o in outputs)
-        vjps = _grads(outputs, x, dummies, True, strict, "jvp")
-        result = _grads(vjps, dummies, vs, create_graph, strict, "jvp")
-    outputs = _detach(outputs, create_graph)
-    result = _detach(result, create_graph)
-    return (outputs if out_tuple else outputs[0]), (result if out_tuple else result[0])
+        grad_inputs = _grads_or_none(outputs, x, dummies, create_graph=True)
+        _require_grad(grad_inputs, "grad_inputs", strict)
+    with _grad_mode_for_result(create_graph):
+        result = _zeros_for_missing(_grads_or_none(grad_inputs, dummies, vs, create_graph), outputs, strict,
+                                    create_graph, "back_trick")
+    return _unpack(_finish(outputs, create_graph), outputs_tuple), _unpack(_finish(result, create_graph),
+                                                                           outputs_tuple)
+
+
+def _construct_standard_basis_for(tensors, tensor_numels):
+    """The N×N identity (N = the sum of ``tensor_numels``) cut into column blocks, one per tensor, of that
+    tensor's dtype: block k is ``(N, numel_k)``, with the ones of the rows that belong to tensor k."""
+    total = sum(tensor_numels)
+    blocks, start = [], 0
+    for t, n in zip(tensors, tensor_numels):
+        block = np.zeros((total, n), dtype=t._data.dtype)
+        block[np.arange(start, start + n), np.arange(n)] = 1
+        blocks.append(Tensor._make(block))
+        start += n
+    return tuple(blocks)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    """The Jacobian: ``J[i][j]`` of shape ``outputs[i].shape + inputs[j].shape`` (nested as in PyTorch)."""
+    """The Jacobian: entry ``[i][j]`` has shape ``outputs[i].shape + inputs[j].shape`` (unnested where ``func``
+    returns, or ``inputs`` is, a single Tensor). ``vectorize=True`` gives the same result by the same loop."""
     from .. import stack
-    inputs, is_tuple = _as_tuple(inputs)
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+                               'are not supported together (yet). Please either set `strict=False` or '
+                               '`strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+                                      "implemented for `vectorize=True`.")
     with enable_grad():
-        x = _prepare(inputs, create_graph)
-        outputs, out_tuple = _as_tuple(func(*x))
+        inputs_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
+        x = _differentiable_copies(inputs, create_graph)
+        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "jacobian")
+        _require_grad(outputs, "outputs", strict)
+        if vectorize and strict:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")
         table = []
-        for out in outputs:
-            rows: list[list] = [[] for _ in x]      # rows[j]: d out[k] / d x[j], one per element k
-            flat_n = out.numel()
-            for k in range(flat_n):
-                seed = np.zeros(flat_n, dtype=out._data.dtype)
-                seed[k] = 1
-                grads = _grads((out,), x, (Tensor._make(seed.reshape(out._data.shape)),), create_graph, strict,
-                               "jacobian")
-                for j, g in enumerate(grads):
+        for i, out in enumerate(outputs):
+            rows: list[list] = [[] for _ in x]          # rows[j][k]: d out.flat[k] / d x[j]
+            flat = out.reshape(-1)
+            for k in range(out.numel()):
+                for j, g in enumerate(_grads_or_none((flat[k],), x, retain_graph=True, create_graph=create_graph)):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
+                                               f"{j}. This is not allowed in strict mode.")
+                        g = Tensor._make(np.zeros_like(x[j]._data))
+                    elif strict and create_graph and not g.requires_grad:
+                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
+                                           "This is not allowed in strict mode when create_graph=True.")
                     rows[j].append(g)
-            entry = []
-            for j, xj in enumerate(x):
-                if rows[j]:
-                    jac = stack(rows[j]).reshape(tuple(out.shape) + tuple(xj.shape))
-                else:
-                    jac = Tensor._make(np.zeros(tuple(out.shape) + tuple(xj.shape), dtype=xj._data.dtype))
-                entry.append(jac if create_graph else jac.detach())
-            table.append(tuple(entry))
-    if out_tuple and is_tuple:
-        return tuple(table)
-    if out_tuple:
-        return tuple(row[0] for row in table)
-    if is_tuple:
-        return table[0]
-    return table[0][0]
+            table.append(tuple(_stacked(stack, rows[j], out, xj) for j, xj in enumerate(x)))
+        return _unpack_table(_finish(tuple(table), create_graph), outputs_tuple, inputs_tuple)
+
+
+def _stacked(stack, rows, out, xj):
+    shape = tuple(out.shape) + tuple(xj.shape)
+    if not rows:            # an output with no elements
+        return Tensor._make(np.zeros(shape, dtype=xj._data.dtype))
+    return stack(rows, 0).reshape(shape)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
-    inputs_t, is_tuple = _as_tuple(inputs)
+    """The Hessian of a scalar function: the Jacobian of its gradient; entry ``[i][j]`` has shape
+    ``inputs[i].shape + inputs[j].shape``."""
+    inputs_tuple, inputs = _tensors(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def scalar(*xs):
+        out = func(*xs)
+        out_tuple, outs = _tensors(out, "outputs of the user-provided function", "hessian")
+        _require_grad(outs, "outputs", strict)
+        _scalar_function_output(outs, out_tuple, "hessian")
+        return out.squeeze()
 
     def gradient(*xs):
-        out = func(*xs)
-        if out.numel() != 1:
-            raise RuntimeError("The function given to hessian should return a single Tensor with a single element.")
-        return jacobian(func, xs if is_tuple else xs[0], create_graph=True, strict=strict)
+        jac = jacobian(scalar, xs, create_graph=True)
+        _require_grad(jac, "jacobian", strict)
+        return jac
 
-    return jacobian(gradient, inputs_t if is_tuple else inputs_t[0], create_graph=create_graph, strict=strict)
+    table = jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                     strategy=outer_jacobian_strategy)
+    return _unpack_table(table, inputs_tuple, inputs_tuple)
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), vᵀ·H)``: differentiate the gradient's dot product with ``v``."""
-    inputs, is_tuple = _as_tuple(inputs)
-    vs, _ = _as_tuple(v) if v is not None else (None, False)
+    """``(func(inputs), vᵀ·H)``: the backward pass of the gradient's dot product with ``v``."""
     with enable_grad():
-        x = _prepare(inputs, create_graph)
-        out = func(*x)
-        if out.numel() != 1:
-            raise RuntimeError("The function given to hvp should return a single Tensor with a single element.")
-        if vs is None:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
-        first = _grads((out,), x, None, True, strict, "vhp")
-        second = _grads(first, x, vs, create_graph, strict, "vhp")
-    out = out if create_graph else out.detach()
-    second = _detach(second, create_graph)
-    return out, (second if is_tuple else second[0])
+        inputs_tuple, inputs = _tensors(inputs, "inputs", "vhp")
+        x = _differentiable_copies(inputs, create_graph)
+        vs = _v_or_scalar_default(v, x, inputs_tuple, "vhp", "the input to the user-provided function is", create_graph)
+        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "vhp")
+        _require_grad(outputs, "outputs", strict)
+        _scalar_function_output(outputs, outputs_tuple, "vhp")
+        gradient = _grads_or_none(outputs, x, create_graph=True)
+        _require_grad(gradient, "jacobian", strict)
+    with _grad_mode_for_result(create_graph):
+        result = _zeros_for_missing(_grads_or_none(gradient, x, vs, create_graph), x, strict, create_graph,
+                                    "double_back")
+    return _unpack(_finish(outputs, create_graph), outputs_tuple), _unpack(_finish(result, create_graph),
+                                                                           inputs_tuple)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(inputs), H·v)``. The Hessian of a twice-differentiable function is symmetric, so this is
-    computed as ``vhp`` (one double backward; PyTorch's documented double-backward trick gives the same
-    values with one more pass)."""
-    return vhp(func, inputs, v, create_graph, strict)
+    """``(func(inputs), H·v)``, by the double-backward trick on the gradient (see the module's docstring)."""
+    with enable_grad():
+        inputs_tuple, inputs = _tensors(inputs, "inputs", "hvp")
+        x = _differentiable_copies(inputs, create_graph)
+        vs = _v_or_scalar_default(v, x, inputs_tuple, "hvp", "the input to the user-provided function is", create_graph)
+        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "hvp")
+        _require_grad(outputs, "outputs", strict)
+        _scalar_function_output(outputs, outputs_tuple, "hvp")
+        gradient = _grads_or_none(outputs, x, create_graph=True)
+        _require_grad(gradient, "jacobian", strict)
+        dummies = tuple(Tensor._make(np.zeros_like(xi._data), True) for xi in x)
+        transposed = _grads_or_none(gradient, x, dummies, create_graph=True)
+        _require_grad(gradient, "hessian", strict)
+    with _grad_mode_for_result(create_graph):
+        result = _zeros_for_missing(_grads_or_none(transposed, dummies, vs, create_graph), x, strict, create_graph,
+                                    "double_back_trick")
+    return _unpack(_finish(outputs, create_graph), outputs_tuple), _unpack(_finish(result, create_graph),
+                                                                           inputs_tuple)

@@ -2,19 +2,31 @@
 ``grad`` returns them. Both check their arguments as PyTorch does (with its messages), make the starting
 gradient of each output (1 for a scalar), and hand the walk to the engine (``engine.run_backward``).
 """
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from .engine import run_backward
 from .size import Size
 from .tensor import Tensor
 
-__all__ = ["backward", "grad", "tensor_backward"]
+__all__ = ["backward", "grad", "tensor_backward", "GradientEdge"]
+
+
+class GradientEdge(NamedTuple):
+    """PyTorch's ``torch.autograd.graph.GradientEdge``: where the gradient of a tensor is computed, the node
+    and which of its outputs. ``backward(inputs=...)`` and ``grad`` accept one in place of a tensor, and
+    ``grad`` as an output."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
 
 
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, (tuple, list)):
+    if isinstance(x, (tuple, list)) and not isinstance(x, GradientEdge):
         return tuple(x)
     return (x,)
 
@@ -28,6 +40,9 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
                                f"(got {len(grad_outputs)} and {len(outputs)})")
         grad_outputs = (None,) * len(outputs)
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(out, GradientEdge):
+            grads.append(_edge_root_grad(out, g, create_graph))
+            continue
         if not isinstance(out, Tensor):
             raise TypeError(f"{what}(): argument 'outputs' must be tuple of Tensors, not {type(out).__name__}")
         if not out._requires_grad:
@@ -56,11 +71,32 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
     return grads
 
 
+def _edge_root_grad(edge, g, create_graph):
+    """The starting gradient at an output given as a GradientEdge: ``g``, or 1 where the edge's value is known to
+    be a scalar (a leaf's)."""
+    if g is None:
+        variable = getattr(edge.node, "variable", None)
+        if variable is None or variable._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        arr = np.ones(variable._data.shape, dtype=variable._data.dtype)
+        return Tensor._make(arr) if create_graph else arr
+    if not isinstance(g, Tensor):
+        raise TypeError(f"grad_outputs must be Tensors, not {type(g).__name__}")
+    return g if create_graph else g._data
+
+
+def _root(out):
+    return (out.node, out.output_nr) if isinstance(out, GradientEdge) else out._grad_edge()
+
+
 def _capture(inputs):
     """The engine's ``capture`` dict, ``{edge: slot}`` with one slot per distinct input, and each input's slot."""
     capture: dict[tuple, int] = {}
     slots: list[int] = []
     for t in inputs:
+        if isinstance(t, GradientEdge):
+            slots.append(capture.setdefault((t.node, t.output_nr), len(capture)))
+            continue
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         slots.append(capture.setdefault(t._grad_edge(), len(capture)))
@@ -77,19 +113,24 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                         create_graph, "backward")
     if retain_graph is None:
         retain_graph = create_graph
-    roots = [t._grad_edge() for t in outputs]
+    roots = [_root(t) for t in outputs]
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    edges = []
     for t in inputs:
+        if isinstance(t, GradientEdge):
+            edges.append((t.node, t.output_nr))     # a leaf's edge accumulates into the leaf; others into nothing
+            continue
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         t.retain_grad()         # as PyTorch: a non-leaf input keeps its .grad from now on (a no-op on a leaf)
+        edges.append(t._grad_edge())
     # only the inputs' nodes and those that lead to them run: a leaf's AccumulateGrad accumulates, with its hooks
-    run_backward(roots, grads, retain_graph, create_graph, inputs=[t._grad_edge() for t in inputs])
+    run_backward(roots, grads, retain_graph, create_graph, inputs=edges)
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
@@ -98,6 +139,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
@@ -107,10 +151,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
-        if not isinstance(t, Tensor):
+        if not isinstance(t, (Tensor, GradientEdge)):
             raise TypeError(f"grad(): argument 'inputs' must be tuple of Tensors, not {type(t).__name__}")
     capture, slots = _capture(inputs)
-    roots = [t._grad_edge() for t in outputs]
+    roots = [_root(t) for t in outputs]
     captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
     result = []
     for t, slot in zip(inputs, slots):
@@ -120,7 +164,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
-                g = Tensor._make(np.zeros_like(t._data))
+                if isinstance(t, GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+                g = Tensor._make(np.zeros_like(t._data), create_graph)
             result.append(g)
             continue
         result.append(g if create_graph else Tensor._make(np.array(g, copy=True)))

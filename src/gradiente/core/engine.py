@@ -60,6 +60,8 @@ pass, and on gradiente Tensors, recorded, under ``create_graph=True``. Each rule
 arrays only.
 """
 import gc
+import itertools
+import threading
 import weakref
 from heapq import heappop, heappush
 
@@ -70,7 +72,7 @@ from . import tensor as _tensor  # a module: a cycle within the core, read at ca
 from .dtype import FROM_NUMPY
 from .node import AccumulateGrad
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "current_graph_task", "GraphTask"]
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True,
@@ -88,14 +90,69 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
     collecting = gc.isenabled()
     gc.disable()
+    tasks = _running.__dict__.setdefault("tasks", [])
+    depth = len(tasks)
     try:
         with grad_mode.set_grad_enabled(create_graph):
             extras = _Extras(roots, capture, accumulate, inputs) if capture or inputs else None
+            tasks.append(GraphTask(roots, extras))
             _walk(roots, root_grads, not retain_graph, ops, extras)
             return extras.captured if extras is not None else []
     finally:
+        del tasks[depth:]
         if collecting:
             gc.enable()
+
+
+# --- the walk in progress, for hooks that ask about it (autograd.graph.register_multi_grad_hook) ------------
+
+_running = threading.local()        # .tasks: this thread's walks, innermost last
+_task_ids = itertools.count()
+
+
+class GraphTask:
+    """One call of ``run_backward`` while it runs: an ``id`` of its own (PyTorch's graph task id) and which
+    nodes it will run (``will_execute``, PyTorch's ``_will_engine_execute_node``)."""
+
+    __slots__ = ("id", "roots", "extras", "_reached")
+
+    def __init__(self, roots, extras):
+        self.id = next(_task_ids)
+        self.roots = roots
+        self.extras = extras
+        self._reached = None
+
+    def will_execute(self, node):
+        if self._reached is None:
+            roots = [n for n, _ in self.roots]
+            run_only = self.extras.run_only if self.extras is not None else None
+            if run_only is None:
+                self._reached = _reachable(roots)
+            else:           # a partial run: the nodes it runs, and the targets they (or the roots) lead to
+                reached = set(run_only)
+                for n in list(run_only) + roots:
+                    reached.update(nxt for nxt, _ in (n.next_functions if n is not None else ())
+                                   if nxt in self.extras.capturing)
+                reached.update(n for n in roots if n in self.extras.capturing)
+                self._reached = reached
+        return node in self._reached
+
+
+def current_graph_task():
+    """The innermost walk running on this thread, or None outside a backward pass."""
+    tasks = getattr(_running, "tasks", None)
+    return tasks[-1] if tasks else None
+
+
+def _reachable(roots):
+    seen, stack = set(), [r for r in roots if r is not None]
+    seen.update(stack)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
 
 
 def _walk(roots, root_grads, release, ops, extras):
@@ -292,7 +349,10 @@ class _Extras:
         root_nodes = [n for n, _ in roots]
         if inputs:
             targets = {n for n, _ in inputs}
-            self.run_only = _nodes_to_run(root_nodes, targets) | targets
+            run = _nodes_to_run(root_nodes, targets)
+            # the inputs' own nodes run too, those the walk reaches (one no root leads to is not executed)
+            reached = {n for r in run for n, _ in r.next_functions if n in targets}
+            self.run_only = run | reached | (targets & set(root_nodes))
         else:
             self.run_only = None if accumulate else _nodes_to_run(root_nodes, self.capturing)
 
@@ -509,18 +569,25 @@ def _hook_name(hook):
 def _nodes_to_run(roots, targets):
     """For ``autograd.grad`` and ``backward(inputs=...)``: the nodes whose rules must run because some
     capture target lies below them. Everything else is not run at all."""
-    order, stack, seen = [], [r for r in roots if r is not None], set()
-    seen.update(stack)
-    while stack:                        # iterative post-order: a node after everything it leads to
-        node = stack[-1]
-        for nxt, _ in node.next_functions:
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-                break
-        else:
-            stack.pop()
-            order.append(node)
+    order: list = []
+    seen: set = set()
+    for root in roots:
+        # One root at a time: a root that another root leads to must come before it in `order`, so it is
+        # marked seen only when its own walk starts.
+        if root is None or root in seen:
+            continue
+        seen.add(root)
+        stack = [root]
+        while stack:                    # iterative post-order: a node after everything it leads to
+            node = stack[-1]
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     run = set()
     for node in order:                  # children come before parents in `order`
         if any(n in targets or n in run for n, _ in node.next_functions if n is not None):

@@ -410,9 +410,15 @@ class Node:
         raise NotImplementedError(_NO_FORWARD_AD.format(op=self.aten_name or _aten_name(self.name())))
 
     def apply(self, *grads):
-        """Run the rule on tensors, as PyTorch's ``node(grad)`` does; returns a tuple of tensors or None."""
+        """Run the rule on tensors, as PyTorch's ``node(grad)`` does: one gradient per input (None where an input
+        needs none), a tuple of them, or the one gradient itself for a node with one input."""
+        expected = 1 if self._output_meta is None else len(self._output_meta)
+        if len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         result = self.backward(rules.tensor_ops, *grads)
-        return result if isinstance(result, tuple) else (result,)
+        if isinstance(result, tuple) and len(result) == 1:
+            return result[0]
+        return result
 
     __call__ = apply
 

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import forward_grad
 from ..core.forward_grad import state as _forward
 from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
@@ -647,10 +648,7 @@ def as_strided(input, size, stride, storage_offset=None):
                                                                                           for st in stride))
     if any(st == 0 and n > 1 for n, st in zip(size, stride)):
         array.flags.writeable = False           # elements that share memory: in-place writes are refused
-    out = _view(input, array, AsStridedBackward0)
-    if out.grad_fn is not None and out.grad_fn.__class__ is AsStridedBackward0:
-        out.grad_fn.arrays = (array, a)
-    return out
+    return _view(input, array, AsStridedBackward0, arrays=(array, a))
 
 
 # --- in-place view ops: the tensor itself becomes the view ------------------------------------------------------
@@ -692,6 +690,8 @@ def _in_place_view(self, view, node_cls):
     the version counter moves, and a leaf that requires grad is refused."""
     check_inplace(self)
     self._data = view._data
+    if _forward.on and forward_grad.tangent(view) is not None:
+        forward_grad.set_tangent(self, forward_grad.tangent(view))     # the tangent takes the same new shape
     node = view.grad_fn
     if node is not None and view._requires_grad:
         node.__class__ = node_cls           # the same rule under the in-place op's name

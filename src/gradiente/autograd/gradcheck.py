@@ -1,0 +1,333 @@
+"""``gradcheck`` and ``gradgradcheck``: compare analytical gradients with finite differences.
+
+PyTorch's slow mode, with its checks and messages. The numerical Jacobian of each differentiable output comes
+from central differences, one input element at a time, changing the input's memory in place (the function
+runs on the caller's tensors, in grad mode, as in PyTorch); the analytical one from one vector-Jacobian product
+per output element, computed twice: the two must agree within ``nondet_tol`` (a backward that gives different
+values on the same gradient is "not reentrant"). Use float64 inputs.
+
+Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_batched_grad``
+and ``check_batched_forward_grad`` are accepted and not run (gradiente has no vmap); complex inputs and outputs
+are not split into real and imaginary parts; ``check_undefined_grad`` hands None to the tensor hooks of each
+output (what PyTorch's engine does first with an undefined gradient) rather than running the whole backward
+with undefined gradients, which gradiente's engine does not model.
+
+This module is ``torch.autograd.gradcheck``; ``gradiente.autograd.gradcheck`` is also the function, as in
+PyTorch (the package binds the name to the function after importing the module).
+"""
+import sys
+import types
+import warnings
+
+import numpy as np
+
+from ..core.backward import grad as _grad
+from ..core.tensor import Tensor
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck and gradgradcheck when the gradients disagree."""
+
+
+_NONDETERMINISM_HINT = """\n
+NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
+https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
+this failure might be expected.
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `nondet_tol=<tol>` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `gradcheck_nondet_tol=<tol>`.
+- is a Module test (e.g., in common_nn.py), then modify the corresponding
+  module_test entry to have `gradcheck_nondet_tol=<tol>`
+"""
+
+_UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+
+
+# --- inputs and outputs ---------------------------------------------------------------------------------------
+
+def _as_tuple(x):
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _checked_inputs(inputs):
+    """The inputs as a tuple, and the positions of those that require grad, with PyTorch's input checks."""
+    inputs = _as_tuple(inputs)
+    diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    for i in diff_idx:
+        x = inputs[i]
+        if x._data.dtype not in (np.float64, np.complex128):
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating "
+                          "point or complex. ", stacklevel=3)
+        if x._data.size and any(stride == 0 and size > 1 for stride, size in zip(x._data.strides, x._data.shape)):
+            raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
+                               "are non-overlapping to be able to compute the numerical gradients correctly. You "
+                               "should call .contiguous on the input before passing it to gradcheck.")
+    if not diff_idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+    return inputs, diff_idx
+
+
+def _tensor_outputs(out):
+    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor))
+
+
+def _differentiable(outputs):
+    return tuple(o for o in outputs if o.requires_grad)
+
+
+def _text(matrix):
+    """A Jacobian as PyTorch's messages print it (a tensor)."""
+    return repr(Tensor._make(matrix)).replace("gradiente.", "torch.")
+
+
+# --- the two Jacobians ----------------------------------------------------------------------------------------
+
+def _numerical(func, inputs, diff_idx, eps, pick):
+    """``J[o][k]``, shape (numel of input diff_idx[k], numel of output o), by central differences; ``pick``
+    chooses, from ``func``'s tensor outputs, those to differentiate."""
+    base = pick(_tensor_outputs(func(*inputs)))
+    jacobians = [[np.zeros((inputs[i]._data.size, o._data.size), dtype=_real_dtype(inputs[i]))
+                  for i in diff_idx] for o in base]
+    for k, i in enumerate(diff_idx):
+        data = inputs[i]._data
+        for j in range(data.size):
+            idx = np.unravel_index(j, data.shape)
+            original = data[idx].copy()
+            data[idx] = original - eps
+            below = _values(func, inputs, pick, base, eps, idx)
+            data[idx] = original + eps
+            above = _values(func, inputs, pick, base, eps, idx)
+            data[idx] = original
+            for o in range(len(base)):
+                jacobians[o][k][j] = (above[o] - below[o]) / (2 * eps)
+    return jacobians
+
+
+def _real_dtype(x):
+    return np.float64 if x._data.dtype.kind != "f" else x._data.dtype
+
+
+def _values(func, inputs, pick, base, eps, idx):
+    """The picked outputs of ``func`` at the perturbed inputs, flat, checked against the unperturbed ``base``."""
+    picked = pick(_tensor_outputs(func(*inputs)))
+    values = []
+    for o, b in zip(picked, base):
+        where = f"on index {tuple(int(i) for i in idx)} "
+        if o.shape != b.shape:
+            raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed "
+                                 f"{where}by {eps}, but got: shapes {b.shape} and {o.shape}.")
+        if o.dtype != b.dtype:
+            raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed "
+                                 f"{where}by {eps}, but got: dtypes {b.dtype} and {o.dtype}.")
+        values.append(np.array(o._data, dtype=np.float64 if o._data.dtype.kind != "c" else o._data.dtype,
+                               copy=True).reshape(-1))
+    return values
+
+
+def _analytical(output, inputs, diff_idx):
+    """``J[k]``, shape (numel of input diff_idx[k], numel of output), one vector-Jacobian product per output
+    element; and whether the gradients had the inputs' dtypes and sizes."""
+    targets = [inputs[i] for i in diff_idx]
+    jacobians = [np.zeros((t._data.size, output._data.size), dtype=_real_dtype(t)) for t in targets]
+    dtypes_ok = sizes_ok = True
+    for j in range(output._data.size):
+        seed = np.zeros(output._data.size, dtype=output._data.dtype)
+        seed[j] = 1
+        grads = _grad(output, targets, Tensor._make(seed.reshape(output._data.shape)), retain_graph=True,
+                      allow_unused=True)
+        for k, (g, t) in enumerate(zip(grads, targets)):
+            if g is None:
+                continue
+            dtypes_ok &= g._data.dtype == t._data.dtype
+            if g._data.size != t._data.size:
+                sizes_ok = False
+                continue
+            jacobians[k][:, j] = g._data.reshape(-1)
+    return jacobians, dtypes_ok, sizes_ok
+
+
+def _checked_analytical(output, inputs, diff_idx, nondet_tol, check_grad_dtypes):
+    first, dtypes_ok, sizes_ok = _analytical(output, inputs, diff_idx)
+    second, _, _ = _analytical(output, inputs, diff_idx)
+    if not dtypes_ok and check_grad_dtypes:
+        raise GradcheckError("Gradient has dtype mismatch")
+    if not sizes_ok:
+        raise GradcheckError("Analytical gradient has incorrect size")
+    if any((np.abs(a - b) > nondet_tol).any() for a, b in zip(first, second)):
+        raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
+                             "multiple times gives different values, although analytical gradient matches numerical "
+                             f"gradient.The tolerance for nondeterminism was {nondet_tol}." + _NONDETERMINISM_HINT)
+    return first
+
+
+def _forward_mode(func, inputs, diff_idx, outputs_count):
+    """``J[o][k]`` by forward mode: one pass per input element, every differentiable input a dual tensor (as in
+    PyTorch), with tangent 1 at that element and 0 everywhere else."""
+    from . import forward_ad
+    jacobians: list = [[None] * len(diff_idx) for _ in range(outputs_count)]
+    for k, i in enumerate(diff_idx):
+        x = inputs[i]
+        for j in range(x._data.size):
+            with forward_ad.dual_level():
+                args = []
+                for n, a in enumerate(inputs):
+                    if n in diff_idx:
+                        tangent = np.zeros(a._data.size, dtype=a._data.dtype)
+                        if n == i:
+                            tangent[j] = 1
+                        a = forward_ad.make_dual(a.detach(), Tensor._make(tangent.reshape(a._data.shape)))
+                    elif isinstance(a, Tensor):
+                        a = a.detach()      # requires_grad only told gradcheck which inputs to vary
+                    args.append(a)
+                outputs = _tensor_outputs(func(*args))
+                for o, out in enumerate(outputs[:outputs_count]):
+                    primal, out_tangent = forward_ad.unpack_dual(out)
+                    if jacobians[o][k] is None:
+                        jacobians[o][k] = np.zeros((x._data.size, primal._data.size), dtype=_real_dtype(x))
+                    if out_tangent is not None:
+                        jacobians[o][k][j] = out_tangent._data.reshape(-1)
+    return jacobians
+
+
+# --- the checks -----------------------------------------------------------------------------------------------
+
+def _mismatch(analytical, numerical, o, k, forward):
+    mode = "computed with forward mode " if forward else ""
+    return (f"Jacobian {mode}mismatch for output {o:d} with respect to input {k:d},\n"
+            f"numerical:{_text(numerical)}\nanalytical:{_text(analytical)}\n")
+
+
+def _close(analytical, numerical, rtol, atol):
+    return np.allclose(analytical, numerical, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _check_no_differentiable_outputs(func, inputs, diff_idx, eps):
+    for row in _numerical(func, inputs, diff_idx, eps, lambda outputs: outputs):
+        for jacobian in row:
+            if (jacobian != 0).any():
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+    return True
+
+
+def _check_undefined_grad(func, inputs):
+    """Each output's tensor hooks must accept an undefined (None) gradient, as PyTorch's engine gives them one."""
+    for out in _differentiable(_tensor_outputs(func(*inputs))):
+        node = out.grad_fn
+        hooks = node._tensor_pre_hooks.get(out._output_nr, {}) if node is not None and node._tensor_pre_hooks \
+            else (out._hooks or {})
+        for hook in list(hooks.values()):
+            try:
+                hook(None)
+            except RuntimeError as error:
+                warnings.warn('Backwards compatibility: New undefined gradient support checking feature is enabled by '
+                              'default, but it may break existing callers of this function. If this is true for you, '
+                              'you can call this function with "check_undefined_grad=False" to disable the feature',
+                              stacklevel=4)
+                raise GradcheckError("Expected backward function to handle undefined output grads. "
+                                     + _UNDEFINED_NOTE) from error
+    return True
+
+
+def _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
+                check_forward_ad, check_backward_ad):
+    outputs = _differentiable(_tensor_outputs(func(*inputs)))
+    if check_backward_ad:
+        if not outputs:
+            return _check_no_differentiable_outputs(func, inputs, diff_idx, eps)
+        numerical = _numerical(func, inputs, diff_idx, eps, _differentiable)
+        for o, out in enumerate(outputs):
+            analytical = _checked_analytical(out, inputs, diff_idx, nondet_tol, check_grad_dtypes)
+            for k, (a, n) in enumerate(zip(analytical, numerical[o])):
+                if not _close(a, n, rtol, atol):
+                    raise GradcheckError(_mismatch(a, n, o, k, forward=False))
+    if check_forward_ad:
+        everything = _tensor_outputs(func(*inputs))
+        numerical = _numerical(func, inputs, diff_idx, eps, lambda outs: outs)
+        forward = _forward_mode(func, inputs, diff_idx, len(everything))
+        for o in range(len(everything)):
+            for k, (a, n) in enumerate(zip(forward[o], numerical[o])):
+                if a is not None and not _close(a, n, rtol, atol):
+                    raise GradcheckError(_mismatch(a, n, o, k, forward=True))
+    if check_backward_ad and check_undefined_grad:
+        _check_undefined_grad(func, inputs)
+    return True
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    """True if the analytical gradients of ``func`` at ``inputs`` match finite differences (see the module's
+    docstring). A mismatch raises GradcheckError, or returns False with ``raise_exception=False``; any other
+    error ``func`` raises is not caught."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    inputs, diff_idx = _checked_inputs(inputs)
+    try:
+        return _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                           check_grad_dtypes, check_forward_ad, check_backward_ad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
+                  raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """gradcheck of the gradients themselves: the second derivatives of ``func`` against finite differences of
+    its first derivatives (``grad_outputs``, random if not given, are differentiated too)."""
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        rng = np.random.RandomState(0)
+        grad_outputs = tuple(Tensor._make(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype), True)
+                             for o in _differentiable(_tensor_outputs(func(*inputs))))
+    grad_outputs = _as_tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        ins, gouts = args[:n], args[n:]
+        outs = _differentiable(_tensor_outputs(func(*ins)))
+        wrt = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
+        grads = _grad(outs, wrt, gouts, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as ``gradcheck``. The package binds ``autograd.gradcheck`` to the function, but an
+    import of this module under a second name (an importer that serves ``torch.autograd.gradcheck`` from this
+    file) makes the import system rebind the package's attribute to the module: being callable, it still works
+    as ``autograd.gradcheck(func, inputs)``."""
+
+    def __call__(self, *args, **kwargs):
+        return gradcheck(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
