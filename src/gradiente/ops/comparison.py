@@ -8,7 +8,8 @@ import numpy as np
 
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
-from ..core.record import as_result, promote_operands, wrap
+from ..core.node import Node
+from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 
 __all__ = ["allclose", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
@@ -49,6 +50,33 @@ le = _comparison("le", np.less_equal, ("less_equal",))
 gt = _comparison("gt", np.greater, ("greater",))
 ge = _comparison("ge", np.greater_equal, ("greater_equal",))
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+
+class _ComparisonBackward(Node):
+    """out = (x ⋈ y) as 0/1 in x's dtype, the in-place form ``x.eq_(y)``; a step function: dx = 0, dy = 0."""
+
+    def backward(self, ops, grad):
+        return tuple(None if node is None else ops.zeros_like(grad) for node, _ in self.next_functions)
+
+    def jvp(self, ops, *tangents):
+        return None
+
+
+def comparison_into_input(compare, node_name):
+    """What ``x.eq_(y)`` computes before it is written into ``x``: the comparison as 0/1 in ``x``'s dtype. When
+    ``x`` or ``y`` requires grad the result is recorded, as PyTorch's ``EqBackward0`` is, with a zero gradient."""
+    node_cls = type(node_name, (_ComparisonBackward,), {"__doc__": _ComparisonBackward.__doc__})
+
+    def into_input(input, other):
+        result = compare(input, other)
+        if result is NotImplemented:
+            raise TypeError(f"{compare.__name__}_() received an invalid combination of arguments")
+        out = wrap(result._data.astype(input._data.dtype))
+        if wants_grad(input, other):
+            record(node_cls, tuple(t for t in (input, other) if isinstance(t, Tensor)), out)
+        return out
+    into_input.__name__ = into_input.__qualname__ = f"{compare.__name__}_"
+    return into_input
 
 
 def equal(input, other):
