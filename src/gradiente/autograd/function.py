@@ -23,7 +23,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..core import engine, forward_grad, grad_mode, rules
-from ..core.node import Node
+from ..core.inplace import mark_custom_function_view
+from ..core.node import _FREED, Node, SavedTensor
 from ..core.record import record
 from ..core.tensor import Tensor
 
@@ -57,6 +58,14 @@ class FunctionCtx:
         if self.__dict__.get("_in_jvp"):        # in ``jvp``, what ``save_for_forward`` kept
             return tuple(self.__dict__.get("saved_for_forward", ()))
         return tuple(self.saved(rules.tensor_ops))
+
+    @property
+    def _raw_saved_tensors(self):
+        """PyTorch's handles on what ``save_for_backward`` kept, one ``SavedTensor`` each (``None`` included), on
+        which pack/unpack hooks can be registered after the fact."""
+        if self._saved is None:
+            raise RuntimeError(_FREED)
+        return tuple(SavedTensor._of(self, i) for i in range(self.__dict__.get("_saved_count", 0)))
 
     @property
     def saved_variables(self):
@@ -314,7 +323,10 @@ def _wrap_outputs(ctx, inputs, output, recording):
         if id(out) in input_ids and not is_dirty:
             alias = Tensor._make(out._data)          # an input returned as is: a new tensor on the same memory
             alias._version_box = out._version_box
+            mark_custom_function_view(alias, out)
             out = alias
+        elif not is_dirty:
+            mark_custom_function_view(out)
         if is_dirty:
             out._version_box[0] += 1
         differentiable = recording and id(out) not in non_diff and out._data.dtype.kind in "fc"
