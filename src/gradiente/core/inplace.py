@@ -111,6 +111,11 @@ def mark_custom_function_view(tensor, input=None):
     tensor.__dict__["_view_meta"] = IN_CUSTOM_FUNCTION
 
 
+def view_base(tensor):
+    """The tensor whose memory ``tensor`` views: its base if it is a view, else itself."""
+    return tensor._base if _view_meta(tensor) is not None else tensor
+
+
 def _view_meta(tensor):
     """How ``tensor`` was made as a view, or None if it is not one."""
     return tensor.__dict__.get("_view_meta") if tensor._base is not None else None
