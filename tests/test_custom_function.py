@@ -588,7 +588,6 @@ def test_raw_saved_tensors_of_a_custom_function():
 
             @staticmethod
             def backward(ctx, grad):
-                (x, _) = ctx.saved_tensors
                 return grad * 2
         x = lib.tensor([1.0, 2.0], requires_grad=True)
         y = Keep.apply(x)
@@ -603,7 +602,7 @@ def test_raw_saved_tensors_of_a_custom_function():
         raw[0].register_hooks(lambda t: t * 1, lambda t: unpacked.append(1) or t)
         y.sum().backward()
         try:
-            y.grad_fn._raw_saved_tensors
+            seen.append(len(y.grad_fn._raw_saved_tensors))
         except RuntimeError as error:
             seen.append(str(error)[:40])
         return seen, unpacked, plain(x.grad)
@@ -657,7 +656,8 @@ def test_forward_mode_of_a_view_returning_function_wants_a_view_of_the_tangent(t
             @staticmethod
             def jvp(ctx, x_t):
                 row = x_t.narrow(0, 0, 1)
-                return {"same view": row, "not a view": row.clone(), "view of a copy": row.clone().view_as(row)}[tangent]
+                made = {"same view": row, "not a view": row.clone(), "view of a copy": row.clone().view_as(row)}
+                return made[tangent]
         fwAD = lib.autograd.forward_ad
         with fwAD.dual_level():
             x = fwAD.make_dual(lib.ones(2, 2), lib.ones(2, 2))

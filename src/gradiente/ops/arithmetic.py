@@ -178,7 +178,7 @@ class PowBackward2(Node):
         c = self.base
         if c == 0:
             # out · ln 0 = out · -inf, with PyTorch's 0 where x >= 0 (out finite): -inf·v where x < 0 (out = inf).
-            return ops.mask(ops.raw(out) * 0 != 0, v * (out * -np.inf))
+            return ops.mask(ops.raw(out) == np.inf, v * -np.inf)
         return v * (out * float(np.log(c)))
 
 

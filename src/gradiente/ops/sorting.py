@@ -338,9 +338,9 @@ def aten_unique2(input, sorted=True, return_inverse=False, return_counts=False):
 
 
 def aten_unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False):
-    """``torch._VF.unique_dim``: ``(output, inverse, counts)`` of the slices along ``dim``."""
-    return _all_outputs(unique(input, sorted, return_inverse, return_counts, dim), return_inverse, return_counts,
-                        3)
+    """``torch._VF.unique_dim``: ``(output, inverse, counts)`` of the slices along ``dim``; the counts always, as
+    PyTorch's CPU kernel gives them."""
+    return _all_outputs(unique(input, sorted, return_inverse, True, dim), return_inverse, True, 3)
 
 
 def _unique_dim(a, dim):
