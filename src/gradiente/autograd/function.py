@@ -38,6 +38,7 @@ class FunctionCtx:
     # Node's saved-value mechanism, which the node this is mixed into provides.
     save: Callable[..., None]
     saved: Callable[..., Any]
+    _saved: Any
 
     def save_for_backward(self, *tensors):
         for i, t in enumerate(tensors):
