@@ -550,3 +550,119 @@ def test_mark_dirty_misuse_is_refused(case):
         return AddInPlace.apply(a.clone().view_as(a), b)
 
     assert on_both(scenario)[1] == "RuntimeError"
+
+
+# --- views returned by forward, raw saved tensors, forward mode's checks ----------------------------------------
+
+def _view_returning(lib, as_is=False):
+    class ViewOf(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x if as_is else x[:1]
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad if as_is else lib.cat([grad, grad.new_zeros(1)])
+    return ViewOf
+
+
+@pytest.mark.parametrize("as_is", [False, True])
+@pytest.mark.parametrize("input_requires_grad", [False, True])
+def test_a_view_made_inside_forward_refuses_in_place_changes(as_is, input_requires_grad):
+    def scenario(lib):
+        base = lib.tensor([1.0, 2.0], requires_grad=input_requires_grad).clone()
+        view = _view_returning(lib, as_is).apply(base)
+        view.add_(lib.ones(1, requires_grad=True))
+        return plain(view)
+    outcome = on_both(scenario)
+    assert outcome[0] == "raised" and "This view was created inside a custom Function" in outcome[2]
+
+
+def test_raw_saved_tensors_of_a_custom_function():
+    def scenario(lib):
+        class Keep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, None)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Keep.apply(x)
+        raw = y.grad_fn._raw_saved_tensors
+        seen = [len(raw)]
+        for call in (lambda: raw[1].register_hooks(lambda t: t, lambda t: t), lambda: raw[0].register_hooks(1, 1)):
+            try:
+                call()
+            except (RuntimeError, TypeError) as error:
+                seen.append((type(error).__name__, str(error).split(".")[0].split(":")[0]))
+        unpacked = []
+        raw[0].register_hooks(lambda t: t * 1, lambda t: unpacked.append(1) or t)
+        y.sum().backward()
+        try:
+            seen.append(len(y.grad_fn._raw_saved_tensors))
+        except RuntimeError as error:
+            seen.append(str(error)[:40])
+        return seen, unpacked, plain(x.grad)
+    on_both(scenario)
+
+
+def _dirty_doubler(lib, tangent_in_place):
+    class DoubleInPlace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            return x_t.mul_(2) if tangent_in_place else x_t * 2
+    return DoubleInPlace
+
+
+@pytest.mark.parametrize("tangent_in_place", [True, False])
+def test_forward_mode_of_an_in_place_function_wants_the_tangent_changed_in_place(tangent_in_place):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            tangent = lib.ones(2)
+            x = fwAD.make_dual(lib.tensor([1.0, 3.0]), tangent)
+            out = _dirty_doubler(lib, tangent_in_place).apply(x)
+            unpacked = fwAD.unpack_dual(out)
+            # forward runs with forward mode off: its own mul_ does not double the tangent a second time
+            return out is x, unpacked.tangent is tangent, plain(unpacked.primal), plain(unpacked.tangent)
+    on_both(scenario)
+
+
+@pytest.mark.parametrize("tangent", ["same view", "not a view", "view of a copy"])
+@pytest.mark.parametrize("input_is_a_view", [False, True])
+def test_forward_mode_of_a_view_returning_function_wants_a_view_of_the_tangent(tangent, input_is_a_view):
+    def scenario(lib):
+        class FirstRow(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.narrow(0, 0, 1)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return lib.cat([grad, grad.new_zeros(1, 2)])
+
+            @staticmethod
+            def jvp(ctx, x_t):
+                row = x_t.narrow(0, 0, 1)
+                made = {"same view": row, "not a view": row.clone(), "view of a copy": row.clone().view_as(row)}
+                return made[tangent]
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.ones(2, 2), lib.ones(2, 2))
+            if input_is_a_view:
+                x = x.view_as(x)
+            return plain(fwAD.unpack_dual(FirstRow.apply(x)).tangent)
+    ours = on_both(scenario)
+    assert (ours[0] == "returned") == (tangent == "same view")

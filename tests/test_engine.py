@@ -650,3 +650,23 @@ def test_complex_gradients_are_pytorchs_or_refused_never_silently_wrong():
         x = torch.tensor(a, requires_grad=True)
         with pytest.raises(NotImplementedError, match="does not compute gradients of complex tensors through"):
             fn(x).backward()
+
+
+def test_backward_with_create_graph_warns_of_the_reference_cycle_and_grad_does_not():
+    real_torch = pytest.importorskip("torch")
+
+    def messages(lib, call):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = (x * x).sum()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(lib, x, y)
+        return [str(w.message).split(" (Triggered")[0] for w in caught if "create_graph" in str(w.message)]
+
+    def backward(lib, x, y):
+        y.backward(create_graph=True)
+
+    def grad(lib, x, y):
+        lib.autograd.grad(y, x, create_graph=True)
+    assert messages(torch, backward) == messages(real_torch, backward) != []
+    assert messages(torch, grad) == messages(real_torch, grad) == []

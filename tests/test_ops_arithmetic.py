@@ -143,3 +143,21 @@ def test_in_place_forms_record_torchs_nodes():
         return [type(y.addcmul_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__,
                 type(y.addcdiv_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__]
     check_in_place_chain(chain)
+
+
+@pytest.mark.parametrize("base", ["tensor", "number"])
+def test_pow_derivatives_at_zero_follow_pytorchs_conventions(base):
+    def run(lib):
+        exponent = lib.tensor([-1.0, 0.0, 1.0, 2.0], requires_grad=True)
+        if base == "number":
+            (0 ** exponent).sum().backward()
+            return exponent.grad.tolist()
+        x = lib.zeros(4, requires_grad=True)
+        (x ** exponent).sum().backward()
+        return x.grad.tolist(), exponent.grad.tolist()
+    assert run(gradiente) == run(torch)
+
+
+def test_math_constants():
+    assert (gradiente.inf, gradiente.e, gradiente.pi) == (torch.inf, torch.e, torch.pi)
+    assert gradiente.nan != gradiente.nan

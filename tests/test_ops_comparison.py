@@ -4,6 +4,7 @@ value for value and dtype for dtype against PyTorch, with PyTorch's errors, and 
 import pytest
 from harness import (
     OPERANDS,
+    OpSpec,
     assert_same,
     assert_same_tensors,
     both_quietly,
@@ -12,6 +13,7 @@ from harness import (
     check_same_error_first_line,
     check_zero_dim_result_is_writable,
     operand,
+    spec_tests,
 )
 
 import gradiente
@@ -19,6 +21,14 @@ import gradiente
 torch = pytest.importorskip("torch")
 
 SCALARS = [2, 2.5, True, -1]
+
+# The in-place comparisons are recorded (PyTorch's EqBackward0 for a number, EqBackward1 for a tensor), with a zero
+# gradient: their rows check it numerically and against PyTorch.
+SPECS = [OpSpec(f"{name}_tensor", lambda lib, x, y, name=name: getattr(x * 1, name)(y), [((2, 3), (3,))])
+         for name in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_")] + \
+        [OpSpec(f"{name}_number", lambda lib, x, name=name: getattr(x * 1, name)(0.5), [((2, 3),)])
+         for name in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_")]
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
 # --- dtypes and errors against PyTorch ---------------------------------------------------------------------
@@ -131,3 +141,16 @@ def test_inplace_bitwise_and_logical():
 def test_zero_dim_results_are_writable_arrays(op):
     """NumPy turns 0-d results into scalars; a tensor must still hold a (writable) array."""
     check_zero_dim_result_is_writable(op)
+
+
+@pytest.mark.parametrize("name", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_equal_", "less_"])
+def test_in_place_comparisons_write_zero_one_and_pass_a_zero_gradient(name):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        getattr(y, name)(lib.tensor([1.0, 0.0, 3.0]))
+        ints = lib.tensor([1, 2, 3])
+        getattr(ints, name)(2)
+        y.sum().backward()
+        return y.detach().tolist(), str(y.dtype)[-7:], y.grad_fn.name(), x.grad.tolist(), ints.tolist()
+    assert run(gradiente) == run(torch)

@@ -576,3 +576,13 @@ def test_quantile_errors_match_torch(fn):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_same_error(fn)
+
+
+def test_atens_unique_forms_always_return_every_output():
+    def run(lib):
+        x = lib.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+        forms = [lib._unique(x), lib._unique(x, return_inverse=True), lib._unique2(x, return_counts=True),
+                 lib._VF.unique_dim(x, 0, return_inverse=True)]
+        return [[(t.tolist() if t.dtype == lib.int64 else t.detach().tolist(), t.requires_grad) for t in form]
+                for form in forms]
+    assert run(gradiente) == run(torch)

@@ -44,3 +44,29 @@ FORMAT_ERRORS = [
 @pytest.mark.parametrize("case", range(len(FORMAT_ERRORS)))
 def test_format_errors_match_torch(case):
     check_same_error(FORMAT_ERRORS[case])
+
+
+def test_numpy_of_a_tensor_that_requires_grad_under_no_grad():
+    for lib in (gradiente, torch):
+        x = lib.ones(2, requires_grad=True)
+        with lib.no_grad():
+            assert x.numpy().tolist() == [1.0, 1.0]
+    check_same_error(lambda lib: lib.ones(2, requires_grad=True).numpy())
+
+
+def test_data_assignment_and_deletion_refused_as_in_pytorch():
+    def set_int_data(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.data = lib.tensor([1, 2])
+    check_same_error(set_int_data)
+    for lib in (gradiente, torch):
+        x = lib.ones(2, requires_grad=True)
+        x.data = lib.zeros(2)
+        assert x.tolist() == [0.0, 0.0]
+        with pytest.raises(TypeError):
+            x.data = None
+        for name in ("data", "requires_grad", "_grad_fn", "_backward_hooks"):
+            with pytest.raises(RuntimeError):
+                delattr(x, name)
+        del x.grad
+        assert x.grad is None

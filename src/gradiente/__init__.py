@@ -10,6 +10,7 @@ Heavier parts (``nn``, ``optim``, ``utils``, ``viz``, ``autograd.functional``) l
 """
 import importlib as _importlib
 import warnings as _warnings
+from math import e, inf, nan, pi
 
 from . import autograd
 from . import ops as _ops
@@ -89,6 +90,8 @@ from .ops.scattering import *
 from .ops.selection import *
 from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
+from .ops.sorting import aten_unique as _unique
+from .ops.sorting import aten_unique2 as _unique2
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
@@ -107,7 +110,7 @@ def _silence_numpy_float_warnings():
 
 _silence_numpy_float_warnings()
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special", "distributions")
+_LAZY_SUBMODULES = ("_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special", "distributions")
 
 
 def result_type(tensor1, tensor2):

@@ -58,6 +58,7 @@ def make_dual(tensor, tangent, *, level=None):
                            f"Tensor, this is not supported. Tensor is of size {_sizes(tensor)} while the given "
                            f"forward gradient is of size {_sizes(tangent)}.")
     dual = tensor.view_as(tensor)
+    dual.__dict__["_dual_view"] = True      # a view to backward mode only: forward mode's view checks see past it
     if tangent._data.strides != tensor._data.strides and tensor._data.flags.c_contiguous:
         tangent = tangent.contiguous()
     forward_grad.set_tangent(dual, tangent, level)

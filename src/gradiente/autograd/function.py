@@ -23,7 +23,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..core import engine, forward_grad, grad_mode, rules
-from ..core.node import Node
+from ..core.inplace import mark_custom_function_view, view_base
+from ..core.node import _FREED, Node, SavedTensor
 from ..core.record import record
 from ..core.tensor import Tensor
 
@@ -37,6 +38,7 @@ class FunctionCtx:
     # Node's saved-value mechanism, which the node this is mixed into provides.
     save: Callable[..., None]
     saved: Callable[..., Any]
+    _saved: Any
 
     def save_for_backward(self, *tensors):
         for i, t in enumerate(tensors):
@@ -57,6 +59,14 @@ class FunctionCtx:
         if self.__dict__.get("_in_jvp"):        # in ``jvp``, what ``save_for_forward`` kept
             return tuple(self.__dict__.get("saved_for_forward", ()))
         return tuple(self.saved(rules.tensor_ops))
+
+    @property
+    def _raw_saved_tensors(self):
+        """PyTorch's handles on what ``save_for_backward`` kept, one ``SavedTensor`` each (``None`` included), on
+        which pack/unpack hooks can be registered after the fact."""
+        if self._saved is None:
+            raise RuntimeError(_FREED)
+        return tuple(SavedTensor._of(self, i) for i in range(self.__dict__.get("_saved_count", 0)))
 
     @property
     def saved_variables(self):
@@ -264,12 +274,20 @@ class Function(metaclass=_FunctionMeta):
         ctx.__dict__.update(_n_inputs=len(args), _tensor_positions=tensor_positions)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         dual = forward_grad.state.on and forward_grad.carries_tangent(tensors)
-        with grad_mode.no_grad():
-            if custom_setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+        # As in PyTorch, forward runs with neither mode recording: its derivatives are the user's backward and jvp.
+        fw_state = forward_grad.state
+        fw_enabled, fw_state.enabled = fw_state.enabled, False
+        fw_state.refresh()
+        try:
+            with grad_mode.no_grad():
+                if custom_setup:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            fw_state.enabled = fw_enabled
+            fw_state.refresh()
         result = _wrap_outputs(ctx, tensors, output, recording)
         if dual:
             _attach_tangents(cls, ctx, args, result)
@@ -314,7 +332,10 @@ def _wrap_outputs(ctx, inputs, output, recording):
         if id(out) in input_ids and not is_dirty:
             alias = Tensor._make(out._data)          # an input returned as is: a new tensor on the same memory
             alias._version_box = out._version_box
+            mark_custom_function_view(alias, out)
             out = alias
+        elif not is_dirty:
+            mark_custom_function_view(out)
         if is_dirty:
             out._version_box[0] += 1
         differentiable = recording and id(out) not in non_diff and out._data.dtype.kind in "fc"
@@ -338,6 +359,7 @@ def _attach_tangents(cls, ctx, args, result):
     tensors without one) and returns one per output; each differentiable Tensor output gets its tangent."""
     materialize = ctx.__dict__.get("_user_materialize", True)
     tangents = tuple(_tangent_or_zeros(a, materialize) if isinstance(a, Tensor) else None for a in args)
+    versions = tuple(t._version_box[0] if t is not None else None for t in tangents)
     ctx.__dict__["_in_jvp"] = True
     try:
         out_tangents = cls.jvp(ctx, *tangents)
@@ -351,6 +373,7 @@ def _attach_tangents(cls, ctx, args, result):
         raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of forward gradients "
                            f"(expected {len(outputs)}, got {len(out_tangents)})")
     non_diff = ctx.__dict__.get("_non_differentiable", set())
+    dirty = ctx.__dict__.get("_dirty", set())
     for i, (out, tangent) in enumerate(zip(outputs, out_tangents)):
         if not isinstance(out, Tensor) or tangent is None:
             continue
@@ -358,9 +381,44 @@ def _attach_tangents(cls, ctx, args, result):
             raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
                                "output is not a differentiable Tensor.You should return None at that position "
                                "instead.")
+        if id(out) in dirty:
+            _check_inplace_tangent(out, tangent, args, tangents, versions)
+        else:
+            _check_view_tangent(out, tangent, args, tangents)
         if tangent.shape != out.shape:
             tangent = tangent.expand(out.shape)
         forward_grad.set_tangent(out, tangent)
+
+
+_NOT_INPLACE = ("An inplace custom Function is not modifying the forward mode gradients inplace. If the forward is "
+                "modifying an input inplace, then the jvp function must modify the corresponding gradient inplace.")
+
+
+def _check_inplace_tangent(out, tangent, args, tangents, versions):
+    """An input changed in place (``mark_dirty``) must have its tangent changed in place too, as in PyTorch."""
+    for a, a_t, version in zip(args, tangents, versions):
+        if a is out and a_t is not None and (tangent is not a_t or a_t._version_box[0] == version):
+            raise RuntimeError(_NOT_INPLACE)
+
+
+def _check_view_tangent(out, tangent, args, tangents):
+    """An output that is a view of an input (or the input returned as-is) must get a tangent that is the same view
+    of the input's tangent, as PyTorch checks: a view, and of the same base."""
+    if view_base(out) is out:
+        return
+    for a, a_t in zip(args, tangents):
+        if not isinstance(a, Tensor) or a_t is None or view_base(a) is not view_base(out):
+            continue
+        if view_base(tangent) is tangent:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+                               "not returning a view.")
+        if view_base(tangent) is not view_base(a_t):
+            if view_base(a) is a or a.__dict__.get("_dual_view"):
+                raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                                   "given grad input.")
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                               "same base as the given grad input.")
+        return
 
 
 def _tangent_or_zeros(t, materialize):

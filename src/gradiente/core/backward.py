@@ -2,6 +2,7 @@
 ``grad`` returns them. Both check their arguments as PyTorch does (with its messages), make the starting
 gradient of each output (1 for a scalar), and hand the walk to the engine (``engine.run_backward``).
 """
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -103,6 +104,13 @@ def _capture(inputs):
     return capture, slots
 
 
+_CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+    "the cycle and avoid the leak.")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulate into the ``.grad`` of the graph's leaves the gradient of ``tensors`` (weighted by
     ``grad_tensors``, the vector of a vector-Jacobian product; implicit 1 for a scalar)."""
@@ -113,6 +121,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                         create_graph, "backward")
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        # PyTorch's warning (Python's filters decide how often it shows, as for every warning of gradiente)
+        warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     roots = [_root(t) for t in outputs]
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)

@@ -38,6 +38,7 @@ _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 # How a view was made (PyTorch's CreationMeta), kept as ``view._view_meta``; only DEFAULT views may be
 # changed in place while recording.
 DEFAULT, NO_GRAD, MULTI_OUTPUT, INFERENCE_MODE = "default", "no_grad", "multi_output", "inference_mode"
+IN_CUSTOM_FUNCTION = "in_custom_function"
 _BLOCK_ADVICE = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
                  "by moving both the view and the inplace either both inside the {} block (if you don't want the "
                  "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
@@ -47,6 +48,10 @@ _ADVICE = {
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such functions do not allow "
                   "the output views to be modified inplace. You should replace the inplace operation by an "
                   "out-of-place one.",
+    IN_CUSTOM_FUNCTION: " This view was created inside a custom Function (or because an input was returned as-is) "
+                        "and the autograd logic to handle view+inplace would override the custom backward "
+                        "associated with the custom Function, leading to incorrect gradients. This behavior is "
+                        "forbidden. You can fix this by cloning the output of the custom Function.",
 }
 
 
@@ -91,6 +96,24 @@ def track_view(out, input, node_cls, multi_output=False):
             if len(views) >= 64 and not len(views) & (len(views) - 1):
                 views[:] = [r for r in views if r() is not None]    # at each power of two, forget dead views
     return True
+
+
+def mark_custom_function_view(tensor, input=None):
+    """A custom Function's output that is a view (or ``input`` returned as-is, which ``tensor`` now aliases): as in
+    PyTorch, it may not be changed in place while recording, since the view+inplace logic would bypass the
+    Function's own backward."""
+    if input is not None:
+        if input._version_box.__class__ is InferenceVersion:
+            return                                  # an inference tensor has no views
+        tensor.__dict__["_base"] = input._base if _view_meta(input) is not None else input
+    elif _view_meta(tensor) is None:
+        return
+    tensor.__dict__["_view_meta"] = IN_CUSTOM_FUNCTION
+
+
+def view_base(tensor):
+    """The tensor whose memory ``tensor`` views: its base if it is a view, else itself."""
+    return tensor._base if _view_meta(tensor) is not None else tensor
 
 
 def _view_meta(tensor):

@@ -190,7 +190,12 @@ class SavedTensor:
         raw._node, raw._index = node, index
         return raw
 
-    def register_hooks(self, pack_hook, unpack_hook):
+    def register_hooks(self, *hooks):
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: Callable, arg1: "
+                            "Callable) -> None")
+        pack_hook, unpack_hook = hooks
         node = self._node
         saved = node._saved
         if saved is None:

@@ -215,7 +215,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force=False):
-        if self._requires_grad and not force:
+        if self._requires_grad and _mode.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
@@ -370,7 +370,17 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
+
+    def __delattr__(self, name):
+        # PyTorch's C++ attributes (and the names it gives them from Python) cannot be deleted.
+        if name in ("data", "requires_grad", "grad_fn", "_grad_fn", "_backward_hooks"):
+            raise RuntimeError(f"cannot delete Variable's {name.lstrip('_')}")
+        object.__delattr__(self, name)
 
     def _grad_edge(self):
         """The edge an op on this tensor records: ``(grad_fn, output_nr)``, or the leaf's AccumulateGrad."""

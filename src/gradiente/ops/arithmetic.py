@@ -145,7 +145,8 @@ class PowBackward1(Node):
     def backward(self, ops, grad):
         x, y, out = self.saved(ops)
         edges = self.next_functions
-        dx = grad * (y * x ** (y - 1)) if edges[0][0] is not None else None
+        # PyTorch's convention: where y == 0 the x-derivative is 0 (not 0·0⁻¹ = nan at x = 0).
+        dx = ops.mask(ops.raw(y) != 0, grad * (y * x ** (y - 1))) if edges[0][0] is not None else None
         dy = None
         if edges[1][0] is not None:
             # PyTorch's convention: where x == 0 and y >= 0 the y-derivative is 0, not nan.
@@ -157,7 +158,8 @@ class PowBackward1(Node):
         through_y = None
         if y_t is not None:
             through_y = ops.mask(ops.logical_not((ops.raw(x) == 0) & (ops.raw(y) >= 0)), y_t * (out * ops.log(x)))
-        return tangent_sum(None if x_t is None else x_t * (y * x ** (y - 1)), through_y)
+        through_x = None if x_t is None else ops.mask(ops.raw(y) != 0, x_t * (y * x ** (y - 1)))
+        return tangent_sum(through_x, through_y)
 
 
 class PowBackward2(Node):
@@ -175,7 +177,8 @@ class PowBackward2(Node):
         (out,) = self.saved(ops)
         c = self.base
         if c == 0:
-            return ops.mask(ops.raw(out) * 0 == 0, v * 0)
+            # out · ln 0 = out · -inf, with PyTorch's 0 where x >= 0 (out finite): -inf·v where x < 0 (out = inf).
+            return ops.mask(ops.raw(out) == np.inf, v * -np.inf)
         return v * (out * float(np.log(c)))
 
 

@@ -8,8 +8,9 @@ import numpy as np
 
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
-from ..core.record import as_result, promote_operands, wrap
+from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
+from .arithmetic import _ZeroGradBackward
 
 __all__ = ["allclose", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
            "bitwise_xor", "eq", "equal", "ge", "greater", "greater_equal", "gt", "isclose", "isfinite", "isinf",
@@ -49,6 +50,25 @@ le = _comparison("le", np.less_equal, ("less_equal",))
 gt = _comparison("gt", np.greater, ("greater",))
 ge = _comparison("ge", np.greater_equal, ("greater_equal",))
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+
+def comparison_into_input(compare, op_name):
+    """What ``x.eq_(y)`` computes before it is written into ``x``: the comparison as 0/1 in ``x``'s dtype. When
+    ``x`` or ``y`` requires grad the result is recorded, as PyTorch's ``EqBackward0`` is, with a zero gradient."""
+    # PyTorch's names: ...Backward0 for a number compared with, ...Backward1 for a tensor
+    by_number, by_tensor = (_ZeroGradBackward.named(f"{op_name}Backward{i}") for i in (0, 1))
+
+    def into_input(input, other):
+        result = compare(input, other)
+        if result is NotImplemented:
+            raise TypeError(f"{compare.__name__}_() received an invalid combination of arguments")
+        out = wrap(result._data.astype(input._data.dtype))
+        if wants_grad(input, other):
+            record(by_tensor if isinstance(other, Tensor) else by_number,
+                   tuple(t for t in (input, other) if isinstance(t, Tensor)), out)
+        return out
+    into_input.__name__ = into_input.__qualname__ = f"{compare.__name__}_"
+    return into_input
 
 
 def equal(input, other):

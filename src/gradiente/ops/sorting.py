@@ -316,6 +316,33 @@ def _unique(input, dim, return_inverse, return_counts, consecutive):
     return result
 
 
+def _all_outputs(result, return_inverse, return_counts, n):
+    """``unique``'s result as ATen's forms return it: always ``n`` tensors, an empty int64 one standing for an
+    output that was not asked for."""
+    result = result if isinstance(result, tuple) else (result,)
+    empty = wrap(np.empty(0, dtype=np.int64))
+    output, rest = result[0], list(result[1:])
+    inverse = rest.pop(0) if return_inverse else empty
+    counts = rest.pop(0) if return_counts else wrap(np.empty(0, dtype=np.int64))
+    return (output, inverse, counts)[:n]
+
+
+def aten_unique(input, sorted=True, return_inverse=False):
+    """``torch._unique``: ``(output, inverse)``, the inverse empty unless asked for."""
+    return _all_outputs(unique(input, sorted, return_inverse), return_inverse, False, 2)
+
+
+def aten_unique2(input, sorted=True, return_inverse=False, return_counts=False):
+    """``torch._unique2``: ``(output, inverse, counts)``, each one not asked for empty."""
+    return _all_outputs(unique(input, sorted, return_inverse, return_counts), return_inverse, return_counts, 3)
+
+
+def aten_unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False):
+    """``torch._VF.unique_dim``: ``(output, inverse, counts)`` of the slices along ``dim``; the counts always, as
+    PyTorch's CPU kernel gives them."""
+    return _all_outputs(unique(input, sorted, return_inverse, True, dim), return_inverse, True, 3)
+
+
 def _unique_dim(a, dim):
     """``dim`` wrapped, with PyTorch's errors: a 0-d tensor has no dims, and a zero-size dim must be the
     one chosen."""
