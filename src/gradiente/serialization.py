@@ -205,8 +205,10 @@ def _read_safetensors(data):
         raise _corrupt(f"the header's {_STRUCTURE_KEY} is not a string")
     try:
         return _decode(json.loads(structure), tensors)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise _corrupt(f"the structure recorded in the header cannot be read ({type(e).__name__})") from None
+    except json.JSONDecodeError as e:
+        raise _corrupt(f"the structure recorded in the header cannot be read ({e})") from None
+    except RecursionError:
+        raise _corrupt("the structure recorded in the header is nested too deeply") from None
 
 
 def _read_tensor(name, info, body):
@@ -557,7 +559,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         if data[:4] == b"PK\x03\x04":
             return _read_torch_zip(io.BytesIO(data))
-        if data[:1] == b"\x80":
+        if data[:1] == b"\x80" and data[8:9] != b"{":     # (a safetensors header 128 bytes long starts so too)
             raise _corrupt("this is a pickle, or PyTorch's legacy (before 1.6) format, which gradiente does not "
                            "read; re-save it with a recent torch.save, or save it as safetensors")
         return _read_safetensors(data)
