@@ -278,6 +278,35 @@ def test_bit_flips_and_truncations_load_or_fail_clearly(tmp_path, fmt, cases):
     assert gradiente.load(io.BytesIO(data))["step"] == 12  # and the intact file still loads
 
 
+def test_damage_inside_a_pickle_with_a_valid_zip_fails_clearly(tmp_path):
+    """Flips and cuts in data.pkl itself, re-zipped so that the CRC holds: the pickle machine meets every kind of
+    malformed instruction stream and answers each with a refusal or a damaged-file error."""
+    source = io.BytesIO()
+    torch.save({"m": torch.nn.Linear(3, 2).state_dict(), "s": torch.Size([2]), "d": torch.float16, "b": b"ab",
+                "l": [1, 2.5, None], "p": torch.nn.Parameter(torch.ones(2))}, source)
+    archive = zipfile.ZipFile(source)
+    names = archive.namelist()
+    pickle_name = next(n for n in names if n.endswith("data.pkl"))
+    rng = random.Random(13)
+    outcomes = {"loaded": 0, "refused": 0, "damaged": 0}
+    for _ in range(300):
+        data = _damaged(archive.read(pickle_name), rng)
+        path = tmp_path / "flipped.pt"
+        with zipfile.ZipFile(path, "w") as target:
+            for name in names:
+                target.writestr(name, data if name == pickle_name else archive.read(name))
+        try:
+            gradiente.load(path)
+            outcomes["loaded"] += 1
+        except pickle.UnpicklingError as e:
+            assert str(e).startswith("Weights only load failed. "), e
+            outcomes["refused"] += 1
+        except RuntimeError as e:
+            assert type(e) is RuntimeError and f"not a valid checkpoint file ({str(path)!r}): " in str(e), e
+            outcomes["damaged"] += 1
+    assert outcomes["refused"] > 30 and outcomes["damaged"] > 30, outcomes
+
+
 # --- saving --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", ["safetensors", "torch"])

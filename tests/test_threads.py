@@ -15,7 +15,7 @@ def _in_threads(count, work):
         try:
             start.wait()
             work(i)
-        except BaseException as e:          # noqa: BLE001 - handed to the main thread
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]

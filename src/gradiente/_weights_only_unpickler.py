@@ -15,8 +15,9 @@ changes is one it built**. Concretely:
 * No opcode that imports by text (``INST``, ``OBJ``), uses the copyreg registry (``EXT*``) or a persistent
   id other than a storage is accepted.
 
-Errors are ``pickle.UnpicklingError`` in PyTorch's words ("Weights only load failed. ..."); the machine is a
-loop, not a recursion, so a deeply nested file cannot exhaust the stack.
+What the rules refuse raises ``pickle.UnpicklingError`` in PyTorch's words ("Weights only load failed. ...");
+a damaged pickle raises an ordinary exception, which the caller reports as a damaged file. The machine is a loop,
+not a recursion, so a deeply nested file cannot exhaust the stack.
 """
 import pickle
 import struct
@@ -78,7 +79,7 @@ class WeightsUnpickler:
         if self._constructors.get(id(func)) is not func:
             raise refused(f"WeightsUnpickler error: Trying to call {opcode} for unrecognized function {func!r}.")
         if type(args) is not tuple:
-            raise pickle.UnpicklingError(f"{opcode}'s arguments are not a tuple")
+            raise ValueError(f"{opcode}'s arguments are not a tuple")
         return self._new(func(*args))
 
     # --- the machine ---
@@ -95,7 +96,7 @@ class WeightsUnpickler:
             op = read(1)
             if op == b".":                                                 # STOP
                 if len(stack) != 1 or marks:
-                    raise pickle.UnpicklingError("the pickle leaves a malformed stack")
+                    raise ValueError("the pickle leaves a malformed stack")
                 return stack[0]
             if op == b"\x80":                                              # PROTO
                 read(1)
@@ -170,7 +171,7 @@ class WeightsUnpickler:
                 items = pop_mark()
                 target = self._target(stack[-1], (dict, OrderedDict), "SETITEMS for dict, collections.OrderedDict")
                 if len(items) % 2:
-                    raise pickle.UnpicklingError("SETITEMS with an odd number of items")
+                    raise ValueError("SETITEMS with an odd number of items")
                 for i in range(0, len(items), 2):
                     target[items[i]] = items[i + 1]
             elif op == b"\x90":                                            # ADDITEMS
@@ -182,7 +183,7 @@ class WeightsUnpickler:
             elif op == b"\x93":                                            # STACK_GLOBAL
                 name, module = stack.pop(), stack.pop()
                 if type(module) is not str or type(name) is not str:
-                    raise pickle.UnpicklingError("STACK_GLOBAL's names are not strings")
+                    raise ValueError("STACK_GLOBAL's names are not strings")
                 stack.append(self._global(module, name))
             elif op == b"R":                                               # REDUCE
                 args = stack.pop()
@@ -198,12 +199,12 @@ class WeightsUnpickler:
             elif op in (b"q", b"r", b"\x94"):                              # BINPUT, LONG_BINPUT, MEMOIZE
                 key = read(1)[0] if op == b"q" else u("<I", read(4))[0] if op == b"r" else len(memo)
                 if key >= _MEMO_LIMIT:
-                    raise pickle.UnpicklingError("memo index out of range")
+                    raise ValueError("memo index out of range")
                 memo[key] = stack[-1]
             elif op in (b"h", b"j"):                                       # BINGET, LONG_BINGET
                 key = read(1)[0] if op == b"h" else u("<I", read(4))[0]
                 if key not in memo:
-                    raise pickle.UnpicklingError(f"memo key {key} was never stored")
+                    raise ValueError(f"memo key {key} was never stored")
                 stack.append(memo[key])
             elif op == b"0":                                               # POP
                 if stack:

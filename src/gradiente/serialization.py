@@ -287,7 +287,7 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None, state=None):
 def _latin1_encode(text, encoding="latin1"):
     """``_codecs.encode``, which protocol-2 pickles use for ``bytes``; only to latin-1."""
     if not isinstance(text, str) or encoding != "latin1":
-        raise pickle.UnpicklingError("gradiente.load: refused _codecs.encode with anything but (str, 'latin1')")
+        raise refused("gradiente.load refused _codecs.encode with anything but (str, 'latin1').")
     return text.encode("latin1")
 
 
@@ -329,7 +329,7 @@ class _Storages:
 
     def __call__(self, pid):
         if not (type(pid) is tuple and len(pid) >= 5 and pid[0] == "storage" and type(pid[1]) is _StorageType):
-            raise pickle.UnpicklingError(f"gradiente.load: unsupported persistent id {pid!r}")
+            raise refused(f"WeightsUnpickler error: Only persistent_load of storage is allowed, but got {pid!r:.200}.")
         storage_type, key, numel = pid[1], str(pid[2]), int(pid[4])
         array = self._arrays.get(key)
         if array is None:
@@ -546,9 +546,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """Load what ``save`` wrote, a safetensors file, or a PyTorch zip checkpoint (``torch.save``'s default
     format since 1.6), from a path or a binary file.
 
-    PyTorch checkpoints are read with a restricted unpickler: only tensors, storages, dtypes and plain
-    containers can be built, so a malicious file fails with ``pickle.UnpicklingError`` and runs nothing
-    (whatever ``weights_only`` says). ``map_location`` is accepted and ignored (everything is on the CPU).
+    PyTorch checkpoints are read as PyTorch's ``weights_only=True`` reads them, whatever ``weights_only`` says
+    (``_weights_only_unpickler.py``): the file may name only tensors' rebuild functions, storages, dtypes and plain
+    containers, may call only constructors, and may change only objects it built itself; anything else raises
+    ``pickle.UnpicklingError`` ("Weights only load failed. ...") with nothing run and nothing that existed before
+    the call changed. A damaged or malformed file raises one ``RuntimeError`` that names it and says what is
+    wrong. ``map_location`` is accepted and ignored (everything is on the CPU).
     """
     fh, owned = _open(f, "rb")
     try:
