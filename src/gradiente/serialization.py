@@ -8,9 +8,12 @@
 * ``save(obj, f, format="torch")`` writes PyTorch's own zip format (``data.pkl`` + raw storages) using only
   the pickle globals that ``torch.load(..., weights_only=True)`` accepts: a file PyTorch loads.
 * ``load(f)`` reads either of ours, and PyTorch ``.pt``/``.pth`` files written by ``torch.save`` (the zip
-  format), without PyTorch and without running the pickle's code: the unpickler resolves only a short list
-  of names (``_rebuild_tensor_v2``, the storage types, ``OrderedDict``, dtypes, ...) to functions of ours
-  that build arrays; any other name (``os.system``, a model class) is refused before anything is called.
+  format), without PyTorch and without running the pickle's code: our own pickle machine
+  (``_weights_only_unpickler.py``) resolves only a short list of names (``_rebuild_tensor_v2``, the storage
+  types, ``OrderedDict``, dtypes, ...) to functions of ours that build arrays, and lets the file change only
+  objects it built; any other name (``os.system``, a model class) is refused before anything is called.
+* ``save`` to a path writes a temporary file beside it and renames it, so a failed save leaves no partial file.
+* Every damaged or hostile file raises one error that names the file and says what is wrong.
 """
 import contextlib
 import io
