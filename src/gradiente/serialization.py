@@ -8,20 +8,28 @@
 * ``save(obj, f, format="torch")`` writes PyTorch's own zip format (``data.pkl`` + raw storages) using only
   the pickle globals that ``torch.load(..., weights_only=True)`` accepts: a file PyTorch loads.
 * ``load(f)`` reads either of ours, and PyTorch ``.pt``/``.pth`` files written by ``torch.save`` (the zip
-  format), without PyTorch and without running the pickle's code: the unpickler resolves only a short list
-  of names (``_rebuild_tensor_v2``, the storage types, ``OrderedDict``, dtypes, ...) to functions of ours
-  that build arrays; any other name (``os.system``, a model class) is refused before anything is called.
+  format), without PyTorch and without running the pickle's code: our own pickle machine
+  (``_weights_only_unpickler.py``) resolves only a short list of names (``_rebuild_tensor_v2``, the storage
+  types, ``OrderedDict``, dtypes, ...) to functions of ours that build arrays, and lets the file change only
+  objects it built; any other name (``os.system``, a model class) is refused before anything is called.
+* ``save`` to a path writes a temporary file beside it and renames it, so a failed save leaves no partial file.
+* Every damaged or hostile file raises one error that names the file and says what is wrong.
 """
+import contextlib
 import io
 import json
 import os
 import pickle
+import secrets
+import stat
 import struct
 import zipfile
 from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 
+from ._weights_only_unpickler import WeightsUnpickler, refused
 from .core import dtype as dt
 from .core.size import Size
 from .core.tensor import Tensor, device
@@ -33,6 +41,7 @@ _ST_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, 
               "I64": np.int64, "U64": np.uint64, "C64": np.complex64}
 _ST_NAMES = {np.dtype(v): k for k, v in _ST_DTYPES.items()}
 _STRUCTURE_KEY = "gradiente.structure"
+_MAX_DEPTH = 200                 # nesting of a saved structure (a checkpoint is a few levels deep)
 
 _STORAGE_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
                    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
@@ -106,33 +115,48 @@ class _Flattener:
                         "state_dict(), not the model: a file holding arbitrary objects could run code when loaded.)")
 
 
-def _decode(node, tensors):
+def _decode(node, tensors, depth=0):
+    """The object that ``_Flattener.encode`` described, checked entry by entry: the structure comes from the file,
+    so every entry is validated before it is used."""
     from .nn.parameter import Parameter
+    if depth > _MAX_DEPTH:
+        raise _corrupt(f"the structure is nested more than {_MAX_DEPTH} levels deep")
+    if type(node) is not dict or not node:
+        raise _corrupt(f"an entry of the structure is {type(node).__name__}, not an object")
     if "tensor" in node:
-        t = tensors[node["tensor"]]
+        t = tensors.get(node["tensor"]) if type(node["tensor"]) is str else None
+        if t is None:
+            raise _corrupt(f"the structure names a tensor the file does not hold: {node['tensor']!r}")
+        requires_grad = node.get("requires_grad", False)
+        if type(requires_grad) is not bool or (requires_grad and not (t.is_floating_point() or t.is_complex())):
+            raise _corrupt(f"tensor {node['tensor']!r} has an invalid requires_grad entry")
         if node.get("parameter"):
-            return Parameter(t, requires_grad=node.get("requires_grad", False))
-        if node.get("requires_grad"):
+            return Parameter(t, requires_grad=requires_grad)
+        if requires_grad:
             t.requires_grad_(True)
         return t
-    if "v" in node:
-        return node["v"]
-    if "int" in node:
-        return int(node["int"])
-    if "float" in node:
-        return float(node["float"])
-    if "dtype" in node:
-        return dt.BY_NAME[node["dtype"]]
-    if "size" in node:
-        return Size(node["size"])
-    if "list" in node:
-        return [_decode(v, tensors) for v in node["list"]]
-    if "tuple" in node:
-        return tuple(_decode(v, tensors) for v in node["tuple"])
-    if "dict" in node or "odict" in node:
-        cls = OrderedDict if "odict" in node else dict
-        return cls((k, _decode(v, tensors)) for k, v in node.get("dict", node.get("odict")))
-    raise ValueError(f"gradiente.load: unknown entry in the file's structure: {sorted(node)}")
+    (kind, value), = list(node.items())[:1]
+    if kind == "v" and (value is None or type(value) in (bool, str, int, float)):
+        return value
+    if kind == "int" and type(value) is str and value.lstrip("-").isdigit() and len(value) < 4000:
+        return int(value)
+    if kind == "float" and type(value) is str:
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if kind == "dtype" and type(value) is str and value in dt.BY_NAME:
+        return dt.BY_NAME[value]
+    if kind == "size" and type(value) is list and all(type(v) is int and v >= 0 for v in value):
+        return Size(value)
+    if kind in ("list", "tuple") and type(value) is list:
+        items = [_decode(v, tensors, depth + 1) for v in value]
+        return items if kind == "list" else tuple(items)
+    if kind in ("dict", "odict") and type(value) is list:
+        if not all(type(kv) is list and len(kv) == 2 and type(kv[0]) in (str, int) for kv in value):
+            raise _corrupt("a dict of the structure is not a list of [key, value] pairs")
+        return (OrderedDict if kind == "odict" else dict)((k, _decode(v, tensors, depth + 1)) for k, v in value)
+    raise _corrupt(f"an entry of the structure is not understood: {json.dumps(node)[:80]}")
 
 
 def _write_safetensors(obj, fh):
@@ -157,54 +181,85 @@ def _write_safetensors(obj, fh):
 
 
 def _read_safetensors(data):
+    """The tensors of a safetensors file (and what ``save`` recorded around them), every header field checked:
+    a damaged or hostile file raises ``_CorruptFile`` saying what is wrong, never a stray KeyError."""
     if len(data) < 8:
-        raise _corrupt("the file is too short")
+        raise _corrupt("the file is too short to be a checkpoint")
     (n,) = struct.unpack("<Q", data[:8])
     if n > len(data) - 8:
-        raise _corrupt("the header length is larger than the file")
+        raise _corrupt(f"the header length ({n} bytes) is larger than the file ({len(data)} bytes)")
     try:
         header = json.loads(data[8:8 + n].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise _corrupt(f"the header is not valid JSON ({e})") from None
-    if not isinstance(header, dict):
+    except RecursionError:
+        raise _corrupt("the header is nested too deeply") from None
+    if type(header) is not dict:
         raise _corrupt("the header is not a JSON object")
     body = memoryview(data)[8 + n:]
     metadata = header.pop("__metadata__", None) or {}
-    tensors = {}
-    for name, info in header.items():
-        try:
-            dtype = np.dtype(_ST_DTYPES[info["dtype"]]).newbyteorder("<")
-            shape = tuple(int(s) for s in info["shape"])
-            begin, end = (int(v) for v in info["data_offsets"])
-        except (KeyError, TypeError, ValueError):
-            raise _corrupt(f"bad header entry for tensor {name!r}") from None
-        count = int(np.prod(shape, dtype=np.int64))
-        if not 0 <= begin <= end <= len(body) or end - begin != count * dtype.itemsize:
-            raise _corrupt(f"the data offsets of tensor {name!r} do not match its shape and dtype")
-        array = np.frombuffer(body[begin:end], dtype=dtype).astype(dtype.newbyteorder("="))
-        tensors[name] = Tensor._make(array.reshape(shape))
+    if type(metadata) is not dict:
+        raise _corrupt("the header's __metadata__ is not an object")
+    tensors = {name: Tensor._make(_read_tensor(name, info, body)) for name, info in header.items()}
     structure = metadata.get(_STRUCTURE_KEY)
     if structure is None:               # a plain safetensors file (written by another tool): its tensors
         return OrderedDict(sorted(tensors.items()))
-    return _decode(json.loads(structure), tensors)
+    if type(structure) is not str:
+        raise _corrupt(f"the header's {_STRUCTURE_KEY} is not a string")
+    try:
+        return _decode(json.loads(structure), tensors)
+    except json.JSONDecodeError as e:
+        raise _corrupt(f"the structure recorded in the header cannot be read ({e})") from None
+    except RecursionError:
+        raise _corrupt("the structure recorded in the header is nested too deeply") from None
+
+
+def _read_tensor(name, info, body):
+    """One tensor's array, from its header entry ``{"dtype", "shape", "data_offsets"}``, checked."""
+    if type(info) is not dict:
+        raise _corrupt(f"the header entry of tensor {name!r} is not an object")
+    dtype = _ST_DTYPES.get(info.get("dtype")) if type(info.get("dtype")) is str else None
+    if dtype is None:
+        raise _corrupt(f"tensor {name!r} has an unsupported or missing dtype {info.get('dtype')!r}")
+    shape, offsets = info.get("shape"), info.get("data_offsets")
+    if type(shape) is not list or not all(type(s) is int and s >= 0 for s in shape) or len(shape) > 64:
+        raise _corrupt(f"tensor {name!r} has an invalid shape {shape!r}")
+    if type(offsets) is not list or len(offsets) != 2 or not all(type(v) is int for v in offsets):
+        raise _corrupt(f"tensor {name!r} has invalid data_offsets {offsets!r}")
+    dtype = np.dtype(dtype).newbyteorder("<")
+    begin, end = offsets
+    count = 1
+    for s in shape:
+        count *= s
+    if not 0 <= begin <= end <= len(body) or end - begin != count * dtype.itemsize:
+        raise _corrupt(f"the data offsets of tensor {name!r} ({begin}, {end}) do not match its shape {shape} and "
+                       f"dtype {info['dtype']}, or reach past the end of the file")
+    return np.frombuffer(body[begin:end], dtype=dtype).astype(dtype.newbyteorder("=")).reshape(shape)
+
+
+class _CorruptFile(RuntimeError):
+    """A damaged or hostile file; ``load`` names the file and says what is wrong."""
 
 
 def _corrupt(reason):
-    return RuntimeError(f"gradiente.load: not a valid checkpoint file: {reason}")
+    return _CorruptFile(reason)
 
 
 # --- PyTorch's zip format: reading ---------------------------------------------------------------------
 
-class _StorageType:
-    def __init__(self, name):
-        self.name = name
-        self.dtype = _STORAGE_DTYPES[name]
+class _StorageType(NamedTuple):
+    """What a file's ``torch.FloatStorage`` (...) stands for: a name and its NumPy dtype. Immutable, since one
+    instance serves every load."""
+    name: str
+    dtype: object
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                        metadata=None):
     """Our ``torch._utils._rebuild_tensor_v2``: a strided view of the storage array, bounds-checked."""
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if type(storage) is not np.ndarray or type(storage_offset) is not int:
+        raise _corrupt("a tensor is rebuilt from something that is not one of the file's storages")
+    size, stride = tuple(_index(s) for s in size), tuple(_index(s) for s in stride)
     if len(size) != len(stride) or any(s < 0 for s in size + stride) or storage_offset < 0:
         raise _corrupt("a tensor has negative sizes, strides or offset")
     if all(size):
@@ -219,104 +274,111 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _index(value):
+    if type(value) is not int:
+        raise _corrupt(f"a tensor's size or stride is {type(value).__name__}, not int")
+    return value
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks=None, state=None):
     from .nn.parameter import Parameter
+    if type(data) is not Tensor or type(requires_grad) is not bool:
+        raise _corrupt("a Parameter is rebuilt from something that is not a tensor")
     return Parameter(data, requires_grad)
 
 
 def _latin1_encode(text, encoding="latin1"):
     """``_codecs.encode``, which protocol-2 pickles use for ``bytes``; only to latin-1."""
     if not isinstance(text, str) or encoding != "latin1":
-        raise pickle.UnpicklingError("gradiente.load: refused _codecs.encode with anything but (str, 'latin1')")
+        raise refused("gradiente.load refused _codecs.encode with anything but (str, 'latin1').")
     return text.encode("latin1")
 
 
-def _torch_names():
-    """The pickle globals a state-dict checkpoint uses, mapped to our own safe functions and classes."""
-    names = {("collections", "OrderedDict"): OrderedDict,
-             ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
-             ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-             ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-             ("torch", "Size"): Size,
-             ("torch", "device"): device,
-             ("_codecs", "encode"): _latin1_encode,
-             ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "complex"): complex,
-             ("builtins", "slice"): slice, ("builtins", "range"): range, ("builtins", "bytearray"): bytearray,
-             ("__builtin__", "set"): set}
-    names.update({("torch", name): _StorageType(name) for name in _STORAGE_DTYPES})
-    names.update({("torch", d._name): d for d in dt.ALL_DTYPES})
-    return names
+# The pickle globals a state-dict checkpoint uses, mapped to our own functions and classes. Those in
+# _CONSTRUCTORS may be called by the file, and each returns a new object; the rest (dtypes, storage types) are
+# shared values the file may only name.
+_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_parameter, Size, device, _latin1_encode,
+                 set, frozenset, complex, slice, range, bytearray)
+_SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
+                 ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+                 ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+                 ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+                 ("torch", "Size"): Size,
+                 ("torch", "device"): device,
+                 ("_codecs", "encode"): _latin1_encode,
+                 ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "complex"): complex,
+                 ("builtins", "slice"): slice, ("builtins", "range"): range, ("builtins", "bytearray"): bytearray,
+                 ("__builtin__", "set"): set,
+                 **{("torch", name): _StorageType(name, np_dtype) for name, np_dtype in _STORAGE_DTYPES.items()},
+                 **{("torch", d._name): d for d in dt.ALL_DTYPES}}
 
 
-class _RestrictedUnpickler(pickle.Unpickler):
-    """Resolves only the names in ``_torch_names``; storages come from the zip archive's records."""
+def _refused_global(module, name):
+    hint = ""
+    if module.startswith("torch.nn") or module == "__main__" or ("." in module and module.split(".")[0] != "torch"):
+        hint = (" The file seems to hold a whole pickled object (for example a model saved with "
+                "torch.save(model, ...)); gradiente loads tensors and state dicts only: in PyTorch, save "
+                "model.state_dict() instead and load it with model.load_state_dict(...).")
+    return refused(f"gradiente.load refused to load the global '{module}.{name}': a checkpoint may only refer to "
+                   f"tensors, storages and plain containers.{hint}")
 
-    _allowed = None
 
-    def __init__(self, fh, read_record):
-        super().__init__(fh)
+class _Storages:
+    """The zip archive's storages, each read once and shared by the tensors that view it."""
+
+    def __init__(self, read_record):
         self._read_record = read_record
-        self._storages = {}
-        if _RestrictedUnpickler._allowed is None:
-            _RestrictedUnpickler._allowed = _torch_names()
+        self._arrays = {}
 
-    def find_class(self, module, name):
-        found = self._allowed.get((module, name))
-        if found is not None:
-            return found
-        hint = ""
-        if module.startswith("torch.nn") or module == "__main__" or ("." in module and module.split(".")[0] != "torch"):
-            hint = (" The file seems to hold a whole pickled object (for example a model saved with "
-                    "torch.save(model, ...)); gradiente loads tensors and state dicts only: in PyTorch, save "
-                    "model.state_dict() instead and load it with model.load_state_dict(...).")
-        raise pickle.UnpicklingError(f"gradiente.load refused to load the global '{module}.{name}': a checkpoint may "
-                                     f"only refer to tensors, storages and plain containers, and nothing in the "
-                                     f"file was run.{hint}")
-
-    def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType)):
-            raise pickle.UnpicklingError(f"gradiente.load: unsupported persistent id {pid!r}")
+    def __call__(self, pid):
+        if not (type(pid) is tuple and len(pid) >= 5 and pid[0] == "storage" and type(pid[1]) is _StorageType):
+            raise refused(f"WeightsUnpickler error: Only persistent_load of storage is allowed, but got {pid!r:.200}.")
         storage_type, key, numel = pid[1], str(pid[2]), int(pid[4])
-        array = self._storages.get(key)
+        array = self._arrays.get(key)
         if array is None:
             raw = self._read_record(f"data/{key}")
             if storage_type.dtype == "bfloat16":        # NumPy has no bfloat16: widen to float32
-                bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+                bits = np.frombuffer(raw, dtype="<u2", count=len(raw) // 2).astype(np.uint32) << 16
                 array = bits.view(np.float32)
             else:
-                array = np.frombuffer(bytearray(raw), dtype=np.dtype(storage_type.dtype).newbyteorder("<"))
+                dtype = np.dtype(storage_type.dtype).newbyteorder("<")
+                array = np.frombuffer(bytearray(raw), dtype=dtype, count=len(raw) // dtype.itemsize)
                 array = array.astype(array.dtype.newbyteorder("="), copy=False)
             if array.size < numel:
                 raise _corrupt(f"storage {key} holds {array.size} elements, the pickle says {numel}")
-            self._storages[key] = array
+            self._arrays[key] = array
         return array
 
 
 def _read_torch_zip(fh):
     try:
         archive = zipfile.ZipFile(fh)
-    except zipfile.BadZipFile as e:
-        raise _corrupt(f"a damaged zip archive ({e})") from None
+    except Exception as e:      # BadZipFile mostly; a damaged directory can also fail to seek or decode
+        raise _corrupt(f"a damaged zip archive ({type(e).__name__}: {e})") from None
     names = archive.namelist()
     pkl = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
     if not pkl:
         raise _corrupt("no data.pkl in the zip archive (not a file written by torch.save)")
     prefix = pkl[0][:-len("data.pkl")]
-    if prefix + "byteorder" in names and archive.read(prefix + "byteorder") != b"little":
-        raise _corrupt("big-endian PyTorch checkpoints are not supported")
 
     def read_record(name):
         try:
             return archive.read(prefix + name)
         except KeyError:
             raise _corrupt(f"the archive has no record {name}") from None
+        except Exception as e:  # a bad CRC, a truncated or undecodable member
+            raise _corrupt(f"the archive's record {name} is damaged ({type(e).__name__}: {e})") from None
 
+    if prefix + "byteorder" in names and read_record("byteorder") != b"little":
+        raise _corrupt("big-endian PyTorch checkpoints are not supported")
+
+    unpickler = WeightsUnpickler(read_record("data.pkl"), _SAFE_GLOBALS, _CONSTRUCTORS, _Storages(read_record),
+                                 _refused_global)
     try:
-        return _RestrictedUnpickler(io.BytesIO(archive.read(pkl[0])), read_record).load()
-    except pickle.UnpicklingError:
+        return unpickler.load()
+    except (pickle.UnpicklingError, _CorruptFile):
         raise
-    except (EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError, struct.error) as e:
+    except Exception as e:      # the machine builds only data: any other failure means a damaged pickle
         raise _corrupt(f"data.pkl could not be read ({type(e).__name__}: {e})") from None
 
 
@@ -444,25 +506,55 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """
     if format not in ("safetensors", "torch"):
         raise ValueError(f"format must be 'safetensors' or 'torch', got {format!r}")
-    fh, owned = _open(f, "wb")
+    if isinstance(f, (str, os.PathLike)):
+        stem = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
+        _write_whole(f, lambda fh: _write(obj, fh, format, stem))
+    else:
+        _write(obj, f, format, "archive")
+
+
+def _write(obj, fh, format, stem):
+    if format == "torch":
+        _write_torch_zip(obj, fh, stem)
+    else:
+        _write_safetensors(obj, fh)
+
+
+def _write_whole(path, write):
+    """Run ``write`` on a new file beside ``path``, then rename it to ``path``: a save that fails midway leaves
+    the folder as it was (an older checkpoint of that name intact), and a reader never sees half a file. (No
+    fsync: like ``torch.save``, this guards against failures of the save, not against power loss.)"""
+    path = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    while True:
+        temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
-        if format == "torch":
-            stem = os.path.splitext(os.path.basename(os.fspath(f)))[0] if owned else "archive"
-            _write_torch_zip(obj, fh, stem or "archive")
-        else:
-            _write_safetensors(obj, fh)
-    finally:
-        if owned:
-            fh.close()
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        if os.path.exists(path):                        # keep the permissions of the file it replaces
+            os.chmod(temporary, stat.S_IMODE(os.stat(path).st_mode))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Load what ``save`` wrote, a safetensors file, or a PyTorch zip checkpoint (``torch.save``'s default
     format since 1.6), from a path or a binary file.
 
-    PyTorch checkpoints are read with a restricted unpickler: only tensors, storages, dtypes and plain
-    containers can be built, so a malicious file fails with ``pickle.UnpicklingError`` and runs nothing
-    (whatever ``weights_only`` says). ``map_location`` is accepted and ignored (everything is on the CPU).
+    PyTorch checkpoints are read as PyTorch's ``weights_only=True`` reads them, whatever ``weights_only`` says
+    (``_weights_only_unpickler.py``): the file may name only tensors' rebuild functions, storages, dtypes and plain
+    containers, may call only constructors, and may change only objects it built itself; anything else raises
+    ``pickle.UnpicklingError`` ("Weights only load failed. ...") with nothing run and nothing that existed before
+    the call changed. A damaged or malformed file raises one ``RuntimeError`` that names it and says what is
+    wrong. ``map_location`` is accepted and ignored (everything is on the CPU).
     """
     fh, owned = _open(f, "rb")
     try:
@@ -470,9 +562,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     finally:
         if owned:
             fh.close()
-    if data[:4] == b"PK\x03\x04":
-        return _read_torch_zip(io.BytesIO(data))
-    if data[:2] == b"\x80\x02" or data[:1] == b"\x80":
-        raise _corrupt("this is a pickle, or PyTorch's legacy (before 1.6) format, which gradiente does not read; "
-                       "re-save it with a recent torch.save, or save it as safetensors")
-    return _read_safetensors(data)
+    try:
+        if data[:4] == b"PK\x03\x04":
+            return _read_torch_zip(io.BytesIO(data))
+        if data[:1] == b"\x80" and data[8:9] != b"{":     # (a safetensors header 128 bytes long starts so too)
+            raise _corrupt("this is a pickle, or PyTorch's legacy (before 1.6) format, which gradiente does not "
+                           "read; re-save it with a recent torch.save, or save it as safetensors")
+        return _read_safetensors(data)
+    except _CorruptFile as e:
+        where = os.fspath(f) if owned else getattr(f, "name", None)
+        where = repr(where) if isinstance(where, (str, bytes)) else f"a {type(f).__name__}"
+        raise RuntimeError(f"gradiente.load: not a valid checkpoint file ({where}): {e}") from None

@@ -514,8 +514,17 @@ _HINT_IN_ANOMALY_MODE = ("Hint: the backtrace further above shows the operation 
                          "The variable in question was changed in there or anywhere later. Good luck!")
 
 
+# Accumulation into a leaf's .grad is a read-add-write that NumPy runs without the GIL on large arrays, so two
+# threads' backward passes into one leaf would lose gradient. PyTorch gives each AccumulateGrad a mutex; here the
+# lock is chosen by the leaf's identity from a fixed table: one leaf always gets the same lock, even when two threads
+# race to make its AccumulateGrad, and nothing is allocated or stored per leaf. Two leaves may share a lock, which
+# costs only waiting; an RLock, so that a hook run while recording under create_graph may accumulate again.
+_LEAF_LOCKS = tuple(threading.RLock() for _ in range(64))
+
+
 class AccumulateGrad(Node):
-    """The node of a leaf tensor: adds the gradient that reaches it into ``variable.grad``."""
+    """The node of a leaf tensor: adds the gradient that reaches it into ``variable.grad``, atomically per leaf
+    (threads backpropagating into one leaf at once each add all of theirs)."""
 
     __slots__ = ("variable",)
     formula = "leaf.grad += grad"
@@ -536,7 +545,8 @@ class AccumulateGrad(Node):
         """Add ``grad`` into the leaf's ``.grad``, then run its post-accumulate hooks. ``owned``: the engine
         vouches that nothing else can reach ``grad``'s memory, so the leaf may keep the array itself."""
         variable = self.variable
-        ops.accumulate(variable, grad, owned)
+        with _LEAF_LOCKS[(id(variable) >> 4) & 63]:
+            ops.accumulate(variable, grad, owned)
         post_hooks = variable.__dict__.get("_post_hooks")
         if post_hooks:
             for hook in list(post_hooks.values()):
