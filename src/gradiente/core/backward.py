@@ -191,7 +191,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                               retain_graph=retain_graph if last else True, create_graph=create_graph,
                               allow_unused=allow_unused, materialize_grads=materialize_grads))
     result = []
-    for i, t in enumerate(inputs):
+    for i in range(len(inputs)):
         column = [entry[i] for entry in per_entry]
         if not column or any(g is None for g in column):
             result.append(None)
