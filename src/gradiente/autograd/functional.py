@@ -17,6 +17,8 @@ How each is computed (PyTorch's methods, so the ``strict`` errors arise at the s
 * ``vhp``: the gradient, then the backward pass of its dot product with ``v``; ``hvp``: the double-backward
   trick applied to the gradient (for a twice-differentiable function ``H`` is symmetric and the two agree).
 """
+from typing import cast
+
 import numpy as np
 
 from ..core import forward_grad
@@ -299,7 +301,7 @@ def _jacfwd(func, inputs):
     from .. import stack
     inputs_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
     columns = []            # per basis vector, the tangents of the outputs
-    outputs_tuple, outputs = False, ()
+    outputs_tuple, outputs = False, cast(tuple, ())
     for j, x in enumerate(inputs):
         for k in range(x.numel()):
             one_hot = np.zeros(x._data.size, dtype=x._data.dtype)

@@ -2,7 +2,7 @@
 ``grad`` returns them. Both check their arguments as PyTorch does (with its messages), make the starting
 gradient of each output (1 for a scalar), and hand the walk to the engine (``engine.run_backward``).
 """
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -187,10 +187,10 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     per_entry = []
     for b in range(size):
         last = b == size - 1
-        per_entry.append(grad(outputs, inputs, tuple(g[b] if isinstance(g, Tensor) else g for g in batched),
+        per_entry.append(grad(outputs, inputs, tuple(cast(Any, g)[b] if isinstance(g, Tensor) else g for g in batched),
                               retain_graph=retain_graph if last else True, create_graph=create_graph,
                               allow_unused=allow_unused, materialize_grads=materialize_grads))
-    result = []
+    result: list[Any] = []
     for i in range(len(inputs)):
         column = [entry[i] for entry in per_entry]
         if not column or any(g is None for g in column):
