@@ -11,15 +11,20 @@ How each is computed (PyTorch's methods, so the ``strict`` errors arise at the s
 * ``jvp``: the double-backward trick. The vector-Jacobian product ``u ↦ Jᵀu`` is linear in ``u``; differentiating
   it with respect to ``u`` (a dummy that requires grad), weighted by ``v``, gives ``J·v``.
 * ``jacobian``: one backward pass per output element (``vectorize=True`` is accepted and gives the same result:
-  gradiente has no vmap, so it loops as well).
+  gradiente has no vmap, so it loops as well); with ``strategy="forward-mode"`` (PyTorch requires
+  ``vectorize=True`` there), forward mode: one pass with dual inputs per input element, where PyTorch vmaps one.
 * ``hessian``: the jacobian of the jacobian of a scalar function.
 * ``vhp``: the gradient, then the backward pass of its dot product with ``v``; ``hvp``: the double-backward
   trick applied to the gradient (for a twice-differentiable function ``H`` is symmetric and the two agree).
 """
+from typing import cast
+
 import numpy as np
 
+from ..core import forward_grad
 from ..core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..core.tensor import Tensor
+from . import forward_ad
 from . import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -54,9 +59,19 @@ def _unpack_table(table, outputs_tuple, inputs_tuple):
 def _differentiable_copies(inputs, create_graph):
     """Fresh Tensors to differentiate with respect to, new objects even for the same input twice (so a tensor
     that ``func`` captures is not mistaken for its argument). Under ``create_graph`` an input that requires grad
-    stays connected to the caller's graph (a view of it), so the result can itself be differentiated."""
-    return tuple(x.view_as(x) if create_graph and x.requires_grad else x.detach().requires_grad_(True)
-                 for x in inputs)
+    stays connected to the caller's graph (a view of it), so the result can itself be differentiated; so does an
+    input with a tangent (a forward-mode jacobian outside: PyTorch's vmap keeps it, here the view does)."""
+    return tuple(_connected(x) if create_graph and (x.requires_grad or _has_tangent(x))
+                 else x.detach().requires_grad_(True) for x in inputs)
+
+
+def _has_tangent(x):
+    return forward_grad.state.on and forward_grad.has_tangent(x)
+
+
+def _connected(x):
+    view = x.view_as(x)
+    return view if view.requires_grad else view.requires_grad_(True)
 
 
 def _constants(vectors, create_graph):
@@ -253,6 +268,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         if not vectorize:
             raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
                                       "implemented for `vectorize=True`.")
+        return _jacfwd(func, inputs)
     with enable_grad():
         inputs_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
         x = _differentiable_copies(inputs, create_graph)
@@ -280,11 +296,42 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         return _unpack_table(_finish(tuple(table), create_graph), outputs_tuple, inputs_tuple)
 
 
-def _stacked(stack, rows, out, xj):
+def _jacfwd(func, inputs):
+    """The Jacobian by forward mode: a pass per input element, with that element's basis vector as tangent."""
+    from .. import stack
+    inputs_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
+    columns = []            # per basis vector, the tangents of the outputs
+    outputs_tuple, outputs = False, cast(tuple, ())
+    for j, x in enumerate(inputs):
+        for k in range(x.numel()):
+            one_hot = np.zeros(x._data.size, dtype=x._data.dtype)
+            one_hot[k] = 1
+            with forward_ad.dual_level():
+                duals = tuple(forward_ad.make_dual(y, Tensor._make(one_hot.reshape(y._data.shape)) if i == j else
+                                                   Tensor._make(np.zeros_like(y._data)))
+                              for i, y in enumerate(inputs))
+                outputs_tuple, dual_outputs = _tensors(func(*duals), "outputs", "jacobian")
+                unpacked = [forward_ad.unpack_dual(o) for o in dual_outputs]
+                outputs = tuple(p for p, _ in unpacked)
+                columns.append([Tensor._make(np.zeros_like(p._data)) if t is None else t for p, t in unpacked])
+    if not columns:
+        outputs_tuple, outputs = _tensors(func(*inputs), "outputs", "jacobian")
+    table, start = [], 0
+    spans = []
+    for x in inputs:
+        spans.append(range(start, start + x.numel()))
+        start += x.numel()
+    for i, out in enumerate(outputs):
+        table.append(tuple(_stacked(stack, [columns[c][i] for c in span], out, x, dim=-1)
+                           for span, x in zip(spans, inputs)))
+    return _unpack_table(_finish(tuple(table), False), outputs_tuple, inputs_tuple)
+
+
+def _stacked(stack, rows, out, xj, dim=0):
     shape = tuple(out.shape) + tuple(xj.shape)
     if not rows:            # an output with no elements
         return Tensor._make(np.zeros(shape, dtype=xj._data.dtype))
-    return stack(rows, 0).reshape(shape)
+    return stack(rows, dim).reshape(shape)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):

@@ -3,10 +3,11 @@
 gradient of each output (1 for a scalar), and hand the walk to the engine (``engine.run_backward``).
 """
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from . import rules
 from .engine import run_backward
 from .size import Size
 from .tensor import Tensor
@@ -145,7 +146,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into ``.grad``)."""
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into ``.grad``).
+
+    ``is_grads_batched``: each of ``grad_outputs`` has a leading batch dimension, and each result gets one: the
+    gradients for each batch entry, stacked. PyTorch runs one vmapped backward pass; here it is a loop of backward
+    passes over the batch (the same values, one pass per entry)."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -156,7 +161,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported by gradiente")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     grads = _root_grads(outputs, _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,),
                         create_graph)
     if retain_graph is None:
@@ -181,6 +187,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             result.append(g)
             continue
         result.append(g if create_graph else Tensor._make(np.array(g, copy=True)))
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``grad`` once per entry of the batch dimension of ``grad_outputs``; results stacked along a new dim 0."""
+    batched = (grad_outputs,) if isinstance(grad_outputs, Tensor) else _as_tuple(grad_outputs)
+    sizes = {g._data.shape[0] for g in batched if isinstance(g, Tensor) and g._data.ndim > 0}
+    size = sizes.pop() if len(sizes) == 1 else 0
+    per_entry = []
+    for b in range(size):
+        last = b == size - 1
+        per_entry.append(grad(outputs, inputs, tuple(cast(Any, g)[b] if isinstance(g, Tensor) else g for g in batched),
+                              retain_graph=retain_graph if last else True, create_graph=create_graph,
+                              allow_unused=allow_unused, materialize_grads=materialize_grads))
+    result: list[Any] = []
+    for i in range(len(inputs)):
+        column = [entry[i] for entry in per_entry]
+        if not column or any(g is None for g in column):
+            result.append(None)
+            continue
+        stacked = Tensor._make(np.stack([g._data for g in column]))
+        if create_graph and any(g._requires_grad for g in column):
+            stacked = rules.namespace(True).stack(column, 0)
+        result.append(stacked)
     return tuple(result)
 
 

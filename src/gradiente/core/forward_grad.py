@@ -20,10 +20,15 @@ alias), a view made before its base had a tangent finds the matching view of the
 asked (``tangent``), and an in-place op writes its new tangent into the tensor's existing one
 (``inplace_tangent``), so every view of that memory sees it.
 
-Levels. PyTorch 2.13 allows one dual level at a time (nesting raises its error); the state below is written per
-level anyway (a dict per tensor, a registry per level) so that nested levels, which ``torch.func.jvp`` needs, are
-a change of the entry check rather than of the data layout. Leaving a level deletes its tangents: each tensor that
-got one is remembered (weakly) in the level's registry.
+Levels. PyTorch 2.13 allows one dual level at a time through ``forward_ad`` (nesting raises its error), and
+``forward_ad`` keeps that refusal; ``torch.func`` needs nested levels (``jacfwd`` of ``jacfwd``, ``jvp`` inside
+``jvp``), so ``enter_level(nested=True)`` opens one above the current. An op whose inputs carry tangents at
+several levels gets a tangent at each, lowest level first; the rule for level L runs with only the levels below L
+visible (``state.visible``), so the tangent it computes carries, at those levels, its own derivative (as
+functorch's level stack does), and it reads the output tangents of lower levels that the earlier rules set. Levels
+are entered and left in stack order. Views of a base that gets a tangent later, and in-place changes, are handled
+at the top visible level only. Leaving a level deletes its tangents: each tensor that got one is remembered
+(weakly) in the level's registry.
 """
 import weakref
 
@@ -35,24 +40,26 @@ from .dtype import FROM_NUMPY
 from .node import Node, _SavedOutput
 from .tensor import Tensor
 
-__all__ = ["state", "tangent", "carries_tangent", "set_tangent", "attach_tangents", "inplace_tangent",
+__all__ = ["state", "tangent", "carries_tangent", "has_tangent", "set_tangent", "attach_tangents", "inplace_tangent",
            "enter_level", "exit_level"]
 
 
 class _State:
-    """``level``: the current dual level (-1 for none); ``enabled``: PyTorch's ``_set_fwd_grad_enabled``;
-    ``on``: both, the one flag ops read; ``token``: a new object per level, so a node's note of its outputs'
-    tangents (``_fw_outputs``) from a level since left is recognised as stale."""
+    """``level``: the innermost dual level (-1 for none); ``visible``: the highest level ops see now (``level``,
+    or the one below the level whose rule is running); ``enabled``: PyTorch's ``_set_fwd_grad_enabled``; ``on``:
+    a level is visible and enabled, the one flag ops read; ``tokens``: a new object per level, so a node's note of
+    its outputs' tangents (``_fw_outputs``) from a level since left is recognised as stale."""
 
     def __init__(self):
         self.level = -1
+        self.visible = -1
         self.enabled = True
         self.on = False
-        self.token = None
-        self.registry = []     # weak references to the tensors that hold a tangent at the current level
+        self.tokens: list = []
+        self.registries: list = []  # per level, weak references to the tensors that hold a tangent at it
 
     def refresh(self):
-        self.on = self.level >= 0 and self.enabled
+        self.on = self.visible >= 0 and self.enabled
 
 
 state = _State()
@@ -61,12 +68,15 @@ _ref = weakref.ref
 
 # --- levels -------------------------------------------------------------------------------------------------
 
-def enter_level():
-    if state.level >= 0:
+def enter_level(nested=False):
+    """Open a new level above the current one and return its number; ``nested``: allowed while one is open
+    (``torch.func``), which ``forward_ad`` refuses, as PyTorch 2.13 does."""
+    if state.level >= 0 and not nested:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     state.level += 1
-    state.token = object()
-    state.registry = []
+    state.visible = state.level
+    state.tokens.append(object())
+    state.registries.append([])
     state.refresh()
     return state.level
 
@@ -77,7 +87,7 @@ def exit_level(level):
     if level != state.level:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
                            "This is not supported.")
-    for ref in state.registry:
+    for ref in state.registries.pop():
         t = ref()
         if t is not None:
             grads = t.__dict__.get("_fw_grads")
@@ -85,19 +95,19 @@ def exit_level(level):
                 grads.pop(level, None)
                 if not grads:
                     del t.__dict__["_fw_grads"]
-    state.registry = []
+    state.tokens.pop()
     state.level -= 1
-    state.token = None
+    state.visible = state.level
     state.refresh()
 
 
 # --- the tangent of a tensor --------------------------------------------------------------------------------
 
 def tangent(t, level=None):
-    """``t``'s tangent at ``level`` (the current one by default), or None. A view that has none of its own while
+    """``t``'s tangent at ``level`` (the highest visible one by default), or None. A view that has none of its own while
     its base has one (the base got it in place, after the view was made) takes the view of the base's."""
     if level is None:
-        level = state.level
+        level = state.visible
     grads = t._fw_grads
     if grads is not None:
         return grads.get(level)
@@ -116,21 +126,32 @@ def tangent(t, level=None):
 
 
 def carries_tangent(inputs):
-    """Whether some tensor among ``inputs`` has a tangent at the current level (asked only while one is
-    active)."""
+    """Whether some tensor among ``inputs`` has a tangent at a visible level (asked only while one is)."""
     for t in inputs:
-        if isinstance(t, Tensor) and (t._fw_grads is not None or t._base is not None) and tangent(t) is not None:
+        if isinstance(t, Tensor) and (t._fw_grads is not None or t._base is not None) and has_tangent(t):
             return True
     return False
 
 
+def has_tangent(t):
+    """Whether ``t`` has a tangent at some visible level."""
+    visible = state.visible
+    grads = t._fw_grads
+    if grads is not None:
+        return any(level <= visible for level in grads)
+    return any(tangent(t, level) is not None for level in range(visible + 1))
+
+
 def set_tangent(t, value, level=None):
     if level is None:
-        level = state.level
+        level = state.visible
     grads = t.__dict__.get("_fw_grads")
-    if grads is None:
-        t.__dict__["_fw_grads"] = {level: value}
-        registry = state.registry
+    if grads is None or level not in grads:
+        if grads is None:
+            t.__dict__["_fw_grads"] = {level: value}
+        else:
+            grads[level] = value
+        registry = state.registries[level]
         registry.append(_ref(t))
         if len(registry) >= 1024 and not len(registry) & (len(registry) - 1):
             registry[:] = [r for r in registry if r() is not None]     # at each power of two, forget the dead
@@ -167,18 +188,32 @@ def _fit(ops, value, shape, np_dtype):
 
 
 def attach_tangents(node, inputs, outputs):
-    """Run ``node.jvp`` on the tangents of ``inputs`` and give each floating output its tangent (called by
-    ``record`` while a level is active)."""
-    level = state.level
-    tangents = [tangent(t, level) if isinstance(t, Tensor) else None for t in inputs]
-    if all(t is None for t in tangents):
-        return
+    """Run ``node.jvp`` on the tangents of ``inputs`` and give each floating output its tangent, at each visible
+    level, lowest first (called by ``record`` while a level is visible)."""
     outs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     if not any(o is not None and o._data.dtype.kind in "fc" for o in outs):
         return                                  # integer and bool results carry no tangent
+    top = state.visible
+    for level in range(top + 1):
+        tangents = [tangent(t, level) if isinstance(t, Tensor) else None for t in inputs]
+        if all(t is None for t in tangents):
+            continue
+        state.visible = level - 1               # the rule's own ops see the levels below, not this one
+        state.refresh()
+        try:
+            _attach_at(level, node, inputs, tangents, outs)
+        finally:
+            state.visible = top
+            state.refresh()
+
+
+def _attach_at(level, node, inputs, tangents, outs):
+    """The tangents at ``level`` of ``node``'s outputs, from its inputs' ``tangents`` at that level."""
     differentiable = grad_mode.state.enabled and (
         any(isinstance(t, Tensor) and t._requires_grad for t in inputs)
         or any(t is not None and t._requires_grad for t in tangents))
+    if state.on and not differentiable:     # a lower level differentiates the tangent
+        differentiable = carries_tangent(inputs) or carries_tangent(tangents)
     ops = rules.tensor_ops if differentiable else rules.numpy_ops
     assert ops is not None, "gradiente.ops hands TensorOps down when it is imported"
     meta = list(node._input_meta)
@@ -191,14 +226,10 @@ def attach_tangents(node, inputs, outputs):
             continue
         args.append(_fit(ops, value if ops.recording else value._data, *meta[i]))
     node._input_meta = tuple(meta)
-    state.on = False                            # the rule's own ops read the primals, not their tangents
-    try:
-        if type(node).jvp is Node.jvp and getattr(node, "_forward_cls", None) is None:
-            results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
-        else:
-            results = node.jvp(ops, *args)
-    finally:
-        state.refresh()
+    if type(node).jvp is Node.jvp and getattr(node, "_forward_cls", None) is None:
+        results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
+    else:
+        results = node.jvp(ops, *args)
     if results.__class__ is not tuple:
         results = (results,)
     inputs_memory = [a._data if ops.recording else a for a in args if a is not None]
@@ -215,7 +246,8 @@ def attach_tangents(node, inputs, outputs):
         given[nr] = result
     saved = node._saved
     if given and saved and any(item.__class__ is _SavedOutput for item in saved):
-        node._fw_outputs = (state.token, given)    # for the rule's saved output under create_graph
+        notes = node.__dict__.setdefault("_fw_outputs", {})
+        notes[level] = (state.tokens[level], given)    # for the rule's saved output under create_graph
 
 
 def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
@@ -274,9 +306,12 @@ def _unsupported(node):
 
 
 def saved_output_tangent(node, output_nr):
-    """The tangent, at the current level, of ``node``'s output ``output_nr``, as the node saved it (or None)."""
-    note = node.__dict__.get("_fw_outputs")
-    if note is None or note[0] is not state.token:
+    """The tangent, at the highest visible level, of ``node``'s output ``output_nr``, as the node saved it (or
+    None)."""
+    notes = node.__dict__.get("_fw_outputs")
+    level = state.visible
+    note = notes.get(level) if notes is not None else None
+    if note is None or note[0] is not state.tokens[level]:
         return None
     return note[1].get(output_nr)
 
@@ -285,7 +320,7 @@ def inplace_tangent(tensor, result, before):
     """After ``tensor`` took ``result``'s values in place: its tangent becomes ``result``'s, written into the tangent
     it had (``before``) so that its views see the change, or, if it had none, into the matching view of its base's
     tangent (made, zero, if the base had none), as PyTorch does."""
-    level = state.level
+    level = state.visible
     new = tangent(result, level) if result is not None else None
     if new is None and before is None:
         return

@@ -49,7 +49,7 @@ def _refuse_inference(saved):
 def needs_derivative(t):
     """Whether the op being recorded must treat ``t`` as an input it differentiates in: it requires grad (the op
     records only when grad mode allows or forward mode asks), or it carries a tangent."""
-    return isinstance(t, Tensor) and (t._requires_grad or (_forward.on and forward_grad.tangent(t) is not None))
+    return isinstance(t, Tensor) and (t._requires_grad or (_forward.on and forward_grad.has_tangent(t)))
 
 
 def _edge_and_meta(t):

@@ -1,0 +1,81 @@
+"""torch.func benchmarks against PyTorch in the same run (issue 11): ratios gradiente / torch, medians.
+
+    python bench/bench_func.py            # all
+    python bench/bench_func.py --quick    # fewer rounds
+
+1. ``jacfwd`` of a function R^100 -> R^100 (target <= 1.5);
+2. ``jacrev`` of the same function (target <= 1.5);
+3. a forward-over-reverse Hessian-vector product, ``jvp(grad(f))`` (target <= 1.0).
+
+torch.func vmaps the Jacobians' basis vectors into one batched pass; gradiente has no vmap yet and runs one
+pass per basis vector, which is where the Jacobian ratios come from.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import median_times, report  # first: it sets one BLAS thread before NumPy loads
+
+# isort: split
+import numpy as np
+import torch
+
+import gradiente
+
+torch.set_num_threads(1)
+LIBS = {"gradiente": gradiente, "torch": torch}
+N = 100
+
+
+def inputs(lib):
+    rng = np.random.default_rng(0)
+    w = lib.tensor(rng.standard_normal((N, N)) / N ** 0.5)
+    x = lib.tensor(rng.standard_normal(N))
+    v = lib.tensor(rng.standard_normal(N))
+    return w, x, v
+
+
+def vector_function(w):
+    return lambda x: (w @ x).tanh() * x.sin() + x
+
+
+def jacfwd(lib):
+    w, x, _ = inputs(lib)
+    f = lib.func.jacfwd(vector_function(w))
+    return lambda: f(x)
+
+
+def jacrev(lib):
+    w, x, _ = inputs(lib)
+    f = lib.func.jacrev(vector_function(w))
+    return lambda: f(x)
+
+
+def hvp(lib):
+    w, x, v = inputs(lib)
+
+    def loss(x):
+        return ((w @ x).tanh() ** 2).sum() + x.sin().sum()
+
+    grad = lib.func.grad(loss)
+    return lambda: lib.func.jvp(grad, (x,), (v,))[1]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    rounds = 3 if parser.parse_args().quick else 7
+    rows = []
+    for name, make, target in ((f"jacfwd, R^{N} -> R^{N}", jacfwd, 1.5), (f"jacrev, R^{N} -> R^{N}", jacrev, 1.5),
+                               ("hvp, jvp(grad(f)) (forward-over-reverse)", hvp, 1.0)):
+        fns = {lib_name: make(lib) for lib_name, lib in LIBS.items()}
+        ours, theirs = (fns[k]() for k in ("gradiente", "torch"))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-12)
+        times = median_times(fns, rounds=rounds)
+        rows.append((name, times["gradiente"], times["torch"], target, "s"))
+    report(rows, "torch.func (float64, one thread)")
+
+
+if __name__ == "__main__":
+    main()

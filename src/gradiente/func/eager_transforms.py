@@ -1,0 +1,421 @@
+"""The derivative transforms of ``torch.func``: ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``,
+``jacrev``, ``jacfwd``, ``hessian``.
+
+How they compose. functorch gives each transform a level and wraps every tensor that enters it. Here the same
+separation comes from two plain mechanisms:
+
+* Reverse mode (``grad``, ``vjp``, ``jacrev``): each call differentiates with respect to copies of its inputs made
+  for it alone: a fresh leaf that requires grad, or, for an input that an outer transform already differentiates
+  (it requires grad, or carries a tangent), a view of it, through which the outer transform still sees. Only paths
+  through those copies count, so an outer variable the function closes over is a constant to this transform, as in
+  functorch. The gradients keep their graph (``create_graph=True``) only when something outside will differentiate
+  them: another transform is running, an input requires grad, or a dual level is open.
+* Forward mode (``jvp``, ``jacfwd``): each call opens its own dual level, nested above any that is open
+  (``core/forward_grad.py`` propagates every level's tangents, and computes the tangents of an inner level as
+  differentiable values at the outer ones).
+
+Hence ``grad(grad(f))``, ``jacfwd(jacrev(f))`` (``hessian``), ``jvp(grad(f), ...)`` and ``jacfwd(jacfwd(f))`` work.
+
+Differences from PyTorch: there is no ``vmap`` yet, so ``jacrev`` runs one backward pass per output element and
+``jacfwd`` one forward pass per input element (``chunk_size`` and ``randomness`` are checked, then have nothing to
+change); ``linearize`` runs ``func`` under ``jvp`` on each call instead of tracing it once. A function that closes
+over a tensor requiring grad, called from no transform, returns gradients without a graph to that tensor.
+"""
+import functools
+
+import numpy as np
+
+from ..autograd import forward_ad
+from ..core import forward_grad, grad_mode
+from ..core.backward import grad as _autograd_grad
+from ..core.tensor import Tensor
+from ._tree import flatten, spec_text, tree_map, unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
+
+_forward = forward_grad.state
+_running = [0]          # how many transforms are running now
+
+
+class _Transform:
+    """The frame of one transform call: counts it as running, turns grad mode on inside, and decides whether its
+    results must stay differentiable (``keep``) for something outside it."""
+
+    def __init__(self, inputs):
+        outer_grad = grad_mode.state.enabled
+        self.keep = outer_grad and (_running[0] > 0 or _forward.on
+                                    or any(isinstance(t, Tensor) and t._requires_grad for t in inputs))
+        self._grad = grad_mode.enable_grad()
+
+    def __enter__(self):
+        _running[0] += 1
+        self._grad.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._grad.__exit__(*exc)
+        _running[0] -= 1
+        return False
+
+    def release(self, tree):
+        """Results as the caller gets them: detached unless something outside differentiates them."""
+        if self.keep:
+            return tree
+        return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+
+
+def _leaves_of(args, kwargs=None):
+    leaves, _ = flatten((args, kwargs or {}))
+    return leaves
+
+
+def _differentiable(x):
+    """This transform's own copy of an input (see the module docstring)."""
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if x._requires_grad or (_forward.on and forward_grad.has_tangent(x)):
+        own = x.view_as(x)
+        if not own._requires_grad:
+            own.requires_grad_()
+        return own
+    return x.detach().requires_grad_()
+
+
+def _zeros_like(t):
+    return Tensor._make(np.zeros_like(t._data))
+
+
+def _grads(outputs, inputs, cotangents=None, retain_graph=None, create_graph=False):
+    """``autograd.grad`` as functorch calls it: outputs that do not require grad are left out, and an input that no
+    output reaches gets zeros."""
+    if cotangents is None:
+        pairs = [(o, None) for o in outputs if o._requires_grad]
+    else:
+        pairs = [(o, c) for o, c in zip(outputs, cotangents) if o._requires_grad]
+    if not pairs:
+        return tuple(_zeros_like(x) for x in inputs)
+    found = _autograd_grad(tuple(o for o, _ in pairs), tuple(inputs),
+                           None if cotangents is None else tuple(c for _, c in pairs),
+                           retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    return tuple(_zeros_like(x) if g is None else g for g, x in zip(found, inputs))
+
+
+# --- argnums ------------------------------------------------------------------------------------------------
+
+def _wrap_argnum(argnum, num_args):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < num_args:
+        return argnum
+    if -num_args <= argnum < 0:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _normalize_argnums(argnums, num_args):
+    if isinstance(argnums, int):
+        return _wrap_argnum(argnums, num_args)
+    if not isinstance(argnums, tuple):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    argnums = tuple(_wrap_argnum(a, num_args) for a in argnums)
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return argnums
+
+
+def _slice_argnums(args, argnums):
+    """The differentiated arguments: ``args[argnums]`` for an int, the tuple of them for a tuple."""
+    if isinstance(argnums, int):
+        return args[argnums]
+    return tuple(args[i] for i in argnums)
+
+
+def _replace_args(args, new, argnums):
+    if isinstance(argnums, int):
+        return tuple(new if i == argnums else a for i, a in enumerate(args))
+    return tuple(new[argnums.index(i)] if i in argnums else a for i, a in enumerate(args))
+
+
+def _split_aux(output, has_aux, api):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    return output
+
+
+def _check_tensor_outputs(flat, api):
+    if (len(flat) == 1 and flat[0] is None) or len(flat) < 1:
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = {flat})")
+    for o in flat:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
+
+
+def _refuse_complex(api, tree, is_input):
+    for idx, t in enumerate(flatten(tree)[0]):
+        if isinstance(t, Tensor) and t.is_complex():
+            kind = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{api}: Expected all {kind} to be real but received complex tensor at flattened "
+                               f"input idx: {idx}")
+
+
+# --- reverse mode -------------------------------------------------------------------------------------------
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning ``(gradient, value)`` of ``func``, which must return a 0-dim Tensor (or
+    ``(output, aux)`` with ``has_aux``: then ``(gradient, (value, aux))``). The gradient has the structure of the
+    arguments at ``argnums`` (an int: that argument, a pytree of tensors; a tuple: a tuple of them)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        argnums_ = _normalize_argnums(argnums, len(args))
+        with _Transform(_leaves_of(args, kwargs)) as frame:
+            flat, spec = flatten(_slice_argnums(args, argnums_))
+            own = [_differentiable(x) for x in flat]
+            output = func(*_replace_args(args, unflatten(own, spec), argnums_), **kwargs)
+            output, aux = _split_aux(output, has_aux, "grad_and_value(f)(*args)")
+            if not isinstance(output, Tensor):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                                   f"{type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                                   f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                                   "APIs instead?")
+            gradient = unflatten(_grads((output,), own, create_graph=frame.keep), spec)
+            result = frame.release((gradient, (output, aux) if has_aux else output))
+        return result
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """A function returning the gradient of ``func`` (a 0-dim Tensor result) with respect to the arguments at
+    ``argnums``; with ``has_aux``, ``func`` returns ``(output, aux)`` and the function ``(gradient, aux)``."""
+    transformed = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        gradient, value = transformed(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``): ``vjp_fn(cotangents)`` returns, for each
+    primal, the vector-Jacobian product; ``cotangents`` has the structure of ``func``'s output."""
+    with _Transform(_leaves_of(primals)) as frame:
+        flat, spec = flatten(primals)
+        own = [_differentiable(x) for x in flat]
+        output = func(*unflatten(own, spec))
+        output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
+        flat_out, out_spec = flatten(output)
+        _check_tensor_outputs(flat_out, "vjp(f, *primals)")
+        for o in flat_out:
+            if not (o.is_floating_point() or o.is_complex()):
+                raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                                   f"Tensor with dtype {o.dtype}")
+        results = frame.release(output)
+        aux = frame.release(aux)
+    keep = frame.keep
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        if create_graph is None:
+            create_graph = keep or _running[0] > 0
+        flat_cot, cot_spec = flatten(cotangents)
+        if cot_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
+                               f"outputs to the function. cotangents: {spec_text(cot_spec)}, primal output: "
+                               f"{spec_text(out_spec)}")
+        with grad_mode.enable_grad():
+            found = _grads(flat_out, own, flat_cot, retain_graph=retain_graph, create_graph=create_graph)
+        return unflatten(found, spec)
+
+    return (results, vjp_fn, aux) if has_aux else (results, vjp_fn)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """A function returning the Jacobian of ``func`` with respect to the arguments at ``argnums``, by reverse
+    mode: for each output, a block of shape ``output.shape + input.shape`` per differentiated input, in the
+    structure of the output (outer) and of the arguments (inner). One backward pass per output element."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from .. import stack
+        _refuse_complex("jacrev", args, is_input=True)
+        argnums_ = _normalize_argnums(argnums, len(args))
+        with _Transform(_leaves_of(args, kwargs)) as frame:
+            flat, spec = flatten(_slice_argnums(args, argnums_))
+            own = [_differentiable(x) for x in flat]
+            output = func(*_replace_args(args, unflatten(own, spec), argnums_), **kwargs)
+            output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
+            flat_out, out_spec = flatten(output)
+            _check_tensor_outputs(flat_out, "vjp(f, *primals)")
+            _refuse_complex("jacrev", output, is_input=False)
+            blocks = []
+            for o in flat_out:
+                rows: list[list] = [[] for _ in own]
+                for k in range(o.numel()):
+                    one_hot = np.zeros(o._data.size, dtype=o._data.dtype)
+                    one_hot[k] = 1
+                    cotangent = Tensor._make(one_hot.reshape(o._data.shape))
+                    for j, g in enumerate(_grads((o,), own, (cotangent,), retain_graph=True,
+                                                 create_graph=frame.keep)):
+                        rows[j].append(g)
+                blocks.append(unflatten([_block(stack, r, o, x, 0) for r, x in zip(rows, own)], spec))
+            jacobian = frame.release(unflatten(blocks, out_spec))
+            aux = frame.release(aux)
+        return (jacobian, aux) if has_aux else jacobian
+
+    return wrapper
+
+
+def _block(stack, parts, out, x, dim):
+    """The Jacobian block of ``out`` in ``x`` from its rows (``dim=0``: one per output element) or its columns
+    (``dim=-1``: one per input element)."""
+    shape = tuple(out.shape) + tuple(x.shape)
+    if not parts:
+        return Tensor._make(np.zeros(shape, dtype=out._data.dtype))
+    return stack(parts, dim).reshape(shape)
+
+
+# --- forward mode -------------------------------------------------------------------------------------------
+
+_JVP = "jvp(f, primals, tangents)"
+
+
+def _check_tensor_list(flat, argname):
+    if len(flat) == 0:
+        raise RuntimeError(f"{_JVP}: Expected {argname} to contain at least one Tensor.")
+    for t in flat:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got {type(t)}")
+
+
+def _jvp_at_new_level(func, args, kwargs, argnums, flat_tangents, strict, has_aux):
+    """Run ``func`` with the differentiated arguments made dual at a new level; returns the flat outputs, their
+    spec, their tangents and ``aux``. The caller holds a ``_Transform``."""
+    flat, spec = flatten(args if argnums is None else _slice_argnums(args, argnums))
+    enabled = _forward.enabled
+    _forward.enabled = True
+    level = forward_grad.enter_level(nested=True)
+    try:
+        duals = unflatten([forward_ad.make_dual(p, t, level=level) for p, t in zip(flat, flat_tangents)], spec)
+        output = func(*duals, **kwargs) if argnums is None else func(*_replace_args(args, duals, argnums), **kwargs)
+        output, aux = _split_aux(output, has_aux, _JVP)
+        flat_out, out_spec = flatten(output)
+        _check_tensor_outputs(flat_out, _JVP)
+        tangents_out = []
+        for o in flat_out:
+            t = forward_grad.tangent(o, level)
+            if t is None:
+                if strict:
+                    raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of "
+                                       "the inputs. This is not allowed with strict=True.")
+                t = _zeros_like(o)
+            tangents_out.append(t)
+    finally:
+        forward_grad.exit_level(level)
+        _forward.enabled = enabled
+        _forward.refresh()
+    return flat_out, out_spec, tangents_out, aux
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J·tangents)`` by forward mode (and ``aux`` with ``has_aux``); ``tangents`` has the
+    structure and shapes of ``primals``."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    flat_primals, primals_spec = flatten(primals)
+    flat_tangents, tangents_spec = flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python structure. For example, "
+                           "if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{spec_text(primals_spec)} and tangents with structure {spec_text(tangents_spec)}")
+    _check_tensor_list(flat_primals, "primals")
+    _check_tensor_list(flat_tangents, "tangents")
+    with _Transform(flat_primals + flat_tangents) as frame:
+        flat_out, out_spec, tangents_out, aux = _jvp_at_new_level(func, primals, {}, None, flat_tangents, strict,
+                                                                  has_aux)
+        result = frame.release((unflatten(flat_out, out_spec), unflatten(tangents_out, out_spec)))
+        aux = frame.release(aux)
+    return (*result, aux) if has_aux else result
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product at ``primals``.
+    PyTorch traces ``func`` once; here each call of ``jvp_fn`` runs ``func`` again under ``jvp``."""
+    output = func(*primals)
+    flat_primals, primals_spec = flatten(primals)
+    metas = [(tuple(p.shape), p.device, p.dtype) for p in flat_primals]
+
+    def jvp_fn(*tangents):
+        flat_tangents, tangents_spec = flatten(tangents)
+        if tangents_spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {spec_text(tangents_spec)} to have the same argspec as the "
+                               f"primals {spec_text(primals_spec)}")
+        for idx, (t, (shape, device, dtype)) in enumerate(zip(flat_tangents, metas)):
+            for what, mine, theirs in (("shape", t.shape, shape), ("device", t.device, device),
+                                       ("dtype", t.dtype, dtype)):
+                if (tuple(mine) if what == "shape" else mine) != theirs:
+                    shown = t.shape if what == "shape" else mine
+                    expected = type(t.shape)(theirs) if what == "shape" else theirs
+                    raise RuntimeError(f"tangent:{idx} with {what} {shown} in flattened pytree doesn't match the "
+                                       f"{what} {expected} of the corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """A function returning the Jacobian of ``func`` with respect to the arguments at ``argnums``, by forward
+    mode, laid out as ``jacrev``'s. One forward pass per input element."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from .. import stack
+        _refuse_complex("jacfwd", args, is_input=True)
+        argnums_ = _normalize_argnums(argnums, len(args))
+        flat, spec = flatten(_slice_argnums(args, argnums_))
+        _check_tensor_list(flat, "primals")
+        with _Transform(_leaves_of(args, kwargs)) as frame:
+            columns: list = []          # per basis vector, the tangents of the flat outputs
+            flat_out = out_spec = aux = None
+            for j, x in enumerate(flat):
+                for k in range(x.numel()):
+                    one_hot = np.zeros(x._data.size, dtype=x._data.dtype)
+                    one_hot[k] = 1
+                    basis = [Tensor._make(one_hot.reshape(x._data.shape)) if i == j else _zeros_like(y)
+                             for i, y in enumerate(flat)]
+                    flat_out, out_spec, tangents_out, aux = _jvp_at_new_level(
+                        func, args, kwargs, argnums_, basis, False, has_aux)
+                    columns.append(tangents_out)
+            if flat_out is None:            # no input element: one plain call gives the outputs' shapes
+                output, aux = _split_aux(func(*args, **kwargs), has_aux, _JVP)
+                flat_out, out_spec = flatten(output)
+            _refuse_complex("jacfwd", flat_out, is_input=False)
+            blocks, start = [], 0
+            per_input = []
+            for x in flat:
+                per_input.append(range(start, start + x.numel()))
+                start += x.numel()
+            for i, o in enumerate(flat_out):
+                blocks.append(unflatten([_block(stack, [columns[c][i] for c in cols], o, x, -1)
+                                         for cols, x in zip(per_input, flat)], spec))
+            jacobian = frame.release(unflatten(blocks, out_spec))
+            aux = frame.release(aux)
+        return (jacobian, aux) if has_aux else jacobian
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of ``func`` with respect to the arguments at ``argnums``: ``jacfwd(jacrev(func))``."""
+    return jacfwd(jacrev(func, argnums), argnums)
