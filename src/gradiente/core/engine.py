@@ -233,7 +233,7 @@ def _receive(buffers, shared, heap, node, nr, grad):
     held = buffers.get(node)
     if held is None:
         heappush(heap, (-node._seq, node))
-        if getattr(node, "_forward_cls", None) is not None:
+        if node._forward_cls is not None:
             # A custom Function's node (it always has _output_meta, so its buffer is always opened here): the
             # user's backward sees its gradients and may keep what it returns. -1: all of it is shared.
             shared[node] = -1
@@ -412,7 +412,7 @@ def _fit_to_input(node, i, g, meta, ops):
     got_dtype = g.dtype if not ops.recording else g._data.dtype
     # (a built-in rule may hand a real input a complex gradient: its real part is kept, PyTorch's handle_r_to_c)
     if (got_dtype.kind != "f" and (got_dtype.kind == "c") != (dtype.kind == "c")
-            and getattr(node, "_forward_cls", None) is not None):
+            and node._forward_cls is not None):
         raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) "
                            "to be true, but got false.  (Could this error message be improved?  If so, please "
                            "report an enhancement request to PyTorch.)")

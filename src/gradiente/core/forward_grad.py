@@ -226,7 +226,7 @@ def _attach_at(level, node, inputs, tangents, outs):
             continue
         args.append(_fit(ops, value if ops.recording else value._data, *meta[i]))
     node._input_meta = tuple(meta)
-    if type(node).jvp is Node.jvp and getattr(node, "_forward_cls", None) is None:
+    if type(node).jvp is Node.jvp and node._forward_cls is None:
         results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
     else:
         results = node.jvp(ops, *args)

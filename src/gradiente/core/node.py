@@ -236,6 +236,10 @@ class Node:
     formula = ""
     #: the op's name in PyTorch's messages, where the node's name does not give it (see ``_aten_name``)
     aten_name = ""
+    #: the ``autograd.Function`` whose backward this node runs (None for a built-in op's node); read by the
+    #: engine on every node, so declared here rather than looked up with a default (``__getattr__`` below would
+    #: run on every miss)
+    _forward_cls: Any = None
     # Rarely set, so kept out of the hot path: class defaults, overridden per node when used.
     _output_meta = None         # (shape, dtype) of each output, for nodes with several outputs
     _packed: Optional[tuple] = None     # positions of saved values a saved-tensor pack hook has packed
@@ -390,7 +394,7 @@ class Node:
         # they are resolved here rather than declared; every other missing name is an ordinary AttributeError.
         raw = name.startswith("_raw_saved_")
         if not (raw or name.startswith("_saved_")) or isinstance(self, AccumulateGrad) or \
-                hasattr(type(self), "_forward_cls"):
+                type(self)._forward_cls is not None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
         names = list(self._saved_names())
