@@ -229,6 +229,31 @@ def test_scatter_add_inplace_gradients():
     assert run(gradiente) == run(torch)
 
 
+@pytest.mark.parametrize("index", [np.array(0), np.array(2), (np.array(1),), (np.array(1), slice(None))],
+                         ids=["zero", "two", "tuple", "with_slice"])
+def test_a_zero_dim_integer_array_selects_like_an_int(index):
+    g, t = both(lambda lib: lib.arange(6.0).reshape(3, 2)[index])
+    same_tensor(g, t)
+
+
+@pytest.mark.parametrize("write", [
+    lambda y, v: y.__setitem__(0, v),
+    lambda y, v: y.__setitem__((0, 1), v),
+    lambda y, v: y.select(0, 1).select(0, 2).add_(v),
+    lambda y, v: y[1, 0].mul_(v),
+], ids=["setitem_row", "setitem_element", "select_add_", "getitem_mul_"])
+def test_in_place_write_into_a_zero_dim_view_under_create_graph(write):
+    """The view's gradient rule reads its region back at a 0-d position: first and second derivatives."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = lib.ones(2, 3) * lib.tensor([[1.0], [2.0]])
+        write(y, (x * x).sum())
+        gx, = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        ggx, = lib.autograd.grad((gx * gx).sum(), x)
+        return gx, ggx
+    assert_same_tensors(*both(run))
+
+
 def test_nonzero_as_tuple():
     g, t = both(lambda lib: [i.tolist() for i in lib.nonzero(lib.tensor([[0, 1], [1, 1]]), as_tuple=True)])
     assert g == t

@@ -48,6 +48,10 @@ def _is_int(obj):
     return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
 
 
+def _array_of(obj):
+    return obj._data if isinstance(obj, Tensor) else obj
+
+
 def _index_array(obj):
     """A tensor, array or (nested) list used as an index, as an int64 or bool NumPy array of its own (a rule
     reads it at backward time, after the caller may have changed the tensor it came from)."""
@@ -95,8 +99,9 @@ class _Index:
                 obj = bool(obj)
             elif _is_int(obj) or isinstance(obj, slice):
                 consumed += 1
-            elif isinstance(obj, Tensor) and obj._data.ndim == 0 and obj._data.dtype.kind in "iu":
-                obj = int(obj._data)            # a 0-d integer tensor selects, like an int
+            elif isinstance(obj, (Tensor, np.ndarray)) and np.ndim(_array_of(obj)) == 0 \
+                    and _array_of(obj).dtype.kind in "iu":
+                obj = int(_array_of(obj))       # a 0-d integer tensor or array selects, like an int
                 consumed += 1
             elif isinstance(obj, (Tensor, np.ndarray, list, tuple)):
                 obj = _index_array(obj)
