@@ -10,6 +10,7 @@ from harness import (
     both,
     both_quietly,
     check_same_error,
+    check_strides_match_torch,
     same_tensor,
     spec_tests,
 )
@@ -351,3 +352,31 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: lib.index_select(x, 0, lib.tensor([0, 2])),
+    lambda lib, x: lib.index_select(x, 1, lib.tensor([0, 2])),
+    lambda lib, x: lib.index_select(x.t(), 1, lib.tensor([2, 0])),
+    lambda lib, x: x.t().masked_fill(x.t() > 2, 0.0),
+    lambda lib, x: x[:, [0, 2]].reshape(-1),
+], ids=["index_select_rows", "index_select_columns", "index_select_transposed", "masked_fill_transposed",
+        "index_select_then_view"])
+def test_result_strides_match_torch(fn):
+    check_strides_match_torch(fn)
+
+
+@pytest.mark.parametrize("shape,dim,index", [((3,), 0, [5]), ((3,), 0, [-1]), ((3, 4), 0, [3]), ((3, 4), 1, [4]),
+                                             ((3, 4, 2), 2, [2]), ((), 0, [1])])
+def test_index_select_out_of_range_raises_torchs_error(shape, dim, index):
+    check_same_error(lambda lib: lib.index_select(lib.zeros(shape), dim, lib.tensor(index)))
+
+
+def test_index_select_result_views_as_in_torch():
+    """The issue's case: contiguous, so view works and a write through it reaches the result."""
+    def run(lib):
+        y = lib.index_select(lib.arange(12.0).reshape(3, 4), 1, lib.tensor([0, 2]))
+        flat = y.view(-1)
+        flat[0] = 100.0
+        return y
+    same_tensor(*both(run))

@@ -16,6 +16,7 @@ from harness import (
     both_quietly,
     check_in_place_chain,
     check_same_error,
+    check_strides_match_torch,
     same_tensor,
     spec_tests,
 )
@@ -608,3 +609,13 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: x.t().cumsum(0),
+    lambda lib, x: x.t().cumprod(1),
+    lambda lib, x: x[:, ::2].cumsum(1),
+    lambda lib, x: x.t().sum(0),
+], ids=["cumsum_transposed", "cumprod_transposed", "cumsum_strided", "sum_transposed"])
+def test_result_strides_match_torch(fn):
+    check_strides_match_torch(fn)

@@ -558,9 +558,11 @@ def index_select(input, dim, index):
     idx = idx.reshape(-1).astype(np.int64)
     bad = (idx < 0) | (idx >= n)
     if bad.any():
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
+        if a.ndim == 2 and d == 1:      # PyTorch's CPU kernel for the columns of a matrix words it so
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
+        raise IndexError("index out of range in self")
     where = (slice(None),) * d + (idx,)
-    out = wrap(a[where])
+    out = wrap(np.asarray(a[where], order="C"))      # contiguous, as PyTorch's (NumPy's take leaves it strided)
     if wants_grad(input):
         record(IndexSelectBackward0, (input,), out, index=where)
     return out
@@ -623,7 +625,7 @@ def masked_fill(input, mask, value):
     else:
         fill = np.asarray(value).astype(a.dtype)
     infer_size(m.shape, a.shape)
-    out = wrap(np.where(m, fill, a))
+    out = wrap(np.asarray(np.where(m, fill, a), order="C"))     # C order, as PyTorch's clone
     if wants_grad(input, value):
         if isinstance(value, Tensor):
             record(MaskedFillBackward1, (input, value), out, mask=m.copy())

@@ -737,7 +737,7 @@ def _scan(input, dim, dtype, node_cls, scan):
     d = _wrap_dim(dim, a.ndim)
     target = _sum_dtype(a, dtype)
     a = a.astype(target, copy=False)
-    result = wrap(scan(_at_least_1d(a), d).reshape(a.shape))
+    result = wrap(np.asarray(scan(_at_least_1d(a), d).reshape(a.shape), order="C"))
     if wants_grad(input):
         record(node_cls, (input,), result, (input, result) if node_cls is CumprodBackward0 else (), dim=d)
     return result
