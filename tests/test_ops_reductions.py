@@ -619,3 +619,23 @@ def test_error_messages_match_torch(name, fn):
 ], ids=["cumsum_transposed", "cumprod_transposed", "cumsum_strided", "sum_transposed"])
 def test_result_strides_match_torch(fn):
     check_strides_match_torch(fn)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_moments_outputs_changed_in_place_as_torch(name):
+    """var_mean's rule reads only the input (its outputs may then change in place); std_mean's reads std."""
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], requires_grad=True)
+        spread, mean = getattr(lib, name)(x, 1)
+        spread.mul_(2)
+        mean.mul_(3)
+        try:
+            (spread * lib.tensor([1.0, 2.0]) + mean).sum().backward()
+        except RuntimeError as e:
+            return str(e).split(", which is")[0]
+        return x.grad, spread, mean
+    ours, theirs = both(run)
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        assert_same_tensors(ours, theirs)
