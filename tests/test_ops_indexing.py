@@ -380,3 +380,32 @@ def test_index_select_result_views_as_in_torch():
         flat[0] = 100.0
         return y
     same_tensor(*both(run))
+
+
+def _overlap_outcome(call):
+    """``call(lib, y)`` on ``y = arange(6.)``: the error's type and message, or y's values after the call."""
+    def run(lib):
+        y = lib.arange(6.0)
+        try:
+            call(lib, y)
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+        return y.tolist()
+    return run
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, y: y.scatter_add_(0, lib.tensor([0, 1, 0]), y),
+    lambda lib, y: y.scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[:3].scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[:2].scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[::2].scatter_add_(0, lib.tensor([0, 1]), y[:2]),
+    lambda lib, y: y.scatter_(0, lib.tensor([0, 1]), y[3:5]),
+    lambda lib, y: y.scatter_(0, lib.tensor([0, 1]), 1.0),
+    lambda lib, y: y.view(2, 3).scatter_add_(1, lib.tensor([[0], [1]]), y.view(3, 2).t()[:, :1]),
+], ids=["itself", "a_slice", "overlapping_slices", "apart", "strided", "scatter", "scatter_value", "transposed"])
+def test_scatter_in_place_refuses_a_source_sharing_memory(call):
+    """PyTorch's assert_no_overlap: a source that shares memory with the tensor written to is refused."""
+    ours, theirs = both(_overlap_outcome(call))
+    assert ours == theirs
+

@@ -13,6 +13,7 @@ the old values' gradient and hands the region's gradient to v.
 Every rule that moves a gradient back into a larger tensor uses ``ops.embed`` (zeros with values added at
 an index: the adjoint of ``x[index]``); ``embed`` below is that operation on tensors, for create_graph.
 """
+import functools
 import math
 import warnings
 
@@ -21,7 +22,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core import forward_grad, grad_mode
 from ..core.dtype import scalar_name
-from ..core.inplace import apply_inplace, needs_grad, untracked_change
+from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
@@ -521,6 +522,47 @@ def _scatter(input, dim, index, src, add):
         else:
             record(ScatterBackward1, (input,), result, keep=keep)
     return result
+
+
+def _dense_range(a):
+    """The bytes ``[start, end)`` the array fills, if its elements fill them exactly (PyTorch's "non-overlapping
+    and dense"), else None."""
+    expected = a.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return None
+        expected *= n
+    start = a.__array_interface__["data"][0]
+    return start, start + a.nbytes
+
+
+def _assert_no_overlap(written, other):
+    """PyTorch's ``assert_no_overlap``: the same tensor, or two dense tensors on overlapping bytes, is refused
+    (where either is not dense, PyTorch cannot tell, and lets it pass)."""
+    a, b = written._data, other._data
+    if other is not written:
+        if a.size == 0 or b.size == 0:
+            return
+        ra, rb = _dense_range(a), _dense_range(b)
+        if ra is None or rb is None or not (ra[0] < rb[1] and rb[0] < ra[1]):
+            return
+    raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+                       "a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def in_place_without_overlap(op, name):
+    """The method ``x.name(...)``, the in-place form of ``op``, refusing a tensor argument (index, source, value)
+    that shares memory with ``x``, as PyTorch's scatter and index kernels do: what they read would change as they
+    write."""
+    method = make_inplace(op, name)
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        for arg in (*args, *kwargs.values()):
+            if isinstance(arg, Tensor):
+                _assert_no_overlap(self, arg)
+        return method(self, *args, **kwargs)
+    return checked
 
 
 def scatter(input, dim, index, src=None, *, value=None):
