@@ -1,6 +1,7 @@
 """``Tensor.__format__`` (``core/tensor.py``) against PyTorch's: a 0-d tensor formats as its number, with or
 without a format spec; any other tensor, or a Parameter, only with an empty spec, and otherwise raises PyTorch's
 error."""
+import numpy as np
 import pytest
 from harness import check_same_error
 
@@ -44,3 +45,32 @@ FORMAT_ERRORS = [
 @pytest.mark.parametrize("case", range(len(FORMAT_ERRORS)))
 def test_format_errors_match_torch(case):
     check_same_error(FORMAT_ERRORS[case])
+
+
+@pytest.mark.parametrize("flag", ["yes", 1, 0, 1.0, None, np.bool_(True)], ids=repr)
+def test_requires_grad_takes_only_a_bool(flag):
+    def set_attribute(lib):
+        lib.ones(2).requires_grad = flag
+
+    def call_method(lib):
+        lib.ones(2).requires_grad_(flag)
+    for call in (set_attribute, call_method):
+        with pytest.raises(Exception) as expected:
+            call(torch)
+        with pytest.raises(type(expected.value)) as got:
+            call(gradiente)
+        assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("convert", [np.asarray, np.array, np.sin, lambda t: np.asarray(t, dtype=np.float64)],
+                         ids=["asarray", "array", "ufunc", "asarray_dtype"])
+def test_numpy_refuses_a_tensor_that_requires_grad(convert):
+    """NumPy reads a tensor through ``__array__``, which is ``numpy()``: refused while it requires grad, so the graph
+    is never dropped silently."""
+    messages = []
+    for lib in (gradiente, torch):
+        with pytest.raises(RuntimeError) as err:
+            convert(lib.ones(3, requires_grad=True))
+        messages.append(str(err.value))
+        assert np.asarray(lib.ones(3, requires_grad=True).detach()).tolist() == [1.0, 1.0, 1.0]
+    assert messages[0] == messages[1]

@@ -220,9 +220,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is None:
-            return self._data
-        return self._data.astype(dtype, copy=False)
+        array = self.numpy()        # as PyTorch's: refused while the tensor requires grad
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -293,6 +292,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if not isinstance(flag, bool):
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -302,6 +303,10 @@ class Tensor:
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad=True):
+        if not isinstance(requires_grad, bool):
+            kind = type(requires_grad)
+            name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {name}")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
