@@ -157,3 +157,13 @@ def test_diag_of_a_vector_and_diag_embed_share_pytorchs_backward(fn):
         (gx,) = lib.autograd.grad(y, x, v, create_graph=True)
         names.append((type(y.grad_fn).__name__, type(gx.grad_fn).__name__, gx.tolist()))
     assert names[1] == names[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(2).repeat(2.0),
+    lambda lib: lib.ones(2).repeat(2, 1.0),
+    lambda lib: lib.ones(2).tile(2.0),
+    lambda lib: lib.ones(2).flip(0.0),
+], ids=["repeat", "repeat_later", "tile", "flip"])
+def test_counts_that_are_not_integers_raise_torchs_type_error(call):
+    check_same_error(call)

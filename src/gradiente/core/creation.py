@@ -151,7 +151,7 @@ def from_numpy(ndarray):
 
 
 def _shape(size, fname=None):
-    shape = _size_args(size)
+    shape = _size_args(size, fname)
     for s in shape:
         if s < 0:
             if fname == "zeros" and len(shape) == 1:

@@ -62,7 +62,7 @@ class RepeatBackward0(Node):
 def repeat(input, *sizes):
     """The tensor tiled ``sizes[i]`` times along dim i (a copy); extra leading sizes add dims."""
     a = input._data
-    reps = _size_args(sizes)
+    reps = _size_args(sizes, "repeat", "repeats")
     if len(reps) < a.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     out = wrap(np.tile(a, reps) if a.ndim == len(reps) else np.tile(a.reshape((1,) * (len(reps) - a.ndim) + a.shape),
@@ -74,7 +74,7 @@ def repeat(input, *sizes):
 
 def tile(input, dims):
     """``repeat`` with missing leading repetitions taken as 1."""
-    reps = _size_args((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims))
+    reps = _size_args((dims,) if not isinstance(dims, (tuple, list)) else (tuple(dims),), "tile", "dims")
     return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
@@ -120,7 +120,7 @@ class RollBackward0(Node):
 def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims``."""
     a = input._data
-    axes = _dims(_size_args(dims), a.ndim) if a.ndim else ()
+    axes = _dims(_size_args(dims, "flip", "dims"), a.ndim) if a.ndim else ()
     out = wrap(np.flip(a, axes).copy() if axes else a.copy())
     if wants_grad(input):
         record(FlipBackward0, (input,), out, dims=axes)
