@@ -3,7 +3,7 @@ without a format spec; any other tensor, or a Parameter, only with an empty spec
 error."""
 import numpy as np
 import pytest
-from harness import check_same_error
+from harness import both, check_same_error
 
 import gradiente
 
@@ -74,3 +74,19 @@ def test_numpy_refuses_a_tensor_that_requires_grad(convert):
         messages.append(str(err.value))
         assert np.asarray(lib.ones(3, requires_grad=True).detach()).tolist() == [1.0, 1.0, 1.0]
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("make,value", [
+    ("parameter", "int64"), ("leaf", "int64"), ("parameter", "bool"), ("plain", "int64"), ("leaf", "float64"),
+])
+def test_data_assignment_keeps_a_tensor_that_requires_grad_floating(make, value):
+    def run(lib):
+        x = {"parameter": lambda: lib.nn.Parameter(lib.ones(2)), "leaf": lambda: lib.ones(2, requires_grad=True),
+             "plain": lambda: lib.ones(2)}[make]()
+        try:
+            x.data = lib.zeros(2, dtype=getattr(lib, value))
+        except RuntimeError as e:
+            return str(e)
+        return str(x.dtype).split(".")[-1], x.requires_grad, x.tolist()
+    ours, theirs = both(run)
+    assert ours == theirs

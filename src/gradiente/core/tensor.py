@@ -375,6 +375,8 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
     def _grad_edge(self):
