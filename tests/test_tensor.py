@@ -90,3 +90,20 @@ def test_data_assignment_keeps_a_tensor_that_requires_grad_floating(make, value)
         return str(x.dtype).split(".")[-1], x.requires_grad, x.tolist()
     ours, theirs = both(run)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("grad_dtype,out_dtype", [("long", "float32"), ("bool", "float32"), ("float64", "float32"),
+                                                  ("int32", "float64"), ("complex64", "float32"),
+                                                  ("float32", "complex64")])
+def test_backward_casts_a_real_gradient_of_another_dtype(grad_dtype, out_dtype):
+    """PyTorch casts the given gradient to the output's dtype; only real against complex is refused."""
+    def run(lib):
+        x = lib.ones(3, dtype=getattr(lib, out_dtype), requires_grad=True)
+        try:
+            (x * 2).backward(lib.ones(3, dtype=getattr(lib, grad_dtype)))
+            via_grad, = lib.autograd.grad(x * 3, x, lib.ones(3, dtype=getattr(lib, grad_dtype)))
+        except RuntimeError as e:
+            return str(e).replace("gradiente.", "torch.")
+        return x.grad.tolist(), str(x.grad.dtype).split(".")[-1], via_grad.tolist()
+    ours, theirs = both(run)
+    assert ours == theirs
