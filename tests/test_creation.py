@@ -1,7 +1,7 @@
 """Creation functions, dtype inference and promotion, Size, conversions: against PyTorch."""
 import numpy as np
 import pytest
-from harness import check_same_error
+from harness import check_same_error, check_strides_match_torch
 
 import gradiente
 
@@ -194,3 +194,17 @@ def test_sizes_that_are_not_integers_raise_torchs_type_error(name):
 @pytest.mark.parametrize("size", [(2, True), (np.int64(2), 3), ([2, 3],)], ids=["bool_later", "numpy_int", "list"])
 def test_integer_like_sizes_are_accepted_as_in_torch(size):
     assert tuple(gradiente.zeros(*size).shape) == tuple(torch.zeros(*size).shape)
+
+
+@pytest.mark.parametrize("layout", [
+    lambda x: x.t(),
+    lambda x: x[:, ::2],
+    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
+    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
+    lambda x: x[:, :1].expand(3, 5),
+], ids=["transposed", "strided", "permuted", "strided_transposed", "expanded"])
+@pytest.mark.parametrize("make", [lambda lib, x: lib.zeros_like(x), lambda lib, x: lib.empty_like(x),
+                                  lambda lib, x: lib.ones_like(x, dtype=lib.float64)],
+                         ids=["zeros_like", "empty_like", "ones_like_dtype"])
+def test_like_functions_preserve_the_layout_as_torch(make, layout):
+    check_strides_match_torch(lambda lib, x: make(lib, layout(x)))

@@ -6,6 +6,7 @@
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.creation import in_layout_of
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -121,7 +122,7 @@ def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims``."""
     a = input._data
     axes = _dims(_size_args(dims, "flip", "dims"), a.ndim) if a.ndim else ()
-    out = wrap(np.flip(a, axes).copy() if axes else a.copy())
+    out = wrap(in_layout_of(np.flip(a, axes) if axes else a.copy(), a))     # laid out as the input, as PyTorch's
     if wants_grad(input):
         record(FlipBackward0, (input,), out, dims=axes)
     return out
