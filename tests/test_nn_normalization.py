@@ -43,7 +43,7 @@ def test_input_changed_in_place_is_caught(op):
         y.mul_(2)
         with pytest.raises(RuntimeError) as err:
             out.pow(2).sum().backward()
-        return str(err.value).split(", which is")[0]
+        return str(err.value)
     g, t = both(run)
     assert g == t
 

@@ -632,7 +632,7 @@ def test_moments_outputs_changed_in_place_as_torch(name):
         try:
             (spread * lib.tensor([1.0, 2.0]) + mean).sum().backward()
         except RuntimeError as e:
-            return str(e).split(", which is")[0]
+            return str(e)
         return x.grad, spread, mean
     ours, theirs = both(run)
     if isinstance(theirs, str):

@@ -363,7 +363,7 @@ def test_erfinv_saves_its_input_as_torch():
         y.mul_(0.5)
         with pytest.raises(RuntimeError) as err:
             out.sum().backward()
-        return str(err.value).split(", which is")[0]
+        return str(err.value)
 
     def output_changed(lib):
         x = lib.tensor([0.1, -0.4, 0.7], dtype=lib.float64, requires_grad=True)
