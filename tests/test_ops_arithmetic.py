@@ -13,6 +13,7 @@ from harness import (
     check_in_place_chain,
     check_same_error,
     check_same_error_first_line,
+    check_strides_match_torch,
     check_zero_dim_result_is_writable,
     spec_tests,
 )
@@ -143,3 +144,25 @@ def test_in_place_forms_record_torchs_nodes():
         return [type(y.addcmul_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__,
                 type(y.addcdiv_(lib.ones(4), lib.full((4,), 2.0)).grad_fn).__name__]
     check_in_place_chain(chain)
+
+
+MIXED_LAYOUTS = [
+    lambda x: (x.t(), x.reshape(4, 3)),
+    lambda x: (x.reshape(4, 3), x.t()),
+    lambda x: (x.reshape(2, 3, 2).permute(2, 0, 1), x.reshape(2, 2, 3).permute(1, 0, 2)),
+    lambda x: (x.reshape(2, 3, 2).permute(2, 0, 1), x[0, :3]),
+    lambda x: (x[:, ::2].t(), x[:2].reshape(2, 4)[:, :3]),
+    lambda x: (x.t()[:, :1], x[:2].reshape(4, 2)),
+    lambda x: (x.t(), x.reshape(4, 3).double()),
+]
+MIXED_LAYOUT_IDS = ["transposed_and_contiguous", "contiguous_and_transposed", "two_permutations", "permuted_and_row",
+                     "strided", "column_broadcast", "mixed_dtypes"]
+
+
+@pytest.mark.parametrize("pair", MIXED_LAYOUTS, ids=MIXED_LAYOUT_IDS)
+@pytest.mark.parametrize("op", [lambda a, b: a + b, lambda a, b: b * a, lambda a, b: a.maximum(b)],
+                         ids=["add", "mul_reversed", "maximum"])
+def test_result_of_operands_laid_out_differently_has_torchs_strides(op, pair):
+    """PyTorch's TensorIterator orders the result's dims by the first operand's strides that decide (NumPy
+    prefers C order where the operands disagree)."""
+    check_strides_match_torch(lambda lib, x: op(*pair(x)))

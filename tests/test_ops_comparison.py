@@ -10,9 +10,11 @@ from harness import (
     check_api_names_match_torch,
     check_same_error,
     check_same_error_first_line,
+    check_strides_match_torch,
     check_zero_dim_result_is_writable,
     operand,
 )
+from test_ops_arithmetic import MIXED_LAYOUT_IDS, MIXED_LAYOUTS
 
 import gradiente
 
@@ -131,3 +133,8 @@ def test_inplace_bitwise_and_logical():
 def test_zero_dim_results_are_writable_arrays(op):
     """NumPy turns 0-d results into scalars; a tensor must still hold a (writable) array."""
     check_zero_dim_result_is_writable(op)
+
+
+@pytest.mark.parametrize("pair", MIXED_LAYOUTS, ids=MIXED_LAYOUT_IDS)
+def test_result_of_operands_laid_out_differently_has_torchs_strides(pair):
+    check_strides_match_torch(lambda lib, x: pair(x)[0] > pair(x)[1])

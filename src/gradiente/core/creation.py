@@ -204,16 +204,20 @@ def _like(input, value, dtype, requires_grad):
     return _finish(out, requires_grad)
 
 
-def _dense_order(shape, strides):
-    """The dims from fastest to slowest in memory, as PyTorch's ``infer_dense_strides`` orders them: by stride,
-    ties broken by size, and a broadcast (stride 0) dim left where it stands."""
+def _dense_order(shape, *operand_strides):
+    """The dims from fastest to slowest in memory, as PyTorch's TensorIterator (and ``infer_dense_strides``, for
+    one operand) orders them: by the first operand's strides, ties broken by size or left to the next operand,
+    and a broadcast (stride 0) dim left where it stands."""
     def should_swap(d0, d1):
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
     perm = list(range(len(shape) - 1, -1, -1))
     for i in range(1, len(perm)):
         moving = i
@@ -236,6 +240,27 @@ def empty_in_layout_of(like, np_dtype):
         return np.empty_like(like, dtype=np_dtype, order="K")
     slow_to_fast = _dense_order(like.shape, like.strides)[::-1]
     return np.empty([like.shape[d] for d in slow_to_fast], np_dtype).transpose(np.argsort(slow_to_fast))
+
+
+def in_iteration_layout(values, x, y):
+    """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
+    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then."""
+    if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
+            or y.__class__ is not np.ndarray or (x.flags.c_contiguous and y.flags.c_contiguous)):
+        return values
+    shape = values.shape
+    strides = [np.broadcast_to(a, shape).strides for a in (x, y)]
+    fast_to_slow = _dense_order(shape, *strides)
+    expected = values.itemsize
+    for d in fast_to_slow:
+        if shape[d] != 1 and values.strides[d] != expected:
+            break
+        expected *= shape[d]
+    else:
+        return values
+    out = np.empty([shape[d] for d in fast_to_slow[::-1]], values.dtype).transpose(np.argsort(fast_to_slow[::-1]))
+    out[...] = values
+    return out
 
 
 def in_layout_of(values, like):

@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.creation import in_iteration_layout
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
 from ..core.forward_grad import state as _forward
@@ -206,6 +207,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
         out = fn(xa, ya)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    out = in_iteration_layout(out, xa, ya)
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
     if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
                                  (isinstance(y, Tensor) and y._requires_grad))) or (_forward.on and wants_grad(x, y)):
