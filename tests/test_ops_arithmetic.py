@@ -166,3 +166,15 @@ def test_result_of_operands_laid_out_differently_has_torchs_strides(op, pair):
     """PyTorch's TensorIterator orders the result's dims by the first operand's strides that decide (NumPy
     prefers C order where the operands disagree)."""
     check_strides_match_torch(lambda lib, x: op(*pair(x)))
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod"])
+def test_rounded_quotient_gradient_stays_connected_under_create_graph(op):
+    """dy = -grad·round(x / y) is recorded as PyTorch records it: differentiating it again gives zeros, where a
+    constant made autograd.grad raise "does not require grad"."""
+    def run(lib):
+        x = lib.tensor([1.5, 2.5, -3.0], dtype=lib.float64, requires_grad=True)
+        d = lib.tensor([1.2, 0.7, 0.8], dtype=lib.float64, requires_grad=True)
+        gx, gd = lib.autograd.grad(getattr(lib, op)(x * x, d).sum(), [x, d], create_graph=True)
+        return (gx, gd, *lib.autograd.grad((gd * gd).sum(), [x, d]))
+    assert_same_tensors(*both_quietly(run))

@@ -400,12 +400,16 @@ def fmod(input, other):
 
 
 def _rounded_quotient_backward(node, ops, grad, rounding):
-    """out = x - rounding(x / y) * y;  dx = grad;  dy = -grad * rounding(x / y) (a constant: the rounded
-    quotient is piecewise constant)"""
+    """out = x - rounding(x / y) * y;  dx = grad;  dy = -grad * rounding(x / y) (piecewise constant: under
+    create_graph it is recorded, as PyTorch records it, so dy stays connected to x and y with a zero derivative)"""
     x, y = node.saved(ops)
     dy = None
     if node.next_functions[1][0] is not None:
-        dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
+        if ops.recording:
+            from . import unary  # unary imports this module
+            dy = -grad * (unary.floor if rounding is np.floor else unary.trunc)(x / y)
+        else:
+            dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
     return grad, dy
 
 
