@@ -178,3 +178,32 @@ def test_rounded_quotient_gradient_stays_connected_under_create_graph(op):
         gx, gd = lib.autograd.grad(getattr(lib, op)(x * x, d).sum(), [x, d], create_graph=True)
         return (gx, gd, *lib.autograd.grad((gd * gd).sum(), [x, d]))
     assert_same_tensors(*both_quietly(run))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(3) * np.array(2.0),
+    lambda lib: lib.ones(3) * np.array(2),
+    lambda lib: lib.ones(3) + np.ones(3, dtype=np.float32),
+    lambda lib: lib.ones(3) - np.ones(3),
+    lambda lib: lib.ones(3, dtype=lib.int64) / np.array(2),
+    lambda lib: lib.ones(3, dtype=lib.int64) + np.array([1, 2, 3], dtype=np.int32),
+    lambda lib: lib.ones(2, 2) * np.ones((3, 1, 1)),
+    lambda lib: lib.ones(3) * np.float64(2.0),
+], ids=["float64_0d", "int64_0d", "float32_array", "float64_array", "int_div", "int32_array", "broadcast",
+        "numpy_scalar"])
+def test_operator_with_a_numpy_array_follows_numpy_as_torch(call):
+    """PyTorch leaves ``tensor OP array`` to NumPy: NumPy's dtype promotion, a tensor back (a NumPy scalar is a
+    number, as before)."""
+    ours, theirs = both_quietly(call)
+    assert isinstance(ours, gradiente.Tensor)
+    assert_same_tensors(ours, theirs)
+
+
+def test_operator_with_a_numpy_array_refuses_a_tensor_that_requires_grad():
+    """NumPy reads the tensor through numpy(): refused while it requires grad, so the graph is never dropped."""
+    messages = []
+    for lib in (gradiente, torch):
+        with pytest.raises(RuntimeError) as err:
+            lib.ones(3, requires_grad=True) * np.array(2.0)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
