@@ -383,3 +383,13 @@ def assert_same_tensors(ours, theirs, rtol=1e-6, atol=0.0):
     assert ours.is_conj() == theirs.is_conj() and ours.is_neg() == theirs.is_neg()
     ours, theirs = (t.detach().resolve_conj().resolve_neg().numpy() for t in (ours, theirs))
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def check_strides_match_torch(fn):
+    """``fn(lib, x)`` on a (3, 4) float32 ``x``: the result has PyTorch's shape and strides (a later ``view`` or
+    in-place write depends on them)."""
+    results = []
+    for lib in (gradiente, torch):
+        out = fn(lib, lib.arange(12.0).reshape(3, 4))
+        results.append((tuple(out.shape), out.stride(), out.is_contiguous()))
+    assert results[0] == results[1]

@@ -1,6 +1,7 @@
 """Creation functions, dtype inference and promotion, Size, conversions: against PyTorch."""
 import numpy as np
 import pytest
+from harness import check_same_error, check_strides_match_torch
 
 import gradiente
 
@@ -161,3 +162,49 @@ def test_like_functions_keep_a_dense_inputs_memory_layout():
                    for fn in (lambda t, lib=lib: lib.empty_like(t), lambda t, lib=lib: lib.zeros_like(t),
                               lambda t, lib=lib: lib.full_like(t, 2.0))]
         assert strides[:3] == strides[3:]
+
+
+_NOT_SIZES = {
+    "zeros_float_first": lambda lib: lib.zeros(2.9, 2),
+    "ones_float": lambda lib: lib.ones(2.5),
+    "empty_float": lambda lib: lib.empty(2.5),
+    "ones_float_in_tuple": lambda lib: lib.ones((2.0, 3)),
+    "zeros_float_later": lambda lib: lib.zeros(2, 3, 2.0),
+    "zeros_float_later_in_tuple": lambda lib: lib.zeros((2, 2.0)),
+    "zeros_str": lambda lib: lib.zeros("2"),
+    "zeros_str_first": lambda lib: lib.zeros("2", 2),
+    "zeros_none": lambda lib: lib.zeros(None),
+    "zeros_bool": lambda lib: lib.zeros(True),
+    "zeros_bool_first_in_list": lambda lib: lib.zeros([True, 2]),
+    "full_float": lambda lib: lib.full((2.5,), 1.0),
+    "full_float_later": lambda lib: lib.full((2, 2.0), 1.0),
+    "randn_float": lambda lib: lib.randn(2.5),
+    "rand_float_later": lambda lib: lib.rand(2, 2.0),
+    "linear_float": lambda lib: lib.nn.Linear(3.5, 2),
+    "linear_str": lambda lib: lib.nn.Linear(3, "2"),
+}
+
+
+@pytest.mark.parametrize("name", list(_NOT_SIZES))
+def test_sizes_that_are_not_integers_raise_torchs_type_error(name):
+    """A float or str size is refused with PyTorch's message, never truncated (zeros(2.9) made 2 elements)."""
+    check_same_error(_NOT_SIZES[name])
+
+
+@pytest.mark.parametrize("size", [(2, True), (np.int64(2), 3), ([2, 3],)], ids=["bool_later", "numpy_int", "list"])
+def test_integer_like_sizes_are_accepted_as_in_torch(size):
+    assert tuple(gradiente.zeros(*size).shape) == tuple(torch.zeros(*size).shape)
+
+
+@pytest.mark.parametrize("layout", [
+    lambda x: x.t(),
+    lambda x: x[:, ::2],
+    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
+    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
+    lambda x: x[:, :1].expand(3, 5),
+], ids=["transposed", "strided", "permuted", "strided_transposed", "expanded"])
+@pytest.mark.parametrize("make", [lambda lib, x: lib.zeros_like(x), lambda lib, x: lib.empty_like(x),
+                                  lambda lib, x: lib.ones_like(x, dtype=lib.float64)],
+                         ids=["zeros_like", "empty_like", "ones_like_dtype"])
+def test_like_functions_preserve_the_layout_as_torch(make, layout):
+    check_strides_match_torch(lambda lib, x: make(lib, layout(x)))

@@ -345,7 +345,7 @@ def test_inplace_modification_of_saved_tensor_detected():
     assert b._version == 1
     with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified by "
                                            r"an inplace operation: \[torch.FloatTensor \[3\]\], which is output 0 of "
-                                           r"AddBackward0, is at version 1; expected version 0 instead"):
+                                           r"Add, is at version 1; expected version 0 instead"):
         c.sum().backward()
 
 

@@ -365,6 +365,13 @@ def _t(lib, values, dtype=None, grad=False):
     return t.requires_grad_() if grad else t
 
 
+def _quiet(fn, *args):
+    """``fn(*args)`` with its warnings silenced (the loss functions warn about their shapes before raising)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
 ERRORS = {
     "ce_target_out_of_bounds": lambda lib: F(lib).cross_entropy(lib.zeros(4, 5), _t(lib, [0, 1, 2, 5])),
     "ce_negative_target": lambda lib: F(lib).cross_entropy(lib.zeros(4, 5), _t(lib, [0, 1, -1, 2])),
@@ -446,6 +453,9 @@ ERRORS = {
                                                                         lib.zeros(2)),
     "gaussian_nll_var_size": lambda lib: F(lib).gaussian_nll_loss(lib.zeros(4, 5), lib.zeros(4, 5), lib.ones(3)),
     "gaussian_nll_negative_var": lambda lib: F(lib).gaussian_nll_loss(lib.zeros(4, 5), lib.zeros(4, 5), -1.0),
+    "mse_shapes_do_not_broadcast": lambda lib: _quiet(F(lib).mse_loss, lib.ones(3), lib.ones(4)),
+    "l1_shapes_do_not_broadcast": lambda lib: _quiet(F(lib).l1_loss, lib.ones(2, 3), lib.ones(2)),
+    "huber_shapes_do_not_broadcast": lambda lib: _quiet(F(lib).huber_loss, lib.ones(3), lib.ones(2, 4)),
     "leaky_relu_inplace_negative_slope": lambda lib: F(lib).leaky_relu(lib.ones(2, requires_grad=True) * 1, -0.5,
                                                                        inplace=True).sum().backward(),
 }

@@ -262,8 +262,7 @@ def test_embedding_by_freq_divides_by_the_counts():
 ], ids=["layer_norm", "batch_norm_train", "batch_norm_eval", "group_norm"])
 def test_input_changed_in_place_is_caught_as_in_torch(op):
     """The normalizations save their input (its derivatives need it, as PyTorch's do): changing it in place
-    before the backward raises PyTorch's error. (The message then names the tensor's node: PyTorch 2.13 says
-    "output 0 of Add", gradiente "output 0 of AddBackward0", test_engine.py's wording; only the start is compared.)"""
+    before the backward raises PyTorch's error."""
     for lib in (torch, gradiente):
         x = lib.from_numpy(np.random.RandomState(0).uniform(-2, 2, (2, 3, 4))).requires_grad_()
         h = x * 1

@@ -13,6 +13,7 @@ from harness import (
     check_in_place_chain,
     check_same_error,
     check_same_error_first_line,
+    check_strides_match_torch,
     check_zero_dim_result_is_writable,
     spec_tests,
 )
@@ -161,3 +162,66 @@ def test_pow_derivatives_at_zero_follow_pytorchs_conventions(base):
 def test_math_constants():
     assert (gradiente.inf, gradiente.e, gradiente.pi) == (torch.inf, torch.e, torch.pi)
     assert gradiente.nan != gradiente.nan
+
+
+MIXED_LAYOUTS = [
+    lambda x: (x.t(), x.reshape(4, 3)),
+    lambda x: (x.reshape(4, 3), x.t()),
+    lambda x: (x.reshape(2, 3, 2).permute(2, 0, 1), x.reshape(2, 2, 3).permute(1, 0, 2)),
+    lambda x: (x.reshape(2, 3, 2).permute(2, 0, 1), x[0, :3]),
+    lambda x: (x[:, ::2].t(), x[:2].reshape(2, 4)[:, :3]),
+    lambda x: (x.t()[:, :1], x[:2].reshape(4, 2)),
+    lambda x: (x.t(), x.reshape(4, 3).double()),
+]
+MIXED_LAYOUT_IDS = ["transposed_and_contiguous", "contiguous_and_transposed", "two_permutations", "permuted_and_row",
+                     "strided", "column_broadcast", "mixed_dtypes"]
+
+
+@pytest.mark.parametrize("pair", MIXED_LAYOUTS, ids=MIXED_LAYOUT_IDS)
+@pytest.mark.parametrize("op", [lambda a, b: a + b, lambda a, b: b * a, lambda a, b: a.maximum(b)],
+                         ids=["add", "mul_reversed", "maximum"])
+def test_result_of_operands_laid_out_differently_has_torchs_strides(op, pair):
+    """PyTorch's TensorIterator orders the result's dims by the first operand's strides that decide (NumPy
+    prefers C order where the operands disagree)."""
+    check_strides_match_torch(lambda lib, x: op(*pair(x)))
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod"])
+def test_rounded_quotient_gradient_stays_connected_under_create_graph(op):
+    """dy = -grad·round(x / y) is recorded as PyTorch records it: differentiating it again gives zeros, where a
+    constant made autograd.grad raise "does not require grad"."""
+    def run(lib):
+        x = lib.tensor([1.5, 2.5, -3.0], dtype=lib.float64, requires_grad=True)
+        d = lib.tensor([1.2, 0.7, 0.8], dtype=lib.float64, requires_grad=True)
+        gx, gd = lib.autograd.grad(getattr(lib, op)(x * x, d).sum(), [x, d], create_graph=True)
+        return (gx, gd, *lib.autograd.grad((gd * gd).sum(), [x, d]))
+    assert_same_tensors(*both_quietly(run))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(3) * np.array(2.0),
+    lambda lib: lib.ones(3) * np.array(2),
+    lambda lib: lib.ones(3) + np.ones(3, dtype=np.float32),
+    lambda lib: lib.ones(3) - np.ones(3),
+    lambda lib: lib.ones(3, dtype=lib.int64) / np.array(2),
+    lambda lib: lib.ones(3, dtype=lib.int64) + np.array([1, 2, 3], dtype=np.int32),
+    lambda lib: lib.ones(2, 2) * np.ones((3, 1, 1)),
+    lambda lib: lib.ones(3) * np.float64(2.0),
+], ids=["float64_0d", "int64_0d", "float32_array", "float64_array", "int_div", "int32_array", "broadcast",
+        "numpy_scalar"])
+def test_operator_with_a_numpy_array_follows_numpy_as_torch(call):
+    """PyTorch leaves ``tensor OP array`` to NumPy: NumPy's dtype promotion, a tensor back (a NumPy scalar is a
+    number, as before)."""
+    ours, theirs = both_quietly(call)
+    assert isinstance(ours, gradiente.Tensor)
+    assert_same_tensors(ours, theirs)
+
+
+def test_operator_with_a_numpy_array_refuses_a_tensor_that_requires_grad():
+    """NumPy reads the tensor through numpy(): refused while it requires grad, so the graph is never dropped."""
+    messages = []
+    for lib in (gradiente, torch):
+        with pytest.raises(RuntimeError) as err:
+            lib.ones(3, requires_grad=True) * np.array(2.0)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

@@ -17,7 +17,9 @@ from harness import (
     UNARY,
     OpSpec,
     assert_same,
+    assert_same_tensors,
     assert_same_values,
+    both,
     check_api_names_match_torch,
     check_same_error,
     check_same_error_first_line,
@@ -284,3 +286,27 @@ def test_errors_match_torch(call):
 ], ids=lambda f: f.__code__.co_firstlineno)
 def test_error_first_lines_match_torch(call):
     check_same_error_first_line(call)
+
+
+@pytest.mark.parametrize("tensors,weight", [("float64", "float32"), ("float32", "float64"), ("float32", "int64"),
+                                            ("float64", "float64")])
+def test_lerp_zero_dim_weight_of_another_dtype_acts_as_a_number(tensors, weight):
+    """A 0-d weight is PyTorch's wrapped number: its dtype neither has to match nor changes the result's."""
+    def run(lib):
+        kind = getattr(lib, tensors)
+        start = lib.tensor([0.0, 1.0, -2.0], dtype=kind, requires_grad=True)
+        end = lib.tensor([1.0, 3.0, 2.0], dtype=kind, requires_grad=True)
+        w = lib.tensor(0.75 if weight.startswith("float") else 1, dtype=getattr(lib, weight))
+        if w.is_floating_point():
+            w.requires_grad_()
+        out = lib.lerp(start, end, w)
+        (out * lib.arange(3.0, dtype=kind)).sum().backward()
+        return out, start.grad, end.grad, *((w.grad,) if w.requires_grad else ())
+    ours, theirs = both(run)
+    assert_same_tensors(ours, theirs)
+
+
+@pytest.mark.parametrize("weight_shape", [(1,), (3,)])
+def test_lerp_weight_with_dims_must_match_dtype(weight_shape):
+    check_same_error(lambda lib: lib.lerp(lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64),
+                                          lib.full(weight_shape, 0.5)))

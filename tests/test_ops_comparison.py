@@ -11,10 +11,12 @@ from harness import (
     check_api_names_match_torch,
     check_same_error,
     check_same_error_first_line,
+    check_strides_match_torch,
     check_zero_dim_result_is_writable,
     operand,
     spec_tests,
 )
+from test_ops_arithmetic import MIXED_LAYOUT_IDS, MIXED_LAYOUTS
 
 import gradiente
 
@@ -154,3 +156,8 @@ def test_in_place_comparisons_write_zero_one_and_pass_a_zero_gradient(name):
         y.sum().backward()
         return y.detach().tolist(), str(y.dtype)[-7:], y.grad_fn.name(), x.grad.tolist(), ints.tolist()
     assert run(gradiente) == run(torch)
+
+
+@pytest.mark.parametrize("pair", MIXED_LAYOUTS, ids=MIXED_LAYOUT_IDS)
+def test_result_of_operands_laid_out_differently_has_torchs_strides(pair):
+    check_strides_match_torch(lambda lib, x: pair(x)[0] > pair(x)[1])

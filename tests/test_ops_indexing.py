@@ -10,6 +10,7 @@ from harness import (
     both,
     both_quietly,
     check_same_error,
+    check_strides_match_torch,
     same_tensor,
     spec_tests,
 )
@@ -229,6 +230,31 @@ def test_scatter_add_inplace_gradients():
     assert run(gradiente) == run(torch)
 
 
+@pytest.mark.parametrize("index", [np.array(0), np.array(2), (np.array(1),), (np.array(1), slice(None))],
+                         ids=["zero", "two", "tuple", "with_slice"])
+def test_a_zero_dim_integer_array_selects_like_an_int(index):
+    g, t = both(lambda lib: lib.arange(6.0).reshape(3, 2)[index])
+    same_tensor(g, t)
+
+
+@pytest.mark.parametrize("write", [
+    lambda y, v: y.__setitem__(0, v),
+    lambda y, v: y.__setitem__((0, 1), v),
+    lambda y, v: y.select(0, 1).select(0, 2).add_(v),
+    lambda y, v: y[1, 0].mul_(v),
+], ids=["setitem_row", "setitem_element", "select_add_", "getitem_mul_"])
+def test_in_place_write_into_a_zero_dim_view_under_create_graph(write):
+    """The view's gradient rule reads its region back at a 0-d position: first and second derivatives."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = lib.ones(2, 3) * lib.tensor([[1.0], [2.0]])
+        write(y, (x * x).sum())
+        gx, = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        ggx, = lib.autograd.grad((gx * gx).sum(), x)
+        return gx, ggx
+    assert_same_tensors(*both(run))
+
+
 def test_nonzero_as_tuple():
     g, t = both(lambda lib: [i.tolist() for i in lib.nonzero(lib.tensor([[0, 1], [1, 1]]), as_tuple=True)])
     assert g == t
@@ -326,3 +352,60 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: lib.index_select(x, 0, lib.tensor([0, 2])),
+    lambda lib, x: lib.index_select(x, 1, lib.tensor([0, 2])),
+    lambda lib, x: lib.index_select(x.t(), 1, lib.tensor([2, 0])),
+    lambda lib, x: x.t().masked_fill(x.t() > 2, 0.0),
+    lambda lib, x: x[:, [0, 2]].reshape(-1),
+], ids=["index_select_rows", "index_select_columns", "index_select_transposed", "masked_fill_transposed",
+        "index_select_then_view"])
+def test_result_strides_match_torch(fn):
+    check_strides_match_torch(fn)
+
+
+@pytest.mark.parametrize("shape,dim,index", [((3,), 0, [5]), ((3,), 0, [-1]), ((3, 4), 0, [3]), ((3, 4), 1, [4]),
+                                             ((3, 4, 2), 2, [2]), ((), 0, [1])])
+def test_index_select_out_of_range_raises_torchs_error(shape, dim, index):
+    check_same_error(lambda lib: lib.index_select(lib.zeros(shape), dim, lib.tensor(index)))
+
+
+def test_index_select_result_views_as_in_torch():
+    """The issue's case: contiguous, so view works and a write through it reaches the result."""
+    def run(lib):
+        y = lib.index_select(lib.arange(12.0).reshape(3, 4), 1, lib.tensor([0, 2]))
+        flat = y.view(-1)
+        flat[0] = 100.0
+        return y
+    same_tensor(*both(run))
+
+
+def _overlap_outcome(call):
+    """``call(lib, y)`` on ``y = arange(6.)``: the error's type and message, or y's values after the call."""
+    def run(lib):
+        y = lib.arange(6.0)
+        try:
+            call(lib, y)
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+        return y.tolist()
+    return run
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, y: y.scatter_add_(0, lib.tensor([0, 1, 0]), y),
+    lambda lib, y: y.scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[:3].scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[:2].scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[::2].scatter_add_(0, lib.tensor([0, 1]), y[:2]),
+    lambda lib, y: y.scatter_(0, lib.tensor([0, 1]), y[3:5]),
+    lambda lib, y: y.scatter_(0, lib.tensor([0, 1]), 1.0),
+    lambda lib, y: y.view(2, 3).scatter_add_(1, lib.tensor([[0], [1]]), y.view(3, 2).t()[:, :1]),
+], ids=["itself", "a_slice", "overlapping_slices", "apart", "strided", "scatter", "scatter_value", "transposed"])
+def test_scatter_in_place_refuses_a_source_sharing_memory(call):
+    """PyTorch's assert_no_overlap: a source that shares memory with the tensor written to is refused."""
+    ours, theirs = both(_overlap_outcome(call))
+    assert ours == theirs
+

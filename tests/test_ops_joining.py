@@ -7,7 +7,7 @@ PyTorch's error messages."""
 import warnings
 
 import pytest
-from harness import OpSpec, both, check_same_error, same_tensor, spec_tests
+from harness import OpSpec, both, check_same_error, check_strides_match_torch, same_tensor, spec_tests
 
 import gradiente
 
@@ -212,3 +212,14 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: lib.cat([x.t(), x.t()]),
+    lambda lib, x: lib.cat([x.t(), x.t()], 1),
+    lambda lib, x: lib.stack([x.t(), x.t()]),
+    lambda lib, x: lib.stack([x.t(), x.t()], 2),
+    lambda lib, x: lib.cat(x.t().chunk(2, 0), 1),
+], ids=["cat_transposed", "cat_transposed_dim1", "stack_transposed", "stack_last", "cat_chunks"])
+def test_result_strides_match_torch(fn):
+    check_strides_match_torch(fn)

@@ -10,6 +10,7 @@ from harness import (
     both_quietly,
     check_in_place_chain,
     check_same_error,
+    check_strides_match_torch,
     spec_tests,
 )
 
@@ -180,3 +181,26 @@ def test_in_place_forms_record_torchs_nodes():
     def chain(lib, y):
         return [type(y.addbmm_(lib.ones(2, 3, 2), lib.ones(2, 2, 4)).grad_fn).__name__]
     check_in_place_chain(chain)
+
+
+@pytest.mark.parametrize("equation,operands", [
+    ("ij,jk->ik", lambda x: (x, x.t())),
+    ("ij,kj->ik", lambda x: (x, x)),
+    ("ij,jk->ki", lambda x: (x, x.t())),
+    ("bij,bjk->bik", lambda x: (x.reshape(1, 3, 4), x.t().reshape(1, 4, 3))),
+    ("i,j->ji", lambda x: (x[0], x[1])),
+    ("ij,ik->jk", lambda x: (x, x)),
+    ("ij->ji", lambda x: (x,)),
+    ("ii->i", lambda x: (x[:, :3],)),
+], ids=["mm", "mm_nt", "mm_transposed_out", "bmm", "outer", "tn", "transpose_view", "diagonal_view"])
+def test_einsum_result_strides_match_torch(equation, operands):
+    check_strides_match_torch(lambda lib, x: lib.einsum(equation, *operands(x)))
+
+
+def test_einsum_result_reshapes_to_a_view_as_in_torch():
+    """The issue's case: a contraction's result is contiguous, so reshape views it and a write reaches it."""
+    def run(lib):
+        y = lib.einsum("ij,kj->ik", lib.arange(6.0).reshape(2, 3), lib.ones(2, 3))
+        y.reshape(-1)[0] = 100.0
+        return y.view(4)
+    assert_same_tensors(*both_quietly(run))

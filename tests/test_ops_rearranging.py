@@ -5,7 +5,7 @@ that carry no gradient (tril_indices, triu_indices, integer inputs), rot90's mem
 diag's backward, and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, both, check_same_error, same_tensor, spec_tests
+from harness import OpSpec, both, check_same_error, check_strides_match_torch, same_tensor, spec_tests
 
 import gradiente
 
@@ -157,3 +157,31 @@ def test_diag_of_a_vector_and_diag_embed_share_pytorchs_backward(fn):
         (gx,) = lib.autograd.grad(y, x, v, create_graph=True)
         names.append((type(y.grad_fn).__name__, type(gx.grad_fn).__name__, gx.tolist()))
     assert names[1] == names[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(2).repeat(2.0),
+    lambda lib: lib.ones(2).repeat(2, 1.0),
+    lambda lib: lib.ones(2).tile(2.0),
+    lambda lib: lib.ones(2).flip(0.0),
+], ids=["repeat", "repeat_later", "tile", "flip"])
+def test_counts_that_are_not_integers_raise_torchs_type_error(call):
+    check_same_error(call)
+
+
+@pytest.mark.parametrize("layout", [
+    lambda x: x.t(),
+    lambda x: x[:, ::2],
+    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
+    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
+    lambda x: x[:, :1].expand(3, 5),
+], ids=["transposed", "strided", "permuted", "strided_transposed", "expanded"])
+def test_flip_result_is_laid_out_as_the_input_as_in_torch(layout):
+    check_strides_match_torch(lambda lib, x: layout(x).flip(0))
+
+
+def test_flip_of_no_dims_is_a_copy():
+    for lib in (gradiente, torch):
+        x = lib.arange(3.0)
+        x.flip(()).add_(1)
+        assert x.tolist() == [0.0, 1.0, 2.0]

@@ -16,6 +16,7 @@ from harness import (
     both_quietly,
     check_in_place_chain,
     check_same_error,
+    check_strides_match_torch,
     same_tensor,
     spec_tests,
 )
@@ -608,3 +609,33 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: x.t().cumsum(0),
+    lambda lib, x: x.t().cumprod(1),
+    lambda lib, x: x[:, ::2].cumsum(1),
+    lambda lib, x: x.t().sum(0),
+], ids=["cumsum_transposed", "cumprod_transposed", "cumsum_strided", "sum_transposed"])
+def test_result_strides_match_torch(fn):
+    check_strides_match_torch(fn)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_moments_outputs_changed_in_place_as_torch(name):
+    """var_mean's rule reads only the input (its outputs may then change in place); std_mean's reads std."""
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], requires_grad=True)
+        spread, mean = getattr(lib, name)(x, 1)
+        spread.mul_(2)
+        mean.mul_(3)
+        try:
+            (spread * lib.tensor([1.0, 2.0]) + mean).sum().backward()
+        except RuntimeError as e:
+            return str(e)
+        return x.grad, spread, mean
+    ours, theirs = both(run)
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        assert_same_tensors(ours, theirs)

@@ -434,3 +434,33 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+def _overlap_outcome(call):
+    """``call(lib, y)`` on ``y = arange(6.)``: the error's type and message, or y's values after the call."""
+    def run(lib):
+        y = lib.arange(6.0)
+        try:
+            call(lib, y)
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+        return y.tolist()
+    return run
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, y: y.index_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y.index_copy_(0, lib.tensor([0, 1]), y[1:3]),
+    lambda lib, y: y.index_fill_(0, lib.tensor([0, 1]), y[2]),
+    lambda lib, y: y.scatter_reduce_(0, lib.tensor([0, 1]), y[2:4], "sum"),
+    lambda lib, y: y.index_reduce_(0, lib.tensor([0, 1]), y[2:4], "prod"),
+    lambda lib, y: y.put_(lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y[:2].index_add_(0, lib.tensor([0, 1]), y[2:4]),
+    lambda lib, y: y.masked_fill_(y > 3, y[1]),
+], ids=["index_add_", "index_copy_", "index_fill_allowed", "scatter_reduce_", "index_reduce_", "put_", "apart",
+        "masked_fill_allowed"])
+def test_in_place_forms_refuse_a_source_sharing_memory(call):
+    """PyTorch's assert_no_overlap: a source that shares memory with the tensor written to is refused."""
+    ours, theirs = both(_overlap_outcome(call))
+    assert ours == theirs
+

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, cases, make_tensors, spec_tests
+from harness import OpSpec, cases, check_strides_match_torch, make_tensors, spec_tests
 from test_functional import WIDE, F, _as_torch, _graph, _t
 
 import gradiente
@@ -87,3 +87,12 @@ SECOND_ORDER = {
 def test_second_derivatives(name):
     x = gradiente.from_numpy(np.random.RandomState(0).uniform(-2, 2, (4, 5))).requires_grad_()
     assert gradiente.autograd.gradgradcheck(lambda t: SECOND_ORDER[name](gradiente, t), [x])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: x.t().softmax(0),
+    lambda lib, x: x.t().log_softmax(1),
+    lambda lib, x: x[:, ::2].softmax(-1),
+], ids=["softmax_transposed", "log_softmax_transposed", "softmax_strided"])
+def test_result_strides_match_torch(fn):
+    check_strides_match_torch(fn)

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, assert_same_tensors, both_quietly, check_same_error, spec_tests
+from harness import OpSpec, assert_same_tensors, both_quietly, check_same_error, check_strides_match_torch, spec_tests
 
 import gradiente
 
@@ -586,3 +586,22 @@ def test_atens_unique_forms_always_return_every_output():
         return [[(t.tolist() if t.dtype == lib.int64 else t.detach().tolist(), t.requires_grad) for t in form]
                 for form in forms]
     assert run(gradiente) == run(torch)
+
+
+_LAYOUTS = [
+    lambda x: x.t(),
+    lambda x: x[:, ::2],
+    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
+    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
+    lambda x: x[:, :1].expand(3, 5),
+]
+_LAYOUT_IDS = ["transposed", "strided", "permuted", "strided_transposed", "expanded"]
+
+
+@pytest.mark.parametrize("layout", _LAYOUTS, ids=_LAYOUT_IDS)
+@pytest.mark.parametrize("op", [
+    lambda x: x.sort(0)[0], lambda x: x.sort(-1, descending=True)[1], lambda x: x.argsort(0), lambda x: x.msort(),
+], ids=["sort_values", "sort_indices", "argsort", "msort"])
+def test_sort_results_are_laid_out_as_the_input_as_in_torch(op, layout):
+    """PyTorch's preserve_format: a dense input's strides, else dense strides in the input's order of dims."""
+    check_strides_match_torch(lambda lib, x: op(layout(x)))

@@ -19,7 +19,9 @@ from harness import (
     UNARY,
     OpSpec,
     assert_same,
+    assert_same_tensors,
     assert_same_values,
+    both,
     check_api_names_match_torch,
     check_inplace_form_matches_torch,
     check_same_error,
@@ -351,3 +353,24 @@ def test_errors_match_torch(call):
 ], ids=lambda f: f.__code__.co_firstlineno)
 def test_error_first_lines_match_torch(call):
     check_same_error_first_line(call)
+
+
+def test_erfinv_saves_its_input_as_torch():
+    """PyTorch's rule reads erfinv's input: changing the input in place is caught, changing the output is not."""
+    def input_changed(lib):
+        y = lib.tensor([0.1, -0.4, 0.7], requires_grad=True) * 1
+        out = lib.erfinv(y)
+        y.mul_(0.5)
+        with pytest.raises(RuntimeError) as err:
+            out.sum().backward()
+        return str(err.value)
+
+    def output_changed(lib):
+        x = lib.tensor([0.1, -0.4, 0.7], dtype=lib.float64, requires_grad=True)
+        out = lib.erfinv(x * 1)
+        out.mul_(2)
+        gx, = lib.autograd.grad((out * out).sum(), x, create_graph=True)
+        return gx, lib.autograd.grad(gx.sum(), x)[0]
+    g, t = both(input_changed)
+    assert g == t
+    assert_same_tensors(*both(output_changed), rtol=1e-12)

@@ -219,3 +219,19 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(6).view(2.0, 3),
+    lambda lib: lib.ones(6).view(2.0),
+    lambda lib: lib.ones(6).view(2, 3.0),
+    lambda lib: lib.arange(6).view((2, 3.0)),
+    lambda lib: lib.ones(6).reshape(2.0, 3),
+    lambda lib: lib.ones(6).reshape(2, 3.0),
+    lambda lib: lib.ones(6).reshape((2.0, 3)),
+    lambda lib: lib.ones(2).expand(2.0, 2),
+    lambda lib: lib.ones(2, 2).permute(0, 1.0),
+], ids=["view_float_first", "view_float", "view_float_later", "view_tuple", "reshape_float_first",
+        "reshape_float_later", "reshape_tuple", "expand_float", "permute_float"])
+def test_shapes_that_are_not_integers_raise_torchs_type_error(call):
+    check_same_error(call)

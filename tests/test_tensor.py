@@ -1,8 +1,9 @@
 """``Tensor.__format__`` (``core/tensor.py``) against PyTorch's: a 0-d tensor formats as its number, with or
 without a format spec; any other tensor, or a Parameter, only with an empty spec, and otherwise raises PyTorch's
 error."""
+import numpy as np
 import pytest
-from harness import check_same_error
+from harness import both, check_same_error
 
 import gradiente
 
@@ -70,3 +71,65 @@ def test_data_assignment_and_deletion_refused_as_in_pytorch():
                 delattr(x, name)
         del x.grad
         assert x.grad is None
+
+
+@pytest.mark.parametrize("flag", ["yes", 1, 0, 1.0, None, np.bool_(True)], ids=repr)
+def test_requires_grad_takes_only_a_bool(flag):
+    def set_attribute(lib):
+        lib.ones(2).requires_grad = flag
+
+    def call_method(lib):
+        lib.ones(2).requires_grad_(flag)
+    for call in (set_attribute, call_method):
+        with pytest.raises(Exception) as expected:
+            call(torch)
+        with pytest.raises(type(expected.value)) as got:
+            call(gradiente)
+        assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("convert", [np.asarray, np.array, np.sin, lambda t: np.asarray(t, dtype=np.float64)],
+                         ids=["asarray", "array", "ufunc", "asarray_dtype"])
+def test_numpy_refuses_a_tensor_that_requires_grad(convert):
+    """NumPy reads a tensor through ``__array__``, which is ``numpy()``: refused while it requires grad, so the graph
+    is never dropped silently."""
+    messages = []
+    for lib in (gradiente, torch):
+        with pytest.raises(RuntimeError) as err:
+            convert(lib.ones(3, requires_grad=True))
+        messages.append(str(err.value))
+        assert np.asarray(lib.ones(3, requires_grad=True).detach()).tolist() == [1.0, 1.0, 1.0]
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("make,value", [
+    ("parameter", "int64"), ("leaf", "int64"), ("parameter", "bool"), ("plain", "int64"), ("leaf", "float64"),
+])
+def test_data_assignment_keeps_a_tensor_that_requires_grad_floating(make, value):
+    def run(lib):
+        x = {"parameter": lambda: lib.nn.Parameter(lib.ones(2)), "leaf": lambda: lib.ones(2, requires_grad=True),
+             "plain": lambda: lib.ones(2)}[make]()
+        try:
+            x.data = lib.zeros(2, dtype=getattr(lib, value))
+        except RuntimeError as e:
+            return str(e)
+        return str(x.dtype).split(".")[-1], x.requires_grad, x.tolist()
+    ours, theirs = both(run)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("grad_dtype,out_dtype", [("long", "float32"), ("bool", "float32"), ("float64", "float32"),
+                                                  ("int32", "float64"), ("complex64", "float32"),
+                                                  ("float32", "complex64")])
+def test_backward_casts_a_real_gradient_of_another_dtype(grad_dtype, out_dtype):
+    """PyTorch casts the given gradient to the output's dtype; only real against complex is refused."""
+    def run(lib):
+        x = lib.ones(3, dtype=getattr(lib, out_dtype), requires_grad=True)
+        try:
+            (x * 2).backward(lib.ones(3, dtype=getattr(lib, grad_dtype)))
+            via_grad, = lib.autograd.grad(x * 3, x, lib.ones(3, dtype=getattr(lib, grad_dtype)))
+        except RuntimeError as e:
+            return str(e).replace("gradiente.", "torch.")
+        return x.grad.tolist(), str(x.grad.dtype).split(".")[-1], via_grad.tolist()
+    ours, theirs = both(run)
+    assert ours == theirs

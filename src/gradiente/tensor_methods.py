@@ -11,6 +11,8 @@ methods: properties and Python's reflected operators.
 Binding happens once, when ``import gradiente`` imports this module; nothing else in the package sets a
 Tensor attribute (``tests/test_architecture.py`` checks it).
 """
+import numpy as np
+
 from . import _config
 from .core import backward, creation, printing, random, storage
 from .core.inplace import make_inplace
@@ -51,6 +53,18 @@ class _InPlace:
 def in_place(op):
     """A table entry: the in-place form of ``op`` (``x.exp_()`` for ``exp``), bound under its row's names."""
     return _InPlace(op)
+
+
+def _numpy_operand_to_numpy(op, ufunc, name):
+    """``x + array`` and its kin: PyTorch leaves a NumPy operand to NumPy, which reads ``x`` through ``numpy()``
+    (refused while x requires grad), computes with NumPy's dtype promotion (``float32 * float64 array`` is
+    float64), and hands the result back as a tensor. Any other operand goes to ``op``."""
+    def method(self, other):
+        if isinstance(other, np.ndarray):
+            return Tensor._make(np.asarray(ufunc(self.numpy(), other)))
+        return op(self, other)
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 #: (what to bind, its method names); ``in_place(op)`` rows bind the in-place mechanism around ``op``
@@ -98,9 +112,11 @@ METHODS = (
     (conversions.to_byte, "byte"),
     (conversions.to_bool, "bool"),
     # ops/arithmetic.py
-    (arithmetic.add, "add", "__add__", "__radd__"),
+    (arithmetic.add, "add", "__radd__"),
+    (_numpy_operand_to_numpy(arithmetic.add, np.add, "__add__"), "__add__"),
     (arithmetic.add_, "add_", "__iadd__"),
-    (arithmetic.div, "div", "divide", "true_divide", "__truediv__"),
+    (arithmetic.div, "div", "divide", "true_divide"),
+    (_numpy_operand_to_numpy(arithmetic.div, np.true_divide, "__truediv__"), "__truediv__"),
     (arithmetic.div_, "div_", "__itruediv__"),
     (in_place(arithmetic.div), "divide_", "true_divide_"),
     (arithmetic.float_power, "float_power"),
@@ -109,7 +125,8 @@ METHODS = (
     (in_place(arithmetic.floor_divide), "floor_divide_", "__ifloordiv__"),
     (arithmetic.fmod, "fmod"),
     (in_place(arithmetic.fmod), "fmod_"),
-    (arithmetic.mul, "mul", "multiply", "__mul__", "__rmul__"),
+    (arithmetic.mul, "mul", "multiply", "__rmul__"),
+    (_numpy_operand_to_numpy(arithmetic.mul, np.multiply, "__mul__"), "__mul__"),
     (arithmetic.mul_, "mul_", "__imul__"),
     (in_place(arithmetic.mul), "multiply_"),
     (arithmetic.neg, "neg", "negative", "__neg__"),
@@ -128,7 +145,8 @@ METHODS = (
     (arithmetic._rtruediv, "__rtruediv__"),
     (arithmetic.square, "square"),
     (in_place(arithmetic.square), "square_"),
-    (arithmetic.sub, "sub", "subtract", "__sub__"),
+    (arithmetic.sub, "sub", "subtract"),
+    (_numpy_operand_to_numpy(arithmetic.sub, np.subtract, "__sub__"), "__sub__"),
     (arithmetic.sub_, "sub_", "__isub__"),
     (in_place(arithmetic.sub), "subtract_"),
     (arithmetic.addcdiv, "addcdiv"),
@@ -449,30 +467,30 @@ METHODS = (
     (indexing.masked_select, "masked_select"),
     (indexing.nonzero, "nonzero"),
     (indexing.scatter, "scatter"),
-    (in_place(indexing.scatter), "scatter_"),
+    (indexing.in_place_without_overlap(indexing.scatter, "scatter_"), "scatter_"),
     (indexing.scatter_add, "scatter_add"),
-    (in_place(indexing.scatter_add), "scatter_add_"),
+    (indexing.in_place_without_overlap(indexing.scatter_add, "scatter_add_"), "scatter_add_"),
     (indexing.setitem, "__setitem__"),
     (indexing.take_along_dim, "take_along_dim"),
     # ops/scattering.py
     (scattering.index_add, "index_add"),
-    (in_place(scattering.index_add), "index_add_"),
+    (indexing.in_place_without_overlap(scattering.index_add, "index_add_"), "index_add_"),
     (scattering.index_copy, "index_copy"),
-    (in_place(scattering.index_copy), "index_copy_"),
+    (indexing.in_place_without_overlap(scattering.index_copy, "index_copy_"), "index_copy_"),
     (scattering.index_fill, "index_fill"),
     (in_place(scattering.index_fill), "index_fill_"),
     (scattering.masked_scatter, "masked_scatter"),
     (scattering.masked_scatter_, "masked_scatter_"),
     (scattering.scatter_reduce, "scatter_reduce"),
-    (in_place(scattering.scatter_reduce), "scatter_reduce_"),
+    (indexing.in_place_without_overlap(scattering.scatter_reduce, "scatter_reduce_"), "scatter_reduce_"),
     (scattering.as_strided_scatter, "as_strided_scatter"),
     (scattering.diagonal_scatter, "diagonal_scatter"),
     (scattering.index_put, "index_put"),
     (scattering.index_put_, "index_put_"),
     (scattering.index_reduce, "index_reduce"),
-    (in_place(scattering.index_reduce), "index_reduce_"),
+    (indexing.in_place_without_overlap(scattering.index_reduce, "index_reduce_"), "index_reduce_"),
     (scattering.put, "put"),
-    (in_place(scattering.put), "put_"),
+    (indexing.in_place_without_overlap(scattering.put, "put_"), "put_"),
     (scattering.select_scatter, "select_scatter"),
     (scattering.slice_scatter, "slice_scatter"),
     # ops/matmul.py

@@ -62,8 +62,7 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
         if g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
                                f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("gradiente.", "torch."))
-        if (g._data.dtype.kind != out._data.dtype.kind
-                or (g._data.dtype != out._data.dtype and out._data.dtype.kind != "f")):
+        if (g._data.dtype.kind == "c") != (out._data.dtype.kind == "c"):    # else cast, as PyTorch (long too)
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
                                f"has a dtype of {out.dtype}.")

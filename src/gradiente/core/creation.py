@@ -151,7 +151,7 @@ def from_numpy(ndarray):
 
 
 def _shape(size, fname=None):
-    shape = _size_args(size)
+    shape = _size_args(size, fname)
     for s in shape:
         if s < 0:
             if fname == "zeros" and len(shape) == 1:
@@ -197,12 +197,79 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def _like(input, value, dtype, requires_grad):
     """A new tensor shaped like ``input``, filled with ``value``. PyTorch's default ``preserve_format`` keeps
-    the input's memory layout when it is dense (a transposed tensor gives a transposed result), which shows
-    wherever values are then written in memory order, as ``bernoulli_`` does for dropout."""
-    data = input._data
-    out = np.empty_like(data, dtype=(dtype or input.dtype)._np, order="K" if _dense(data) else "C")
+    the input's memory layout (a transposed tensor gives a transposed result), which shows wherever values are
+    then written in memory order, as ``bernoulli_`` does for dropout."""
+    out = empty_in_layout_of(input._data, (dtype or input.dtype)._np)
     out.fill(value)
     return _finish(out, requires_grad)
+
+
+def _dense_order(shape, *operand_strides):
+    """The dims from fastest to slowest in memory, as PyTorch's TensorIterator (and ``infer_dense_strides``, for
+    one operand) orders them: by the first operand's strides, ties broken by size or left to the next operand,
+    and a broadcast (stride 0) dim left where it stands."""
+    def should_swap(d0, d1):
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(perm)):
+        moving = i
+        for before in range(i - 1, -1, -1):
+            swap = should_swap(perm[before], perm[moving])
+            if swap > 0:
+                perm[before], perm[moving] = perm[moving], perm[before]
+                moving = before
+            elif swap < 0:
+                break
+    return perm
+
+
+def empty_in_layout_of(like, np_dtype):
+    """An uninitialized array shaped as ``like`` in PyTorch's ``preserve_format`` layout: ``like``'s own strides
+    where it is dense, else the dense strides in the order of ``like``'s (``infer_dense_strides``)."""
+    if like.flags.c_contiguous or like.ndim < 2:
+        return np.empty(like.shape, np_dtype)
+    if _dense(like):
+        return np.empty_like(like, dtype=np_dtype, order="K")
+    slow_to_fast = _dense_order(like.shape, like.strides)[::-1]
+    return np.empty([like.shape[d] for d in slow_to_fast], np_dtype).transpose(np.argsort(slow_to_fast))
+
+
+def in_iteration_layout(values, x, y):
+    """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
+    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then."""
+    if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
+            or y.__class__ is not np.ndarray or (x.flags.c_contiguous and y.flags.c_contiguous)):
+        return values
+    shape = values.shape
+    strides = [np.broadcast_to(a, shape).strides for a in (x, y)]
+    fast_to_slow = _dense_order(shape, *strides)
+    expected = values.itemsize
+    for d in fast_to_slow:
+        if shape[d] != 1 and values.strides[d] != expected:
+            break
+        expected *= shape[d]
+    else:
+        return values
+    out = np.empty([shape[d] for d in fast_to_slow[::-1]], values.dtype).transpose(np.argsort(fast_to_slow[::-1]))
+    out[...] = values
+    return out
+
+
+def in_layout_of(values, like):
+    """``values`` (shaped as ``like``) laid out as ``empty_in_layout_of(like)``: a copy only where they are not."""
+    if like.flags.c_contiguous or like.ndim < 2:
+        return np.asarray(values, order="C")
+    out = empty_in_layout_of(like, values.dtype)
+    out[...] = values
+    return out
 
 
 def _dense(array):

@@ -497,8 +497,9 @@ def _modified_message(tensor, expected, saved_output=None, node=None):
     if tensor is not None:
         data, now = tensor._data, tensor._version_box[0]
         origin = ""
-        if tensor.grad_fn is not None:
-            origin = f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
+        if tensor.grad_fn is not None:     # PyTorch 2.13 names the forward op: "output 0 of Mul", not MulBackward0
+            forward_name = re.sub(r"Backward\d*$", "", tensor.grad_fn.name())
+            origin = f", which is output {tensor._output_nr} of {forward_name},"
     else:
         data, now = saved_output.array, saved_output.version_box[0]
         # PyTorch names a node's own saved output by the forward op: "output 0 of Exp", not ExpBackward0

@@ -111,7 +111,7 @@ def resize_(self, *size, memory_format=None):
     elements, past the end of the storage, are zeros here (uninitialized in PyTorch). Refused on tensors that
     require grad."""
     _refuse_grad(self)
-    shape = _size_args(size)
+    shape = _size_args(size, "resize_")
     if any(n < 0 for n in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     a = self._data

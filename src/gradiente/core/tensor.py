@@ -222,9 +222,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is None:
-            return self._data
-        return self._data.astype(dtype, copy=False)
+        array = self.numpy()        # as PyTorch's: refused while the tensor requires grad
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -295,6 +294,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if not isinstance(flag, bool):
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -308,6 +309,10 @@ class Tensor:
         _refuse_deletion("requires_grad")
 
     def requires_grad_(self, requires_grad=True):
+        if not isinstance(requires_grad, bool):
+            kind = type(requires_grad)
+            name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not {name}")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -500,10 +505,37 @@ def _wrap_dim(dim, ndim):
     return dim + n if dim < 0 else dim
 
 
-def _size_args(size):
-    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean the shape (2, 3)."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = size[0]
+def _type_name(obj):
+    kind = type(obj)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _is_size(s, first):
+    """An int, a NumPy integer or a 0-d integer tensor (a bool too, except first, as PyTorch's parser reads)."""
+    if isinstance(s, (bool, np.bool_)):
+        return not first
+    if isinstance(s, Tensor):
+        return s._data.ndim == 0 and s._data.dtype.kind in "iu"
+    return isinstance(s, (int, np.integer))
+
+
+def _size_args(size, fname=None, arg="size"):
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean the shape (2, 3). Anything but integers raises
+    PyTorch's TypeError for ``fname`` (a float is never truncated)."""
+    one = len(size) == 1
+    if one and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    elif one and not _is_size(size[0], True):
+        raise TypeError(f"{fname}(): argument '{arg}' (position 1) must be tuple of ints, not {_type_name(size[0])}")
+    for i, s in enumerate(size):
+        if not _is_size(s, i == 0):
+            if i > 0:
+                raise TypeError(f"{fname}(): argument '{arg}' failed to unpack the object at pos {i + 1} with error "
+                                f'"type must be tuple of ints,but got {_type_name(s)}"')
+            if one:
+                raise TypeError(f"{fname}(): argument '{arg}' (position 1) must be tuple of ints, but found element "
+                                f"of type {_type_name(s)} at pos 0")
+            raise TypeError(f"{fname}() takes 1 positional argument but {len(size)} were given")
     return tuple(int(s) for s in size)
 
 

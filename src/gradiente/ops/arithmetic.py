@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.creation import in_iteration_layout
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
 from ..core.forward_grad import state as _forward
@@ -209,6 +210,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
         out = fn(xa, ya)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(ya)) from None
+    out = in_iteration_layout(out, xa, ya)
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
     if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
                                  (isinstance(y, Tensor) and y._requires_grad))) or (_forward.on and wants_grad(x, y)):
@@ -401,12 +403,16 @@ def fmod(input, other):
 
 
 def _rounded_quotient_backward(node, ops, grad, rounding):
-    """out = x - rounding(x / y) * y;  dx = grad;  dy = -grad * rounding(x / y) (a constant: the rounded
-    quotient is piecewise constant)"""
+    """out = x - rounding(x / y) * y;  dx = grad;  dy = -grad * rounding(x / y) (piecewise constant: under
+    create_graph it is recorded, as PyTorch records it, so dy stays connected to x and y with a zero derivative)"""
     x, y = node.saved(ops)
     dy = None
     if node.next_functions[1][0] is not None:
-        dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
+        if ops.recording:
+            quotient = x / y            # Tensors here: their methods record floor/trunc (FloorBackward0, ...)
+            dy = -grad * (quotient.floor() if rounding is np.floor else quotient.trunc())
+        else:
+            dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
     return grad, dy
 
 

@@ -97,7 +97,8 @@ class LerpBackward1(Node):
 def _check_lerp_dtypes(input, end, weight):
     a = input._data.dtype
     for name, other in (("end", end), ("weight", weight)):       # PyTorch checks the dtypes first
-        if isinstance(other, Tensor) and other._data.dtype != a:
+        # a 0-d weight acts as a number, of any dtype (PyTorch's wrapped scalar)
+        if isinstance(other, Tensor) and other._data.dtype != a and not (name == "weight" and other._data.ndim == 0):
             raise RuntimeError(f"expected dtype {cpp_name(a)} for `{name}` but got dtype "
                                f"{cpp_name(other._data.dtype)}")
     if a.kind not in "fc":
@@ -125,6 +126,8 @@ def lerp(input, end, weight, *, out=None):
     xa, ea = input._data, end._data
     if isinstance(weight, Tensor):
         wa = weight._data
+        if wa.dtype != xa.dtype and wa.dtype.kind != "c":
+            wa = wa.astype(xa.dtype)
     else:
         wa = np.asarray(weight, dtype=xa.dtype)
     result = as_result(broadcasting(_lerp_arrays, xa, ea, wa))

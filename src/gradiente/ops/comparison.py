@@ -6,6 +6,7 @@ tensor compared with a float compares as float), as in PyTorch.
 """
 import numpy as np
 
+from ..core.creation import in_iteration_layout
 from ..core.dtype import scalar_name
 from ..core.errors import broadcasting
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
@@ -37,7 +38,7 @@ def _comparison(name, np_fn, aliases=()):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         xa, ya, _ = _promoted(input, other)
-        return as_result(broadcasting(np_fn, xa, ya), np.bool_)
+        return as_result(in_iteration_layout(broadcasting(np_fn, xa, ya), xa, ya), np.bool_)
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``input {np_fn.__name__} other`` as a bool tensor (broadcasting; not recorded)."
     return compare

@@ -13,6 +13,7 @@ the old values' gradient and hands the region's gradient to v.
 Every rule that moves a gradient back into a larger tensor uses ``ops.embed`` (zeros with values added at
 an index: the adjoint of ``x[index]``); ``embed`` below is that operation on tensors, for create_graph.
 """
+import functools
 import math
 import warnings
 
@@ -21,7 +22,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core import forward_grad, grad_mode
 from ..core.dtype import scalar_name
-from ..core.inplace import apply_inplace, needs_grad, untracked_change
+from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
@@ -46,6 +47,10 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
 
 def _is_int(obj):
     return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+
+
+def _array_of(obj):
+    return obj._data if isinstance(obj, Tensor) else obj
 
 
 def _index_array(obj):
@@ -95,8 +100,9 @@ class _Index:
                 obj = bool(obj)
             elif _is_int(obj) or isinstance(obj, slice):
                 consumed += 1
-            elif isinstance(obj, Tensor) and obj._data.ndim == 0 and obj._data.dtype.kind in "iu":
-                obj = int(obj._data)            # a 0-d integer tensor selects, like an int
+            elif isinstance(obj, (Tensor, np.ndarray)) and np.ndim(_array_of(obj)) == 0 \
+                    and _array_of(obj).dtype.kind in "iu":
+                obj = int(_array_of(obj))       # a 0-d integer tensor or array selects, like an int
                 consumed += 1
             elif isinstance(obj, (Tensor, np.ndarray, list, tuple)):
                 obj = _index_array(obj)
@@ -518,6 +524,47 @@ def _scatter(input, dim, index, src, add):
     return result
 
 
+def _dense_range(a):
+    """The bytes ``[start, end)`` the array fills, if its elements fill them exactly (PyTorch's "non-overlapping
+    and dense"), else None."""
+    expected = a.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return None
+        expected *= n
+    start = a.__array_interface__["data"][0]
+    return start, start + a.nbytes
+
+
+def _assert_no_overlap(written, other):
+    """PyTorch's ``assert_no_overlap``: the same tensor, or two dense tensors on overlapping bytes, is refused
+    (where either is not dense, PyTorch cannot tell, and lets it pass)."""
+    a, b = written._data, other._data
+    if other is not written:
+        if a.size == 0 or b.size == 0:
+            return
+        ra, rb = _dense_range(a), _dense_range(b)
+        if ra is None or rb is None or not (ra[0] < rb[1] and rb[0] < ra[1]):
+            return
+    raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+                       "a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def in_place_without_overlap(op, name):
+    """The method ``x.name(...)``, the in-place form of ``op``, refusing a tensor argument (index, source, value)
+    that shares memory with ``x``, as PyTorch's scatter and index kernels do: what they read would change as they
+    write."""
+    method = make_inplace(op, name)
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        for arg in (*args, *kwargs.values()):
+            if isinstance(arg, Tensor):
+                _assert_no_overlap(self, arg)
+        return method(self, *args, **kwargs)
+    return checked
+
+
 def scatter(input, dim, index, src=None, *, value=None):
     """A copy of ``input`` with ``src`` (a tensor, or a number) written along ``dim`` at ``index``."""
     return _scatter(input, dim, index, value if src is None else src, add=False)
@@ -553,9 +600,11 @@ def index_select(input, dim, index):
     idx = idx.reshape(-1).astype(np.int64)
     bad = (idx < 0) | (idx >= n)
     if bad.any():
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
+        if a.ndim == 2 and d == 1:      # PyTorch's CPU kernel for the columns of a matrix words it so
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
+        raise IndexError("index out of range in self")
     where = (slice(None),) * d + (idx,)
-    out = wrap(a[where])
+    out = wrap(np.asarray(a[where], order="C"))      # contiguous, as PyTorch's (NumPy's take leaves it strided)
     if wants_grad(input):
         record(IndexSelectBackward0, (input,), out, index=where)
     return out
@@ -618,7 +667,7 @@ def masked_fill(input, mask, value):
     else:
         fill = np.asarray(value).astype(a.dtype)
     infer_size(m.shape, a.shape)
-    out = wrap(np.where(m, fill, a))
+    out = wrap(np.asarray(np.where(m, fill, a), order="C"))     # C order, as PyTorch's clone
     if wants_grad(input, value):
         if isinstance(value, Tensor):
             record(MaskedFillBackward1, (input, value), out, mask=m.copy())

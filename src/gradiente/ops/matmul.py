@@ -473,7 +473,10 @@ def einsum(equation, *operands):
                                    f"with previously seen size {sizes[c]}")
             sizes[c] = max(sizes.get(c, n), n)
     spelled = ",".join(inputs) + "->" + output
-    out = as_result(np.einsum(spelled, *arrays, optimize=len(arrays) > 1), arrays[0].dtype)
+    values = np.einsum(spelled, *arrays, optimize=len(arrays) > 1)
+    if len(arrays) > 1:     # a contraction's result is contiguous, as PyTorch's bmm leaves it (NumPy's may not be)
+        values = np.asarray(values, order="C")
+    out = as_result(values, arrays[0].dtype)
     if wants_grad(*operands):
         record(EinsumBackward0, operands, out, operands, subscripts=inputs, output=output, sizes=sizes)
     return out

@@ -6,6 +6,7 @@
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.creation import in_layout_of
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -62,7 +63,7 @@ class RepeatBackward0(Node):
 def repeat(input, *sizes):
     """The tensor tiled ``sizes[i]`` times along dim i (a copy); extra leading sizes add dims."""
     a = input._data
-    reps = _size_args(sizes)
+    reps = _size_args(sizes, "repeat", "repeats")
     if len(reps) < a.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     out = wrap(np.tile(a, reps) if a.ndim == len(reps) else np.tile(a.reshape((1,) * (len(reps) - a.ndim) + a.shape),
@@ -74,7 +75,7 @@ def repeat(input, *sizes):
 
 def tile(input, dims):
     """``repeat`` with missing leading repetitions taken as 1."""
-    reps = _size_args((dims,) if isinstance(dims, (int, np.integer)) else tuple(dims))
+    reps = _size_args((dims,) if not isinstance(dims, (tuple, list)) else (tuple(dims),), "tile", "dims")
     return repeat(input, (1,) * (input._data.ndim - len(reps)) + reps)
 
 
@@ -120,8 +121,8 @@ class RollBackward0(Node):
 def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims``."""
     a = input._data
-    axes = _dims(_size_args(dims), a.ndim) if a.ndim else ()
-    out = wrap(np.flip(a, axes).copy() if axes else a.copy())
+    axes = _dims(_size_args(dims, "flip", "dims"), a.ndim) if a.ndim else ()
+    out = wrap(in_layout_of(np.flip(a, axes) if axes else a.copy(), a))     # laid out as the input, as PyTorch's
     if wants_grad(input):
         record(FlipBackward0, (input,), out, dims=axes)
     return out

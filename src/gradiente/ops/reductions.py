@@ -737,7 +737,7 @@ def _scan(input, dim, dtype, node_cls, scan):
     d = _wrap_dim(dim, a.ndim)
     target = _sum_dtype(a, dtype)
     a = a.astype(target, copy=False)
-    result = wrap(scan(_at_least_1d(a), d).reshape(a.shape))
+    result = wrap(np.asarray(scan(_at_least_1d(a), d).reshape(a.shape), order="C"))
     if wants_grad(input):
         record(node_cls, (input,), result, (input, result) if node_cls is CumprodBackward0 else (), dim=d)
     return result
@@ -796,7 +796,7 @@ class VarMeanBackward0(Node):
     formula = "∂var/∂xⱼ = 2(xⱼ - x̄)/(n - c),  ∂mean/∂xⱼ = 1/n"
 
     def backward(self, ops, grad_var, grad_mean):
-        x, _ = self.saved(ops)
+        x, = self.saved(ops)
         return (_moments_backward(ops, self, x, grad_var, grad_mean),)
 
 
@@ -834,7 +834,9 @@ def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
         if correction is None:
             correction = 0 if unbiased is False else 1
         node_cls = VarMeanBackward0 if name == "var_mean" else StdMeanBackward0
-        record(node_cls, (input,), (spread, mean), (input, spread), axes=axes, keepdim=keepdim, shape=a.shape,
+        # std's rule reads std; var's reads only x, as PyTorch's (so var may then change in place)
+        saved = (input,) if name == "var_mean" else (input, spread)
+        record(node_cls, (input,), (spread, mean), saved, axes=axes, keepdim=keepdim, shape=a.shape,
                count=count, dof=count - correction)
     return spread, mean
 

@@ -60,7 +60,7 @@ def softmax(input, dim, dtype=None):
     input, a, axis = _prepare(input, dim, dtype, "softmax_lastdim_kernel_impl")
     with np.errstate(invalid="ignore", divide="ignore"):
         e = np.exp(a - _max(a, axis))
-        out = wrap(np.asarray(e * (1 / e.sum(axis=axis, keepdims=True)), dtype=a.dtype))
+        out = wrap(np.asarray(e * (1 / e.sum(axis=axis, keepdims=True)), dtype=a.dtype, order="C"))
     if wants_grad(input):
         record(SoftmaxBackward0, (input,), out, (out,), dim=axis)
     return out
@@ -72,7 +72,8 @@ def log_softmax(input, dim, dtype=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         shifted = a - _max(a, axis)
         # (x - max) - log Σ: PyTorch's order, which keeps large inputs with small differences exact.
-        out = wrap(np.asarray(shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True)), dtype=a.dtype))
+        out = wrap(np.asarray(shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True)), dtype=a.dtype,
+                              order="C"))
     if wants_grad(input):
         record(LogSoftmaxBackward0, (input,), out, (out,), dim=axis)
     return out

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import return_types
+from ..core.creation import in_layout_of
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -120,11 +121,15 @@ def _stable_order(a, dim, descending):
     return (a.shape[dim] - 1) - np.flip(flipped, dim)
 
 
-def _taken(input, indices, dim, shape, node_cls, pair, **attrs):
+def _taken(input, indices, dim, shape, node_cls, pair, *, preserve_layout=False, **attrs):
     """The ``(values, indices)`` pair of an op that takes the elements of ``input`` at ``indices`` along
-    ``dim`` (the result reshaped to ``shape``), recorded with ``node_cls`` if input requires grad."""
-    values = wrap(np.take_along_axis(_at_least_1d(input._data), indices, dim).reshape(shape))
-    indices = wrap(indices.reshape(shape).astype(np.int64, copy=False))
+    ``dim`` (the result reshaped to ``shape``), recorded with ``node_cls`` if input requires grad.
+    ``preserve_layout``: both laid out as ``input`` (sort's results, as PyTorch's)."""
+    values = np.take_along_axis(_at_least_1d(input._data), indices, dim).reshape(shape)
+    indices = indices.reshape(shape).astype(np.int64, copy=False)
+    if preserve_layout:
+        values, indices = in_layout_of(values, input._data), in_layout_of(indices, input._data)
+    values, indices = wrap(values), wrap(indices)
     if wants_grad(input):
         # The indices are saved as a tensor, so that changing them in place before backward is caught.
         record(node_cls, (input,), values, (indices,), dim=dim, **attrs)
@@ -154,7 +159,7 @@ def sort(input, dim=-1, descending=False, *, stable=_NOT_GIVEN):
     d = _wrap_dim(dim, a.ndim)
     order = _stable_order(_at_least_1d(a), d, descending)
     node_cls = SortBackward0 if stable is _NOT_GIVEN else SortBackward1
-    return _taken(input, order, d, a.shape, node_cls, return_types.sort)
+    return _taken(input, order, d, a.shape, node_cls, return_types.sort, preserve_layout=True)
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
@@ -163,7 +168,8 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     a = input._data
     _refuse_complex(a, " Sort does not support complex dtypes on CPU")
     d = _wrap_dim(dim, a.ndim)
-    return wrap(_stable_order(_at_least_1d(a), d, descending).reshape(a.shape).astype(np.int64, copy=False))
+    order = _stable_order(_at_least_1d(a), d, descending).reshape(a.shape).astype(np.int64, copy=False)
+    return wrap(in_layout_of(order, a))
 
 
 def msort(input):

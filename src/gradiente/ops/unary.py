@@ -279,8 +279,13 @@ erfc = TABLE.row("erfc", erfc_array, "ErfcBackward0", "x",
                  lambda ops, v, x, out: v * (-2 / _SQRT_PI) * ops.exp(-(x * x)), "d/dx erfc x = -2/√π·e^(-x²)")
 
 
-erfinv = TABLE.row("erfinv", erfinv_array, "ErfinvBackward0", "out",
-                   lambda ops, v, x, out: v * (_SQRT_PI / 2) * ops.exp(out * out),
+def _erfinv_of(ops, x):
+    return _rule_fn(ops, erfinv_array, erfinv)(x)
+
+
+# reads x, as PyTorch's rule does (an in-place change of the input is caught, one of the output is not)
+erfinv = TABLE.row("erfinv", erfinv_array, "ErfinvBackward0", "x",
+                   lambda ops, v, x, out: v * (_SQRT_PI / 2) * ops.exp(_erfinv_of(ops, x) ** 2),
                    "d/dx erfinv x = √π/2·e^(erfinv(x)²)")
 
 

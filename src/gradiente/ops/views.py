@@ -19,8 +19,9 @@ from ..core.forward_grad import state as _forward
 from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
+from ..core.size import Size
 from ..core.storage import storage_root
-from ..core.tensor import _size_args, _wrap_dim
+from ..core.tensor import _is_size, _size_args, _type_name, _wrap_dim
 
 __all__ = ["as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
            "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
@@ -178,7 +179,13 @@ def view(input, *shape, dtype=None):
         if dtype._np != a.dtype:
             return _view_dtype(input, dtype)
         shape = a.shape
-    array, shared = _reshaped(a, _infer_shape(_size_args(shape), a.size))
+    if shape and not isinstance(shape[0], (tuple, list, Size)) and not _is_size(shape[0], True):
+        got = ", ".join(_type_name(s) for s in shape)
+        why = ("" if len(shape) > 1 else
+               f"      didn't match because some of the arguments have invalid types: (!{got}!)\n")
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        f" * (torch.dtype dtype)\n{why} * (tuple of ints size)\n{why}")
+    array, shared = _reshaped(a, _infer_shape(_size_args(shape, "view"), a.size))
     if not shared:
         raise RuntimeError(_VIEW_ERROR)
     return _shape_view(input, array, ViewBackward0)
@@ -201,7 +208,7 @@ def reshape(input, *shape):
     contiguous tensor is ViewBackward0, of a strided one ReshapeAliasBackward0, and a copy is recorded as
     CloneBackward0 then UnsafeViewBackward0."""
     a = input._data
-    array, shared = _reshaped(a, _infer_shape(_size_args(shape), a.size))
+    array, shared = _reshaped(a, _infer_shape(_size_args(shape, "reshape", "shape"), a.size))
     if shared:
         return _shape_view(input, array, ViewBackward0 if a.flags.c_contiguous else ReshapeAliasBackward0)
     return _unsafe_view(_copy(input, array.reshape(a.shape)), array)
@@ -361,7 +368,7 @@ def permute(input, *dims):
     a = input._data
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _size_args(dims)
+    dims = _size_args(dims, "permute", "dims")
     if len(dims) != a.ndim:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                            f"of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal to "
@@ -505,7 +512,7 @@ def expand(input, *sizes):
     """A view broadcasting size-1 dims (and new leading dims) to ``sizes``; -1 keeps a size. Its memory
     overlaps itself, so in-place writes to it fail, as in PyTorch."""
     a = input._data
-    target = expanded_shape(input, _size_args(sizes))
+    target = expanded_shape(input, _size_args(sizes, "expand"))
     if math.prod(target) == a.size and a.size:
         array = a.reshape(target)               # only size-1 dims added: an ordinary, writable view
     else:

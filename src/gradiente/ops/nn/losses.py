@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from ...core.creation import ones_like
+from ...core.errors import broadcast_shape
 from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
@@ -56,7 +57,7 @@ def _broadcast(input, target):
     """``torch.broadcast_tensors``: each operand expanded (``ExpandBackward0``) where its shape differs."""
     if input.shape == target.shape:
         return input, target
-    shape = tuple(np.broadcast_shapes(input.shape, target.shape))
+    shape = tuple(broadcast_shape(input.shape, target.shape))
     return (input if tuple(input.shape) == shape else input.expand(shape),
             target if tuple(target.shape) == shape else target.expand(shape))
 

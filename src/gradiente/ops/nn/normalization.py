@@ -19,6 +19,7 @@ PyTorch does:
 import numpy as np
 
 from ...core import grad_mode
+from ...core.dtype import scalar_name
 from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
 from ...core.rules import numpy_ops
@@ -52,6 +53,10 @@ def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
 
 
 def _affine(xhat, weight, bias, shape):
+    """``xhat * weight + bias``, never ``xhat``'s own memory: the node keeps xhat, and an in-place change of the
+    output must not reach it."""
+    if weight is None and bias is None:
+        return xhat.copy()
     out = xhat
     if weight is not None:
         out = out * weight._data.reshape(shape)
@@ -152,6 +157,22 @@ class NativeLayerNormBackwardBackward0(Node):
         return d_grad, d_x, None, None, d_weight, None
 
 
+def _check_parameter_dtypes(dtype, weight, bias):
+    """PyTorch's CPU rule: the parameters share the input's dtype, or (half-precision input) are all float32."""
+    params = [p._data.dtype for p in (weight, bias) if p is not None]
+    if not params:
+        return
+    if params[0] == dtype:
+        for other in params[1:]:
+            if other != dtype:
+                raise RuntimeError(f"expected scalar type {scalar_name(dtype)} but found {scalar_name(other)}")
+        return
+    if any(p != np.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if dtype != np.float16:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last ``len(normalized_shape)`` dims to zero mean and unit (biased) variance, then
     scale by ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``)."""
@@ -164,6 +185,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
                            f"{list(xa.shape)}")
+    _check_parameter_dtypes(xa.dtype, weight, bias)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
     mean = xa.mean(axis=stat_axes, keepdims=True)
     centered = xa - mean
@@ -171,7 +193,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
-    result = Tensor._make(_affine(xhat, weight, bias, affine_shape))
+    result = Tensor._make(_affine(xhat, weight, bias, affine_shape).astype(xa.dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,

@@ -1,0 +1,68 @@
+"""Named regression tests for ops/nn/normalization.py (layer_norm, batch_norm, group_norm, instance_norm) against
+PyTorch: what the layer tests of test_nn_layers.py do not reach (in-place changes around the op, dtype checks)."""
+import numpy as np
+import pytest
+from harness import assert_same_tensors, both, both_outcomes
+
+torch = pytest.importorskip("torch")
+
+
+def _input(lib):
+    return lib.from_numpy(np.linspace(-1.0, 2.0, 24).reshape(2, 3, 4) ** 2).requires_grad_()
+
+
+@pytest.mark.parametrize("op", [
+    lambda F, x: F.layer_norm(x, (4,)),
+    lambda F, x: F.layer_norm(x, (3, 4)),
+    lambda F, x: F.batch_norm(x, None, None, training=True),
+    lambda F, x: F.group_norm(x, 3),
+    lambda F, x: F.instance_norm(x),
+], ids=["layer_norm", "layer_norm_2d", "batch_norm", "group_norm", "instance_norm"])
+def test_output_changed_in_place_keeps_the_gradient(op):
+    """Without weight and bias the output is the normalized input itself: an in-place change of it must not
+    reach the values the node keeps for its backward."""
+    def run(lib):
+        x = _input(lib)
+        y = op(lib.nn.functional, x)
+        y.mul_(2)
+        gx, = lib.autograd.grad((y * lib.arange(24.0, dtype=lib.float64).reshape(2, 3, 4)).sum(), x,
+                                create_graph=True)
+        return gx, lib.autograd.grad((gx * gx).sum(), x)[0]
+    assert_same_tensors(*both(run), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", [
+    lambda F, x: F.layer_norm(x, (4,)),
+    lambda F, x: F.instance_norm(x),
+    lambda F, x: F.group_norm(x, 1),
+], ids=["layer_norm", "instance_norm", "group_norm"])
+def test_input_changed_in_place_is_caught(op):
+    def run(lib):
+        y = _input(lib) * 1
+        out = op(lib.nn.functional, y)
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as err:
+            out.pow(2).sum().backward()
+        return str(err.value)
+    g, t = both(run)
+    assert g == t
+
+
+_DTYPES = {"h": "float16", "f": "float32", "d": "float64", None: None}
+_MIXED = [(i, w, b) for i in "hfd" for w in "hfd" + "-" for b in "hfd" + "-" if i not in (w + b).replace("-", "")
+          or len(set((w + b).replace("-", ""))) > 1]
+
+
+@pytest.mark.parametrize("dtypes", ["".join(c) for c in _MIXED])
+def test_layer_norm_parameters_of_another_dtype(dtypes):
+    """PyTorch's CPU rule: weight and bias share the input's dtype, or are float32 for a float16 input."""
+    def run(lib):
+        def ones(kind, *shape):
+            return None if kind == "-" else lib.ones(*shape, dtype=getattr(lib, _DTYPES[kind]))
+        i, w, b = dtypes
+        return lib.nn.functional.layer_norm(ones(i, 2, 4), (4,), ones(w, 4), ones(b, 4)) * 1
+    g, t = both_outcomes(run)
+    if t[1] is not None:
+        assert g[1] == t[1]
+    else:
+        assert_same_tensors(g[0], t[0])
