@@ -393,3 +393,23 @@ def check_strides_match_torch(fn):
         out = fn(lib, lib.arange(12.0).reshape(3, 4))
         results.append((tuple(out.shape), out.stride(), out.is_contiguous()))
     assert results[0] == results[1]
+
+
+def outcome(scenario, lib):
+    """What ``scenario(lib)`` did: its result as plain Python data, or the exception's type name and message."""
+    try:
+        return ("returned", scenario(lib))
+    except Exception as error:  # the exception itself is what is compared
+        return ("raised", type(error).__name__, str(error))
+
+
+def on_both(scenario):
+    """``scenario`` run on gradiente and on PyTorch: the same result, or the same exception and message."""
+    ours, theirs = outcome(scenario, gradiente), outcome(scenario, torch)
+    assert ours == theirs
+    return ours
+
+
+def plain(t):
+    """A tensor (or None) as a nested list, to compare across the two libraries."""
+    return None if t is None else t.detach().tolist()

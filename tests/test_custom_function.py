@@ -11,29 +11,9 @@ import warnings
 
 import numpy as np
 import pytest
-import torch as real_torch
+from harness import on_both, plain
 
 import gradiente
-
-
-def outcome(scenario, lib):
-    """What ``scenario(lib)`` did: its result as plain Python data, or the exception's type name and message."""
-    try:
-        return ("returned", scenario(lib))
-    except Exception as error:  # the exception itself is what is compared
-        return ("raised", type(error).__name__, str(error))
-
-
-def on_both(scenario):
-    ours, theirs = outcome(scenario, gradiente), outcome(scenario, real_torch)
-    assert ours == theirs
-    return ours
-
-
-def plain(t):
-    """A tensor (or None) as a nested list, to compare across the two libraries."""
-    return None if t is None else t.detach().tolist()
-
 
 # --- what backward receives ----------------------------------------------------------------------------------
 

@@ -2,26 +2,7 @@
 ``get_gradient_edge`` (also as inputs and outputs of ``autograd.grad`` and ``backward``),
 ``register_multi_grad_hook`` in its two modes, and ``increment_version``."""
 import pytest
-import torch as real_torch
-
-import gradiente
-
-
-def outcome(scenario, lib):
-    try:
-        return ("returned", scenario(lib))
-    except Exception as error:  # the exception itself is what is compared
-        return ("raised", type(error).__name__, str(error))
-
-
-def on_both(scenario):
-    ours, theirs = outcome(scenario, gradiente), outcome(scenario, real_torch)
-    assert ours == theirs
-    return ours
-
-
-def plain(t):
-    return None if t is None else t.detach().tolist()
+from harness import on_both, plain
 
 
 def test_node_methods():

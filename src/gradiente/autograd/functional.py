@@ -358,17 +358,26 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     return _unpack_table(table, inputs_tuple, inputs_tuple)
 
 
+def _gradient_of_scalar_function(func, inputs, v, create_graph, strict, name):
+    """The first half of ``vhp`` and ``hvp`` (``name``), checked as PyTorch checks it: ``(inputs_tuple, x, vs,
+    outputs_tuple, outputs, gradient)``, with ``x`` the differentiable copies of the inputs, ``vs`` the vectors
+    and ``gradient`` the recorded gradient of the scalar output in ``x`` (run under enable_grad)."""
+    inputs_tuple, inputs = _tensors(inputs, "inputs", name)
+    x = _differentiable_copies(inputs, create_graph)
+    vs = _v_or_scalar_default(v, x, inputs_tuple, name, "the input to the user-provided function is", create_graph)
+    outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", name)
+    _require_grad(outputs, "outputs", strict)
+    _scalar_function_output(outputs, outputs_tuple, name)
+    gradient = _grads_or_none(outputs, x, create_graph=True)
+    _require_grad(gradient, "jacobian", strict)
+    return inputs_tuple, x, vs, outputs_tuple, outputs, gradient
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), vᵀ·H)``: the backward pass of the gradient's dot product with ``v``."""
     with enable_grad():
-        inputs_tuple, inputs = _tensors(inputs, "inputs", "vhp")
-        x = _differentiable_copies(inputs, create_graph)
-        vs = _v_or_scalar_default(v, x, inputs_tuple, "vhp", "the input to the user-provided function is", create_graph)
-        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "vhp")
-        _require_grad(outputs, "outputs", strict)
-        _scalar_function_output(outputs, outputs_tuple, "vhp")
-        gradient = _grads_or_none(outputs, x, create_graph=True)
-        _require_grad(gradient, "jacobian", strict)
+        inputs_tuple, x, vs, outputs_tuple, outputs, gradient = _gradient_of_scalar_function(
+            func, inputs, v, create_graph, strict, "vhp")
     with _grad_mode_for_result(create_graph):
         result = _zeros_for_missing(_grads_or_none(gradient, x, vs, create_graph), x, strict, create_graph,
                                     "double_back")
@@ -379,14 +388,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), H·v)``, by the double-backward trick on the gradient (see the module's docstring)."""
     with enable_grad():
-        inputs_tuple, inputs = _tensors(inputs, "inputs", "hvp")
-        x = _differentiable_copies(inputs, create_graph)
-        vs = _v_or_scalar_default(v, x, inputs_tuple, "hvp", "the input to the user-provided function is", create_graph)
-        outputs_tuple, outputs = _tensors(func(*x), "outputs of the user-provided function", "hvp")
-        _require_grad(outputs, "outputs", strict)
-        _scalar_function_output(outputs, outputs_tuple, "hvp")
-        gradient = _grads_or_none(outputs, x, create_graph=True)
-        _require_grad(gradient, "jacobian", strict)
+        inputs_tuple, x, vs, outputs_tuple, outputs, gradient = _gradient_of_scalar_function(
+            func, inputs, v, create_graph, strict, "hvp")
         dummies = tuple(Tensor._make(np.zeros_like(xi._data), True) for xi in x)
         transposed = _grads_or_none(gradient, x, dummies, create_graph=True)
         _require_grad(gradient, "hessian", strict)
