@@ -668,5 +668,8 @@ def test_backward_with_create_graph_warns_of_the_reference_cycle_and_grad_does_n
 
     def grad(lib, x, y):
         lib.autograd.grad(y, x, create_graph=True)
-    assert messages(torch, backward) == messages(real_torch, backward) != []
+    # PyTorch warns once per process (from C++), so its list is empty when an earlier test warned already
+    ours, theirs = messages(torch, backward), messages(real_torch, backward)
+    assert ours and ours[0].startswith("Using backward() with create_graph=True will create a reference cycle")
+    assert theirs in ([], ours)
     assert messages(torch, grad) == messages(real_torch, grad) == []

@@ -76,8 +76,12 @@ def test_one_array_sent_to_two_leaves_is_copied_by_the_first_and_kept_by_the_sec
     x.grad.add_(1)
     np.testing.assert_array_equal(y.grad.numpy(), [2, 2, 2])
     a, b = _leaf(3), _leaf(3)
-    (a + b).sum().backward()                     # a view of the caller's (here backward()'s own) gradient
-    assert kept(a) == (False, False) and kept(b) == (False, False)
+    (a + b).sum().backward()                     # a broadcast view of backward()'s own 1: read-only, so copied
+    assert sorted([kept(a), kept(b)]) == [(False, False), (True, False)]      # the second may, but cannot
+    c, d = _leaf(3), _leaf(3)
+    (c + d).backward(gradiente.ones(3))          # the caller's gradient, passed on to both: never kept
+    assert kept(c) == (False, False) and kept(d) == (False, False)
+    _assert_own_memory([c.grad, d.grad], [])
     _assert_own_memory([a.grad, b.grad], [])
 
 

@@ -34,8 +34,9 @@ def _as_tuple(x):
 
 
 def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
-    """The starting gradient of each output: given, or 1 for a scalar (PyTorch's checks and messages)."""
-    grads = []
+    """The starting gradient of each output: given, or 1 for a scalar (PyTorch's checks and messages); and, per
+    output, whether the gradient was made here (the engine's own memory) rather than given by the caller."""
+    grads, made = [], []
     if len(grad_outputs) != len(outputs):
         if grad_outputs:
             raise RuntimeError(f"{what} requires grad_outputs to be the same length as outputs "
@@ -44,6 +45,7 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if isinstance(out, GradientEdge):
             grads.append(_edge_root_grad(out, g, create_graph))
+            made.append(False)
             continue
         if not isinstance(out, Tensor):
             raise TypeError(f"{what}(): argument 'outputs' must be tuple of Tensors, not {type(out).__name__}")
@@ -56,6 +58,7 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             arr = np.ones(out._data.shape, dtype=out._data.dtype)
             grads.append(Tensor._make(arr) if create_graph else arr)
+            made.append(True)
             continue
         if not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
@@ -69,7 +72,8 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
         if g._data.dtype != out._data.dtype:
             g = g.to(out.dtype)
         grads.append(g if create_graph else g._data)
-    return grads
+        made.append(False)
+    return grads, made
 
 
 def _edge_root_grad(edge, g, create_graph):
@@ -117,8 +121,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     outputs = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
-    grads = _root_grads(outputs, _as_tuple(grad_tensors) if not isinstance(grad_tensors, Tensor) else (grad_tensors,),
-                        create_graph, "backward")
+    grads, made = _root_grads(outputs, _as_tuple(grad_tensors) if not isinstance(grad_tensors, Tensor)
+                              else (grad_tensors,), create_graph, "backward")
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -126,7 +130,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     roots = [_root(t) for t in outputs]
     if inputs is None:
-        run_backward(roots, grads, retain_graph, create_graph)
+        run_backward(roots, grads, retain_graph, create_graph, made=made)
         return
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -141,7 +145,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         t.retain_grad()         # as PyTorch: a non-leaf input keeps its .grad from now on (a no-op on a leaf)
         edges.append(t._grad_edge())
     # only the inputs' nodes and those that lead to them run: a leaf's AccumulateGrad accumulates, with its hooks
-    run_backward(roots, grads, retain_graph, create_graph, inputs=edges)
+    run_backward(roots, grads, retain_graph, create_graph, inputs=edges, made=made)
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
@@ -162,8 +166,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
-    grads = _root_grads(outputs, _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,),
-                        create_graph)
+    grads, made = _root_grads(outputs, _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor)
+                              else (grad_outputs,), create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
@@ -171,7 +175,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise TypeError(f"grad(): argument 'inputs' must be tuple of Tensors, not {type(t).__name__}")
     capture, slots = _capture(inputs)
     roots = [_root(t) for t in outputs]
-    captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
+    captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False,
+                            made=made)
     result = []
     for t, slot in zip(inputs, slots):
         g = captured[slot]

@@ -76,14 +76,15 @@ __all__ = ["run_backward", "current_graph_task", "GraphTask"]
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True,
-                 inputs=None):
+                 inputs=None, made=()):
     """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
 
     ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
     tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
     tensor run, and no leaf's ``.grad`` changes (``autograd.grad``). ``inputs``: the edges of
     ``backward(inputs=...)``: only their nodes and those that lead to them run (PyTorch's rule: a leaf's
-    AccumulateGrad among them accumulates, with its hooks).
+    AccumulateGrad among them accumulates, with its hooks). ``made``: per root, True if ``backward`` made its
+    gradient itself (an implicit 1), which is then the engine's own memory rather than the caller's.
     """
     ops = rules.namespace(create_graph)
     # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
@@ -96,7 +97,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
         with grad_mode.set_grad_enabled(create_graph):
             extras = _Extras(roots, capture, accumulate, inputs) if capture or inputs else None
             tasks.append(GraphTask(roots, extras))
-            _walk(roots, root_grads, not retain_graph, ops, extras)
+            _walk(roots, root_grads, not retain_graph, ops, extras, made)
             return extras.captured if extras is not None else []
     finally:
         del tasks[depth:]
@@ -155,7 +156,7 @@ def _reachable(roots):
     return seen
 
 
-def _walk(roots, root_grads, release, ops, extras):
+def _walk(roots, root_grads, release, ops, extras, made=()):
     """The loop of the module's docstring, its common cases spelled out: it runs once per node."""
     raw = not ops.recording
     pop, push = heappop, heappush
@@ -167,10 +168,10 @@ def _walk(roots, root_grads, release, ops, extras):
     shared: dict = {}       # node -> bit nr set when someone besides the engine may hold output nr's gradient
     heap: list = []         # (-sequence number, node) for each node in buffers: the newest pops first
     lent: dict = {}         # id -> memory that user code may hold: a marked slot with it is never a leaf's
-    for (node, nr), grad in zip(roots, root_grads):
+    for i, ((node, nr), grad) in enumerate(zip(roots, root_grads)):
         if node is not None:
             _receive(buffers, shared, heap, node, nr, grad)
-            if raw:
+            if raw and not (i < len(made) and made[i]):
                 shared[node] = shared.get(node, 0) | 1 << nr        # the caller's array
                 _lend(lent, grad)
     try:
