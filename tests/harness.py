@@ -413,3 +413,41 @@ def on_both(scenario):
 def plain(t):
     """A tensor (or None) as a nested list, to compare across the two libraries."""
     return None if t is None else t.detach().tolist()
+
+
+def error_of(fn):
+    """``(exception type name, message)`` of what ``fn()`` raises, or None."""
+    try:
+        fn()
+    except Exception as e:  # the exception itself is what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+def grad_fn_name(t):
+    """The class name of ``t.grad_fn``, or None for a tensor without one."""
+    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
+
+
+def overlap_outcome(call):
+    """``call(lib, y)`` on ``y = arange(6.)``: the error's type and message, or y's values after the call."""
+    def run(lib):
+        y = lib.arange(6.0)
+        try:
+            call(lib, y)
+        except RuntimeError as e:
+            return "RuntimeError", str(e)
+        return y.tolist()
+    return run
+
+
+#: tensors laid out otherwise than contiguously, each made from a (3, 4) matrix (ids: LAYOUT_IDS)
+NON_CONTIGUOUS_LAYOUTS = [
+    lambda x: x.t(),
+    lambda x: x[:, ::2],
+    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
+    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
+    lambda x: x[:, :1].expand(3, 5),
+]
+LAYOUT_IDS = ["transposed", "strided", "permuted", "strided_transposed", "expanded"]
+

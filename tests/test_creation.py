@@ -1,7 +1,7 @@
 """Creation functions, dtype inference and promotion, Size, conversions: against PyTorch."""
 import numpy as np
 import pytest
-from harness import check_same_error, check_strides_match_torch
+from harness import LAYOUT_IDS, NON_CONTIGUOUS_LAYOUTS, check_same_error, check_strides_match_torch
 
 import gradiente
 
@@ -196,13 +196,7 @@ def test_integer_like_sizes_are_accepted_as_in_torch(size):
     assert tuple(gradiente.zeros(*size).shape) == tuple(torch.zeros(*size).shape)
 
 
-@pytest.mark.parametrize("layout", [
-    lambda x: x.t(),
-    lambda x: x[:, ::2],
-    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
-    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
-    lambda x: x[:, :1].expand(3, 5),
-], ids=["transposed", "strided", "permuted", "strided_transposed", "expanded"])
+@pytest.mark.parametrize("layout", NON_CONTIGUOUS_LAYOUTS, ids=LAYOUT_IDS)
 @pytest.mark.parametrize("make", [lambda lib, x: lib.zeros_like(x), lambda lib, x: lib.empty_like(x),
                                   lambda lib, x: lib.ones_like(x, dtype=lib.float64)],
                          ids=["zeros_like", "empty_like", "ones_like_dtype"])

@@ -3,21 +3,13 @@ inference tensor saved for backward or changed in place outside the mode, views 
 ``inference_mode`` as a decorator. Each scenario runs on both libraries and its observations are compared."""
 import numpy as np
 import pytest
+from harness import error_of
 
 import gradiente
 
 torch = pytest.importorskip("torch")
 
 LIBS = [gradiente, torch]
-
-
-def _error(fn):
-    """(exception type name, message) raised by ``fn``, or None."""
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__, str(e)
-    return None
 
 
 def _same(scenario):
@@ -67,9 +59,9 @@ def test_tensors_made_inside_are_inference_tensors():
             view = wanted.view(-1)
             seen = [made.is_inference(), wanted.is_inference(), wanted.requires_grad, product.is_inference(),
                     product.requires_grad, view.is_inference(), view.requires_grad, view._is_view(),
-                    view._base is None, _error(lambda: made._version)]
+                    view._base is None, error_of(lambda: made._version)]
         return seen + [lib.is_inference(made), lib.is_inference(made.clone()), made.detach().is_inference(),
-                       _error(lambda: lib.is_inference(3))]
+                       error_of(lambda: lib.is_inference(3))]
     _same(scenario)
 
 
@@ -86,14 +78,14 @@ def test_inference_tensors_used_outside_the_mode():
                 view.requires_grad, view._is_view(), view.is_leaf]
         square = plain * plain      # only inference tensors: autograd does not see the op
         seen += [square.is_inference(), square.requires_grad, square.is_leaf]
-        seen.append(_error(lambda: c * s))
-        seen.append(_error(lambda: plain.add_(1)))
-        seen.append(_error(lambda: plain.transpose_(0, 1)))
+        seen.append(error_of(lambda: c * s))
+        seen.append(error_of(lambda: plain.add_(1)))
+        seen.append(error_of(lambda: plain.transpose_(0, 1)))
         seen.append(list(plain.shape))
         with lib.no_grad():
-            seen.append(_error(lambda: plain.mul_(2)))
-        seen.append(_error(lambda: lib.mul(s, s, out=plain)))
-        seen.append(_error(lambda: lib.mul(s.detach(), s.detach(), out=plain)))
+            seen.append(error_of(lambda: plain.mul_(2)))
+        seen.append(error_of(lambda: lib.mul(s, s, out=plain)))
+        seen.append(error_of(lambda: lib.mul(s.detach(), s.detach(), out=plain)))
         return seen
     _same(scenario)
 
@@ -104,7 +96,7 @@ def test_saving_an_inference_tensor_in_a_nested_normal_region_fails():
         with lib.inference_mode():
             c = lib.ones(3)
             with lib.inference_mode(False):
-                return _error(lambda: c * s), (c + s).requires_grad
+                return error_of(lambda: c * s), (c + s).requires_grad
     _same(scenario)
 
 
@@ -118,7 +110,7 @@ def test_in_place_on_a_normal_tensor_inside_the_mode_is_still_seen_by_autograd()
             a.transpose_(0, 1)
             seen = [a.is_inference(), a.requires_grad, a._version, view.is_inference(), view.requires_grad,
                     view._is_view()]
-        kind, message = _error(lambda: out.backward(lib.ones_like(out)))
+        kind, message = error_of(lambda: out.backward(lib.ones_like(out)))
         return seen + [kind, message.split(", which is")[0]]     # PyTorch then names the node oddly ("Clone")
     _same(scenario)
 
@@ -133,8 +125,8 @@ def test_views_made_inside_the_mode_of_normal_tensors(requires_grad):
             seen = [view.is_inference(), view.requires_grad, view._is_view(), view.is_leaf, view_of_view._is_view()]
         used = view * view
         seen += [used.is_inference(), used.requires_grad]
-        seen.append(_error(lambda: view.add_(2)))
-        seen.append(_error(lambda: view_of_view.view(2, 3).mul_(2)))
+        seen.append(error_of(lambda: view.add_(2)))
+        seen.append(error_of(lambda: view_of_view.view(2, 3).mul_(2)))
         return seen
     _same(scenario)
 

@@ -3,7 +3,7 @@ CopySlices, the views' ``grad_fn`` regenerated (AsStridedBackward0), shared vers
 every leaf bit for bit, and PyTorch's errors for views that may not be changed in place."""
 import numpy as np
 import pytest
-from harness import OpSpec, spec_tests
+from harness import OpSpec, grad_fn_name, spec_tests
 
 import gradiente
 
@@ -19,16 +19,12 @@ def _leaves(lib, dtype):
     return x, w, y
 
 
-def _name(t):
-    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
-
-
 def _run(program, lib, dtype):
     """Run ``program(lib, x, w, y)``: it returns (loss, tensors to observe). Observes each tensor's values,
     ``grad_fn`` name, ``requires_grad`` and version, then backpropagates and reads every leaf's gradient."""
     x, w, y = _leaves(lib, dtype)
     loss, observed = program(lib, x, w, y)
-    seen = [(t.detach().numpy().copy(), _name(t), t.requires_grad, t._version) for t in observed]
+    seen = [(t.detach().numpy().copy(), grad_fn_name(t), t.requires_grad, t._version) for t in observed]
     loss.backward()
     grads = [None if t.grad is None else t.grad.numpy().copy() for t in (x, w, y)]
     return seen, grads
@@ -264,8 +260,8 @@ def test_graph_shape_matches_pytorch():
         v.mul_(w)
         shape = [[type(n).__name__ if n is not None else None for n, _ in t.grad_fn.next_functions]
                  for t in (h, v, c)]
-        return shape, [_name(t) for t in (h, v, c)], [t._version for t in (h, v, c)], v.grad_fn.next_functions[0][0] \
-            is h.grad_fn
+        return (shape, [grad_fn_name(t) for t in (h, v, c)], [t._version for t in (h, v, c)],
+                v.grad_fn.next_functions[0][0] is h.grad_fn)
     assert run(gradiente) == run(torch)
 
 
@@ -276,7 +272,7 @@ def test_setitem_with_a_number_keeps_a_none_edge_as_pytorch():
         h[0] = 5.0
         v = h[1]
         v[2] = 1.0
-        return [type(n).__name__ if n is not None else None for n, _ in h.grad_fn.next_functions], _name(v)
+        return [type(n).__name__ if n is not None else None for n, _ in h.grad_fn.next_functions], grad_fn_name(v)
     assert run(gradiente) == run(torch)
 
 
@@ -481,7 +477,7 @@ def test_detached_tensor_is_not_a_view_for_autograd():
         d = h.detach()
         d[0].mul_(w)                                # rebases d, not h
         (d.sum() + h.sum()).backward()
-        return _name(h), _name(d), h._version, x.grad.tolist(), w.grad.tolist()
+        return grad_fn_name(h), grad_fn_name(d), h._version, x.grad.tolist(), w.grad.tolist()
     assert run(gradiente) == run(torch)
 
 

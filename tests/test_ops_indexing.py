@@ -11,6 +11,7 @@ from harness import (
     both_quietly,
     check_same_error,
     check_strides_match_torch,
+    overlap_outcome,
     same_tensor,
     spec_tests,
 )
@@ -382,18 +383,6 @@ def test_index_select_result_views_as_in_torch():
     same_tensor(*both(run))
 
 
-def _overlap_outcome(call):
-    """``call(lib, y)`` on ``y = arange(6.)``: the error's type and message, or y's values after the call."""
-    def run(lib):
-        y = lib.arange(6.0)
-        try:
-            call(lib, y)
-        except RuntimeError as e:
-            return "RuntimeError", str(e)
-        return y.tolist()
-    return run
-
-
 @pytest.mark.parametrize("call", [
     lambda lib, y: y.scatter_add_(0, lib.tensor([0, 1, 0]), y),
     lambda lib, y: y.scatter_add_(0, lib.tensor([0, 1]), y[2:4]),
@@ -406,6 +395,6 @@ def _overlap_outcome(call):
 ], ids=["itself", "a_slice", "overlapping_slices", "apart", "strided", "scatter", "scatter_value", "transposed"])
 def test_scatter_in_place_refuses_a_source_sharing_memory(call):
     """PyTorch's assert_no_overlap: a source that shares memory with the tensor written to is refused."""
-    ours, theirs = both(_overlap_outcome(call))
+    ours, theirs = both(overlap_outcome(call))
     assert ours == theirs
 

@@ -5,7 +5,16 @@ that carry no gradient (tril_indices, triu_indices, integer inputs), rot90's mem
 diag's backward, and PyTorch's error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, both, check_same_error, check_strides_match_torch, same_tensor, spec_tests
+from harness import (
+    LAYOUT_IDS,
+    NON_CONTIGUOUS_LAYOUTS,
+    OpSpec,
+    both,
+    check_same_error,
+    check_strides_match_torch,
+    same_tensor,
+    spec_tests,
+)
 
 import gradiente
 
@@ -169,13 +178,7 @@ def test_counts_that_are_not_integers_raise_torchs_type_error(call):
     check_same_error(call)
 
 
-@pytest.mark.parametrize("layout", [
-    lambda x: x.t(),
-    lambda x: x[:, ::2],
-    lambda x: x.reshape(2, 3, 2).permute(1, 2, 0),
-    lambda x: x.reshape(2, 3, 2)[:, ::2].transpose(1, 2),
-    lambda x: x[:, :1].expand(3, 5),
-], ids=["transposed", "strided", "permuted", "strided_transposed", "expanded"])
+@pytest.mark.parametrize("layout", NON_CONTIGUOUS_LAYOUTS, ids=LAYOUT_IDS)
 def test_flip_result_is_laid_out_as_the_input_as_in_torch(layout):
     check_strides_match_torch(lambda lib, x: layout(x).flip(0))
 

@@ -16,6 +16,7 @@ from harness import (
     both_quietly,
     check_in_place_chain,
     check_same_error,
+    overlap_outcome,
     same_tensor,
     spec_tests,
 )
@@ -436,18 +437,6 @@ def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
 
 
-def _overlap_outcome(call):
-    """``call(lib, y)`` on ``y = arange(6.)``: the error's type and message, or y's values after the call."""
-    def run(lib):
-        y = lib.arange(6.0)
-        try:
-            call(lib, y)
-        except RuntimeError as e:
-            return "RuntimeError", str(e)
-        return y.tolist()
-    return run
-
-
 @pytest.mark.parametrize("call", [
     lambda lib, y: y.index_add_(0, lib.tensor([0, 1]), y[2:4]),
     lambda lib, y: y.index_copy_(0, lib.tensor([0, 1]), y[1:3]),
@@ -461,6 +450,6 @@ def _overlap_outcome(call):
         "masked_fill_allowed"])
 def test_in_place_forms_refuse_a_source_sharing_memory(call):
     """PyTorch's assert_no_overlap: a source that shares memory with the tensor written to is refused."""
-    ours, theirs = both(_overlap_outcome(call))
+    ours, theirs = both(overlap_outcome(call))
     assert ours == theirs
 

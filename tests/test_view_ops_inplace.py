@@ -5,23 +5,11 @@ import warnings
 
 import numpy as np
 import pytest
-from harness import OpSpec, spec_tests
+from harness import OpSpec, error_of, grad_fn_name, spec_tests
 
 import gradiente
 
 torch = pytest.importorskip("torch")
-
-
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__, str(e)
-    return None
-
-
-def _name(t):
-    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
 
 
 def _same(scenario):
@@ -67,7 +55,7 @@ def test_as_strided_values_and_gradients(size, stride, offset):
         x = lib.tensor(np.linspace(-1, 1, 8), requires_grad=True)
         view = x.as_strided(size, stride, offset) if offset is not None else lib.as_strided(x, size, stride)
         _weighted(lib, view).backward()
-        return (view.tolist(), _name(view), view.stride(), view.storage_offset(), view._is_view(),
+        return (view.tolist(), grad_fn_name(view), view.stride(), view.storage_offset(), view._is_view(),
                 view._base is x, x.grad.tolist())
     _same(scenario)
 
@@ -86,7 +74,7 @@ def test_as_strided_of_a_non_leaf_and_of_a_slice():
 
 @pytest.mark.parametrize("args", [((10,), (1,)), ((3,), (2,), -1), ((2, 2), (1,)), ((2,), (-1,))])
 def test_as_strided_errors(args):
-    _same(lambda lib: _error(lambda: lib.arange(6.0).as_strided(*args)))
+    _same(lambda lib: error_of(lambda: lib.arange(6.0).as_strided(*args)))
 
 
 # --- in-place view ops ------------------------------------------------------------------------------------------
@@ -110,15 +98,15 @@ def test_in_place_view_ops(op):
 
     def scenario(lib):
         leaf = lib.tensor([[0.5, -1.0, 2.0]], requires_grad=True)
-        seen = [_error(lambda: fn(leaf))]
+        seen = [error_of(lambda: fn(leaf))]
         a = leaf * 3
         same = fn(a) is a
         strides = [st for st, n in zip(a.stride(), a.shape) if n > 1]     # a size-1 dim's stride is arbitrary
-        seen += [same, _name(a), a._version, list(a.shape), strides, a.is_leaf]
+        seen += [same, grad_fn_name(a), a._version, list(a.shape), strides, a.is_leaf]
         b = leaf * 1
         v = b[0:1]
         fn(v)
-        seen += [_name(v), v._version, b._version, v._is_view(), v._base is b, _name(b)]
+        seen += [grad_fn_name(v), v._version, b._version, v._is_view(), v._base is b, grad_fn_name(b)]
         (_weighted(lib, a) + _weighted(lib, v)).backward()
         seen.append(leaf.grad.tolist())
         with lib.no_grad():
@@ -130,7 +118,7 @@ def test_in_place_view_ops(op):
 
 
 def test_t_refuses_more_than_two_dims():
-    _same(lambda lib: _error(lambda: lib.ones(2, 3, 4).t_()))
+    _same(lambda lib: error_of(lambda: lib.ones(2, 3, 4).t_()))
 
 
 # --- splitting ---------------------------------------------------------------------------------------------------
@@ -153,7 +141,7 @@ def test_splits(how):
         pieces = SPLITS[how](lib, x * 1)
         loss = sum(_weighted(lib, p) * (i + 1) for i, p in enumerate(pieces))
         loss.backward()
-        return [(p.tolist(), _name(p), p._is_view()) for p in pieces], type(pieces).__name__, x.grad.tolist()
+        return [(p.tolist(), grad_fn_name(p), p._is_view()) for p in pieces], type(pieces).__name__, x.grad.tolist()
     _same(scenario)
 
 
@@ -164,7 +152,7 @@ def test_unsafe_split_pieces_may_change_in_place_but_split_pieces_may_not():
         s1.mul_(s2)
         s1.sum().backward()
         safe = (a + a).split_with_sizes((1, 1, 1))
-        return np.round(a.grad.numpy(), 6).tolist(), _error(lambda: safe[0].mul_(safe[1]))
+        return np.round(a.grad.numpy(), 6).tolist(), error_of(lambda: safe[0].mul_(safe[1]))
     _same(scenario)
 
 
@@ -207,10 +195,10 @@ def test_resize_keeps_the_first_elements_and_bumps_the_version():
         x.resize_(3, 3)
         seen += [list(x.shape), x.flatten()[:4].tolist(), x._version]
         leaf = lib.ones(2, 3, requires_grad=True)
-        seen += [_error(lambda: leaf.resize_(6)), _error(lambda: (leaf * 1).resize_(6)),
-                 _error(lambda: leaf.resize_as_(lib.ones(6)))]
+        seen += [error_of(lambda: leaf.resize_(6)), error_of(lambda: (leaf * 1).resize_(6)),
+                 error_of(lambda: leaf.resize_as_(lib.ones(6)))]
         with lib.no_grad():
-            seen.append(_error(lambda: leaf.resize_(6)))
+            seen.append(error_of(lambda: leaf.resize_(6)))
         return seen
     _same(scenario)
 
@@ -226,10 +214,10 @@ def test_set_():
         part.set_(w.untyped_storage(), 1, (2,), (1,))
         emptied = lib.zeros(3)
         emptied.set_()
-        mismatch = _error(lambda: lib.zeros(3).set_(lib.zeros(3, dtype=lib.int64)))
+        mismatch = error_of(lambda: lib.zeros(3).set_(lib.zeros(3, dtype=lib.int64)))
         seen += [part.tolist(), list(emptied.shape), mismatch]
         param = lib.nn.Parameter(lib.ones(16, dtype=lib.float64))
-        seen.append(_error(lambda: param.set_(param[1:])))
+        seen.append(error_of(lambda: param.set_(param[1:])))
         for _ in range(2):
             with lib.no_grad():
                 param.set_(param[1:])
@@ -261,7 +249,7 @@ def test_retain_grad_over_views_changed_in_place():
         view2.retain_grad()
         view.mul_(2)
         _weighted(lib, view + view2 * 3).backward()
-        return view.grad.tolist(), view2.grad.tolist(), _name(view), _name(view2)
+        return view.grad.tolist(), view2.grad.tolist(), grad_fn_name(view), grad_fn_name(view2)
     _same(scenario)
 
 
@@ -282,8 +270,8 @@ def test_out_refuses_inputs_that_require_grad():
         a = lib.ones(2, 2, requires_grad=True)
         b = lib.ones(2, 2, requires_grad=True)
         x = lib.zeros(2, 2)
-        seen = [_error(lambda: lib.mul(a, b, out=x)), _error(lambda: lib.exp(a, out=x)),
-                _error(lambda: lib.add(a, 1, out=x))]
+        seen = [error_of(lambda: lib.mul(a, b, out=x)), error_of(lambda: lib.exp(a, out=x)),
+                error_of(lambda: lib.add(a, 1, out=x))]
         with lib.no_grad():
             lib.mul(a, b * 3, out=x)
         seen += [x.tolist(), x.requires_grad]
@@ -300,6 +288,6 @@ def test_a_no_grad_view_of_a_tensor_that_requires_grad_requires_grad():
             v = a.view(-1)
         w = v * v
         w.sum().backward()
-        return (v.requires_grad, v.is_leaf, _name(v), w.requires_grad, v.grad, _error(lambda: v.add_(1)),
+        return (v.requires_grad, v.is_leaf, grad_fn_name(v), w.requires_grad, v.grad, error_of(lambda: v.add_(1)),
                 a.detach()._is_view(), a.detach()._base is None, a.view(-1)._base is a)
     _same(scenario)

@@ -236,7 +236,7 @@ def empty_in_layout_of(like, np_dtype):
     where it is dense, else the dense strides in the order of ``like``'s (``infer_dense_strides``)."""
     if like.flags.c_contiguous or like.ndim < 2:
         return np.empty(like.shape, np_dtype)
-    if _dense(like):
+    if is_dense(like):
         return np.empty_like(like, dtype=np_dtype, order="K")
     slow_to_fast = _dense_order(like.shape, like.strides)[::-1]
     return np.empty([like.shape[d] for d in slow_to_fast], np_dtype).transpose(np.argsort(slow_to_fast))
@@ -272,7 +272,7 @@ def in_layout_of(values, like):
     return out
 
 
-def _dense(array):
+def is_dense(array):
     """Whether ``array``'s elements fill a block of memory without gaps or overlaps, in some order of dims."""
     expected = array.itemsize
     for stride, size in sorted((abs(st), n) for st, n in zip(array.strides, array.shape) if n != 1):

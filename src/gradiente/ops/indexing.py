@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import forward_grad, grad_mode
+from ..core.creation import is_dense
 from ..core.dtype import scalar_name
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
 from ..core.node import Node, tangent_sum
@@ -527,11 +528,8 @@ def _scatter(input, dim, index, src, add):
 def _dense_range(a):
     """The bytes ``[start, end)`` the array fills, if its elements fill them exactly (PyTorch's "non-overlapping
     and dense"), else None."""
-    expected = a.itemsize
-    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
-        if stride != expected:
-            return None
-        expected *= n
+    if not is_dense(a):
+        return None
     start = a.__array_interface__["data"][0]
     return start, start + a.nbytes
 
