@@ -1,6 +1,8 @@
 """``utils.checkpoint``: both implementations give the gradients of the plain computation, recompute as often
 as PyTorch does, restore the generator for random ops, and raise PyTorch's warnings and errors."""
+import gc
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -113,6 +115,67 @@ def test_nested_checkpoints_and_grad_inside_match():
         return g.detach().numpy(), x.grad.numpy()
     for ours, theirs in zip(run(torch), run(ref)):
         np.testing.assert_allclose(ours, theirs)
+
+
+def _grad_of(lib, fn):
+    def wrapper(x):
+        with lib.enable_grad():
+            g, = lib.autograd.grad(fn(x), inputs=(x,), create_graph=True)
+        return g
+    return wrapper
+
+
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_grad_inside_a_checkpoint_with_and_without_early_stop(early_stop):
+    # without early stop, the backward inside the checkpointed function recomputes while the forward is still
+    # running, and that recomputation saves more than the forward has so far: allowed, as in PyTorch
+    def run(lib):
+        def c(fn):
+            return lambda *a: ck(lib).checkpoint(fn, *a, use_reentrant=False)
+
+        def f(a):
+            return a.sin().exp().sin()
+        x = lib.tensor(0.3, dtype=lib.float64, requires_grad=True)
+        with ck(lib).set_checkpoint_early_stop(early_stop):
+            return [_grad_of(lib, c(_grad_of(lib, f)))(x).item(),
+                    _grad_of(lib, c(_grad_of(lib, c(f))))(x).item()]
+    np.testing.assert_allclose(run(torch), run(ref))
+
+
+def test_a_checkpointed_graph_is_freed_without_the_garbage_collector():
+    # a detached tensor (what the checkpoint's recomputation keeps) must not hold the graph it came from
+    def c(fn):
+        return lambda *a: torch.utils.checkpoint.checkpoint(fn, *a, use_reentrant=False)
+
+    def f(a):
+        return a.sin().exp().sin()
+
+    class Tag:
+        pass
+
+    def scope():
+        a = torch.randn((), requires_grad=True)
+        out = _grad_of(torch, c(f))(a)
+        tags, todo, seen = [], [out.grad_fn], set()
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            tag = Tag()
+            node.metadata["tag"] = tag
+            tags.append(weakref.ref(tag))
+            todo.extend(n for n, _ in node.next_functions)
+        return tags
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        tags = scope()
+        assert tags and all(t() is None for t in tags)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def test_non_tensor_arguments_keywords_and_outputs():

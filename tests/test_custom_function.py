@@ -5,6 +5,7 @@ and messages, and reentrant backward nested far deeper than the recursion limit.
 
 Most tests run one scenario on both libraries (``on_both``) and compare what each did: values, or the error's
 type and message."""
+import importlib
 import sys
 import threading
 import warnings
@@ -646,3 +647,18 @@ def test_forward_mode_of_a_view_returning_function_wants_a_view_of_the_tangent(t
             return plain(fwAD.unpack_dual(FirstRow.apply(x)).tangent)
     ours = on_both(scenario)
     assert (ours[0] == "returned") == (tangent == "same view")
+
+
+def test_legacy_resize_and_type_functions():
+    def scenario(lib):
+        functions = importlib.import_module(lib.__name__ + ".autograd._functions")
+        x = lib.arange(6.0, requires_grad=True)
+        y = functions.Resize.apply(x, (2, 3))
+        (y * lib.arange(6.0).view(2, 3)).sum().backward()
+        try:
+            functions.Resize.apply(x, (4,))
+        except RuntimeError as e:
+            refused = str(e)
+        return tuple(y.shape), type(y.grad_fn).__name__, plain(x.grad), refused
+
+    on_both(scenario)

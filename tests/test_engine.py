@@ -9,6 +9,7 @@ import weakref
 
 import numpy as np
 import pytest
+from harness import on_both, plain
 
 import gradiente as torch
 from gradiente import autograd
@@ -161,8 +162,8 @@ def test_vector_jacobian_product():
 
 def test_gradient_shape_mismatch_message():
     x = torch.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of torch.Size\(\[2\]\) "
-                                           r"and output\[0\] has a shape of torch.Size\(\[3\]\)"):
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of "
+                                           r"gradiente.Size\(\[2\]\) and output\[0\] has a shape of gradiente.Size\(\[3\]\)"):
         (x * 3).backward(torch.ones(2))
 
 
@@ -673,3 +674,51 @@ def test_backward_with_create_graph_warns_of_the_reference_cycle_and_grad_does_n
     assert ours and ours[0].startswith("Using backward() with create_graph=True will create a reference cycle")
     assert theirs in ([], ours)
     assert messages(torch, grad) == messages(real_torch, grad) == []
+
+
+def test_batched_grad_outputs_of_the_wrong_shape_get_pytorchs_message():
+    # PyTorch's message prints the grad_output's shape less its first two dims: copied as it is
+    def scenario(lib):
+        x = lib.randn(2, 2, requires_grad=True)
+        out = x.clone()
+        messages = []
+        for shape in [(2, 2), (3, 4, 5, 6)]:
+            try:
+                lib.autograd.grad(out, (x,), (lib.ones(*shape),), is_grads_batched=True)
+            except RuntimeError as e:
+                messages.append(str(e).replace("gradiente.", "torch."))
+        return messages
+
+    assert len(on_both(scenario)[1]) == 2
+
+
+def test_set_on_a_leaf_starts_a_new_variable_for_autograd():
+    def scenario(lib):
+        x = lib.rand(2, requires_grad=True)
+        edge = lib.autograd.graph.get_gradient_edge(x)
+        out = x.clone()
+        with lib.no_grad():
+            x.set_(lib.rand(2))
+        try:
+            lib.autograd.grad(out.sum(), x)
+        except RuntimeError as e:
+            refused = str(e)
+        return refused, plain(lib.autograd.grad(out.sum(), edge)[0])
+
+    on_both(scenario)
+
+
+def test_backward_hooks_dict_can_be_replaced():
+    def scenario(lib):
+        from collections import OrderedDict
+        seen = []
+        z = lib.ones(2, requires_grad=True)
+        y = z * 2
+        z._backward_hooks = OrderedDict(first=lambda g: seen.append(("leaf", plain(g))))
+        y._backward_hooks = OrderedDict(first=lambda g: seen.append(("y", plain(g))))
+        y.sum().backward(retain_graph=True)       # a non-leaf's dict is only kept...
+        y.grad_fn._register_hook_dict(y)            # ...until its node is told to call it
+        y.sum().backward()
+        return seen, sorted(z._backward_hooks), sorted(y._backward_hooks)
+
+    on_both(scenario)

@@ -13,6 +13,7 @@ import gradiente.autograd.forward_ad as fwad
 
 torch = pytest.importorskip("torch")
 import torch.autograd.forward_ad as torch_fwad  # noqa: E402
+from harness import on_both, plain  # noqa: E402
 
 
 def _fwad(lib):
@@ -311,3 +312,62 @@ def test_a_differentiable_tangent_is_recorded():
             (g,) = lib.autograd.grad(out, v)
         return g.numpy()
     np.testing.assert_allclose(grad_of_jvp(gradiente), grad_of_jvp(torch))
+
+
+# --- make_dual's layout rule, out= and tangents of tangents --------------------------------------------------
+
+def test_a_tangent_is_laid_out_as_its_primal_so_as_strided_reads_both_alike():
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        primal = lib.arange(5.0)[:4].detach()
+        tangent = lib.arange(10.0, 14.0)
+        with fw.dual_level():
+            dual = fw.make_dual(primal, tangent)
+            unpacked = fw.unpack_dual(dual).tangent
+            unpacked *= 2               # a copy: the caller's tangent is not changed
+            wide = fw.unpack_dual(dual.as_strided((5,), (1,), 0))
+            return plain(tangent), plain(wide.primal), plain(wide.tangent)
+
+    assert on_both(scenario)[1] == ([10.0, 11.0, 12.0, 13.0], [0.0, 1.0, 2.0, 3.0, 4.0],
+                                    [20.0, 22.0, 24.0, 26.0, 0.0])
+
+
+def test_a_tangent_already_laid_out_as_its_primal_is_kept():
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        a = lib.tensor([1.0]).as_strided((0,), (1,), 1)
+        b = lib.tensor([1.0]).as_strided((0,), (1,), 1)
+        x, t = lib.ones(3), lib.ones(3)
+        with fw.dual_level():
+            return fw.unpack_dual(fw.make_dual(a, b)).tangent is b, fw.unpack_dual(fw.make_dual(x, t)).tangent is t
+
+    assert on_both(scenario)[1] == (True, True)
+
+
+def test_a_tangent_with_its_own_tangent_is_refused():
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.rand(2), lib.rand(2))
+            fw.make_dual(lib.rand(2), dual)
+
+    assert on_both(scenario)[0] == "raised"
+
+
+@pytest.mark.parametrize("call", ["dual_out", "dual_input", "unary", "binary_math"])
+def test_out_variants_refuse_forward_ad(call):
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.rand(2), lib.rand(2))
+            plain_tensor = lib.rand(2)
+            if call == "dual_out":
+                lib.add(plain_tensor, plain_tensor, out=dual)
+            elif call == "dual_input":
+                lib.mul(dual, plain_tensor, out=plain_tensor)
+            elif call == "unary":
+                lib.sin(dual, out=plain_tensor)
+            else:
+                lib.hypot(dual, plain_tensor, out=plain_tensor)
+
+    assert on_both(scenario)[0] == "raised"

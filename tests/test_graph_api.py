@@ -167,3 +167,105 @@ def test_materialize_grads_wants_allow_unused():
             return plain(unused), unused.requires_grad, str(error)
 
     on_both(scenario)
+
+
+# --- the torch._C doors: the running backward's order, saved-tensor hook state, version counters --------------
+
+def test_execution_order_of_the_running_backward_is_the_order_nodes_run():
+    def scenario(lib):
+        predicted, ran = [], []
+        a = lib.tensor(1.0, requires_grad=True)
+        b = a * 2
+        out, out2, out3 = b.sin(), b.cos(), b.cos()
+        for t in (b, out, out2, out3):
+            t.register_hook(lambda g, t=t: ran.append(t.grad_fn.name()))
+        out3.register_hook(lambda g: predicted.extend(n.name() for n in lib._C._current_graph_task_execution_order()))
+        with lib.autograd.set_multithreading_enabled(False):
+            lib.autograd.grad((out, out3, out2), inputs=(a,))
+        return predicted, ran
+
+    predicted, ran = on_both(scenario)[1]
+    assert predicted == ["CosBackward0", "CosBackward0", "SinBackward0", "MulBackward0",
+                         "torch::autograd::AccumulateGrad"]
+    assert ran == predicted[:4]
+
+
+def test_execution_order_of_a_partial_run_leaves_out_what_does_not_run():
+    def scenario(lib):
+        predicted = []
+        a = lib.tensor(1.0, requires_grad=True)
+        b = lib.tensor(1.0, requires_grad=True)
+        out = (a * b).sin()
+        out.register_hook(lambda g: predicted.extend(n.name() for n in lib._C._current_graph_task_execution_order()))
+        with lib.autograd.set_multithreading_enabled(False):
+            lib.autograd.grad((out,), inputs=(a,))
+        return predicted
+
+    assert on_both(scenario)[1] == ["SinBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"]
+
+
+def test_execution_order_outside_a_backward_or_with_multithreading_is_refused():
+    def outside(lib):
+        return lib._C._current_graph_task_execution_order()
+
+    def multithreaded(lib):
+        t = lib.tensor(1.0, requires_grad=True).exp()
+        t.register_hook(lambda g: lib._C._current_graph_task_execution_order())
+        t.backward()
+
+    assert on_both(outside)[0] == "raised"
+    assert on_both(multithreaded)[0] == "raised"
+
+
+def test_saved_tensor_hooks_switch_state_and_raw_saved_handles():
+    def scenario(lib):
+        states = [lib._C._autograd._saved_tensors_hooks_is_enabled()]
+        with lib.autograd.graph.disable_saved_tensors_hooks("outer"):
+            with lib.autograd.graph.disable_saved_tensors_hooks("inner"):
+                states.append(lib._C._autograd._saved_tensors_hooks_is_enabled())
+            states.append(lib._C._autograd._saved_tensors_hooks_is_enabled())
+        states.append(lib._C._autograd._saved_tensors_hooks_is_enabled())
+        x = lib.ones(2, requires_grad=True)
+        raw = (x * x).grad_fn._raw_saved_self
+        return states, isinstance(raw, lib._C._autograd.SavedTensor)
+
+    assert on_both(scenario)[1] == ([True, False, False, True], True)
+
+
+def test_unsafe_set_version_counter():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True).clone()
+        x.add_(1)
+        lib._C._autograd._unsafe_set_version_counter((x,), (7,))
+        version = x._version
+        try:
+            lib._C._autograd._unsafe_set_version_counter((x,), (-1,))
+        except RuntimeError as e:
+            return version, str(e)
+
+    assert on_both(scenario)[1] == (7, "Cannot set a version_counter to a value below 0: -1")
+
+
+def test_fwd_grad_switch_and_weak_tensor_ref():
+    def scenario(lib):
+        fwad = lib.autograd.forward_ad
+        try:
+            lib._C._set_fwd_grad_enabled(False)
+            off = fwad._is_fwd_grad_enabled()
+        finally:
+            lib._C._set_fwd_grad_enabled(True)
+        t = lib.ones(1)
+        ref = lib._C._WeakTensorRef(t)
+        alive = ref.expired()
+        del t
+        return off, fwad._is_fwd_grad_enabled(), alive, ref.expired()
+
+    assert on_both(scenario)[1] == (False, True, False, True)
+
+
+def test_accumulate_grad_name_is_pytorchs_cpp_name():
+    def scenario(lib):
+        node = lib.ones(1, requires_grad=True).clone().grad_fn.next_functions[0][0]
+        return node.name(), type(node).__name__, issubclass(lib._C._functions.AccumulateGrad, lib.autograd.graph.Node)
+
+    assert on_both(scenario)[1] == ("torch::autograd::AccumulateGrad", "AccumulateGrad", True)

@@ -110,8 +110,8 @@ def _silence_numpy_float_warnings():
 
 _silence_numpy_float_warnings()
 
-_LAZY_SUBMODULES = ("_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special", "distributions",
-                    "func")
+_LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
+                    "distributions", "func")
 
 
 def result_type(tensor1, tensor2):

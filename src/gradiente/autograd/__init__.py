@@ -57,6 +57,6 @@ class Variable(metaclass=_VariableMeta):
 def __getattr__(name):
     # functional is loaded on first use: `import gradiente` stays fast.
     import importlib
-    if name == "functional":
-        return importlib.import_module(".functional", __name__)
+    if name in ("functional", "_functions"):
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'gradiente.autograd' has no attribute '{name}'")

@@ -9,9 +9,11 @@ As in PyTorch 2.13, one dual level exists at a time: entering a second raises Py
 """
 from typing import NamedTuple, Optional
 
+import numpy as np
+
 from ..core import forward_grad
 from ..core.grad_mode import _Mode
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, storage_root
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
@@ -57,12 +59,30 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {_sizes(tensor)} while the given "
                            f"forward gradient is of size {_sizes(tangent)}.")
+    if forward_grad.tangent(tangent, level) is not None:
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is "
+                           "not supported.")
     dual = tensor.view_as(tensor)
     dual.__dict__["_dual_view"] = True      # a view to backward mode only: forward mode's view checks see past it
-    if tangent._data.strides != tensor._data.strides and tensor._data.flags.c_contiguous:
-        tangent = tangent.contiguous()
-    forward_grad.set_tangent(dual, tangent, level)
+    forward_grad.set_tangent(dual, _in_primal_layout(tangent, tensor), level)
     return dual
+
+
+def _in_primal_layout(tangent, tensor):
+    """``tangent`` itself when it is laid out as ``tensor`` is (strides, and for a non-empty tensor the offset into
+    and the size of its storage), else its values copied into new memory laid out that way: as in PyTorch, so that
+    a view op on the dual, ``as_strided`` included, finds the tangent's elements where it finds the primal's."""
+    a, t = tensor._data, tangent._data
+    strides = tuple(s // a.itemsize for s in a.strides)
+    if strides == tuple(s // t.itemsize for s in t.strides) and (a.size == 0 or (
+            tensor.storage_offset() == tangent.storage_offset()
+            and storage_root(a).size == storage_root(t).size)):
+        return tangent
+    storage = np.zeros(storage_root(a).size, t.dtype)
+    laid_out = np.ndarray(a.shape, t.dtype, buffer=storage, offset=tensor.storage_offset() * t.itemsize,
+                          strides=tuple(s * t.itemsize for s in strides))
+    laid_out[...] = t
+    return Tensor._make(laid_out)
 
 
 class UnpackedDualTensor(NamedTuple):

@@ -64,7 +64,7 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
             g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
         if g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
-                               f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("gradiente.", "torch."))
+                               f"output[{i}] has a shape of {Size(out._data.shape)!r}.")
         if (g._data.dtype.kind == "c") != (out._data.dtype.kind == "c"):    # else cast, as PyTorch (long too)
             raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
                                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
@@ -178,12 +178,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False,
                             made=made)
     result = []
-    for t, slot in zip(inputs, slots):
+    for index, (t, slot) in enumerate(zip(inputs, slots)):
         g = captured[slot]
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
                 if isinstance(t, GradientEdge):
                     raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
@@ -197,6 +197,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
     """``grad`` once per entry of the batch dimension of ``grad_outputs``; results stacked along a new dim 0."""
     batched = (grad_outputs,) if isinstance(grad_outputs, Tensor) else _as_tuple(grad_outputs)
+    for i, (g, out) in enumerate(zip(batched, outputs)):
+        if isinstance(g, Tensor) and isinstance(out, Tensor) and g._data.shape[1:] != out._data.shape:
+            # PyTorch's wording, and its sizes: it prints the grad_output's shape less its first two dims
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {Size(g._data.shape[2:])!r} "
+                f"and output[{i}] has a shape of {Size(out._data.shape)!r}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
     sizes = {g._data.shape[0] for g in batched if isinstance(g, Tensor) and g._data.ndim > 0}
     size = sizes.pop() if len(sizes) == 1 else 0
     per_entry = []

@@ -63,7 +63,7 @@ import gc
 import itertools
 import threading
 import weakref
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 import numpy as np
 
@@ -115,12 +115,13 @@ class GraphTask:
     """One call of ``run_backward`` while it runs: an ``id`` of its own (PyTorch's graph task id) and which
     nodes it will run (``will_execute``, PyTorch's ``_will_engine_execute_node``)."""
 
-    __slots__ = ("id", "roots", "extras", "_reached")
+    __slots__ = ("id", "roots", "extras", "multithreading", "_reached")
 
     def __init__(self, roots, extras):
         self.id = next(_task_ids)
         self.roots = roots
         self.extras = extras
+        self.multithreading = grad_mode.state.multithreading
         self._reached = None
 
     def will_execute(self, node):
@@ -137,6 +138,25 @@ class GraphTask:
                 reached.update(n for n in roots if n in self.extras.capturing)
                 self._reached = reached
         return node in self._reached
+
+    def execution_order(self):
+        """The nodes this walk runs, in the order it runs them (PyTorch's
+        ``_current_graph_task_execution_order``): the walk's own order, newest first among the nodes that have
+        a gradient, replayed over the graph without running a rule."""
+        heap = [(-n._seq, n) for n in dict.fromkeys(n for n, _ in self.roots) if n is not None]
+        queued = {n for _, n in heap}
+        heapify(heap)
+        order = []
+        while heap:
+            node = heappop(heap)[1]
+            if not self.will_execute(node):
+                continue
+            order.append(node)
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt not in queued:
+                    queued.add(nxt)
+                    heappush(heap, (-nxt._seq, nxt))
+        return order
 
 
 def current_graph_task():

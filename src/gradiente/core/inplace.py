@@ -24,7 +24,7 @@ import numpy as np
 from . import forward_grad, grad_mode
 from .dtype import scalar_name
 from .node import Node
-from .tensor import InferenceVersion, Tensor
+from .tensor import InferenceVersion, Tensor, storage_root
 
 __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
@@ -248,7 +248,10 @@ def untracked_change(tensor):
     view that may not follow in-place changes raises when used)."""
     base = tensor._base
     if base is None:
-        base = tensor.__dict__.get("_alias_of", tensor)
+        alias_of = tensor.__dict__.get("_alias_of")       # a weak reference: see Tensor.detach
+        base = alias_of() if alias_of is not None else tensor
+        if base is None:
+            return                                      # the tensor it was detached from is gone, with its views
     if base._requires_grad and base.__dict__.get("_views"):
         _regenerate_views(base)
 
@@ -329,6 +332,22 @@ class AsStridedBackward0(_Strided):
     def backward(self, ops, grad):
         shape = self._input_meta[0][0]
         return (ops.reshape(ops.embed(grad, (math.prod(shape),), (self.positions,)), shape),)
+
+    def jvp(self, ops, x_t):
+        view, base = self.arrays
+        positions = self.positions
+        if positions.size == 0 or positions.max() < base.size:
+            return ops.reshape(ops.getitem(ops.reshape(x_t, (-1,)), (positions,)), view.shape)
+        # The view reads storage beyond its input (as_strided allows it). The tangent's storage is read the same
+        # way: as in PyTorch, a dual tensor's tangent is laid out as its primal (forward_ad.make_dual).
+        itemsize = view.itemsize
+        offset = (view.__array_interface__["data"][0] - storage_root(base).__array_interface__["data"][0]) // itemsize
+        stride = tuple(s // itemsize for s in view.strides)
+        if ops.recording:
+            return x_t.as_strided(view.shape, stride, offset)
+        storage = storage_root(x_t)
+        return np.ndarray(view.shape, x_t.dtype, buffer=storage, offset=offset * x_t.itemsize,
+                          strides=tuple(s * x_t.itemsize for s in stride)).copy()
 
 
 class CopySlices(_Strided):

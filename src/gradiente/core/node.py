@@ -441,6 +441,16 @@ class Node:
         self._hooks[handle.id] = fn
         return handle
 
+    def _register_hook_dict(self, tensor):
+        """Call the dict of hooks given to ``tensor._backward_hooks`` (an output of this node) with its gradient,
+        as ``register_hook`` does for one hook (PyTorch's private wiring, used by old module hook code)."""
+        hooks = tensor.__dict__.pop("_hooks_given", None)
+        if hooks is not None:
+            if self._tensor_pre_hooks is None:
+                self._tensor_pre_hooks = {}
+            self._tensor_pre_hooks[tensor._output_nr] = hooks
+            self._hooked = True
+
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before the rule; may return replacement grad_outputs."""
         if self._pre_hooks is None:
@@ -541,6 +551,9 @@ class AccumulateGrad(Node):
         # engine's newest-first order therefore runs it after all its gradients have been summed.
         Node.__init__(self)
         self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"        # PyTorch's C++ name for it (its class prints short)
 
     def backward(self, ops, grad):
         self.accumulate(ops, grad)

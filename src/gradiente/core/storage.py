@@ -15,7 +15,7 @@ import numpy as np
 from .dtype import FROM_NUMPY
 from .grad_mode import state as _mode
 from .inplace import check_inplace
-from .tensor import Tensor, _size_args
+from .tensor import Tensor, _size_args, storage_root
 
 __all__ = ["TypedStorage", "UntypedStorage", "resize_", "resize_as_", "set_", "storage", "storage_root",
            "untyped_storage"]
@@ -29,13 +29,6 @@ _TYPED_STORAGE_WARNING = (
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
               "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def storage_root(a):
-    """The array that owns ``a``'s memory."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 class UntypedStorage:
@@ -129,6 +122,9 @@ def resize_(self, *size, memory_format=None):
         array = flat.reshape(shape)
     self._version_box[0] += 1
     self._data = array
+    # A leaf with new memory is a new variable to autograd, as in PyTorch: graphs recorded before the change
+    # lead to its old AccumulateGrad, which no longer reaches this tensor's .grad.
+    self.__dict__.pop("_accumulator", None)
     return self
 
 
@@ -158,4 +154,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         raise TypeError(f"set_() received an invalid combination of arguments - got ({type(source).__name__})")
     self._version_box[0] += 1
     self._data = array
+    # A leaf with new memory is a new variable to autograd, as in PyTorch: graphs recorded before the change
+    # lead to its old AccumulateGrad, which no longer reaches this tensor's .grad.
+    self.__dict__.pop("_accumulator", None)
     return self

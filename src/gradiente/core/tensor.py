@@ -187,9 +187,7 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
-        base = self._data
-        while isinstance(base.base, np.ndarray):
-            base = base.base
+        base = storage_root(self._data)
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
@@ -404,7 +402,20 @@ class Tensor:
 
     @property
     def _backward_hooks(self):
-        return self._hooks
+        """The dict of this tensor's gradient hooks, as PyTorch exposes it (None before the first)."""
+        if self.grad_fn is None:
+            return self._hooks
+        given = self.__dict__.get("_hooks_given")
+        return given if given is not None else (self.grad_fn._tensor_pre_hooks or {}).get(self._output_nr)
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks):
+        # As in PyTorch: a leaf's hooks are the given dict from now on; a non-leaf's dict is only kept, until
+        # ``grad_fn._register_hook_dict(tensor)`` makes its node call it.
+        if self.grad_fn is None:
+            self._hooks = hooks
+        else:
+            self.__dict__["_hooks_given"] = hooks
 
     @_backward_hooks.deleter
     def _backward_hooks(self):
@@ -427,8 +438,9 @@ class Tensor:
         t = Tensor._make(self._data)
         t._version_box = self._version_box
         # not a view to autograd (no ``_base``), but an in-place change through it still reaches the views of
-        # the memory it shares (``core/inplace.py``)
-        t._alias_of = self if self._base is None else self._base
+        # the memory it shares (``core/inplace.py``). Weakly: a detached tensor must not keep the graph alive
+        # (as in PyTorch), and once the base is gone so are its views (each holds its base).
+        t._alias_of = weakref.ref(self if self._base is None else self._base)
         return t
 
     def detach_(self):
@@ -491,6 +503,13 @@ class Tensor:
 
 
 _VIEW_STATE = ("_views", "_base", "_view_meta", "_alias_of", "_no_edge")
+
+
+def storage_root(a):
+    """The array that owns ``a``'s memory."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 def _rebuild(array, requires_grad):

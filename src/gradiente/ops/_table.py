@@ -101,7 +101,7 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
         if (input._requires_grad and _grad_state.enabled) or (_forward.on and wants_grad(input)):
             record(node_cls, (input,), result, to_save(input, result))
         if out is not None:
-            return _write_out(result, out)
+            return _write_out(result, out, name)
         return result
 
     def _other_dtypes(xa):

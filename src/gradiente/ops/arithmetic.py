@@ -13,6 +13,7 @@ from ..core import dtype as dt
 from ..core.creation import in_iteration_layout
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
+from ..core.forward_grad import has_tangent
 from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
@@ -233,7 +234,7 @@ def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
     def op(input, other, *, out=None):
         _require_tensor(name, other)
         result = _binary(input, other, np_fn, node_cls, floating=floating)
-        return result if out is None else _write_out(result, out)
+        return result if out is None else _write_out(result, out, name)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     return op
@@ -283,7 +284,7 @@ def add(input, other, *, alpha=1, out=None):
     if alpha != 1:
         other = _scale(other, alpha)
     result = _binary(input, other, np.add, AddBackward0, save=False)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "add")
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -293,7 +294,7 @@ def sub(input, other, *, alpha=1, out=None):
         other = _scale(other, alpha)
     if not isinstance(input, Tensor):
         return rsub(other, input)
-    return _write_out(_binary(input, other, np.subtract, SubBackward0, save=False), out)
+    return _write_out(_binary(input, other, np.subtract, SubBackward0, save=False), out, "sub")
 
 
 subtract = sub
@@ -317,7 +318,7 @@ def rsub(input, other, alpha=1):
 def mul(input, other, *, out=None):
     """input * other, broadcasting."""
     result = _binary(input, other, np.multiply, MulBackward0, save=_mul_saves)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "mul")
 
 
 multiply = mul
@@ -326,10 +327,10 @@ multiply = mul
 def div(input, other, *, rounding_mode=None, out=None):
     """input / other; integer inputs give the default float dtype unless a rounding_mode is given."""
     if rounding_mode is not None:
-        return _write_out(_rounded_div(input, other, rounding_mode), out)
+        return _write_out(_rounded_div(input, other, rounding_mode), out, "div")
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
-    return _write_out(_binary(input, other, np.true_divide, DivBackward0, floating=True, save=_div_saves), out)
+    return _write_out(_binary(input, other, np.true_divide, DivBackward0, floating=True, save=_div_saves), out, "div")
 
 
 divide = true_divide = div
@@ -590,20 +591,23 @@ def reciprocal(input):
     return out
 
 
-def _op_name(node):
-    """The op a node records, as PyTorch names it in messages: ``ClampMinBackward0`` -> ``clamp_min``."""
-    if node is None:
-        return "op"
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"Backward\d*$", "", type(node).__name__)).lower()
+def op_name(node_cls):
+    """The op a node class records, as PyTorch names it in messages: ``ClampMinBackward0`` -> ``clamp_min``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"Backward\d*$", "", node_cls.__name__)).lower()
 
 
-def _write_out(result, out):
-    """Support for the ``out=`` keyword: copy into ``out`` (which must not require grad)."""
+def _write_out(result, out, name):
+    """Support for the ``out=`` keyword of op ``name``: copy into ``out``. Refused, as in PyTorch, when autograd
+    would have to follow it: an input or ``out`` requires grad, or, in forward mode, carries a tangent."""
     if out is None:
         return result
     if result.grad_fn is not None or (out._requires_grad and wants_grad(out)):
-        raise RuntimeError(f"{_op_name(result.grad_fn)}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise RuntimeError(f"{op_name(type(result.grad_fn)) if result.grad_fn is not None else name}(): functions "
+                           "with out=... arguments don't support automatic differentiation, but one of the "
+                           "arguments requires grad.")
+    if _forward.on and (has_tangent(result) or has_tangent(out)):
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it because it is "
+                                  "an out= function")
     out._data = np.array(result._data, dtype=out._data.dtype) if out._data.shape != result._data.shape \
         else out._data
     if out._data is not result._data:

@@ -10,7 +10,7 @@ from ..core.node import Node, tangent_sum
 from ..core.record import as_result, promote_operands, record, wants_grad
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
-from .arithmetic import _tensor_pair_op, _without_derivative, _write_out
+from .arithmetic import _tensor_pair_op, _without_derivative, _write_out, op_name
 from .unary import _LN2, _finish, _rule_fn, exp2
 
 __all__ = ["arctan2", "atan2", "hypot", "lerp", "xlogy", "logaddexp", "logaddexp2", "nextafter", "copysign", "ldexp",
@@ -67,7 +67,7 @@ def hypot(input, other, *, out=None):
     result = as_result(broadcasting(_hypot_arrays, xa, ya), target)
     if wants_grad(input, other):
         record(HypotBackward0, (input, other), result, (input, other, result))
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "hypot")
 
 
 class LerpBackward0(Node):
@@ -136,7 +136,7 @@ def lerp(input, end, weight, *, out=None):
             record(LerpBackward1, (input, end, weight), result, (input, end, weight))
     elif wants_grad(input, end):
         record(LerpBackward0, (input, end), result, weight=weight)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "lerp")
 
 
 class XlogyBackward0(Node):
@@ -184,7 +184,7 @@ def _with_numbers(array_fn, nodes, input, other, out):
             record(number_second, (input,), result, (input,), y=other)
         else:
             record(both, (input, other), result, (input, other))
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, op_name(nodes[0]))
 
 
 def xlogy(input, other, *, out=None):
@@ -251,7 +251,7 @@ def _logaddexp_op(name, np_fn, node_cls, doc):
             result = as_result(broadcasting(np_fn, xa, ya), target)
         if wants_grad(input, other):
             record(node_cls, (input, other), result, (input, other))
-        return _finish(result, out)
+        return _finish(result, out, name)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     return op
@@ -283,7 +283,7 @@ def nextafter(input, other, *, out=None):
     result = as_result(broadcasting(np.nextafter, xa, ya), target)
     if wants_grad(input, other):
         record(NextafterBackward0, (input, other), result)
-    return _finish(result, out)
+    return _finish(result, out, "nextafter")
 
 
 class CopysignBackward0(Node):
@@ -318,7 +318,7 @@ def copysign(input, other, *, out=None):
             record(CopysignBackward0, (input, other), result, (input, result))
     elif wants_grad(input):
         record(CopysignBackward1, (input,), result, (input, result))
-    return _finish(result, out)
+    return _finish(result, out, "copysign")
 
 
 class LdexpBackward0(Node):
@@ -363,7 +363,7 @@ def ldexp(input, other, *, out=None):
     result = as_result(values, target)
     if wants_grad(input, other):
         record(LdexpBackward0, (input, other), result, (other, result), scale=scale)
-    return _finish(result, out)
+    return _finish(result, out, "ldexp")
 
 
 def heaviside(input, values, *, out=None):
@@ -375,7 +375,7 @@ def heaviside(input, values, *, out=None):
     step = broadcasting(lambda a, v: np.where(a == 0, v, a > 0), xa, va)
     result = as_result(step, xa.dtype)
     _without_derivative("heaviside", (input, values), result)
-    return _finish(result, out)
+    return _finish(result, out, "heaviside")
 
 
 # --- gcd, lcm: integers only, no gradient -------------------------------------------------------------------
@@ -387,7 +387,7 @@ def _integer_pair_op(name, np_fn, doc):
         xa, ya, target = promote_operands(input, other)
         if target.kind not in "iu":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_name(target)}\'')
-        return _finish(as_result(broadcasting(np_fn, xa, ya), target), out)
+        return _finish(as_result(broadcasting(np_fn, xa, ya), target), out, name)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     return op

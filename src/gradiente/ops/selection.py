@@ -157,7 +157,7 @@ def clamp(input, min=None, max=None, *, out=None):
         result = _clamp_arrays(input, min, max)
         if wants_grad(input):
             record(ClampBackward1, (input,), result, (input,), min=min, max=max)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "clamp")
 
 
 clip = clamp
@@ -218,7 +218,7 @@ def where(condition, input=None, other=None, *, out=None):
     result = as_result(broadcasting(np.where, cond, xa, ya), target)
     if wants_grad(input, other):
         record(WhereBackward0, (input, other), result, (condition,))
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "where")
 
 
 def _where_method(self, condition, y):

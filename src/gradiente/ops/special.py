@@ -70,7 +70,7 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """log Σ exp(input) over ``dim`` (``torch.logsumexp``)."""
     result = _logsumexp(input, dim, keepdim)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "logsumexp")
 
 
 def softmax(input, dim, *, dtype=None):
@@ -88,7 +88,7 @@ def round(input, *, decimals=0, out=None):
     result = _round(input.detach(), decimals=decimals)
     if wants_grad(input):
         record(RoundBackward1, (input,), result)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "round")
 
 
 # --- unary functions found only here --------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def ndtr(input, *, out=None):
     if input._data.dtype.kind not in "fc":
         input = input.to(get_default_dtype())
     result = mul_scalar(add_scalar(erf(mul_scalar(input, 1 / math.sqrt(2))), 1), 0.5)
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, "special_ndtr")
 
 
 # --- xlog1py -----------------------------------------------------------------------------------------------------
@@ -298,7 +298,7 @@ def _incomplete_gamma(input, other, out, upper, node_cls, kernel):
     result = as_result(broadcasting(lambda a, x: gammainc_array(a, x, upper), xa, ya), target)
     if wants_grad(input, other):
         record(node_cls, (input, other), result, (input, other))
-    return result if out is None else _write_out(result, out)
+    return result if out is None else _write_out(result, out, node_cls.aten_op)
 
 
 def igamma(input, other, *, out=None):
@@ -351,7 +351,7 @@ def mvlgamma(input, p, *, out=None):
     result = as_result(_on_floats(lambda a: _mvlgamma_array(a, p), _floating_array(input)))
     if wants_grad(input):
         record(MvlgammaBackward0, (input,), result, (input,), p=p)
-    return _finish(result, out)
+    return _finish(result, out, "mvlgamma")
 
 
 multigammaln = mvlgamma

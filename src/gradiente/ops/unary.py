@@ -153,7 +153,7 @@ def _round(input, *, decimals=_NOT_GIVEN, out=None):
         record(node_cls, (input,), result)
     if out is not None:
         from .arithmetic import _write_out
-        return _write_out(result, out)
+        return _write_out(result, out, "round")
     return result
 
 
@@ -206,7 +206,7 @@ def logit(input, eps=None, *, out=None):
         record(LogitBackward0, (input,), result, (input,), eps=eps)
     if out is not None:
         from .arithmetic import _write_out
-        return _write_out(result, out)
+        return _write_out(result, out, "logit")
     return result
 
 
@@ -245,8 +245,8 @@ def _on_floats(array_fn, a):
     return array_fn(a)
 
 
-def _finish(result, out):
-    return result if out is None else _write_out(result, out)
+def _finish(result, out, name):
+    return result if out is None else _write_out(result, out, name)
 
 
 def _sinc(a):
@@ -331,7 +331,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     result = as_result(values, a.dtype)
     if wants_grad(input):
         record(NanToNumBackward0, (input,), result, (input,))
-    return _finish(result, out)
+    return _finish(result, out, "nan_to_num")
 
 
 frexp_result = return_types.frexp
@@ -362,8 +362,8 @@ def frexp(input, *, out=None):
     if wants_grad(input):
         record(FrexpBackward0, (input,), mantissa, scale=np.ldexp(np.ones((), a.dtype), -exponent_values))
     if out is not None:
-        _write_out(mantissa, out[0])
-        _write_out(exponent, out[1])
+        _write_out(mantissa, out[0], "frexp")
+        _write_out(exponent, out[1], "frexp")
         return frexp_result(*out)
     return frexp_result(mantissa, exponent)
 
@@ -390,7 +390,7 @@ class PolygammaBackward1(PolygammaBackward0):
 
 def polygamma(n, input, *, out=None):
     """ψ⁽ⁿ⁾(input), the n-th derivative of the digamma function (``polygamma(0, x)`` is ``digamma(x)``)."""
-    return _finish(_polygamma_op(n, input, PolygammaBackward0), out)
+    return _finish(_polygamma_op(n, input, PolygammaBackward0), out, "polygamma")
 
 
 def _polygamma_op(n, input, node_cls):

@@ -651,8 +651,9 @@ def as_strided(input, size, stride, storage_offset=None):
         raise RuntimeError(f"setStorage: sizes {_fmt(size)}, strides {_fmt(stride)}, storage offset {offset}, and "
                            f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for storage "
                            f"of size {root.nbytes}")
-    array = np.ndarray(size, a.dtype, buffer=root, offset=offset * itemsize, strides=tuple(st * itemsize
-                                                                                          for st in stride))
+    # (an empty view may start past the storage's end, as in PyTorch; NumPy wants its offset inside the buffer)
+    array = np.ndarray(size, a.dtype, buffer=root, offset=min(offset * itemsize, root.nbytes),
+                       strides=tuple(st * itemsize for st in stride))
     if any(st == 0 and n > 1 for n, st in zip(size, stride)):
         array.flags.writeable = False           # elements that share memory: in-place writes are refused
     return _view(input, array, AsStridedBackward0, arrays=(array, a))

@@ -171,6 +171,7 @@ class _Frame:
         self.holders: list = []
         self.metadata: list = []
         self.forward_done = False
+        self.ignore_saved_mismatch = False
         self.args = [self._keep(a) for a in args]
 
     @staticmethod
@@ -214,6 +215,9 @@ class _Frame:
             counter[0] += 1
             if index >= stop_at:
                 if not self.forward_done:
+                    # a backward inside the checkpointed function, recomputing before the forward has ended and
+                    # without early stop: the recomputation saves more than the forward had so far
+                    self.ignore_saved_mismatch = True
                     return tensor.detach()
                 raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
                                       "than during the original forward pass.\n" + self._tip())
@@ -236,7 +240,7 @@ class _Frame:
                 self.fn(*args, **self.kwargs)
         except _StopRecomputation:
             pass
-        if counter[0] != stop_at:
+        if counter[0] != stop_at and not self.ignore_saved_mismatch:
             raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the "
                                   "original forward and recomputation.\n"
                                   f"Number of tensors saved during forward: {stop_at}\n"
