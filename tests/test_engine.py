@@ -163,7 +163,8 @@ def test_vector_jacobian_product():
 def test_gradient_shape_mismatch_message():
     x = torch.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of "
-                                           r"gradiente.Size\(\[2\]\) and output\[0\] has a shape of gradiente.Size\(\[3\]\)"):
+                                           r"gradiente.Size\(\[2\]\) and output\[0\] has a shape of "
+                                           r"gradiente.Size\(\[3\]\)"):
         (x * 3).backward(torch.ones(2))
 
 
