@@ -178,6 +178,42 @@ def test_a_checkpointed_graph_is_freed_without_the_garbage_collector():
             gc.enable()
 
 
+def test_a_backward_pass_recomputes_once_and_a_nested_one_for_itself():
+    # a second read of a saved value in the same backward pass is refused; a backward started from a hook in
+    # the middle of another recomputes for itself
+    def run(lib):
+        reads = []
+
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                try:
+                    ctx.saved_tensors
+                except RuntimeError as e:
+                    reads.append(type(e).__name__)
+                return grad * 2
+
+        def fn(a):
+            x = a.sin().cos()
+            return x, Twice.apply(x.sin())
+
+        a = lib.tensor(1.0, requires_grad=True)
+        x, out = ck(lib).checkpoint(fn, a, use_reentrant=False)
+        out.grad_fn.register_hook(lambda *_: x.backward(retain_graph=True))
+        out.backward(retain_graph=True)
+        return reads, a.grad.item()
+
+    ours, theirs = run(torch), run(ref)
+    assert ours[0] == theirs[0] == ["CheckpointError"]
+    np.testing.assert_allclose(ours[1], theirs[1])
+
+
 def test_non_tensor_arguments_keywords_and_outputs():
     def run(lib):
         a, b = (lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in (2.0, 3.0))

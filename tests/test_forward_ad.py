@@ -371,3 +371,14 @@ def test_out_variants_refuse_forward_ad(call):
                 lib.hypot(dual, plain_tensor, out=plain_tensor)
 
     assert on_both(scenario)[0] == "raised"
+
+
+def test_detach_in_place_drops_the_tangent_too():
+    def scenario(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.ones(2), lib.ones(2)).clone()
+            dual.detach_()
+            return fw.unpack_dual(dual * 2).tangent
+
+    assert on_both(scenario)[1] is None

@@ -11,7 +11,9 @@ from harness import (
     both_quietly,
     check_same_error,
     check_strides_match_torch,
+    on_both,
     overlap_outcome,
+    plain,
     same_tensor,
     spec_tests,
 )
@@ -398,3 +400,22 @@ def test_scatter_in_place_refuses_a_source_sharing_memory(call):
     ours, theirs = both(overlap_outcome(call))
     assert ours == theirs
 
+
+
+@pytest.mark.parametrize("write", ["setitem_one", "inplace_on_one", "setitem_slice", "setitem_column"])
+def test_writing_into_an_expanded_tensor(write):
+    """An expanded tensor's elements share memory: writing one element is allowed, as in PyTorch, writing a
+    region where two elements share memory is refused."""
+    def scenario(lib):
+        g = lib.ones(1, 2).expand(3, 2)
+        if write == "setitem_one":
+            g[0, 1] = 5.0
+        elif write == "inplace_on_one":
+            g[1, 0] /= 0
+        elif write == "setitem_slice":
+            g[0:2, 0] = 7.0
+        else:
+            g[:, 1] = 7.0
+        return plain(g)
+
+    on_both(scenario)

@@ -399,6 +399,20 @@ def _adopt_saved_output(tensor, result):
             item.array, item.version_box, item.version = tensor._data, tensor._version_box, tensor._version_box[0]
 
 
+def writeable_alias(array):
+    """``array`` as a writeable array on the same memory, or None if it must stay read-only. An expanded tensor's
+    array is read-only because its elements share memory, but a part of it in which each element has memory of
+    its own may be written, as in PyTorch (``expanded[0] = 0`` writes the one element). Memory that is read-only
+    itself stays so."""
+    if any(st == 0 and n > 1 for n, st in zip(array.shape, array.strides)):
+        return None
+    root = storage_root(array)
+    if not root.flags.writeable:
+        return None
+    offset = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(array.shape, array.dtype, buffer=root, offset=offset, strides=array.strides)
+
+
 def _write(tensor, values):
     target = tensor._data
     if values.dtype != target.dtype and _KIND_ORDER[values.dtype.kind] > _KIND_ORDER[target.dtype.kind]:
@@ -413,8 +427,10 @@ def _write(tensor, values):
             raise RuntimeError(f"output with shape [{', '.join(map(str, target.shape))}] doesn't match the broadcast "
                                f"shape [{', '.join(map(str, shape or values.shape))}]")
     if not target.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                           "single memory location. Please clone() the tensor before performing the operation.")
+        target = writeable_alias(target)
+        if target is None:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
     np.copyto(target, values, casting="unsafe")
     tensor._version_box[0] += 1
 

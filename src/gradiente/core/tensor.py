@@ -453,6 +453,7 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        self.__dict__.pop("_fw_grads", None)        # out of forward mode's graph as well, as in PyTorch
         return self
 
     def retain_grad(self):

@@ -23,7 +23,7 @@ from ..core import dtype as dt
 from ..core import forward_grad, grad_mode
 from ..core.creation import is_dense
 from ..core.dtype import scalar_name
-from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
+from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change, writeable_alias
 from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
@@ -300,6 +300,8 @@ class FillBackward3(IndexPutBackward0):
 
 
 def _assign(region, advanced, values):
+    if not region.flags.writeable:
+        region = writeable_alias(region) or region
     try:
         if advanced is None:
             region[...] = values

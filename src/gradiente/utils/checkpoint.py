@@ -22,6 +22,7 @@ from .. import autograd
 from ..autograd.graph import saved_tensors_hooks
 from ..core import grad_mode
 from ..core import random as _random
+from ..core.engine import current_graph_task
 from ..core.node import _Packed, saved_hooks
 from ..core.tensor import Tensor
 
@@ -133,12 +134,14 @@ def _rng_restored(state):
 
 # --- use_reentrant=False -----------------------------------------------------------------------------------
 class _Holder:
-    """What the forward saves in a tensor's place; the recomputation fills ``value`` until it is unpacked."""
+    """What the forward saves in a tensor's place. A recomputation puts the value in ``values`` under its backward
+    pass's id (None outside a backward pass), where it stays until that pass unpacks it: a backward started by
+    a hook in the middle of another one recomputes for itself, as in PyTorch."""
 
-    __slots__ = ("value", "__weakref__")
+    __slots__ = ("values", "__weakref__")
 
     def __init__(self):
-        self.value = None
+        self.values = {}
 
 
 class _StopRecomputation(Exception):
@@ -171,6 +174,7 @@ class _Frame:
         self.holders: list = []
         self.metadata: list = []
         self.forward_done = False
+        self.recomputed_in: set = set()         # the ids of the backward passes that recomputed already
         self.ignore_saved_mismatch = False
         self.args = [self._keep(a) for a in args]
 
@@ -194,16 +198,22 @@ class _Frame:
         return holder
 
     def unpack(self, holder):
-        if holder.value is None:
-            self.recompute()
-        value, holder.value = holder.value, None
+        task = current_graph_task()
+        key = None if task is None else task.id
+        # One recomputation per backward pass (PyTorch's graph task): a value unpacked in this pass already is
+        # gone. Outside a backward pass every read recomputes.
+        if key not in holder.values and (key is None or key not in self.recomputed_in):
+            if key is not None:
+                self.recomputed_in.add(key)
+            self.recompute(key)
+        value = holder.values.pop(key, None)
         if value is None:
             raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
                                   "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do "
                                   "so only once. Otherwise please open an issue with details on your use case.")
         return value
 
-    def recompute(self):
+    def recompute(self, key):
         """Rerun ``fn``, giving each live holder its recomputed value (dropping the values of holders that were
         unpacked already in an earlier recomputation), and check the recomputation saved what the forward did."""
         counter = [0]
@@ -228,7 +238,7 @@ class _Frame:
                 with grad_mode.no_grad():
                     if self.metadata_fn(value) != self.metadata[index]:
                         mismatch.append((index, self.metadata[index], self.metadata_fn(value)))
-                holder.value = value
+                holder.values[key] = value
             if self.early_stop and counter[0] == stop_at:
                 raise _StopRecomputation
             return value
