@@ -192,7 +192,7 @@ def test_a_backward_pass_recomputes_once_and_a_nested_one_for_itself():
 
             @staticmethod
             def backward(ctx, grad):
-                x, = ctx.saved_tensors
+                _x, = ctx.saved_tensors
                 try:
                     ctx.saved_tensors
                 except RuntimeError as e:
