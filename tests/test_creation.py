@@ -1,7 +1,9 @@
 """Creation functions, dtype inference and promotion, Size, conversions: against PyTorch."""
+import warnings
+
 import numpy as np
 import pytest
-from harness import LAYOUT_IDS, NON_CONTIGUOUS_LAYOUTS, check_same_error, check_strides_match_torch
+from harness import LAYOUT_IDS, NON_CONTIGUOUS_LAYOUTS, check_same_error, check_strides_match_torch, on_both, plain
 
 import gradiente
 
@@ -202,3 +204,27 @@ def test_integer_like_sizes_are_accepted_as_in_torch(size):
                          ids=["zeros_like", "empty_like", "ones_like_dtype"])
 def test_like_functions_preserve_the_layout_as_torch(make, layout):
     check_strides_match_torch(lambda lib, x: make(lib, layout(x)))
+
+
+@pytest.mark.parametrize("case", ["two_vectors", "float64", "int32_and_int", "float_and_int", "nested", "zero_dim",
+                                  "one_by_one", "requires_grad"])
+def test_tensor_of_a_sequence_holding_tensors_reads_each_as_a_number(case):
+    def scenario(lib):
+        data = {
+            "two_vectors": lambda: [lib.ones(2), lib.ones(2)],
+            "float64": lambda: [lib.tensor(1.0, dtype=lib.float64)],
+            "int32_and_int": lambda: [lib.tensor(1, dtype=lib.int32), 2],
+            "float_and_int": lambda: [lib.tensor(1.5), 2],
+            "nested": lambda: [[lib.ones(1)], [lib.ones(1) * 2]],
+            "zero_dim": lambda: [lib.ones(())],
+            "one_by_one": lambda: [lib.ones(1, 1)],
+            "requires_grad": lambda: [lib.ones(1, requires_grad=True) * 3, lib.ones((), requires_grad=True)],
+        }[case]()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t = lib.tensor(data)
+        # (PyTorch's message ends with where in its C++ it was raised)
+        return plain(t), str(t.dtype).split(".")[-1], t.requires_grad, [str(w.message).split(" (Triggered")[0]
+                                                                         for w in caught]
+
+    on_both(scenario)

@@ -73,6 +73,13 @@ def _infer_array(data, exact=False):
     if isinstance(data, numbers.Complex):
         return np.asarray(data, dtype=np.complex128 if exact else dt.get_default_dtype().to_complex()._np)
     if isinstance(data, (list, tuple)):
+        if _holds_tensor(data):
+            read_with_grad: list = []
+            data = _tensors_as_numbers(data, read_with_grad)
+            if read_with_grad:
+                import warnings
+                warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                              "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
         err = _ragged_error(data)
         if err is not None:
             raise err
@@ -96,6 +103,30 @@ def _infer_array(data, exact=False):
     if hasattr(data, "__array__"):
         return np.asarray(data)
     raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+
+
+def _holds_tensor(data):
+    """Whether a tensor is among the leaves of the nested sequence ``data`` (``type`` is mapped in C: cheap)."""
+    types = set(map(type, data))
+    if any(issubclass(t, Tensor) for t in types):
+        return True
+    return (list in types or tuple in types) and any(_holds_tensor(d) for d in data if isinstance(d, (list, tuple)))
+
+
+def _tensors_as_numbers(data, read_with_grad):
+    """``data`` with each tensor in it replaced by its one number, as PyTorch reads a tensor inside a sequence
+    (``tensor([loss1, loss2])``): a NumPy scalar of the tensor's dtype, so that the dtype takes part in the
+    inference. A tensor of several elements is refused; one that requires grad is noted in ``read_with_grad``
+    (the caller warns once, as PyTorch does)."""
+    if isinstance(data, (list, tuple)):
+        return [_tensors_as_numbers(d, read_with_grad) for d in data]
+    if not isinstance(data, Tensor):
+        return data
+    if data._data.size != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    if data._requires_grad:
+        read_with_grad.append(True)
+    return data._data.reshape(())[()]
 
 
 def _first_leaf_type(data):
