@@ -662,3 +662,28 @@ def test_legacy_resize_and_type_functions():
         return tuple(y.shape), type(y.grad_fn).__name__, plain(x.grad), refused
 
     on_both(scenario)
+
+
+def test_a_view_changed_in_place_by_a_function_rebases_its_base():
+    # mark_dirty on a view (of a view): the base's history must run the Function on the region's gradient
+    def scenario(lib):
+        class AddInPlace(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.mark_dirty(x)
+                x.add_(y)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2, grad * 3
+
+        a = lib.arange(16.0, dtype=lib.float64).view(4, 4).requires_grad_()
+        b = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        x = a.clone()
+        AddInPlace.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), b)
+        AddInPlace.apply(x[1:3, 0:2], b)
+        (x * lib.arange(16.0, dtype=lib.float64).view(4, 4)).sum().backward()
+        return plain(x), type(x.grad_fn).__name__, plain(a.grad), plain(b.grad)
+
+    on_both(scenario)

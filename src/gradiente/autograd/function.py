@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..core import engine, forward_grad, grad_mode, rules
-from ..core.inplace import mark_custom_function_view, view_base
+from ..core.inplace import _rebase, mark_custom_function_view, view_base
 from ..core.node import _FREED, Node, SavedTensor
 from ..core.record import record
 from ..core.tensor import Tensor
@@ -320,6 +320,7 @@ def _wrap_outputs(ctx, inputs, output, recording):
             id(o) in dirty and o._base is not None for o in outputs if isinstance(o, Tensor)):
         raise RuntimeError(_DIRTY_VIEW)
     wrapped = []
+    rebased: list = []
     info: list[Optional[tuple]] = []        # (shape, dtype, differentiable) of each output, None for non-tensors
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -339,7 +340,9 @@ def _wrap_outputs(ctx, inputs, output, recording):
         if is_dirty:
             out._version_box[0] += 1
         differentiable = recording and id(out) not in non_diff and out._data.dtype.kind in "fc"
-        if differentiable:
+        if differentiable and is_dirty and out._base is not None and "_view_meta" in out.__dict__:
+            rebased.append(out)     # a view changed in place: its base's history is rebased below, as for ops
+        elif differentiable:
             out.grad_fn, out._output_nr, out._requires_grad = ctx, nr, True
         elif not is_dirty and (recording or "_no_edge" not in out.__dict__):
             out._requires_grad = False          # (a view made under no_grad of an input that requires grad does)
@@ -351,6 +354,10 @@ def _wrap_outputs(ctx, inputs, output, recording):
         # saved outputs must not keep the output tensors alive through the node (a cycle)
         if ctx._saved:
             ctx.save(*ctx._saved)
+        for view in rebased:
+            # As PyTorch's CopySlices: the base's new history runs this node on the region's gradient, its first
+            # input standing for the view (PyTorch's assumption too: the Function may return one tensor only).
+            _rebase(view, ctx)
     return wrapped[0] if single else tuple(wrapped)
 
 
