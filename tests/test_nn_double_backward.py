@@ -271,3 +271,21 @@ def test_input_changed_in_place_is_caught_as_in_torch(op):
         with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient computation has been "
                                                r"modified by an inplace operation: \[torch.DoubleTensor \[2, 3, 4\]\]"):
             out.sum().backward()
+
+
+@pytest.mark.parametrize("activation", ["relu", "relu_", "threshold", "threshold_"])
+def test_relu_and_threshold_record_their_gradient_as_one_node(activation):
+    # PyTorch's graph of the gradient: ThresholdBackwardBackward0 with no edge for the incoming gradient and one
+    # to the input (or relu's output); its derivative in x is zero, not absent (x still gets a gradient)
+    def run(lib):
+        x = lib.tensor([-1.0, 0.0, 0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        f = {"relu": lambda t: lib.relu(t), "relu_": lambda t: t.clone().relu_(),
+             "threshold": lambda t: lib.nn.functional.threshold(t, 0.1, 2.0),
+             "threshold_": lambda t: lib.nn.functional.threshold(t.clone(), 0.1, 2.0, True)}[activation]
+        g, = lib.autograd.grad((f(x) * lib.arange(4.0, dtype=lib.float64)).sum(), x, create_graph=True)
+        node = g.grad_fn
+        gg, = lib.autograd.grad((g * g).sum(), x)
+        return (type(node).__name__, [type(n).__name__ if n is not None else None for n, _ in node.next_functions],
+                g.detach().tolist(), gg.tolist())
+
+    assert run(gradiente) == run(torch)

@@ -115,6 +115,9 @@ class RuleOps:
 
     # --- selection, reductions and scans
     def mask(self, condition, x): """x where the condition holds, 0 elsewhere"""
+    def threshold_backward(self, grad, x, threshold):
+        """grad where x > threshold (or nan), 0 elsewhere: relu's and threshold's derivative, recorded under
+        create_graph as the one node PyTorch records (ThresholdBackwardBackward0)"""
     def select(self, condition, x, y): """x where the condition holds, y elsewhere"""
     def sum(self, x, dim=None, keepdim=False): """the sum over ``dim`` (an int or tuple; all if None)"""
     def mean(self, x, dim, keepdim=False): """the mean over ``dim``"""
@@ -199,6 +202,10 @@ class NumpyOps:
     @staticmethod
     def ones_like(x):
         return np.ones_like(x)
+
+    @staticmethod
+    def threshold_backward(grad, x, threshold):
+        return NumpyOps.mask(~(x <= threshold), grad)
 
     @staticmethod
     def mask(condition, x):

@@ -14,6 +14,7 @@ from ..core.tensor import Tensor
 from . import binary_math, joining, rearranging, reductions, selection, unary, views
 from . import matmul as matrix_products
 from .indexing import embed as _embed
+from .nn.activations import threshold_backward as _threshold_backward
 from .nn.padding import pad as _pad
 
 __all__ = ["TensorOps"]
@@ -104,6 +105,8 @@ class TensorOps:
     @staticmethod
     def mask(condition, x):
         return selection.where(_condition(condition), x, zeros((), dtype=x.dtype))
+
+    threshold_backward = staticmethod(_threshold_backward)
 
     @staticmethod
     def select(condition, x, y):

@@ -112,7 +112,7 @@ atanh = TABLE.row("atanh", np.arctanh, "AtanhBackward0", "x", lambda ops, v, x, 
                   "d/dx atanh x = 1/(1 - x²)")
 sigmoid = TABLE.row("sigmoid", sigmoid_array, "SigmoidBackward0", "out", lambda ops, v, x, out: v * (out * (1 - out)),
                     "d/dx σ(x) = σ(x)·(1 - σ(x))")
-relu = TABLE.row("relu", _relu, "ReluBackward0", "out", lambda ops, v, x, out: ops.mask(~(ops.raw(out) <= 0), v),
+relu = TABLE.row("relu", _relu, "ReluBackward0", "out", lambda ops, v, x, out: ops.threshold_backward(v, out, 0),
                  "d/dx max(0, x) = 1 if x > 0 else 0", keeps_integers=True)
 # abs's rule, v·sgn(z), is PyTorch's backward for complex z as well
 abs = TABLE.row("abs", np.abs, "AbsBackward0", "x", lambda ops, v, x, out: v * ops.sign(x), "d/dx |x| = sign(x)",

@@ -122,7 +122,7 @@ class ThresholdBackward0(Node):
     formula = "d/dx threshold(x) = 1 if x > threshold else 0"
 
     def backward(self, ops, grad):
-        return (ops.mask(~(ops.raw(_saved(self, ops)) <= self.threshold), grad),)
+        return (ops.threshold_backward(grad, _saved(self, ops), self.threshold),)
 
     jvp = self_adjoint_jvp
 
@@ -130,6 +130,30 @@ class ThresholdBackward0(Node):
 class ThresholdBackward1(ThresholdBackward0):
     """The in-place form: the same rule on the input as it was (a replaced element gets no gradient even when
     ``value`` is above the threshold, as in PyTorch)."""
+
+
+class ThresholdBackwardBackward0(Node):
+    """out = grad where x > threshold, else 0: relu's and threshold's gradient, recorded under create_graph;
+    dgrad = the same mask on the incoming gradient;  dx = 0 (the step is flat wherever it has a derivative)"""
+    formula = "d/dgrad (grad · [x > threshold]) = [x > threshold];  d/dx = 0"
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        return ops.threshold_backward(grad, x, self.threshold), ops.zeros_like(x)
+
+    def jvp(self, ops, grad_t, x_t):
+        return None if grad_t is None else ops.threshold_backward(grad_t, _saved(self, ops), self.threshold)
+
+
+def threshold_backward(grad, x, threshold):
+    """``grad`` where ``x`` > ``threshold`` (or is nan), 0 elsewhere (``ThresholdBackwardBackward0``): the gradient
+    of ``relu`` and ``threshold`` as a differentiable op, for their second derivatives (PyTorch's
+    ``threshold_backward``)."""
+    zero = np.zeros((), grad._data.dtype)
+    out = wrap(np.where(x._data <= threshold, zero, grad._data))
+    if wants_grad(grad, x):
+        record(ThresholdBackwardBackward0, (grad, x), out, (x,), threshold=threshold)
+    return out
 
 
 def _threshold(input, threshold, value, node_cls):
