@@ -279,7 +279,7 @@ def test_relu_and_threshold_record_their_gradient_as_one_node(activation):
     # to the input (or relu's output); its derivative in x is zero, not absent (x still gets a gradient)
     def run(lib):
         x = lib.tensor([-1.0, 0.0, 0.5, 2.0], dtype=lib.float64, requires_grad=True)
-        f = {"relu": lambda t: lib.relu(t), "relu_": lambda t: t.clone().relu_(),
+        f = {"relu": lib.relu, "relu_": lambda t: t.clone().relu_(),
              "threshold": lambda t: lib.nn.functional.threshold(t, 0.1, 2.0),
              "threshold_": lambda t: lib.nn.functional.threshold(t.clone(), 0.1, 2.0, True)}[activation]
         g, = lib.autograd.grad((f(x) * lib.arange(4.0, dtype=lib.float64)).sum(), x, create_graph=True)
