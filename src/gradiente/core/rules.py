@@ -88,6 +88,8 @@ class RuleOps:
     def cosh(self, x): """cosh x"""
     def tanh(self, x): """tanh x"""
     def abs(self, x): """|x|"""
+    def conj(self, x): """the complex conjugate (x itself when real)"""
+    def real(self, x): """the real part (x itself when real)"""
     def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign)"""
     def sigmoid(self, x): """1 / (1 + e^-x)"""
     def erf(self, x): """the error function"""
@@ -155,6 +157,14 @@ class NumpyOps:
     @staticmethod
     def unpack_output(saved, node):
         return saved.array
+
+    @staticmethod
+    def conj(x):
+        return np.conj(x) if x.dtype.kind == "c" else x
+
+    @staticmethod
+    def real(x):
+        return x.real if x.dtype.kind == "c" else x
 
     @staticmethod
     def sign(x):
@@ -227,7 +237,8 @@ class NumpyOps:
         if grad.shape != shape:
             grad = sum_to(grad, shape) if grad.ndim >= len(shape) else np.broadcast_to(grad, shape)
         if grad.dtype != np_dtype:
-            grad = grad.astype(np_dtype)
+            # a real input's share of a complex gradient is its real part (PyTorch's handle_r_to_c)
+            grad = (grad.real if grad.dtype.kind == "c" and np_dtype.kind != "c" else grad).astype(np_dtype)
         return grad
 
     @staticmethod

@@ -11,7 +11,7 @@ from ..core import forward_grad
 from ..core.creation import empty, from_numpy, ones_like, tensor, zeros, zeros_like
 from ..core.dtype import FROM_NUMPY
 from ..core.tensor import Tensor
-from . import binary_math, joining, rearranging, reductions, selection, unary, views
+from . import binary_math, complex_numbers, joining, rearranging, reductions, selection, unary, views
 from . import matmul as matrix_products
 from .indexing import embed as _embed
 from .nn.padding import pad as _pad
@@ -33,6 +33,7 @@ class TensorOps:
     exp, log, log1p, sqrt = (staticmethod(f) for f in (unary.exp, unary.log, unary.log1p, unary.sqrt))
     sin, cos, sinh, cosh, tanh = (staticmethod(f) for f in (unary.sin, unary.cos, unary.sinh, unary.cosh, unary.tanh))
     abs, sign, sigmoid, erf = (staticmethod(f) for f in (unary.abs, unary.sign, unary.sigmoid, unary.erf))
+    conj, real = staticmethod(complex_numbers.conj_physical), staticmethod(complex_numbers.real)
     xlogy = staticmethod(binary_math.xlogy)
     matmul = staticmethod(matrix_products.matmul)
     einsum = staticmethod(matrix_products.einsum)
@@ -86,6 +87,8 @@ class TensorOps:
         if tuple(grad.shape) != tuple(shape):
             grad = grad.sum_to_size(shape) if grad.dim() >= len(shape) else grad.expand(shape)
         if grad._data.dtype != np_dtype:
+            if grad._data.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
+                grad = complex_numbers.real(grad)   # a real input's share: the real part (handle_r_to_c)
             grad = grad.to(FROM_NUMPY[np.dtype(np_dtype)])
         return grad
 
