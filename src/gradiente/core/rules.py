@@ -90,7 +90,7 @@ class RuleOps:
     def abs(self, x): """|x|"""
     def conj(self, x): """the complex conjugate (x itself when real)"""
     def real(self, x): """the real part (x itself when real)"""
-    def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign)"""
+    def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign); z/|z| for complex z (sgn)"""
     def sigmoid(self, x): """1 / (1 + e^-x)"""
     def erf(self, x): """the error function"""
     def xlogy(self, x, y): """x·ln y, 0 where x == 0 (unless y is nan)"""

@@ -110,7 +110,10 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
             # float32/64 and complex (the fast path of every call): NumPy's result already has PyTorch's dtype,
             # the input's, or the real dtype for abs of a complex input
             values = array_fn(xa)
-            result = Tensor._make(values) if values.__class__ is np.ndarray else as_result(values, dtype)
+            if values.__class__ is np.ndarray:
+                result = Tensor._make(values)
+            else:       # a NumPy scalar, from a 0-d input: the input's dtype, but abs of a complex number is real
+                result = as_result(values, dtype if values.dtype.kind == dtype.kind else values.dtype)
         else:
             result = _other_dtypes(xa)
         if (input._requires_grad and _grad_state.enabled) or (_forward.on and wants_grad(input)):

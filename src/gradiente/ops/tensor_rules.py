@@ -32,7 +32,11 @@ class TensorOps:
     # --- elementwise math -------------------------------------------------------------------------------
     exp, log, log1p, sqrt = (staticmethod(f) for f in (unary.exp, unary.log, unary.log1p, unary.sqrt))
     sin, cos, sinh, cosh, tanh = (staticmethod(f) for f in (unary.sin, unary.cos, unary.sinh, unary.cosh, unary.tanh))
-    abs, sign, sigmoid, erf = (staticmethod(f) for f in (unary.abs, unary.sign, unary.sigmoid, unary.erf))
+    abs, sigmoid, erf = (staticmethod(f) for f in (unary.abs, unary.sigmoid, unary.erf))
+
+    @staticmethod
+    def sign(x):
+        return unary.sgn(x) if x._data.dtype.kind == "c" else unary.sign(x)     # z/|z| for complex, as NumPy's
     conj, real = staticmethod(complex_numbers.conj_physical), staticmethod(complex_numbers.real)
     xlogy = staticmethod(binary_math.xlogy)
     matmul = staticmethod(matrix_products.matmul)

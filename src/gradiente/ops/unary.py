@@ -73,6 +73,16 @@ def _zero(ops, v, x, out):
     return ops.zeros_like(v)
 
 
+def _sgn_derivative(ops, v, x, out):
+    """sgn(z) = z/|z|: 0 for real x; for complex z, (v - s²·conj(v)) / (2|z|) (0 at z = 0), PyTorch's
+    sgn_backward, which is its own adjoint in the real inner product, so it serves the backward and the jvp."""
+    if ops.raw(x).dtype.kind != "c":
+        return ops.zeros_like(v)
+    absolute = ops.abs(x)
+    nonzero = ops.raw(absolute) != 0
+    return ops.mask(nonzero, (v - out * out * ops.conj(v)) / (2 * ops.select(nonzero, absolute, 1.0)))
+
+
 # Each row: name, array function, node name, what the derivative reads, v·f'(x), the formula; then options.
 TABLE = ElementwiseTable(__name__)
 exp = TABLE.row("exp", np.exp, "ExpBackward0", "out", lambda ops, v, x, out: v * out, "d/dx eˣ = eˣ", holomorphic=True)
@@ -125,7 +135,8 @@ abs = TABLE.row("abs", np.abs, "AbsBackward0", "x", lambda ops, v, x, out: v * o
                 keeps_integers=True, kernel_missing_for=("b", "abs_cpu"), complex_ok=True,
                 jvp=lambda ops, t, x, out: ops.real(ops.conj(t) * ops.sign(x)))
 sign = TABLE.row("sign", _sign, "SignBackward0", "", _zero, "d/dx sign(x) = 0", keeps_integers=True)
-sgn = TABLE.row("sgn", _sign, "SgnBackward0", "", _zero, "d/dx sign(x) = 0", keeps_integers=True)
+sgn = TABLE.row("sgn", _sign, "SgnBackward0", "x out", _sgn_derivative, "d/dx sign(x) = 0; for z = |z|·s, "
+                "ds = (dz - s²·conj(dz)) / (2|z|)", keeps_integers=True, complex_ok=True)
 floor = TABLE.row("floor", np.floor, "FloorBackward0", "", _zero, "d/dx ⌊x⌋ = 0", keeps_integers=True,
                   kernel_missing_for=("b", "floor_vml_cpu"))
 ceil = TABLE.row("ceil", np.ceil, "CeilBackward0", "", _zero, "d/dx ⌈x⌉ = 0", keeps_integers=True,
