@@ -61,6 +61,13 @@ def make_dual(tensor, tangent, *, level=None):
     dual.__dict__["_dual_view"] = True      # a view to backward mode only: forward mode's view checks see past it
     if tangent._data.strides != tensor._data.strides and tensor._data.flags.c_contiguous:
         tangent = tangent.contiguous()
+    if tangent.is_conj() != tensor.is_conj() or tangent.is_neg() != tensor.is_neg():
+        # PyTorch's metadata check: a tangent whose conjugate or negative bit differs from the primal's is copied,
+        # taking the primal's bits (gradiente's flagged tensors hold their values, so the values are the same)
+        tangent = Tensor._make(tangent._data.copy())
+        for flag, value in (("_is_conj", tensor.is_conj()), ("_is_neg", tensor.is_neg())):
+            if value:
+                tangent.__dict__[flag] = True
     forward_grad.set_tangent(dual, tangent, level)
     return dual
 

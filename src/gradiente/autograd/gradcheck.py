@@ -10,8 +10,8 @@ forward mode, one at a time, against the conjugate Wirtinger derivative.
 
 Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_batched_grad``
 and ``check_batched_forward_grad`` are accepted and not run (gradiente has no vmap); ``check_undefined_grad``
-hands None to the tensor hooks of each output (what PyTorch's engine does first with an undefined gradient) rather than running the whole backward
-with undefined gradients, which gradiente's engine does not model.
+hands None to the tensor hooks of each output (what PyTorch's engine does first with an undefined gradient) rather
+than running the whole backward with undefined gradients, which gradiente's engine does not model.
 
 This module is ``torch.autograd.gradcheck``; ``gradiente.autograd.gradcheck`` is also the function, as in
 PyTorch (the package binds the name to the function after importing the module).
@@ -330,10 +330,10 @@ def _real_and_imag_inputs(func, complex_inputs, inputs):
     imaginary part (the real part held)."""
     def applying(join):
         def wrapped(*args):
-            args = list(args)
+            joined = list(args)
             for i in complex_inputs:
-                args[i] = join(args[i], inputs[i])
-            return _as_tuple(func(*args))
+                joined[i] = join(joined[i], inputs[i])
+            return _as_tuple(func(*joined))
         return wrapped
     return (applying(lambda part, original: part + original.imag * 1j),
             applying(lambda part, original: original.real + part * 1j))

@@ -90,6 +90,7 @@ class RuleOps:
     def abs(self, x): """|x|"""
     def conj(self, x): """the complex conjugate (x itself when real)"""
     def real(self, x): """the real part (x itself when real)"""
+    def imag(self, x): """the imaginary part of a complex x"""
     def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign); z/|z| for complex z (sgn)"""
     def sigmoid(self, x): """1 / (1 + e^-x)"""
     def erf(self, x): """the error function"""
@@ -165,6 +166,10 @@ class NumpyOps:
     @staticmethod
     def real(x):
         return x.real if x.dtype.kind == "c" else x
+
+    @staticmethod
+    def imag(x):
+        return x.imag
 
     @staticmethod
     def sign(x):

@@ -37,7 +37,8 @@ class TensorOps:
     @staticmethod
     def sign(x):
         return unary.sgn(x) if x._data.dtype.kind == "c" else unary.sign(x)     # z/|z| for complex, as NumPy's
-    conj, real = staticmethod(complex_numbers.conj_physical), staticmethod(complex_numbers.real)
+    conj, real, imag = (staticmethod(f) for f in (complex_numbers.conj_physical, complex_numbers.real,
+                                                  complex_numbers.imag))
     xlogy = staticmethod(binary_math.xlogy)
     matmul = staticmethod(matrix_products.matmul)
     einsum = staticmethod(matrix_products.einsum)
