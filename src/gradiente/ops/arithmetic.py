@@ -139,7 +139,7 @@ class PowBackward0(Node):
     def jvp(self, ops, x_t):
         (x,) = self.saved(ops)
         p = self.exponent
-        return ops.zeros_like(x_t) if p == 0 else x_t * (p * x ** (p - 1))
+        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * (p * x ** (p - 1)))
 
 
 class PowBackward1(Node):
@@ -157,7 +157,7 @@ class PowBackward1(Node):
 
     def jvp(self, ops, x_t, y_t):
         x, y, out = self.saved(ops)
-        return tangent_sum(None if x_t is None else self._through_x(ops, x_t, x, y),
+        return tangent_sum(None if x_t is None else _real_base_share(ops, x, self._through_x(ops, x_t, x, y)),
                            None if y_t is None else self._through_y(ops, y_t, x, y, out))
 
     @staticmethod
@@ -174,6 +174,15 @@ class PowBackward1(Node):
             x = ops.fix_meta(x, ops.raw(x).shape, result.dtype)
         zero_base = (ops.raw(x) == 0) & _nonnegative_real(ops.raw(y))
         return ops.mask(ops.logical_not(zero_base), v * (out * ops.log(x)))
+
+
+def _real_base_share(ops, x, term):
+    """PyTorch's pow forward formulas keep only the real part of a real base's term when the power is complex
+    (its pow_backward ends in handle_r_to_c, and the jvp reuses it), although d(xʸ) = y·xʸ⁻¹·dx is complex there:
+    done the same here, so that tangents print as PyTorch's."""
+    if ops.raw(x).dtype.kind != "c" and ops.raw(term).dtype.kind == "c":
+        return ops.real(term)
+    return term
 
 
 def _nonnegative_real(a):
