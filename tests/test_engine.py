@@ -632,13 +632,16 @@ def test_backward_inputs_give_each_input_its_own_gradient_memory():
 
 
 def test_complex_gradients_are_pytorchs_or_refused_never_silently_wrong():
-    # Rules that move, sum or scale gradients by real numbers are right for complex tensors (PyTorch's
-    # conjugate convention); rules written for real derivatives (grad * f'(z)) are refused with a clear error.
+    # Rules that move, sum or scale gradients by real numbers are right for complex tensors as written, holomorphic
+    # rules run between two conjugations (PyTorch's conjugate convention); a rule written for real derivatives only
+    # (grad * f'(z) of a function not marked holomorphic) is refused with a clear error.
     a = np.array([1 + 1j, 2 - 0.5j], np.complex64)
     c = np.array([2 + 3j, -1 + 1j], np.complex64)
     allowed = [lambda lib, x: (x + lib.tensor(c)).abs().sum(), lambda lib, x: (x * 2.5).abs().sum(),
                lambda lib, x: lib.cat([x, x / 2]).abs().sum(), lambda lib, x: (x.real * 2).sum(),
-               lambda lib, x: x.reshape(2, 1)[0].abs().sum(), lambda lib, x: x.abs().mean()]
+               lambda lib, x: x.reshape(2, 1)[0].abs().sum(), lambda lib, x: x.abs().mean(),
+               lambda lib, x: (x * lib.tensor(c)).abs().sum(), lambda lib, x: x.exp().abs().sum(),
+               lambda lib, x: (x * x).abs().sum()]
     real_torch = pytest.importorskip("torch")     # this module names gradiente "torch"
     for fn in allowed:
         grads = []
@@ -647,8 +650,7 @@ def test_complex_gradients_are_pytorchs_or_refused_never_silently_wrong():
             fn(lib, x).backward()
             grads.append(x.grad.numpy())
         np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
-    for fn in (lambda x: (x * torch.tensor(c)).abs().sum(), lambda x: x.exp().abs().sum(),
-               lambda x: (x * x).abs().sum()):
+    for fn in (lambda x: x.acosh().abs().sum(), lambda x: torch.linalg.det(torch.stack([x, x * 2j])).abs()):
         x = torch.tensor(a, requires_grad=True)
         with pytest.raises(NotImplementedError, match="does not compute gradients of complex tensors through"):
             fn(x).backward()

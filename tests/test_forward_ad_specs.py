@@ -35,9 +35,6 @@ TORCH_DIFFERS = {
     "scatter_reduce_prod_excluding_self": "PyTorch gives no tangent at all",
     "scatter_reduce_0d": "PyTorch gives no tangent at all",
 }
-# Not yet: forward AD through complex numbers (the ops raise PyTorch's "not implemented" error for now).
-COMPLEX_NOT_YET = {"complex_view_as_real", "polar", "angle_complex", "real", "imag", "imag_of_conj", "conj",
-                   "conj_physical", "view_as_complex", "view_as_complex_angle"}
 
 SPECS = [spec for _, spec in all_op_specs(skip=(__name__,))]
 
@@ -80,13 +77,7 @@ def _as_array(tangent, primal):
     return np.zeros_like(primal) if tangent is None else tangent
 
 
-def _marks(spec):
-    if spec.name in COMPLEX_NOT_YET:
-        return [pytest.mark.xfail(strict=True, reason="forward AD through complex numbers is not there yet")]
-    return []
-
-
-@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name, marks=_marks(s)) for s in SPECS])
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in SPECS])
 def test_forward_mode_matches_torch_and_finite_differences(spec):
     arrays, tangents = _inputs_and_tangents(spec)
     if all(t is None for t in tangents):

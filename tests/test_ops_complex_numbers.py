@@ -42,6 +42,7 @@ SPECS = [
            [((3,), (3,))]),
     OpSpec("view_as_complex", lambda lib, x: lib.view_as_real(lib.view_as_complex(x) * 1), [((3, 2),), ((2, 3, 2),)],
            extra={"contiguous_only": True}),
+    OpSpec("neg_view", lambda lib, x: x._neg_view().resolve_neg() * 2, SHAPES),
     OpSpec("view_as_complex_angle", lambda lib, x: lib.view_as_complex(x).angle(), [((4, 2),)],
            make_inputs=complex_parts, extra={"contiguous_only": True}),
 ]

@@ -343,6 +343,7 @@ METHODS = (
     (property(complex_numbers.real, complex_numbers._set_real), "real"),
     (complex_numbers.resolve_conj, "resolve_conj"),
     (complex_numbers.resolve_neg, "resolve_neg"),
+    (complex_numbers._neg_view, "_neg_view"),
     # ops/fill.py
     (fill.copy_, "copy_"),
     (fill.fill_, "fill_"),

@@ -74,7 +74,8 @@ def _in_primal_layout(tangent, tensor):
     a view op on the dual, ``as_strided`` included, finds the tangent's elements where it finds the primal's."""
     a, t = tensor._data, tangent._data
     strides = tuple(s // a.itemsize for s in a.strides)
-    if strides == tuple(s // t.itemsize for s in t.strides) and (a.size == 0 or (
+    same_bits = tangent.is_conj() == tensor.is_conj() and tangent.is_neg() == tensor.is_neg()
+    if same_bits and strides == tuple(s // t.itemsize for s in t.strides) and (a.size == 0 or (
             tensor.storage_offset() == tangent.storage_offset()
             and storage_root(a).size == storage_root(t).size)):
         return tangent
@@ -82,7 +83,13 @@ def _in_primal_layout(tangent, tensor):
     laid_out = np.ndarray(a.shape, t.dtype, buffer=storage, offset=tensor.storage_offset() * t.itemsize,
                           strides=tuple(s * t.itemsize for s in strides))
     laid_out[...] = t
-    return Tensor._make(laid_out)
+    copy = Tensor._make(laid_out)
+    # The copy takes the primal's conjugate and negative bits, as PyTorch's metadata check does (gradiente's
+    # flagged tensors hold their values, so the values are the same)
+    for flag, value in (("_is_conj", tensor.is_conj()), ("_is_neg", tensor.is_neg())):
+        if value:
+            copy.__dict__[flag] = True
+    return copy
 
 
 class UnpackedDualTensor(NamedTuple):

@@ -4,13 +4,14 @@ PyTorch's slow mode, with its checks and messages. The numerical Jacobian of eac
 from central differences, one input element at a time, changing the input's memory in place (the function
 runs on the caller's tensors, in grad mode, as in PyTorch); the analytical one from one vector-Jacobian product
 per output element, computed twice: the two must agree within ``nondet_tol`` (a backward that gives different
-values on the same gradient is "not reentrant"). Use float64 inputs.
+values on the same gradient is "not reentrant"). Use float64 or complex128 inputs. Complex numbers are checked as
+PyTorch checks them (``_run_checks``): the real and imaginary parts of complex outputs, and of complex inputs in
+forward mode, one at a time, against the conjugate Wirtinger derivative.
 
 Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_batched_grad``
-and ``check_batched_forward_grad`` are accepted and not run (gradiente has no vmap); complex inputs and outputs
-are not split into real and imaginary parts; ``check_undefined_grad`` hands None to the tensor hooks of each
-output (what PyTorch's engine does first with an undefined gradient) rather than running the whole backward
-with undefined gradients, which gradiente's engine does not model.
+and ``check_batched_forward_grad`` are accepted and not run (gradiente has no vmap); ``check_undefined_grad``
+hands None to the tensor hooks of each output (what PyTorch's engine does first with an undefined gradient) rather
+than running the whole backward with undefined gradients, which gradiente's engine does not model.
 
 This module is ``torch.autograd.gradcheck``; ``gradiente.autograd.gradcheck`` is also the function, as in
 PyTorch (the package binds the name to the function after importing the module).
@@ -97,27 +98,39 @@ def _text(matrix):
 
 def _numerical(func, inputs, diff_idx, eps, pick):
     """``J[o][k]``, shape (numel of input diff_idx[k], numel of output o), by central differences; ``pick``
-    chooses, from ``func``'s tensor outputs, those to differentiate."""
+    chooses, from ``func``'s tensor outputs, those to differentiate. A complex input is moved along its real and
+    its imaginary axis, and its column is the conjugate Wirtinger derivative ds/dx + i·ds/dy of each (real)
+    output, PyTorch's convention; a real input of a complex output (forward mode) has the complex ds/dx."""
     base = pick(_tensor_outputs(func(*inputs)))
-    jacobians = [[np.zeros((inputs[i]._data.size, o._data.size), dtype=_real_dtype(inputs[i]))
+    jacobians = [[np.zeros((inputs[i]._data.size, o._data.size), dtype=_jacobian_dtype(inputs[i], o))
                   for i in diff_idx] for o in base]
     for k, i in enumerate(diff_idx):
         data = inputs[i]._data
+        steps = (eps, eps * 1j) if data.dtype.kind == "c" else (eps,)
         for j in range(data.size):
             idx = np.unravel_index(j, data.shape)
             original = data[idx].copy()
-            data[idx] = original - eps
-            below = _values(func, inputs, pick, base, eps, idx)
-            data[idx] = original + eps
-            above = _values(func, inputs, pick, base, eps, idx)
-            data[idx] = original
-            for o in range(len(base)):
-                jacobians[o][k][j] = (above[o] - below[o]) / (2 * eps)
+            for step in steps:
+                data[idx] = original - step
+                below = _values(func, inputs, pick, base, eps, idx)
+                data[idx] = original + step
+                above = _values(func, inputs, pick, base, eps, idx)
+                data[idx] = original
+                for o in range(len(base)):
+                    column = (above[o] - below[o]) / (2 * eps)
+                    jacobians[o][k][j] += column if step.__class__ is not complex else column * 1j
     return jacobians
 
 
 def _real_dtype(x):
     return np.float64 if x._data.dtype.kind != "f" else x._data.dtype
+
+
+def _jacobian_dtype(x, out):
+    """A Jacobian's dtype: the input's when it is complex, complex128 for a complex output, else real."""
+    if x._data.dtype.kind == "c":
+        return x._data.dtype
+    return np.complex128 if out._data.dtype.kind == "c" else _real_dtype(x)
 
 
 def _values(func, inputs, pick, base, eps, idx):
@@ -141,7 +154,7 @@ def _analytical(output, inputs, diff_idx):
     """``J[k]``, shape (numel of input diff_idx[k], numel of output), one vector-Jacobian product per output
     element; and whether the gradients had the inputs' dtypes and sizes."""
     targets = [inputs[i] for i in diff_idx]
-    jacobians = [np.zeros((t._data.size, output._data.size), dtype=_real_dtype(t)) for t in targets]
+    jacobians = [np.zeros((t._data.size, output._data.size), dtype=_jacobian_dtype(t, output)) for t in targets]
     dtypes_ok = sizes_ok = True
     for j in range(output._data.size):
         seed = np.zeros(output._data.size, dtype=output._data.dtype)
@@ -196,7 +209,7 @@ def _forward_mode(func, inputs, diff_idx, outputs_count):
                 for o, out in enumerate(outputs[:outputs_count]):
                     primal, out_tangent = forward_ad.unpack_dual(out)
                     if jacobians[o][k] is None:
-                        jacobians[o][k] = np.zeros((x._data.size, primal._data.size), dtype=_real_dtype(x))
+                        jacobians[o][k] = np.zeros((x._data.size, primal._data.size), dtype=_jacobian_dtype(x, primal))
                     if out_tangent is not None:
                         jacobians[o][k][j] = out_tangent._data.reshape(-1)
     return jacobians
@@ -204,9 +217,14 @@ def _forward_mode(func, inputs, diff_idx, outputs_count):
 
 # --- the checks -----------------------------------------------------------------------------------------------
 
-def _mismatch(analytical, numerical, o, k, forward):
+def _mismatch(analytical, numerical, o, k, forward, complex_indices=(), test_imag=False):
+    """PyTorch's message; a complex output (backward) or input (forward) names the part being checked."""
+    part = "imaginary" if test_imag else "real"
+    element = "inputs" if forward else "outputs"
+    prefix = f"While considering the {part} part of complex {element} only, " if (k if forward else o) in \
+        complex_indices else ""
     mode = "computed with forward mode " if forward else ""
-    return (f"Jacobian {mode}mismatch for output {o:d} with respect to input {k:d},\n"
+    return (f"{prefix}Jacobian {mode}mismatch for output {o:d} with respect to input {k:d},\n"
             f"numerical:{_text(numerical)}\nanalytical:{_text(analytical)}\n")
 
 
@@ -243,27 +261,82 @@ def _check_undefined_grad(func, inputs):
 
 def _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                 check_forward_ad, check_backward_ad):
-    outputs = _differentiable(_tensor_outputs(func(*inputs)))
+    """PyTorch's slow mode. Complex numbers are checked as PyTorch checks them, in real terms: in backward mode
+    the real and then the imaginary part of each complex output is a function of its own (so the gradient is
+    that of a real function, a conjugate Wirtinger derivative for a complex input); in forward mode each complex
+    input is replaced by its real part, then its imaginary part, the other held fixed."""
+    everything = _tensor_outputs(func(*inputs))
+    outputs = _differentiable(everything)
     if check_backward_ad:
         if not outputs:
             return _check_no_differentiable_outputs(func, inputs, diff_idx, eps)
-        numerical = _numerical(func, inputs, diff_idx, eps, _differentiable)
-        for o, out in enumerate(outputs):
-            analytical = _checked_analytical(out, inputs, diff_idx, nondet_tol, check_grad_dtypes)
-            for k, (a, n) in enumerate(zip(analytical, numerical[o])):
-                if not _close(a, n, rtol, atol):
-                    raise GradcheckError(_mismatch(a, n, o, k, forward=False))
+        complex_outputs = [o for o, out in enumerate(outputs) if out._data.dtype.kind == "c"]
+        if any(out._data.dtype.kind == "c" for out in everything):
+            real_fn, imag_fn = _real_and_imag_outputs(func)
+            _backward_check(imag_fn, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_grad_dtypes,
+                            complex_outputs, test_imag=True)
+            _backward_check(real_fn, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_grad_dtypes,
+                            complex_outputs)
+        else:
+            _backward_check(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_grad_dtypes)
     if check_forward_ad:
-        everything = _tensor_outputs(func(*inputs))
-        numerical = _numerical(func, inputs, diff_idx, eps, lambda outs: outs)
-        forward = _forward_mode(func, inputs, diff_idx, len(everything))
-        for o in range(len(everything)):
-            for k, (a, n) in enumerate(zip(forward[o], numerical[o])):
-                if a is not None and not _close(a, n, rtol, atol):
-                    raise GradcheckError(_mismatch(a, n, o, k, forward=True))
+        complex_inputs = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._data.dtype.kind == "c"]
+        if complex_inputs:
+            real_fn, imag_fn = _real_and_imag_inputs(func, complex_inputs, inputs)
+            imag_inputs = tuple(x.imag if i in complex_inputs else x for i, x in enumerate(inputs))
+            _forward_check(imag_fn, imag_inputs, diff_idx, eps, atol, rtol, complex_inputs, test_imag=True)
+            real_inputs = tuple(x.real if i in complex_inputs else x for i, x in enumerate(inputs))
+            _forward_check(real_fn, real_inputs, diff_idx, eps, atol, rtol, complex_inputs)
+        else:
+            _forward_check(func, inputs, diff_idx, eps, atol, rtol)
     if check_backward_ad and check_undefined_grad:
         _check_undefined_grad(func, inputs)
     return True
+
+
+def _backward_check(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_grad_dtypes, complex_indices=(),
+                    test_imag=False):
+    outputs = _differentiable(_tensor_outputs(func(*inputs)))
+    numerical = _numerical(func, inputs, diff_idx, eps, _differentiable)
+    for o, out in enumerate(outputs):
+        analytical = _checked_analytical(out, inputs, diff_idx, nondet_tol, check_grad_dtypes)
+        for k, (a, n) in enumerate(zip(analytical, numerical[o])):
+            if not _close(a, n, rtol, atol):
+                raise GradcheckError(_mismatch(a, n, o, k, False, complex_indices, test_imag))
+
+
+def _forward_check(func, inputs, diff_idx, eps, atol, rtol, complex_indices=(), test_imag=False):
+    everything = _tensor_outputs(func(*inputs))
+    numerical = _numerical(func, inputs, diff_idx, eps, lambda outs: outs)
+    forward = _forward_mode(func, inputs, diff_idx, len(everything))
+    for o in range(len(everything)):
+        for k, (a, n) in enumerate(zip(forward[o], numerical[o])):
+            if a is not None and not _close(a, n, rtol, atol):
+                raise GradcheckError(_mismatch(a, n, o, k, True, complex_indices, test_imag))
+
+
+def _real_and_imag_outputs(func):
+    """``func`` with each complex output replaced by its real part, and by its imaginary part."""
+    def applying(part):
+        def wrapped(*inputs):
+            return tuple(part(o) if isinstance(o, Tensor) and o._data.dtype.kind == "c" else o
+                         for o in _as_tuple(func(*inputs)))
+        return wrapped
+    return applying(lambda o: o.real), applying(lambda o: o.imag)
+
+
+def _real_and_imag_inputs(func, complex_inputs, inputs):
+    """``func`` of the real part of each complex input (its imaginary part held at its value), and of the
+    imaginary part (the real part held)."""
+    def applying(join):
+        def wrapped(*args):
+            joined = list(args)
+            for i in complex_inputs:
+                joined[i] = join(joined[i], inputs[i])
+            return _as_tuple(func(*joined))
+        return wrapped
+    return (applying(lambda part, original: part + original.imag * 1j),
+            applying(lambda part, original: original.real + part * 1j))
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
@@ -302,7 +375,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.RandomState(0)
-        grad_outputs = tuple(Tensor._make(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype), True)
+        grad_outputs = tuple(Tensor._make(_random_like(rng, o._data), True)
                              for o in _differentiable(_tensor_outputs(func(*inputs))))
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
@@ -318,6 +391,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode)
+
+
+def _random_like(rng, array):
+    values = rng.uniform(-1, 1, array.shape)
+    if array.dtype.kind == "c":
+        values = values + 1j * rng.uniform(-1, 1, array.shape)
+    return np.asarray(values).astype(array.dtype)
 
 
 class _CallableModule(types.ModuleType):

@@ -22,7 +22,8 @@ AccumulateGrad ends the road: it adds what reaches it into the leaf's ``.grad``.
 
 Around the loop, in steps of their own that a plain ``backward()`` never enters (``_step_with_extras``):
 tensor and node hooks, ``retain_grad``, the captures of ``autograd.grad``, partial runs (only the nodes that
-lead to a captured tensor run) and the guard against real-number rules on complex gradients. A node takes
+lead to a captured tensor run) and the complex step: a holomorphic node's rule runs between two conjugations,
+and a rule written for real numbers only is refused complex gradients (``run_rule``). A node takes
 that path when it is marked ``_hooked`` (every AccumulateGrad is) or the walk captures.
 
 Who owns a gradient array
@@ -210,7 +211,7 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
             elif len(grad) == 1:
                 results = node.backward(ops, grad[0])          # a custom Function with one output
             else:
-                results = _run_rule(node, grad, ops)
+                results = run_rule(node, grad, ops)
             if results.__class__ is not tuple:
                 results = (results,)
             if release and node._saved:
@@ -397,7 +398,7 @@ def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
         if node._hooks:             # as PyTorch: after the leaf's own post-accumulate hooks, with no results
             _post_hooks(node, (), grads, ops, [])
         return None
-    results = _run_rule(node, grads, ops)
+    results = run_rule(node, grads, ops)
     if node._hooks:
         results = _post_hooks(node, results, grads, ops, watched)
         shared_in = -1              # the hooks saw every gradient here, and may keep them
@@ -447,18 +448,30 @@ def _expandable(shape, target):
     return all(s in (t, 1) for s, t in zip(reversed(shape), reversed(target)))
 
 
-def _run_rule(node, grads, ops):
+def run_rule(node, grads, ops):
     """The rule of a node with several outputs (those that got no gradient get zeros, unless the node asks
     for None), or of a node on the general path; refused for complex gradients unless it is right for them."""
+    if len(grads) > 1 and node._output_meta is not None and node._materialize_grads and any(g is None for g in grads):
+        grads = [g if g is not None else _zeros(meta, ops) for g, meta in zip(grads, node._output_meta)]
     if not node.complex_ok and _produced_complex(grads, ops):
+        if node.holomorphic:
+            return _conjugate_rule(node, grads, ops)
         raise NotImplementedError(
             f"gradiente does not compute gradients of complex tensors through {node.name()} yet: its rule is "
             "written for real numbers, and PyTorch's convention for complex ones (the conjugate Wirtinger "
             "derivative) would give a different gradient. Real and imaginary parts can be differentiated "
             "separately (torch.view_as_real).")
-    if len(grads) > 1 and node._output_meta is not None and node._materialize_grads and any(g is None for g in grads):
-        grads = [g if g is not None else _zeros(meta, ops) for g, meta in zip(grads, node._output_meta)]
     return node.backward(ops, *grads)
+
+
+def _conjugate_rule(node, grads, ops):
+    """A holomorphic node's rule on complex gradients: ``conj(rule(conj(grad)))`` = grad · conj(f'(z)), the
+    conjugate Wirtinger convention (see ``Node.holomorphic``)."""
+    conj = ops.conj
+    results = node.backward(ops, *[None if g is None else conj(g) for g in grads])
+    if results.__class__ is not tuple:
+        return conj(results) if results is not None else None
+    return tuple(None if r is None else conj(r) for r in results)
 
 
 def _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs):

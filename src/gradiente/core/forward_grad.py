@@ -36,7 +36,7 @@ import numpy as np
 
 from . import grad_mode, rules
 from .backward import grad as _grad
-from .dtype import FROM_NUMPY
+from .engine import run_rule
 from .node import Node, _SavedOutput
 from .tensor import Tensor
 
@@ -173,15 +173,19 @@ def _region_of(base_tangent, base, view):
 # --- a recorded op's tangents -------------------------------------------------------------------------------
 
 def _fit(ops, value, shape, np_dtype):
-    """A tangent brought to a tensor's shape and dtype (a broadcast tangent becomes its own memory)."""
+    """A tangent brought to a tensor's shape and dtype (a broadcast tangent becomes its own memory; a complex
+    one for a real tensor, its real part)."""
     if ops.recording:
+        tensor_ops = ops
         if tuple(value.shape) != tuple(shape):
             value = value.expand(shape).clone()
         if value._data.dtype != np_dtype:
-            value = value.to(FROM_NUMPY[np.dtype(np_dtype)])
+            value = tensor_ops.fix_meta(value, tuple(value.shape), np_dtype)
         return value
     if value.__class__ is not np.ndarray:
         value = np.asarray(value)
+    if value.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
+        value = value.real          # a real tensor's tangent is the real part (PyTorch's handle_r_to_c)
     if value.shape != shape:
         return np.broadcast_to(value, shape).astype(np_dtype)
     return value if value.dtype == np_dtype else value.astype(np_dtype)
@@ -256,10 +260,9 @@ def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
     pass gives the derivative in u. Two passes instead of one formula, but every node with a backward rule that
     works under ``create_graph`` gets a correct forward rule; hand-written ``jvp`` rules are the fast path.
     A rule that cannot be recorded raises PyTorch's forward-AD error for the op."""
-    if any(o is not None and o._data.dtype.kind == "c" for o in outs) or any(
-            t is not None and (t._data if ops.recording else t).dtype.kind == "c" for t in tangents):
-        raise _unsupported(node)            # complex tangents need the conjugate-transposed rule: not yet
     tensor_ops = rules.namespace(True)
+    complex_case = any(o is not None and o._data.dtype.kind == "c" for o in outs) or any(
+        m is not None and m[1].kind == "c" for m in node._input_meta)
     # u's value does not matter (the rule is linear in it); ones keep a rule's shortcut for a zero gradient
     # (svdvals' in LinalgSvdBackward0) from dropping the terms in u
     us = [Tensor._make(np.ones(o._data.shape, o._data.dtype)).requires_grad_()
@@ -271,7 +274,9 @@ def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
                                 for edge, t in zip(edges, tangents))
     try:
         with grad_mode.set_grad_enabled(True):
-            grads = node.backward(tensor_ops, *us)
+            # complex: the rule as the engine runs it (PyTorch's convention, or refused), and Jt from the real
+            # inner product Re<J*u, t> = Re<u, Jt>, whose gradient in u is Jt
+            grads = run_rule(node, us, tensor_ops) if complex_case else node.backward(tensor_ops, *us)
             if grads.__class__ is not tuple:
                 grads = (grads,)
             total = None
@@ -279,7 +284,8 @@ def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
                 if g is None or t is None:
                     continue
                 g = tensor_ops.fix_meta(g, *meta)
-                term = (g * (t if ops.recording else Tensor._make(t))).sum()
+                t = t if ops.recording else Tensor._make(t)
+                term = (tensor_ops.real(tensor_ops.conj(g) * t) if complex_case else g * t).sum()
                 total = term if total is None else total + term
             if total is None or not total._requires_grad:
                 return (None,) * len(outs)              # no input with a tangent reaches an output

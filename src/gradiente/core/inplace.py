@@ -23,6 +23,7 @@ import numpy as np
 
 from . import forward_grad, grad_mode
 from .dtype import scalar_name
+from .engine import run_rule
 from .node import Node
 from .tensor import InferenceVersion, Tensor, storage_root
 
@@ -309,28 +310,63 @@ def _positions(view, base):
     return order[at] if addresses.size else addresses - addresses
 
 
+def _as_reals(array):
+    """A complex array as the real array on its memory (a last dim of 2: real and imaginary parts); a real
+    array as it is."""
+    return array[..., None].view(array.real.dtype) if array.dtype.kind == "c" else array
+
+
+def _to_reals(ops, x):
+    """A complex gradient as its real and imaginary parts side by side (a last dim of 2); a real one as it is."""
+    if ops.raw(x).dtype.kind != "c":
+        return x
+    return ops.stack([ops.real(x), ops.imag(x)], -1)
+
+
+def _from_reals(ops, x, complex_like):
+    """The inverse of ``_to_reals`` where the gradient is to be complex (``complex_like``'s dtype is)."""
+    if complex_like.kind != "c":
+        return x
+    return ops.getitem(x, (Ellipsis, 0)) + ops.getitem(x, (Ellipsis, 1)) * 1j
+
+
 class _Strided(Node):
     """A node that knows a view's region of its base (``arrays``: the view's array and the base's, read for
-    their memory layout only), computing the positions when backward first needs them."""
+    their memory layout only), computing the positions when backward first needs them. A view of another
+    dtype than its base (``view_as_real`` of a complex base, ``view_as_complex`` of a real one) is placed in
+    terms of real numbers: both arrays read as reals, and complex gradients as pairs of them (``cross``)."""
     __slots__ = ()
     arrays: tuple       # (the view's array, the base's array)
+
+    @property
+    def cross(self):
+        view, base = self.arrays
+        return view.dtype != base.dtype
 
     @property
     def positions(self):
         positions = self.__dict__.get("_positions")
         if positions is None:
-            positions = self.__dict__["_positions"] = _positions(*self.arrays)
+            view, base = self.arrays
+            if view.dtype != base.dtype:
+                view, base = _as_reals(view), _as_reals(base)
+            positions = self.__dict__["_positions"] = _positions(view, base)
         return positions
 
 
 class AsStridedBackward0(_Strided):
     """out = the base's elements at a view's memory positions (a view's history after an in-place change);
     dbase = zeros with grad added at those positions"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ view/∂base: the gradient placed back at the view's positions, zeros elsewhere"
 
     def backward(self, ops, grad):
         shape = self._input_meta[0][0]
+        if self.cross:
+            base = _as_reals(self.arrays[1])
+            placed = ops.embed(_to_reals(ops, grad), (base.size,), (self.positions,))
+            return (_from_reals(ops, ops.reshape(placed, base.shape), self.arrays[1].dtype),)
         return (ops.reshape(ops.embed(grad, (math.prod(shape),), (self.positions,)), shape),)
 
     def jvp(self, ops, x_t):
@@ -353,6 +389,7 @@ class AsStridedBackward0(_Strided):
 class CopySlices(_Strided):
     """out = base with the view's region replaced by fn(view);  dbase = grad with the region replaced by fn's
     gradient for the view;  fn's other inputs get fn's gradients of grad[region]"""
+    complex_ok = True           # fn's rule runs as the engine runs it, complex step included
     __slots__ = ()
     formula = "∂/∂base: the gradient outside the view, and the in-place op's gradient inside it"
     view_meta: "tuple | None"       # (shape, dtype) of the view, to which fn's gradient is brought
@@ -363,8 +400,12 @@ class CopySlices(_Strided):
     def backward(self, ops, grad):
         fn, = self.saved(ops)
         positions = self.positions
-        region = ops.getitem(ops.reshape(grad, (-1,)), (positions,))
-        results = fn.backward(ops, region)
+        cross = self.cross
+        base_grad = _to_reals(ops, grad) if cross else grad
+        region = ops.getitem(ops.reshape(base_grad, (-1,)), (positions,))
+        if cross:
+            region = _from_reals(ops, region, self.arrays[0].dtype)
+        results = run_rule(fn, [region], ops)    # with the complex step, as the engine runs fn
         if results.__class__ is not tuple:
             results = (results,)
         d_view, d_base = results[0], None
@@ -373,7 +414,12 @@ class CopySlices(_Strided):
                 shape, dtype = self.view_meta
                 if tuple(d_view.shape) != shape or (d_view._data.dtype if ops.recording else d_view.dtype) != dtype:
                     d_view = ops.fix_meta(d_view, shape, dtype)
-            d_base = ops.put(grad, positions, d_view)
+            if cross:
+                base = self.arrays[1]
+                d_reals = ops.put(base_grad, positions, _to_reals(ops, d_view))
+                d_base = _from_reals(ops, ops.reshape(d_reals, _as_reals(base).shape), base.dtype)
+            else:
+                d_base = ops.put(grad, positions, d_view)
         return (d_base,) + tuple(results[1:])
 
 

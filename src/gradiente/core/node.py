@@ -251,6 +251,11 @@ class Node:
     #: a rule written for real numbers (grad * f'(x)) would give a silently wrong complex gradient, so the engine
     #: refuses to run it on a node that produced a complex result (see ``record``)
     complex_ok = False
+    #: whether the rule is written as the plain transposed Jacobian, ``grad · f'(z)``, of a function that is
+    #: holomorphic in every input (a product, a quotient, exp, matmul ...): for complex gradients the engine then
+    #: runs it as ``conj(rule(conj(grad)))``, which is ``grad · conj(f'(z))``, PyTorch's convention, and a real
+    #: input keeps the real part. Its ``jvp``, ``t · f'(z)``, is right for complex tangents as it stands.
+    holomorphic = False
     _pre_hooks: Optional[dict] = None          # node pre-hooks: fn(grad_outputs), may replace them
     _hooks: Optional[dict] = None              # node post-hooks: fn(grad_inputs, grad_outputs)
     _tensor_pre_hooks: Optional[dict] = None   # output_nr -> the hooks of that output tensor (register_hook)

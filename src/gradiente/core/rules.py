@@ -88,7 +88,10 @@ class RuleOps:
     def cosh(self, x): """cosh x"""
     def tanh(self, x): """tanh x"""
     def abs(self, x): """|x|"""
-    def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign)"""
+    def conj(self, x): """the complex conjugate (x itself when real)"""
+    def real(self, x): """the real part (x itself when real)"""
+    def imag(self, x): """the imaginary part of a complex x"""
+    def sign(self, x): """-1, 0 or 1 (0 at nan, as PyTorch's sign); z/|z| for complex z (sgn)"""
     def sigmoid(self, x): """1 / (1 + e^-x)"""
     def erf(self, x): """the error function"""
     def xlogy(self, x, y): """x·ln y, 0 where x == 0 (unless y is nan)"""
@@ -158,6 +161,18 @@ class NumpyOps:
     @staticmethod
     def unpack_output(saved, node):
         return saved.array
+
+    @staticmethod
+    def conj(x):
+        return np.conj(x) if x.dtype.kind == "c" else x
+
+    @staticmethod
+    def real(x):
+        return x.real if x.dtype.kind == "c" else x
+
+    @staticmethod
+    def imag(x):
+        return x.imag
 
     @staticmethod
     def sign(x):
@@ -234,7 +249,8 @@ class NumpyOps:
         if grad.shape != shape:
             grad = sum_to(grad, shape) if grad.ndim >= len(shape) else np.broadcast_to(grad, shape)
         if grad.dtype != np_dtype:
-            grad = grad.astype(np_dtype)
+            # a real input's share of a complex gradient is its real part (PyTorch's handle_r_to_c)
+            grad = (grad.real if grad.dtype.kind == "c" and np_dtype.kind != "c" else grad).astype(np_dtype)
         return grad
 
     @staticmethod

@@ -6,9 +6,10 @@ function is diagonal, so that one product is both rules of the row's node: ``bac
 gradient (the VJP, grad·f'(x)) and ``jvp`` to the input's tangent (the JVP, x'·f'(x)). The row names what its
 derivative reads, the input ``x``, the output ``out``, both or neither, and the forward saves just that.
 
-For complex numbers the two differ: the VJP is grad·conj(f'(z)), so a row's backward runs on a complex result
-only where the row says ``complex_ok`` (see ``Node.complex_ok``); the JVP x'·f'(z) is right wherever f is
-holomorphic (every row but abs and sgn, which PyTorch differentiates as functions of two reals).
+For complex numbers the two differ: the VJP is grad·conj(f'(z)) and the JVP x'·f'(z). A row whose f is
+holomorphic says so (``holomorphic``): the engine then runs its backward as conj(rule(conj(grad))), and its jvp
+is right as it stands. abs, whose derivative PyTorch takes as a function of two reals, has rules of its own
+(``complex_ok``); the other rows refuse complex gradients.
 """
 import numpy as np
 
@@ -50,6 +51,15 @@ class UnaryNode(Node):
         return self.derivative(ops, v, saved[0] if "x" in reads else None, saved[-1] if "out" in reads else None)
 
 
+def _own_jvp(rule):
+    """A row's own forward rule, ``rule(ops, t, x, out)``, as its node's ``jvp``."""
+    def jvp(self, ops, x_t):
+        reads = self.reads
+        saved = self.saved(ops) if reads else ()
+        return rule(ops, x_t, saved[0] if "x" in reads else None, saved[-1] if "out" in reads else None)
+    return jvp
+
+
 def no_kernel(kernel, np_dtype):
     """PyTorch's error for a dtype that an op has no CPU kernel for."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(np_dtype)}\'')
@@ -64,17 +74,22 @@ class ElementwiseTable:
         self.functions = {}
 
     def row(self, name, array_fn, node_name, reads, derivative, formula, *, keeps_integers=False,
-            kernel_missing_for=None, complex_ok=False):
+            kernel_missing_for=None, complex_ok=False, holomorphic=False, jvp=None):
         """The op ``name``: ``array_fn`` on arrays, recorded as a ``UnaryNode`` class ``node_name`` whose rules
         are ``derivative(ops, v, x, out)``, reading the saved ``x`` and/or ``out`` (``reads``).
 
         Integer and bool inputs compute in the default float dtype (``exp`` of an int tensor), unless
         ``keeps_integers``; ``kernel_missing_for = (dtype kinds, kernel name)`` names the kinds PyTorch has no
         kernel for. float16 computes in float32, rounded once, as in PyTorch. ``complex_ok``: the backward
-        rule is PyTorch's for complex inputs too."""
+        rule is PyTorch's for complex inputs too; ``holomorphic``: f is, and the engine conjugates around the
+        backward rule for complex gradients (``Node.holomorphic``). ``jvp(ops, t, x, out)``: the forward rule,
+        where it is not ``derivative`` (abs of a complex number)."""
         node_cls = type(node_name, (UnaryNode,), {
             "__slots__": (), "__doc__": formula, "__module__": self.module, "formula": formula, "reads": reads,
-            "derivative": staticmethod(derivative), "complex_ok": complex_ok})
+            "derivative": staticmethod(derivative), "complex_ok": complex_ok,
+            "holomorphic": holomorphic})
+        if jvp is not None:
+            node_cls.jvp = _own_jvp(jvp)
         forward = _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missing_for)
         forward.__module__ = self.module
         self.functions[name] = forward
@@ -95,7 +110,10 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
             # float32/64 and complex (the fast path of every call): NumPy's result already has PyTorch's dtype,
             # the input's, or the real dtype for abs of a complex input
             values = array_fn(xa)
-            result = Tensor._make(values) if values.__class__ is np.ndarray else as_result(values, dtype)
+            if values.__class__ is np.ndarray:
+                result = Tensor._make(values)
+            else:       # a NumPy scalar, from a 0-d input: the input's dtype, but abs of a complex number is real
+                result = as_result(values, dtype if values.dtype.kind == dtype.kind else values.dtype)
         else:
             result = _other_dtypes(xa)
         if (input._requires_grad and _grad_state.enabled) or (_forward.on and wants_grad(input)):

@@ -5,6 +5,7 @@ Each op is a forward function next to its node class; each node's docstring is i
 of broadcast inputs are reduced by the engine, never here.
 """
 import re
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -76,6 +77,7 @@ class RsubBackward1(Node):
 
 class MulBackward0(Node):
     """out = x * y;  dx = grad * y;  dy = grad * x;  out' = x' * y + x * y'"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
 
@@ -92,6 +94,7 @@ class MulBackward0(Node):
 
 class DivBackward0(Node):
     """out = x / y;  dx = grad / y;  dy = -grad * x / y²;  out' = x' / y - y' * x / y²"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(x/y)/∂x = 1/y,  ∂(x/y)/∂y = -x/y²"
 
@@ -108,6 +111,7 @@ class DivBackward0(Node):
 
 class ReciprocalBackward0(Node):
     """out = 1 / x;  dx = -grad * out²;  out' = -x' * out²"""
+    holomorphic = True
     __slots__ = ()
     formula = "d/dx (1/x) = -1/x²"
 
@@ -122,6 +126,7 @@ class ReciprocalBackward0(Node):
 
 class PowBackward0(Node):
     """out = x ** p (p a number);  dx = grad * p * x ** (p - 1);  out' = x' * p * x ** (p - 1)"""
+    holomorphic = True
     formula = "d/dx xⁿ = n·xⁿ⁻¹"
     exponent: float
 
@@ -135,37 +140,61 @@ class PowBackward0(Node):
     def jvp(self, ops, x_t):
         (x,) = self.saved(ops)
         p = self.exponent
-        return ops.zeros_like(x_t) if p == 0 else x_t * (p * x ** (p - 1))
+        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * (p * x ** (p - 1)))
 
 
 class PowBackward1(Node):
     """out = x ** y;  dx = grad * y * x ** (y - 1);  dy = grad * out * log(x);
     out' = x' * y * x ** (y - 1) + y' * out * log(x)"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(xʸ)/∂x = y·xʸ⁻¹,  ∂(xʸ)/∂y = xʸ·ln x"
 
     def backward(self, ops, grad):
         x, y, out = self.saved(ops)
         edges = self.next_functions
-        # PyTorch's convention: where y == 0 the x-derivative is 0 (not 0·0⁻¹ = nan at x = 0).
-        dx = ops.mask(ops.raw(y) != 0, grad * (y * x ** (y - 1))) if edges[0][0] is not None else None
-        dy = None
-        if edges[1][0] is not None:
-            # PyTorch's convention: where x == 0 and y >= 0 the y-derivative is 0, not nan.
-            dy = ops.mask(ops.logical_not((ops.raw(x) == 0) & (ops.raw(y) >= 0)), grad * (out * ops.log(x)))
-        return dx, dy
+        return (self._through_x(ops, grad, x, y) if edges[0][0] is not None else None,
+                self._through_y(ops, grad, x, y, out) if edges[1][0] is not None else None)
 
     def jvp(self, ops, x_t, y_t):
         x, y, out = self.saved(ops)
-        through_y = None
-        if y_t is not None:
-            through_y = ops.mask(ops.logical_not((ops.raw(x) == 0) & (ops.raw(y) >= 0)), y_t * (out * ops.log(x)))
-        through_x = None if x_t is None else ops.mask(ops.raw(y) != 0, x_t * (y * x ** (y - 1)))
-        return tangent_sum(through_x, through_y)
+        return tangent_sum(None if x_t is None else _real_base_share(ops, x, self._through_x(ops, x_t, x, y)),
+                           None if y_t is None else self._through_y(ops, y_t, x, y, out))
+
+    @staticmethod
+    def _through_x(ops, v, x, y):
+        # PyTorch's convention: where y == 0 the x-derivative is 0 (not 0·0⁻¹ = nan at x = 0).
+        return ops.mask(ops.raw(y) != 0, v * (y * x ** (y - 1)))
+
+    @staticmethod
+    def _through_y(ops, v, x, y, out):
+        # PyTorch's convention: where x == 0 and y is real and >= 0 the y-derivative is 0, not nan. A real base
+        # with a complex exponent takes its logarithm as a complex number (ln(-1) = iπ), as PyTorch promotes it.
+        result = ops.raw(out)
+        if result.dtype.kind == "c" and ops.raw(x).dtype.kind != "c":
+            x = ops.fix_meta(x, ops.raw(x).shape, result.dtype)
+        zero_base = (ops.raw(x) == 0) & _nonnegative_real(ops.raw(y))
+        return ops.mask(ops.logical_not(zero_base), v * (out * ops.log(x)))
+
+
+def _real_base_share(ops, x, term):
+    """PyTorch's pow forward formulas keep only the real part of a real base's term when the power is complex
+    (its pow_backward ends in handle_r_to_c, and the jvp reuses it), although d(xʸ) = y·xʸ⁻¹·dx is complex there:
+    done the same here, so that tangents print as PyTorch's."""
+    if ops.raw(x).dtype.kind != "c" and ops.raw(term).dtype.kind == "c":
+        return ops.real(term)
+    return term
+
+
+def _nonnegative_real(a):
+    """y >= 0 for a real array; for a complex one, a real number >= 0 (PyTorch's test for pow's zero base)."""
+    a = np.asarray(a)
+    return (a.imag == 0) & (a.real >= 0) if a.dtype.kind == "c" else a >= 0
 
 
 class PowBackward2(Node):
     """out = c ** x (c a number);  dx = grad * out * log(c);  out' = x' * out * log(c)"""
+    holomorphic = True
     formula = "d/dx cˣ = cˣ·ln c"
     base: float
 
@@ -178,6 +207,14 @@ class PowBackward2(Node):
     def _times_derivative(self, ops, v):
         (out,) = self.saved(ops)
         c = self.base
+        if ops.raw(out).dtype.kind == "c":
+            # ln c as a complex number, for a real base too (ln(-1) = iπ), as PyTorch promotes it
+            log_c = np.log(complex(c))
+            if c == 0:
+                # PyTorch's 0 where the exponent is a real number >= 0, read off the output (0 or 1 there)
+                result = ops.raw(out)
+                return ops.mask(ops.logical_not((result == 0) | (result == 1)), v * (out * log_c))
+            return v * (out * log_c)
         if c == 0:
             # out · ln 0 = out · -inf, with PyTorch's 0 where x >= 0 (out finite): -inf·v where x < 0 (out = inf).
             return ops.mask(ops.raw(out) == np.inf, v * -np.inf)
@@ -635,8 +672,12 @@ def cast(input, dtype):
     """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
     if dtype._np is None:
         raise TypeError(f"gradiente has no storage for {dtype}: NumPy has no such type")
-    out = wrap(input._data.astype(dtype._np))
-    if wants_grad(input) and dtype.is_floating_point:
+    data = input._data
+    to_real = data.dtype.kind == "c" and not dtype.is_complex
+    out = wrap((data.real if to_real else data).astype(dtype._np))
+    if wants_grad(input) and (dtype.is_floating_point or dtype.is_complex):
+        if to_real:     # PyTorch warns where the discarded imaginary part would have had a gradient
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
         record(ToCopyBackward0, (input,), out)
     return out
 
@@ -702,6 +743,7 @@ def float_power_(self, exponent):
 
 class AddcmulBackward0(Node):
     """out = x + v·t1·t2;  dx = grad;  dt1 = grad·v·t2;  dt2 = grad·v·t1"""
+    holomorphic = True
     formula = "∂/∂x = 1,  ∂/∂t1 = v·t2,  ∂/∂t2 = v·t1"
 
     def backward(self, ops, grad):
@@ -715,6 +757,7 @@ class AddcmulBackward0(Node):
 
 class AddcdivBackward0(Node):
     """out = x + v·t1/t2;  dx = grad;  dt1 = grad·v/t2;  dt2 = -grad·v·t1/t2²"""
+    holomorphic = True
     formula = "∂/∂x = 1,  ∂/∂t1 = v/t2,  ∂/∂t2 = -v·t1/t2²"
 
     def backward(self, ops, grad):

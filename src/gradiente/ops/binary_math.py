@@ -72,6 +72,7 @@ def hypot(input, other, *, out=None):
 
 class LerpBackward0(Node):
     """out = x + w * (end - x) with a number w;  dx = grad * (1 - w);  dend = grad * w"""
+    holomorphic = True
     formula = "∂lerp/∂x = 1 - w,  ∂lerp/∂end = w"
 
     def backward(self, ops, grad):
@@ -84,6 +85,7 @@ class LerpBackward0(Node):
 class LerpBackward1(Node):
     """out = x + w * (end - x) with a tensor w;  dx = grad * (1 - w);  dend = grad * w;
     dw = grad * (end - x)"""
+    holomorphic = True
     formula = "∂lerp/∂x = 1 - w,  ∂lerp/∂end = w,  ∂lerp/∂w = end - x"
 
     def backward(self, ops, grad):

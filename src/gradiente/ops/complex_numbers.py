@@ -303,6 +303,30 @@ def is_neg(input):
     return input.__dict__.get("_is_neg", False)
 
 
+class NegViewBackward0(Node):
+    """out = -x, flagged negative (``_neg_view``);  dx = -grad;  out' = -x'"""
+    complex_ok = True
+    __slots__ = ()
+    formula = "d/dx (-x) = -1"
+
+    def backward(self, ops, grad):
+        return (-grad,)
+
+    def jvp(self, ops, x_t):
+        return -x_t
+
+
+def _neg_view(input):
+    """-x with the negative bit (PyTorch's lazy negation; here a negated copy, as ``conj`` is a conjugated one):
+    ``is_neg()`` is True on it, and negating it again gives the values back unflagged."""
+    result = wrap(np.negative(input._data))
+    if wants_grad(input):
+        record(NegViewBackward0, (input,), result)
+    if not is_neg(input):
+        result.__dict__["_is_neg"] = True
+    return result
+
+
 def resolve_conj(input):
     """An unflagged copy of a ``conj`` result (CloneBackward0, as in PyTorch); any other tensor as it is."""
     return clone(input) if is_conj(input) else input

@@ -16,6 +16,7 @@ __all__ = [
 
 class ZeroBackward0(Node):
     """out = 0 (x overwritten);  dx = 0;  out' = 0"""
+    complex_ok = True
     formula = "d/dx 0 = 0"
 
     def backward(self, ops, grad):
@@ -27,6 +28,7 @@ class ZeroBackward0(Node):
 
 class FillBackward0(Node):
     """out = c everywhere (c a number);  dx = 0;  out' = 0"""
+    complex_ok = True
     formula = "d/dx c = 0"
 
     def backward(self, ops, grad):
@@ -38,6 +40,7 @@ class FillBackward0(Node):
 
 class FillBackward1(Node):
     """out = v everywhere (v a 0-d tensor);  dx = 0;  dv = Σ grad"""
+    complex_ok = True
     formula = "∂fill(x, v)/∂x = 0,  ∂fill(x, v)/∂v = Σ grad"
 
     def backward(self, ops, grad):
@@ -59,6 +62,7 @@ class FillBackward3(FillBackward1):
 
 class CopyBackwards(Node):
     """out = src broadcast to x's shape and dtype (``x.copy_(src)``);  dx = 0;  dsrc = grad"""
+    complex_ok = True
     formula = "∂copy/∂x = 0,  ∂copy/∂src = 1"
 
     def backward(self, ops, grad):

@@ -262,6 +262,7 @@ def _basic_view(tensor, parsed):
 
 class IndexPutBackward0(Node):
     """out = x with out[indices] = v (advanced indices);  dx = grad zeroed there;  dv = grad[indices]"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the written places;  ∂/∂v: the gradient at them"
 
@@ -380,6 +381,7 @@ def _write_region(tensor, parsed, value):
 
 class SliceBackwardBackward0(Node):
     """out = zeros with out[index] = v;  dv = grad[index]"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ embed(v)/∂v: the gradient read back at the index"
 
@@ -467,6 +469,7 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 class ScatterBackward0(Node):
     """out = x with out[i][index[i][j]] = src[i][j];  dx = grad zeroed there;  dsrc = grad gathered from there"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the written places;  ∂/∂src: the gradient at them"
 
@@ -489,6 +492,7 @@ class ScatterAddBackward0(ScatterBackward0):
 
 class ScatterBackward1(Node):
     """out = x with a number written at out[i][index[i][j]];  dx = grad zeroed there"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the written places"
 
@@ -629,6 +633,7 @@ def take_along_dim(input, indices, dim=None):
 
 class MaskedFillBackward0(Node):
     """out = x with a number where mask;  dx = grad where not mask"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient where the mask is False"
 
@@ -638,6 +643,7 @@ class MaskedFillBackward0(Node):
 
 class MaskedFillBackward1(Node):
     """out = x with the 0-d tensor v where mask;  dx = grad where not mask;  dv = Σ grad where mask"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient where the mask is False;  ∂/∂v: its sum where True"
 
@@ -678,6 +684,7 @@ def masked_fill(input, mask, value):
 
 class MaskedSelectBackward0(Node):
     """out = the elements of x where mask (a 1-D copy);  dx = zeros with grad put back at those places"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ masked_select(x)/∂x: the gradient put back where the mask is True"
 
@@ -738,6 +745,7 @@ def unravel_index(indices, shape):
 
 class TakeBackward0(Node):
     """out = x.flatten()[index];  dx = zeros with grad added back at those flat positions (repeats add up)"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ take(x)/∂x: the gradient added back at each flat position taken"
 

@@ -57,6 +57,7 @@ def _product(product, node_cls, x, y):
 
 class MmBackward0(Node):
     """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad;  out' = x' @ y + x @ y'"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G"
 
@@ -73,6 +74,7 @@ class MmBackward0(Node):
 
 class MvBackward0(Node):
     """out = A @ v;  dA = outer(grad, v);  dv = Aᵀ @ grad;  out' = A' @ v + A @ v'"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(Av)/∂A = g·vᵀ,  ∂(Av)/∂v = Aᵀ·g"
 
@@ -89,6 +91,7 @@ class MvBackward0(Node):
 
 class DotBackward0(Node):
     """out = x · y (1-D);  dx = grad * y;  dy = grad * x;  out' = x' · y + x · y'"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
 
@@ -166,6 +169,7 @@ def bmm(input, mat2):
 class AddmmBackward0(Node):
     """out = β·b + α·(x @ y);  db = β·grad (summed to b's shape);  dx = α·grad @ yᵀ;  dy = α·xᵀ @ grad;
     out' = β·b' + α·(x' @ y + x @ y')"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂/∂b = β,  ∂/∂X = α·G·Yᵀ,  ∂/∂Y = α·Xᵀ·G"
     alpha: float
@@ -343,6 +347,7 @@ ger = outer
 
 class TraceBackward0(Node):
     """out = Σᵢ x[i][i];  dx = grad on the diagonal, zeros elsewhere"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ tr(X)/∂X = I"
 
@@ -366,6 +371,7 @@ def trace(input):
 
 class TBackward0(Node):
     """out = xᵀ;  dx = gradᵀ;  out' = x'ᵀ"""
+    complex_ok = True
     __slots__ = ()
     formula = "transpose: gradient transposed back"
 
@@ -389,6 +395,7 @@ def t(input):
 class EinsumBackward0(Node):
     """out = einsum(equation, x₁, x₂, ...);  dxᵢ = einsum of grad with the other operands, back to xᵢ's
     subscripts (spread over the diagonal where xᵢ repeats a subscript)."""
+    holomorphic = True
     __slots__ = ()
     formula = "∂ einsum/∂xᵢ: the same contraction with grad in xᵢ's place"
 

@@ -96,13 +96,14 @@ def inner(input, other, *, out=None):
 
 
 class VdotBackward0(Node):
-    """out = Σ conj(x)·y (1-D);  for real tensors, dx = grad * y;  dy = grad * x"""
+    """out = Σ conj(x)·y (1-D);  dx = conj(grad) * y;  dy = grad * x (out is conjugate-linear in x)"""
+    complex_ok = True
     __slots__ = ()
-    formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"
+    formula = "∂(x̄·y)/∂x̄ = y,  ∂(x̄·y)/∂y = x̄"
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
-        return (grad * y if _needs(self, 0) else None, grad * x if _needs(self, 1) else None)
+        return (ops.conj(grad) * y if _needs(self, 0) else None, grad * x if _needs(self, 1) else None)
 
 
 def vdot(input, other, *, out=None):
@@ -134,6 +135,7 @@ def kron(input, other):
 
 class AddmvBackward0(Node):
     """out = β·b + α·(A @ v);  db = β·grad;  dA = α·outer(grad, v);  dv = α·Aᵀ @ grad"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂/∂b = β,  ∂/∂A = α·g·vᵀ,  ∂/∂v = α·Aᵀ·g"
 
@@ -164,6 +166,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 class AddrBackward0(Node):
     """out = β·b + α·outer(u, v);  db = β·grad;  du = α·grad @ v;  dv = α·gradᵀ @ u"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂/∂b = β,  ∂/∂u = α·G·v,  ∂/∂v = α·Gᵀ·u"
 
@@ -198,6 +201,7 @@ def _cross(ops, x, y, dim):
 
 class LinalgCrossBackward0(Node):
     """out = x × y;  dx = y × grad;  dy = grad × x"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂(x×y)/∂x: g ↦ y×g,  ∂(x×y)/∂y: g ↦ g×x"
 
@@ -398,6 +402,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 class BlockDiagBackward0(Node):
     """out = the inputs as blocks along the diagonal;  dxₖ = grad's block k"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ block_diag/∂xₖ: the gradient's k-th diagonal block"
 

@@ -212,6 +212,7 @@ class DiagonalBackward0_copy(DiagonalBackward0):
 class DiagEmbedBackward0(Node):
     """out = zeros with x's last dim on diagonal ``offset`` over dims (dim1, dim2) (``diag_embed``, and ``diag``
     of a vector);  dx = that diagonal of grad"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂ diag_embed(x)/∂x: the diagonal of the gradient"
 
@@ -279,6 +280,7 @@ def _diff_operand(t, input, d, name):
 
 class Rot90Backward0(Node):
     """out = x turned k quarter turns in the plane of dims;  dx = grad turned -k quarter turns"""
+    complex_ok = True
     __slots__ = ()
     formula = "rot90: gradient rotated back"
 

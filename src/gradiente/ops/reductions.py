@@ -237,6 +237,7 @@ def _product_of_others(ops, grad, x, dim):
 
 class ProdBackward0(Node):
     """out = Π x;  dx = grad * out / x (with zeros in x: grad * the product of the other elements)"""
+    holomorphic = True
     formula = "∂(Πᵢ xᵢ)/∂xⱼ = Πᵢ≠ⱼ xᵢ"
 
     def backward(self, ops, grad):
@@ -254,6 +255,7 @@ class ProdBackward0(Node):
 
 class ProdBackward1(Node):
     """out = Π along dim;  dx = grad * out / x (with zeros in x: grad * the product of the others)"""
+    holomorphic = True
     formula = "∂(Πᵢ xᵢ)/∂xⱼ = Πᵢ≠ⱼ xᵢ"
 
     def backward(self, ops, grad):
@@ -683,6 +685,7 @@ def _reversed_cumsum(ops, t, dim):
 
 class CumsumBackward0(Node):
     """out_i = Σ_{j<=i} x_j along dim;  dx_j = Σ_{i>=j} grad_i"""
+    complex_ok = True
     formula = "∂(Σⱼ≤ᵢ xⱼ)/∂xₖ = 1 for i ≥ k"
 
     def backward(self, ops, grad):
@@ -694,6 +697,7 @@ class CumsumBackward0(Node):
 
 class CumprodBackward0(Node):
     """out_i = Π_{j<=i} x_j along dim;  dx_j = Σ_{i>=j} grad_i * out_i / x_j (zeros in x handled apart)"""
+    holomorphic = True
     formula = "∂(Πⱼ≤ᵢ xⱼ)/∂xₖ = Πⱼ≤ᵢ,ⱼ≠ₖ xⱼ for i ≥ k"
 
     def backward(self, ops, grad):
@@ -1047,6 +1051,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 class NansumBackward0(Node):
     """out = Σ x over dims, NaNs counted as 0;  dx = grad broadcast back, 0 where x is NaN"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂(Σᵢ xᵢ)/∂xⱼ = 1, 0 where xⱼ is NaN"
 

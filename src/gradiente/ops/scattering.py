@@ -32,6 +32,7 @@ __all__ = ["as_strided_scatter", "diagonal_scatter", "index_put", "index_put_", 
 
 class SelectScatterBackward0(Node):
     """out = x with out[region] = src;  dx = grad zeroed in the region;  dsrc = grad[region]"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the region;  ∂/∂src: the gradient inside it"
 
@@ -229,6 +230,7 @@ def index_put(input, indices, values, accumulate=False):
 class PutBackward0(Node):
     """out = x with source written at flat positions (added if accumulate);  dx = grad zeroed there (grad if
     accumulate);  dsource = grad at those positions"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient off the positions written;  ∂/∂source: the gradient at them"
 
@@ -297,6 +299,7 @@ def _at(d, idx):
 
 class IndexAddBackward0(Node):
     """out = x with alpha * source added at positions index along dim;  dx = grad;  dsource = alpha * grad there"""
+    holomorphic = True
     __slots__ = ()
     formula = "∂/∂x = 1;  ∂/∂source: alpha times the gradient at the positions added to"
 
@@ -346,6 +349,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 class IndexCopyBackward0(Node):
     """out = x with source's slices written at positions index along dim;  dx = grad zeroed there;
     dsource = grad at those positions"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the written positions;  ∂/∂source: the gradient at them"
 
@@ -392,6 +396,7 @@ def index_copy(input, dim, index, source):
 
 class IndexFillBackward0(Node):
     """out = x with a number at positions index along dim;  dx = grad zeroed there"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the filled positions"
 
@@ -402,6 +407,7 @@ class IndexFillBackward0(Node):
 class IndexFillBackward1(Node):
     """out = x with the 0-d tensor v at positions index along dim;  dx = grad zeroed there;
     dv = Σ grad at those positions"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient outside the filled positions;  ∂/∂v: its sum inside them"
 
@@ -444,6 +450,7 @@ def index_fill(input, dim, index, value):
 class MaskedScatterBackward0(Node):
     """out = x with source's first k elements written, in order, where mask (k of them) is True;
     dx = grad where mask is False;  dsource = grad's masked elements, in order, zeros after them"""
+    complex_ok = True
     __slots__ = ()
     formula = "∂/∂x: the gradient where the mask is False;  ∂/∂source: the gradient where it is True, in order"
 

@@ -189,6 +189,7 @@ def clamp_max(input, max):
 
 class WhereBackward0(Node):
     """out = x where cond else y;  dx = grad where cond, else 0;  dy = grad where not cond, else 0"""
+    complex_ok = True
     formula = "∂where(c, x, y)/∂x = c,  ∂where(c, x, y)/∂y = 1 - c"
 
     def backward(self, ops, grad):

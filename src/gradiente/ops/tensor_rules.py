@@ -11,7 +11,7 @@ from ..core import forward_grad
 from ..core.creation import empty, from_numpy, ones_like, tensor, zeros, zeros_like
 from ..core.dtype import FROM_NUMPY
 from ..core.tensor import Tensor
-from . import binary_math, joining, rearranging, reductions, selection, unary, views
+from . import binary_math, complex_numbers, joining, rearranging, reductions, selection, unary, views
 from . import matmul as matrix_products
 from .indexing import embed as _embed
 from .nn.activations import threshold_backward as _threshold_backward
@@ -33,7 +33,13 @@ class TensorOps:
     # --- elementwise math -------------------------------------------------------------------------------
     exp, log, log1p, sqrt = (staticmethod(f) for f in (unary.exp, unary.log, unary.log1p, unary.sqrt))
     sin, cos, sinh, cosh, tanh = (staticmethod(f) for f in (unary.sin, unary.cos, unary.sinh, unary.cosh, unary.tanh))
-    abs, sign, sigmoid, erf = (staticmethod(f) for f in (unary.abs, unary.sign, unary.sigmoid, unary.erf))
+    abs, sigmoid, erf = (staticmethod(f) for f in (unary.abs, unary.sigmoid, unary.erf))
+
+    @staticmethod
+    def sign(x):
+        return unary.sgn(x) if x._data.dtype.kind == "c" else unary.sign(x)     # z/|z| for complex, as NumPy's
+    conj, real, imag = (staticmethod(f) for f in (complex_numbers.conj_physical, complex_numbers.real,
+                                                  complex_numbers.imag))
     xlogy = staticmethod(binary_math.xlogy)
     matmul = staticmethod(matrix_products.matmul)
     einsum = staticmethod(matrix_products.einsum)
@@ -87,6 +93,8 @@ class TensorOps:
         if tuple(grad.shape) != tuple(shape):
             grad = grad.sum_to_size(shape) if grad.dim() >= len(shape) else grad.expand(shape)
         if grad._data.dtype != np_dtype:
+            if grad._data.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
+                grad = complex_numbers.real(grad)   # a real input's share: the real part (handle_r_to_c)
             grad = grad.to(FROM_NUMPY[np.dtype(np_dtype)])
         return grad
 

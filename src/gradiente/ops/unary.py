@@ -73,52 +73,70 @@ def _zero(ops, v, x, out):
     return ops.zeros_like(v)
 
 
+def _sgn_derivative(ops, v, x, out):
+    """sgn(z) = z/|z|: 0 for real x; for complex z, (v - s²·conj(v)) / (2|z|) (0 at z = 0), PyTorch's
+    sgn_backward, which is its own adjoint in the real inner product, so it serves the backward and the jvp."""
+    if ops.raw(x).dtype.kind != "c":
+        return ops.zeros_like(v)
+    absolute = ops.abs(x)
+    nonzero = ops.raw(absolute) != 0
+    return ops.mask(nonzero, (v - out * out * ops.conj(v)) / (2 * ops.select(nonzero, absolute, 1.0)))
+
+
 # Each row: name, array function, node name, what the derivative reads, v·f'(x), the formula; then options.
 TABLE = ElementwiseTable(__name__)
-exp = TABLE.row("exp", np.exp, "ExpBackward0", "out", lambda ops, v, x, out: v * out, "d/dx eˣ = eˣ")
+exp = TABLE.row("exp", np.exp, "ExpBackward0", "out", lambda ops, v, x, out: v * out, "d/dx eˣ = eˣ", holomorphic=True)
 exp2 = TABLE.row("exp2", np.exp2, "Exp2Backward0", "out", lambda ops, v, x, out: v * (out * _LN2),
-                 "d/dx 2ˣ = 2ˣ·ln 2")
+                 "d/dx 2ˣ = 2ˣ·ln 2", holomorphic=True)
 expm1 = TABLE.row("expm1", np.expm1, "Expm1Backward0", "out", lambda ops, v, x, out: v * (out + 1),
-                  "d/dx (eˣ - 1) = eˣ")
-log = TABLE.row("log", np.log, "LogBackward0", "x", lambda ops, v, x, out: v / x, "d/dx ln x = 1/x")
+                  "d/dx (eˣ - 1) = eˣ", holomorphic=True)
+log = TABLE.row("log", np.log, "LogBackward0", "x", lambda ops, v, x, out: v / x, "d/dx ln x = 1/x", holomorphic=True)
 log2 = TABLE.row("log2", np.log2, "Log2Backward0", "x", lambda ops, v, x, out: v / (x * _LN2),
-                 "d/dx log₂ x = 1/(x·ln 2)")
+                 "d/dx log₂ x = 1/(x·ln 2)", holomorphic=True)
 log10 = TABLE.row("log10", np.log10, "Log10Backward0", "x", lambda ops, v, x, out: v / (x * _LN10),
-                  "d/dx log₁₀ x = 1/(x·ln 10)")
+                  "d/dx log₁₀ x = 1/(x·ln 10)", holomorphic=True)
 log1p = TABLE.row("log1p", np.log1p, "Log1PBackward0", "x", lambda ops, v, x, out: v / (x + 1),
-                  "d/dx ln(1 + x) = 1/(1 + x)")
-sqrt = TABLE.row("sqrt", np.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out), "d/dx √x = 1/(2√x)")
+                  "d/dx ln(1 + x) = 1/(1 + x)", holomorphic=True)
+sqrt = TABLE.row("sqrt", np.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out), "d/dx √x = 1/(2√x)",
+                 holomorphic=True)
 rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, v, x, out: -0.5 * v * out ** 3,
-                  "d/dx x^(-1/2) = -1/(2·x^(3/2))")
-sin = TABLE.row("sin", np.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x), "d/dx sin x = cos x")
-cos = TABLE.row("cos", np.cos, "CosBackward0", "x", lambda ops, v, x, out: v * -ops.sin(x), "d/dx cos x = -sin x")
+                  "d/dx x^(-1/2) = -1/(2·x^(3/2))", holomorphic=True)
+sin = TABLE.row("sin", np.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x), "d/dx sin x = cos x",
+                holomorphic=True)
+cos = TABLE.row("cos", np.cos, "CosBackward0", "x", lambda ops, v, x, out: v * -ops.sin(x), "d/dx cos x = -sin x",
+                holomorphic=True)
 tan = TABLE.row("tan", np.tan, "TanBackward0", "out", lambda ops, v, x, out: v * (1 + out * out),
-                "d/dx tan x = 1 + tan² x")
+                "d/dx tan x = 1 + tan² x", holomorphic=True)
 asin = TABLE.row("asin", np.arcsin, "AsinBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(1 - x * x),
-                 "d/dx asin x = 1/√(1 - x²)")
+                 "d/dx asin x = 1/√(1 - x²)", holomorphic=True)
 acos = TABLE.row("acos", np.arccos, "AcosBackward0", "x", lambda ops, v, x, out: -v / ops.sqrt(1 - x * x),
-                 "d/dx acos x = -1/√(1 - x²)")
+                 "d/dx acos x = -1/√(1 - x²)", holomorphic=True)
 atan = TABLE.row("atan", np.arctan, "AtanBackward0", "x", lambda ops, v, x, out: v / (x * x + 1),
-                 "d/dx atan x = 1/(1 + x²)")
-sinh = TABLE.row("sinh", np.sinh, "SinhBackward0", "x", lambda ops, v, x, out: v * ops.cosh(x), "d/dx sinh x = cosh x")
-cosh = TABLE.row("cosh", np.cosh, "CoshBackward0", "x", lambda ops, v, x, out: v * ops.sinh(x), "d/dx cosh x = sinh x")
+                 "d/dx atan x = 1/(1 + x²)", holomorphic=True)
+sinh = TABLE.row("sinh", np.sinh, "SinhBackward0", "x", lambda ops, v, x, out: v * ops.cosh(x), "d/dx sinh x = cosh x",
+                 holomorphic=True)
+cosh = TABLE.row("cosh", np.cosh, "CoshBackward0", "x", lambda ops, v, x, out: v * ops.sinh(x), "d/dx cosh x = sinh x",
+                 holomorphic=True)
 tanh = TABLE.row("tanh", np.tanh, "TanhBackward0", "out", lambda ops, v, x, out: v * (1 - out * out),
-                 "d/dx tanh x = 1 - tanh² x")
+                 "d/dx tanh x = 1 - tanh² x", holomorphic=True)
 asinh = TABLE.row("asinh", np.arcsinh, "AsinhBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(x * x + 1),
-                  "d/dx asinh x = 1/√(x² + 1)")
+                  "d/dx asinh x = 1/√(x² + 1)", holomorphic=True)
 acosh = TABLE.row("acosh", np.arccosh, "AcoshBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(x * x - 1),
                   "d/dx acosh x = 1/√(x² - 1)")
 atanh = TABLE.row("atanh", np.arctanh, "AtanhBackward0", "x", lambda ops, v, x, out: v / (1 - x * x),
-                  "d/dx atanh x = 1/(1 - x²)")
+                  "d/dx atanh x = 1/(1 - x²)", holomorphic=True)
 sigmoid = TABLE.row("sigmoid", sigmoid_array, "SigmoidBackward0", "out", lambda ops, v, x, out: v * (out * (1 - out)),
-                    "d/dx σ(x) = σ(x)·(1 - σ(x))")
+                    "d/dx σ(x) = σ(x)·(1 - σ(x))", holomorphic=True)
 relu = TABLE.row("relu", _relu, "ReluBackward0", "out", lambda ops, v, x, out: ops.threshold_backward(v, out, 0),
                  "d/dx max(0, x) = 1 if x > 0 else 0", keeps_integers=True)
-# abs's rule, v·sgn(z), is PyTorch's backward for complex z as well
+# abs's rule, v·sgn(z), is PyTorch's backward for complex z as well; its tangent is Re(conj(t)·sgn(z)), the
+# change of |z| along t (the same as t·sign(x) for real x)
 abs = TABLE.row("abs", np.abs, "AbsBackward0", "x", lambda ops, v, x, out: v * ops.sign(x), "d/dx |x| = sign(x)",
-                keeps_integers=True, kernel_missing_for=("b", "abs_cpu"), complex_ok=True)
+                keeps_integers=True, kernel_missing_for=("b", "abs_cpu"), complex_ok=True,
+                jvp=lambda ops, t, x, out: ops.real(ops.conj(t) * ops.sign(x)))
 sign = TABLE.row("sign", _sign, "SignBackward0", "", _zero, "d/dx sign(x) = 0", keeps_integers=True)
-sgn = TABLE.row("sgn", _sign, "SgnBackward0", "", _zero, "d/dx sign(x) = 0", keeps_integers=True)
+sgn = TABLE.row("sgn", _sign, "SgnBackward0", "x out", _sgn_derivative, "d/dx sign(x) = 0; for z = |z|·s, "
+                "ds = (dz - s²·conj(dz)) / (2|z|)", keeps_integers=True, complex_ok=True)
 floor = TABLE.row("floor", np.floor, "FloorBackward0", "", _zero, "d/dx ⌊x⌋ = 0", keeps_integers=True,
                   kernel_missing_for=("b", "floor_vml_cpu"))
 ceil = TABLE.row("ceil", np.ceil, "CeilBackward0", "", _zero, "d/dx ⌈x⌉ = 0", keeps_integers=True,
