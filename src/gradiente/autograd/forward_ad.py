@@ -77,9 +77,9 @@ def _in_primal_layout(tangent, tensor):
     same_bits = tangent.is_conj() == tensor.is_conj() and tangent.is_neg() == tensor.is_neg()
     if same_bits and strides == tuple(s // t.itemsize for s in t.strides) and (a.size == 0 or (
             tensor.storage_offset() == tangent.storage_offset()
-            and storage_root(a).size == storage_root(t).size)):
+            and storage_root(a).nbytes // a.itemsize == storage_root(t).nbytes // t.itemsize)):
         return tangent
-    storage = np.zeros(storage_root(a).size, t.dtype)
+    storage = np.zeros(storage_root(a).nbytes // a.itemsize, t.dtype)   # as many elements as the primal's
     laid_out = np.ndarray(a.shape, t.dtype, buffer=storage, offset=tensor.storage_offset() * t.itemsize,
                           strides=tuple(s * t.itemsize for s in strides))
     laid_out[...] = t
