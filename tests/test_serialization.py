@@ -1,6 +1,6 @@
-"""Checkpoints: save/load round trips (safetensors by default, PyTorch's zip format on request), PyTorch
-files loaded without running their pickle code, files PyTorch loads, and malicious or corrupt files refused
-with nothing run."""
+"""Checkpoints: save/load round trips (the format follows the file name: PyTorch's zip format, safetensors for
+``*.safetensors``), PyTorch files loaded without running their pickle code, files PyTorch loads with its
+defaults, and malicious or corrupt files refused with nothing run."""
 import io
 import os
 import pickle
@@ -61,6 +61,43 @@ def test_nested_checkpoint_round_trip(fmt):
     assert back["weights"][0].tolist() == w.tolist() and back["ints"].dtype is gradiente.int64
     restored = gradiente.optim.Adam([gradiente.nn.Parameter(w.detach().clone())])
     restored.load_state_dict(back["optimizer"])
+
+
+def test_the_format_follows_the_file_name_and_torch_load_reads_the_default(tmp_path):
+    """A training checkpoint saved as ``ckpt.pt`` is PyTorch's zip format: real ``torch.load`` reads it with its
+    default ``weights_only=True``, and the model and its optimizer keep training on PyTorch; and back."""
+    model = gradiente.nn.Linear(3, 2)
+    opt = gradiente.optim.Adam(model.parameters(), lr=0.01)
+    model(gradiente.ones(4, 3)).pow(2).sum().backward()
+    opt.step()
+    gradiente.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 3}, tmp_path / "ckpt.pt")
+    gradiente.save({"w": gradiente.ones(2)}, tmp_path / "w.safetensors")
+    with open(tmp_path / "ckpt.pt", "rb") as fh:
+        assert fh.read(4) == b"PK\x03\x04"
+    with open(tmp_path / "w.safetensors", "rb") as fh:
+        assert fh.read(16)[8:9] == b"{"
+
+    loaded = torch.load(tmp_path / "ckpt.pt")
+    theirs = torch.nn.Linear(3, 2)
+    theirs.load_state_dict(loaded["model"])
+    their_opt = torch.optim.Adam(theirs.parameters(), lr=0.01)
+    their_opt.load_state_dict(loaded["opt"])
+    assert loaded["epoch"] == 3
+    assert np.array_equal(theirs.weight.detach().numpy(), model.weight.detach().numpy())
+    for _ in range(2):                              # one more step on each side: the same numbers
+        their_opt.zero_grad()
+        theirs(torch.ones(4, 3)).pow(2).sum().backward()
+        their_opt.step()
+        opt.zero_grad()
+        model(gradiente.ones(4, 3)).pow(2).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(theirs.weight.detach().numpy(), model.weight.detach().numpy(), rtol=1e-6)
+
+    torch.save({"model": theirs.state_dict(), "opt": their_opt.state_dict()}, tmp_path / "back.pt")
+    back = gradiente.load(tmp_path / "back.pt")
+    again = gradiente.optim.Adam(gradiente.nn.Linear(3, 2).parameters(), lr=0.01)
+    again.load_state_dict(back["opt"])
+    assert back["opt"]["state"][0]["step"].item() == 3.0
 
 
 def test_safetensors_file_is_standard(tmp_path):
@@ -155,7 +192,7 @@ def test_malicious_pickle_is_refused_without_running(tmp_path):
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "bad_offsets", "bad_zip", "plain_pickle"])
 def test_corrupt_files_fail_clearly(tmp_path, damage):
     good = io.BytesIO()
-    gradiente.save({"a": gradiente.ones(4)}, good)
+    gradiente.save({"a": gradiente.ones(4)}, good, format="safetensors")
     data = good.getvalue()
     if damage == "truncated":
         data = data[:-3]

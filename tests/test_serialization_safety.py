@@ -217,7 +217,7 @@ def test_a_header_length_that_looks_like_a_pickle(tmp_path):
     for length in (120, 128, 136):
         value = {"k": "x" * length}
         buffer = io.BytesIO()
-        gradiente.save(value, buffer)
+        gradiente.save(value, buffer, format="safetensors")
         assert gradiente.load(io.BytesIO(buffer.getvalue())) == value
 
 

@@ -1,12 +1,13 @@
 """``save`` and ``load``: checkpoints in formats that cannot run code when they are read.
 
-* ``save(obj, f)`` writes a **safetensors** file (a little-endian header length, a JSON header, the raw
-  tensor bytes). A flat ``{name: tensor}`` dict such as a ``state_dict()`` is an ordinary safetensors
-  file (``safetensors.torch.load_file`` reads it); anything else made of tensors, numbers, strings, None
-  and lists/tuples/dicts of them (an optimizer's state dict, a training checkpoint) is recorded as JSON in
-  the header's ``__metadata__``.
-* ``save(obj, f, format="torch")`` writes PyTorch's own zip format (``data.pkl`` + raw storages) using only
-  the pickle globals that ``torch.load(..., weights_only=True)`` accepts: a file PyTorch loads.
+* ``save(obj, "model.pt")`` (any name but ``*.safetensors``, or a file object) writes PyTorch's own zip
+  format (``data.pkl`` + raw storages) using only the pickle globals that ``torch.load(...,
+  weights_only=True)`` accepts: a file PyTorch loads, as it is, with its defaults.
+* ``save(obj, "model.safetensors")`` writes a **safetensors** file (a little-endian header length, a JSON
+  header, the raw tensor bytes). A flat ``{name: tensor}`` dict such as a ``state_dict()`` is an ordinary
+  safetensors file (``safetensors.torch.load_file`` reads it); anything else made of tensors, numbers,
+  strings, None and lists/tuples/dicts of them (an optimizer's state dict, a training checkpoint) is recorded
+  as JSON in the header's ``__metadata__``. ``format=`` chooses either explicitly.
 * ``load(f)`` reads either of ours, and PyTorch ``.pt``/``.pth`` files written by ``torch.save`` (the zip
   format), without PyTorch and without running the pickle's code: our own pickle machine
   (``_weights_only_unpickler.py``) resolves only a short list of names (``_rebuild_tensor_v2``, the storage
@@ -110,9 +111,7 @@ class _Flattener:
                     raise TypeError(f"gradiente.save: dict keys must be strings or ints, got {type(k).__name__}")
                 items.append([k, self.encode(v, f"{path}.{k}" if path else str(k))])
             return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
-        raise TypeError(f"gradiente.save cannot store an object of type {type(obj).__name__}: only tensors, "
-                        "numbers, strings, None, and lists, tuples and dicts of them. (Save a model's "
-                        "state_dict(), not the model: a file holding arbitrary objects could run code when loaded.)")
+        raise _unsupported(obj)
 
 
 def _decode(node, tensors, depth=0):
@@ -157,6 +156,13 @@ def _decode(node, tensors, depth=0):
             raise _corrupt("a dict of the structure is not a list of [key, value] pairs")
         return (OrderedDict if kind == "odict" else dict)((k, _decode(v, tensors, depth + 1)) for k, v in value)
     raise _corrupt(f"an entry of the structure is not understood: {json.dumps(node)[:80]}")
+
+
+def _unsupported(obj):
+    """The error for an object neither format stores (the same for both)."""
+    return TypeError(f"gradiente.save cannot store an object of type {type(obj).__name__}: only tensors, numbers, "
+                     "strings, None, and lists, tuples and dicts of them. (Save a model's state_dict(), not the "
+                     "model: a file holding arbitrary objects could run code when loaded.)")
 
 
 def _write_safetensors(obj, fh):
@@ -443,8 +449,7 @@ class _TorchPickler:
                     self.save(v)
                 out += b"u"
         else:
-            raise TypeError(f"gradiente.save(format='torch') cannot store an object of type {type(obj).__name__}: "
-                            "only tensors, numbers, strings, None, and lists, tuples and dicts of them")
+            raise _unsupported(obj)
 
     def save_tensor(self, t):
         array = _contiguous(t._data)
@@ -496,14 +501,19 @@ def _write_torch_zip(obj, fh, name="archive"):
 # --- public API ----------------------------------------------------------------------------------------
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False, *, format="safetensors"):
+         _disable_byteorder_record=False, *, format=None):
     """Save ``obj`` (tensors, state dicts, and lists/tuples/dicts of tensors, numbers and strings) to ``f``, a
     path or a binary file.
 
-    Intended difference from PyTorch: the default format is safetensors, not pickle, so loading never runs
-    code, and arbitrary Python objects (a whole ``nn.Module``) cannot be saved: save ``model.state_dict()``.
-    ``format="torch"`` writes PyTorch's zip format, for ``torch.load``.
+    The format follows the file's name: a path ending in ``.safetensors`` gets a safetensors file; any other
+    path or file object gets PyTorch's zip format, which real ``torch.load`` reads with its default
+    ``weights_only=True`` (so a model trained here keeps training on PyTorch). ``format="torch"`` or
+    ``"safetensors"`` chooses explicitly. Intended difference from PyTorch: arbitrary Python objects (a whole
+    ``nn.Module``) cannot be saved, in either format: save ``model.state_dict()``.
     """
+    if format is None:
+        name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "")
+        format = "safetensors" if isinstance(name, str) and name.lower().endswith(".safetensors") else "torch"
     if format not in ("safetensors", "torch"):
         raise ValueError(f"format must be 'safetensors' or 'torch', got {format!r}")
     if isinstance(f, (str, os.PathLike)):
