@@ -228,3 +228,10 @@ def test_tensor_of_a_sequence_holding_tensors_reads_each_as_a_number(case):
                                                                          for w in caught]
 
     on_both(scenario)
+
+
+def test_from_numpy_refuses_negative_strides():
+    def scenario(lib):
+        return lib.from_numpy(np.arange(3.0)[::-1])
+
+    assert on_both(scenario)[0] == "raised"

@@ -4,6 +4,7 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
+from harness import on_both
 
 import gradiente
 from gradiente.utils.data import (
@@ -130,3 +131,52 @@ def test_dataset_classes():
     assert [b.tolist() for b in DataLoader(Stream(), batch_size=2, drop_last=True)] == [[0, 1], [2, 3]]
     with pytest.raises(ValueError, match="Size mismatch between tensors"):
         TensorDataset(gradiente.zeros(3), gradiente.zeros(4))
+
+
+def test_an_error_in_one_batch_does_not_end_the_epoch():
+    """As in PyTorch: the failing batch raises, and the iterator goes on with the next one."""
+    def scenario(lib):
+        seen = []
+        for data, batch_size in (([1, 2, "x", 4], 1), (_Stream([1, "x", 3, 4, 5]), 2)):
+            it = iter(lib.utils.data.DataLoader(data, batch_size=batch_size, collate_fn=_add_one))
+            while True:
+                try:
+                    seen.append(next(it))
+                except StopIteration:
+                    break
+                except TypeError as e:
+                    seen.append(type(e).__name__)
+        return seen
+
+    on_both(scenario)
+
+
+def _add_one(batch):
+    return [b + 1 for b in batch]
+
+
+class _Stream:
+    """An iterable-style dataset, as both libraries accept one (iterable, with no __getitem__)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_weighted_random_sampler_draws_pytorchs_indices(replacement):
+    def scenario(lib):
+        lib.manual_seed(3)
+        sampler = lib.utils.data.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2, 1.0], 4, replacement=replacement)
+        errors = []
+        for bad in ({"weights": [[1.0]], "num_samples": 1}, {"weights": [1.0], "num_samples": 0},
+                    {"weights": [1.0], "num_samples": 1, "replacement": 1}):
+            try:
+                lib.utils.data.WeightedRandomSampler(**bad)
+            except ValueError as e:
+                errors.append(str(e))
+        return list(sampler), list(sampler), len(sampler), errors
+
+    on_both(scenario)

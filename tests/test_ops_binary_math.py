@@ -24,7 +24,9 @@ from harness import (
     check_same_error,
     check_same_error_first_line,
     check_zero_dim_result_is_writable,
+    on_both,
     operand,
+    plain,
     spec_tests,
 )
 
@@ -310,3 +312,14 @@ def test_lerp_zero_dim_weight_of_another_dtype_acts_as_a_number(tensors, weight)
 def test_lerp_weight_with_dims_must_match_dtype(weight_shape):
     check_same_error(lambda lib: lib.lerp(lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64),
                                           lib.full(weight_shape, 0.5)))
+
+
+def test_atan2_gradient_at_the_origin_is_pytorchs():
+    """(0, -0) at (0, 0), where 1/(x² + y²) is infinite, in both orders of differentiation."""
+    def scenario(lib):
+        x = lib.tensor([0.0, 1.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        first = lib.autograd.grad(lib.atan2(x, y).sum(), (x, y), create_graph=True)
+        return [plain(g) for g in first], [str(v) for v in first[1].tolist()]
+
+    on_both(scenario)

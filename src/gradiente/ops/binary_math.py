@@ -23,7 +23,9 @@ class Atan2Backward0(Node):
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
+        # at (0, 0) the reciprocal is inf: PyTorch sets it to 0 there, so the gradient is (0, -0), not nan
         recip = 1 / (x * x + y * y)
+        recip = ops.mask(~np.isinf(ops.raw(recip)), recip)
         edges = self.next_functions
         return (grad * y * recip if edges[0][0] is not None else None,
                 grad * -x * recip if edges[1][0] is not None else None)

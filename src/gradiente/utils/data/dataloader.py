@@ -140,46 +140,8 @@ class DataLoader:
         self.collate_fn = collate_fn
 
     def __iter__(self):
-        if self._iterable:
-            return self._iterate_stream()
-        indices = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
         _draw_seed(self.generator)                  # PyTorch's per-iterator base seed
-        return self._iterate(indices)
-
-    def _iterate(self, indices):
-        dataset, collate = self.dataset, self.collate_fn
-        batched = self.batch_sampler is not None
-        rows = _tensor_rows(dataset) if batched and collate is default_collate else None
-        getitems = getattr(dataset, "__getitems__", None)
-        for index in indices:
-            if rows is not None:    # the batch stacking the samples would give, by one fancy index per tensor
-                tensors, mapping = rows
-                picked = np.asarray(index, dtype=np.int64)
-                picked = picked if mapping is None else mapping[picked]
-                yield [Tensor._make(t._data[picked]) for t in tensors]
-            elif not batched:
-                yield collate(dataset[index])
-            else:
-                yield collate(getitems(index) if getitems else [dataset[i] for i in index])
-
-    def _iterate_stream(self):
-        _draw_seed(self.generator)
-        stream = iter(self.dataset)
-        if self.batch_size is None:
-            for item in stream:
-                yield self.collate_fn(item)
-            return
-        while True:
-            batch = []
-            for item in stream:
-                batch.append(item)
-                if len(batch) == self.batch_size:
-                    break
-            if not batch or (self.drop_last and len(batch) < self.batch_size):
-                return
-            yield self.collate_fn(batch)
-            if len(batch) < self.batch_size:
-                return
+        return _SingleProcessIterator(self)
 
     def __len__(self):
         if self._iterable:
@@ -189,3 +151,59 @@ class DataLoader:
             return length
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
+
+
+class _SingleProcessIterator:
+    """What ``iter(loader)`` returns: each ``next()`` makes one batch. As in PyTorch, a batch whose loading
+    raises is skipped, not the end of the epoch: the error reaches the caller, and the next ``next()`` gives the
+    next batch (a generator would be finished by the error)."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        if loader._iterable:
+            self._stream = iter(loader.dataset)
+            self._ended = False
+        else:
+            self._indices = iter(loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
+            dataset, collate = loader.dataset, loader.collate_fn
+            self._batched = loader.batch_sampler is not None
+            self._rows = _tensor_rows(dataset) if self._batched and collate is default_collate else None
+            self._getitems = getattr(dataset, "__getitems__", None)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def __next__(self):
+        loader = self._loader
+        if loader._iterable:
+            return self._next_from_stream()
+        index = next(self._indices)
+        dataset, collate = loader.dataset, loader.collate_fn
+        if self._rows is not None:  # the batch stacking the samples would give, by one fancy index per tensor
+            tensors, mapping = self._rows
+            picked = np.asarray(index, dtype=np.int64)
+            picked = picked if mapping is None else mapping[picked]
+            return [Tensor._make(t._data[picked]) for t in tensors]
+        if not self._batched:
+            return collate(dataset[index])
+        return collate(self._getitems(index) if self._getitems else [dataset[i] for i in index])
+
+    def _next_from_stream(self):
+        loader = self._loader
+        if self._ended:
+            raise StopIteration
+        if loader.batch_size is None:
+            return loader.collate_fn(next(self._stream))
+        batch = []
+        for item in self._stream:
+            batch.append(item)
+            if len(batch) == loader.batch_size:
+                break
+        if len(batch) < loader.batch_size:
+            self._ended = True          # the stream ran out: this batch (if kept) is the last
+        if not batch or (loader.drop_last and len(batch) < loader.batch_size):
+            raise StopIteration
+        return loader.collate_fn(batch)
