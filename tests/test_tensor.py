@@ -1,9 +1,11 @@
-"""``Tensor.__format__`` (``core/tensor.py``) against PyTorch's: a 0-d tensor formats as its number, with or
-without a format spec; any other tensor, or a Parameter, only with an empty spec, and otherwise raises PyTorch's
-error."""
+"""The data model's protocols (``core/tensor.py``) against PyTorch's: ``__format__`` (a 0-d tensor formats as its
+number, with or without a format spec; any other tensor, or a Parameter, only with an empty spec, and otherwise
+raises PyTorch's error), NumPy's ufuncs on tensors, and DLPack."""
+import warnings
+
 import numpy as np
 import pytest
-from harness import both, check_same_error
+from harness import both, check_same_error, on_both
 
 import gradiente
 
@@ -133,3 +135,39 @@ def test_backward_casts_a_real_gradient_of_another_dtype(grad_dtype, out_dtype):
         return x.grad.tolist(), str(x.grad.dtype).split(".")[-1], via_grad.tolist()
     ours, theirs = both(run)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("call", ["sin", "add", "sin_0d", "maximum", "sin_of_ints", "equal", "modf"])
+def test_numpy_functions_on_tensors_give_tensors(call):
+    """As with PyTorch (``__array_wrap__``): a NumPy ufunc applied to a tensor returns a tensor (a boolean
+    result as uint8, PyTorch's choice); one that requires grad is refused."""
+    def scenario(lib):
+        t = lib.tensor([0.5, 2.0])
+        with warnings.catch_warnings():     # PyTorch's __array_wrap__ has NumPy 1's signature: NumPy 2 warns
+            warnings.simplefilter("ignore", DeprecationWarning)
+            result = _numpy_call(call, lib, t)
+        results = result if isinstance(result, tuple) else (result,)
+        return [(type(r).__name__, str(r.dtype).split(".")[-1], r.tolist()) for r in results]
+
+    on_both(scenario)
+
+
+def _numpy_call(call, lib, t):
+    return {"sin": lambda: np.sin(t), "add": lambda: np.add(t, 1), "sin_0d": lambda: np.sin(lib.tensor(0.5)),
+            "maximum": lambda: np.maximum(t, 1.0), "sin_of_ints": lambda: np.sin(lib.arange(3)),
+            "equal": lambda: np.equal(t, t), "modf": lambda: np.modf(t)}[call]()
+
+
+def test_dlpack_shares_memory_both_ways():
+    mine = gradiente.ones(3)
+    theirs = torch.from_dlpack(mine)
+    theirs[0] = 5.0
+    assert mine.tolist() == [5.0, 1.0, 1.0]
+    back = gradiente.from_dlpack(torch.arange(3.0))
+    assert back.tolist() == [0.0, 1.0, 2.0] and back.dtype is gradiente.float32
+    from_numpy = gradiente.from_dlpack(np.arange(2))
+    assert from_numpy.dtype is gradiente.int64
+    assert np.from_dlpack(mine).tolist() == [5.0, 1.0, 1.0]
+    assert mine.__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError, match=r"Can't export tensors that require gradient, use tensor\.detach\(\)"):
+        gradiente.ones(2, requires_grad=True).__dlpack__()

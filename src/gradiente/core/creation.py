@@ -8,7 +8,7 @@ from . import dtype as dt
 from .size import Size
 from .tensor import Tensor, _size_args
 
-__all__ = ["tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
+__all__ = ["tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "logspace", "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor",
            "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor",
            "ShortTensor", "CharTensor"]
@@ -183,6 +183,16 @@ def from_numpy(ndarray):
                          "strides are not currently supported. (You can probably work around this by making a copy "
                          "of your array  with array.copy().) ")
     return Tensor._make(ndarray)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing memory with ``ext_tensor``, any object with ``__dlpack__`` on the CPU (a NumPy array, a
+    PyTorch tensor, ...): changes to one show in the other."""
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__, got {type(ext_tensor).__name__}")
+    array = np.from_dlpack(ext_tensor)
+    dt.from_numpy_dtype(array.dtype)
+    return Tensor._make(array)
 
 
 def _shape(size, fname=None):

@@ -223,6 +223,24 @@ class Tensor:
         array = self.numpy()        # as PyTorch's: refused while the tensor requires grad
         return array if dtype is None else array.astype(dtype, copy=False)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # A NumPy function applied to a tensor (``np.sin(t)``) gives a tensor, as with PyTorch; like PyTorch's,
+        # a boolean result becomes uint8
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._make(np.asarray(array))
+
+    # --- DLPack: zero-copy exchange with NumPy, PyTorch and other array libraries ----------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        options = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                   if v is not None}
+        return self._data.__dlpack__(stream=stream, **options)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()       # (1, 0): the CPU
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
