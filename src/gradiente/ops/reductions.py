@@ -608,6 +608,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     axes = normalize_dims(dim, a.ndim)
     p = float(ord)
     absolute = np.abs(a)
+    result_dtype = absolute.dtype
+    if result_dtype == np.float16:
+        absolute = absolute.astype(np.float32)      # half precision accumulates in float32, as in PyTorch
     if math.isinf(p):
         if a.size == 0:
             raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
@@ -621,7 +624,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         value = np.sqrt((absolute * absolute).sum(axis=axes, keepdims=keepdim))
     else:
         value = (absolute ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
-    result = as_result(value, absolute.dtype)
+    result = as_result(value, result_dtype)
     if wants_grad(x):
         record(LinalgVectorNormBackward0, (x,), result, (x, result), ord=p, axes=axes, keepdim=keepdim)
     return result
