@@ -653,3 +653,18 @@ def test_half_precision_norms_accumulate_in_float32(call):
         return str(result.dtype).split(".")[-1], result.tolist()
 
     on_both(scenario)
+
+
+@pytest.mark.parametrize("call", ["mean_of_nothing", "mean_over_empty_dim", "half_sum_overflow", "half_sum_dim"])
+def test_reductions_warn_no_more_than_pytorch(call):
+    """NumPy's RuntimeWarnings (a mean of nothing, a half-precision overflow) do not reach the user: PyTorch gives
+    nan or inf silently."""
+    def scenario(lib):
+        run = {"mean_of_nothing": lambda: lib.tensor([]).mean(), "mean_over_empty_dim": lambda: lib.zeros(0, 3).mean(0),
+               "half_sum_overflow": lambda: lib.tensor([60000.0, 60000.0], dtype=lib.float16).sum(),
+               "half_sum_dim": lambda: lib.tensor([[60000.0], [60000.0]], dtype=lib.float16).sum(0)}[call]
+        with warnings.catch_warnings(record=True) as caught:
+            result = run()
+        return str(result.tolist()), [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+    on_both(scenario)

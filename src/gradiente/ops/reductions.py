@@ -119,14 +119,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim`` (an int or a tuple). Integers sum to int64, as in PyTorch."""
     a = input._data
     target = _sum_dtype(a, dtype)
+    # np.add.reduce is what ndarray.sum calls; called from here, an overflow's RuntimeWarning is gradiente's own and
+    # silenced (PyTorch gives inf without a word)
     if dim is None and not keepdim:
-        out = as_result(a.sum(dtype=target), target)
+        out = as_result(np.add.reduce(a, axis=None, dtype=target), target)
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
-    out = as_result(a.sum(axis=axes, dtype=target, keepdims=keepdim), target)
+    out = as_result(np.add.reduce(a, axis=axes, dtype=target, keepdims=keepdim), target)
     if wants_grad(input):
         record(SumBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim)
     return out
@@ -142,16 +144,24 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {name}")
     if dim is None and not keepdim:
-        out = as_result(a.mean(), a.dtype)
+        out = as_result(_mean_values(a, None, False), a.dtype)
         if wants_grad(input):
             record(MeanBackward0, (input,), out, shape=a.shape, count=a.size)
         return out
     axes = normalize_dims(dim, a.ndim)
-    out = as_result(a.mean(axis=axes, keepdims=keepdim), a.dtype)
+    out = as_result(_mean_values(a, axes, keepdim), a.dtype)
     if wants_grad(input):
         count = int(np.prod([a.shape[i] for i in axes])) if a.ndim else 1
         record(MeanBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim, count=count)
     return out
+
+
+def _mean_values(a, axes, keepdim):
+    """NumPy's mean; over nothing it is nan, as in PyTorch, without NumPy's "Mean of empty slice" warnings."""
+    if a.size == 0:
+        shape = np.add.reduce(a, axis=axes, keepdims=keepdim).shape
+        return np.full(shape, np.nan, dtype=a.dtype)
+    return a.mean(axis=axes, keepdims=keepdim)
 
 
 def sum_to_size(self, *size):
