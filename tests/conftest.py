@@ -3,9 +3,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import pytest  # noqa: E402
+import pytest
 
-import gradiente  # noqa: E402
+import gradiente
 
 
 @pytest.fixture(autouse=True)
