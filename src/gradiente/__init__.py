@@ -111,7 +111,7 @@ def _silence_numpy_float_warnings():
 _silence_numpy_float_warnings()
 
 _LAZY_SUBMODULES = ("_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special", "distributions",
-                    "func")
+                    "func", "cuda", "accelerator", "mps", "backends")
 
 
 def result_type(tensor1, tensor2):
@@ -127,7 +127,8 @@ def numel(input):
 
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
-                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional"}
+                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
+                    "OutOfMemoryError": "cuda"}
 
 
 def __getattr__(name):
