@@ -15,8 +15,10 @@ The default device (``torch.set_default_device``, ``with torch.device(...):``) l
 factory functions of the core read it.
 """
 import numbers
+import operator
 import re
 import warnings
+from typing import Any
 
 __all__ = ["device", "check_device", "default_device", "set_default_device", "COPY"]
 
@@ -30,7 +32,7 @@ _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
 
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 
-_NOT_PASSED = object()   # tells ``device('cuda:0', None)`` (an error in PyTorch) from ``device('cuda:0')``
+_NOT_PASSED: Any = object()   # tells ``device('cuda:0', None)`` (an error in PyTorch) from ``device('cuda:0')``
 
 
 def _type_name(obj):
@@ -115,7 +117,7 @@ class device:
             if parsed_index is not None:
                 raise RuntimeError("type (string) must not include an index because index was passed explicitly: "
                                    f"{type_}")
-            parsed_index = None if index is None else int(index)
+            parsed_index = None if index is None else operator.index(index)  # an integer, checked above
         if parsed_index is not None and parsed_index < 0:
             raise RuntimeError("Device index must not be negative")
         self._type, self._index = name, parsed_index
@@ -174,7 +176,7 @@ CPU = device("cpu")
 # --- the default device ----------------------------------------------------------------------------------------
 # ``set_default_device`` sets the first; each ``with device(...)`` block pushes onto the second, which wins.
 _default = [CPU]
-_context_stack = []
+_context_stack: "list[device]" = []
 
 
 def set_default_device(device_):
