@@ -96,8 +96,7 @@ from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.views import *
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def _silence_numpy_float_warnings():
@@ -111,7 +110,8 @@ def _silence_numpy_float_warnings():
 _silence_numpy_float_warnings()
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
-                    "distributions", "func")
+                    "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
+                    "compiler")
 
 
 def result_type(tensor1, tensor2):
@@ -127,7 +127,8 @@ def numel(input):
 
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
-                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional"}
+                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
+                    "OutOfMemoryError": "cuda", "compile": "compiler"}
 
 
 def __getattr__(name):

@@ -12,9 +12,11 @@ import warnings
 
 import numpy as np
 
+from .core import device as _devices
 from .core import dtype as dt
+from .core.creation import tensor
 from .core.size import Size
-from .core.tensor import Tensor, device
+from .core.tensor import Tensor
 
 __all__ = [
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -30,7 +32,7 @@ _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (o
 
 # One dict for every remembered setting, so that a test (or a learner) can see them all at once.
 _settings = {"num_threads": _CPUS, "num_interop_threads": _CPUS, "interop_set": False, "deterministic": False,
-             "warn_only": False, "matmul_precision": "highest", "device": device("cpu"), "warn_always": False}
+             "warn_only": False, "matmul_precision": "highest", "warn_always": False}
 
 
 # --- threads ---------------------------------------------------------------------------------------------
@@ -131,13 +133,19 @@ def get_float32_matmul_precision():
 
 
 def set_default_device(device_):
-    """The device factory functions use; only the CPU exists in gradiente (others raise, as ``device`` does).
+    """The device factory functions use when given none. Any device PyTorch knows is accepted here; a factory
+    that then makes a tensor on a device that is not the CPU raises what a CPU-only PyTorch raises there.
     ``None`` restores the CPU."""
-    _settings["device"] = device("cpu" if device_ is None else device_)
+    _devices.set_default_device(device_)
 
 
 def get_default_device():
-    return _settings["device"]
+    """The default device, with its index. PyTorch finds the index by making an empty tensor there, so for a
+    device other than the CPU this raises as that tensor's creation would."""
+    current = _devices.default_device()
+    if current.index is not None:
+        return current
+    return tensor([], device=current).device
 
 
 def set_warn_always(b):

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from . import dtype as dt
+from .device import COPY, check_device
 from .size import Size
 from .tensor import Tensor, _size_args
 
@@ -163,6 +164,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor holding a copy of ``data``; dtype inferred as PyTorch does (ints -> int64, floats ->
     the default float dtype, bools -> bool) unless given."""
     _check_dtype(dtype, "tensor")
+    check_device(device, "tensor", COPY)
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -205,25 +207,26 @@ def _shape(size, fname=None):
     return shape
 
 
-def _filled(size, value, dtype, requires_grad, fname):
+def _filled(size, value, dtype, requires_grad, fname, device=None):
     _check_dtype(dtype, fname)
+    check_device(device, fname)
     shape = _shape(size, fname)
     np_dtype = (dtype or dt.get_default_dtype())._np
     return _finish(np.full(shape, value, dtype=np_dtype), requires_grad)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(size, 0, dtype, requires_grad, "zeros")
+    return _filled(size, 0, dtype, requires_grad, "zeros", device)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(size, 1, dtype, requires_grad, "ones")
+    return _filled(size, 1, dtype, requires_grad, "ones", device)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     """Uninitialized in PyTorch; zeros here (deterministic, and as fast with NumPy)."""
-    return _filled(size, 0, dtype, requires_grad, "empty")
+    return _filled(size, 0, dtype, requires_grad, "empty", device)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -233,11 +236,11 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
             fill_value = fill_value.item()
         dtype = dt.scalar_dtype(fill_value)
     return _filled((size,) if not isinstance(size, (tuple, list, Size)) else (tuple(size),), fill_value, dtype,
-                   requires_grad, "full")
+                   requires_grad, "full", device)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return _filled((), s, dtype or dt.get_default_dtype(), requires_grad, "scalar_tensor")
+    return _filled((), s, dtype or dt.get_default_dtype(), requires_grad, "scalar_tensor", device)
 
 
 def _like(input, value, dtype, requires_grad):
@@ -328,23 +331,28 @@ def is_dense(array):
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device, "zeros_like", "aten::empty_strided")
     return _like(input, 0, dtype, requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device, "ones_like", "aten::empty_strided")
     return _like(input, 1, dtype, requires_grad)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device, "empty_like", "aten::empty_strided")
     return _like(input, 0, dtype, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    check_device(device, "full_like", "aten::empty_strided")
     return _like(input, fill_value, dtype, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     _check_dtype(dtype, "eye")
+    check_device(device, "eye")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
@@ -359,6 +367,7 @@ def _number(v):
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Values ``start, start + step, ...`` below ``end``; int64 when all arguments are integers."""
     _check_dtype(dtype, "arange")
+    check_device(device, "arange")
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
@@ -383,6 +392,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, computed as PyTorch does (from both
     ends towards the middle, so both ends are exact)."""
     _check_dtype(dtype, "linspace")
+    check_device(device, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or dt.get_default_dtype()
@@ -413,6 +423,7 @@ def _linspace_values(start, end, steps, np_dtype):
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     _check_dtype(dtype, "logspace")
+    check_device(device, "logspace")
     dtype = dtype or dt.get_default_dtype()
     exps = _linspace_values(_number(start), _number(end), steps, np.float64 if dtype is dt.float64 else dtype._np)
     return _finish(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dtype._np), requires_grad)
@@ -485,28 +496,28 @@ def new(self, *args, **kwargs):
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """``x.new_tensor(data)``: a new tensor of ``data``, in x's dtype unless ``dtype`` is given."""
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-def _new_filled(self, fill, size, dtype, requires_grad):
-    return full(_size_args(size), fill, dtype=dtype or self.dtype, requires_grad=requires_grad)
+def _new_filled(self, fill, size, dtype, device, requires_grad):
+    return full(_size_args(size), fill, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
     """``x.new_zeros(*size)``: zeros in x's dtype unless ``dtype`` is given."""
-    return _new_filled(self, 0, size, dtype, requires_grad)
+    return _new_filled(self, 0, size, dtype, device, requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
     """``x.new_ones(*size)``: ones in x's dtype unless ``dtype`` is given."""
-    return _new_filled(self, 1, size, dtype, requires_grad)
+    return _new_filled(self, 1, size, dtype, device, requires_grad)
 
 
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     """``x.new_full(size, fill_value)``: ``fill_value`` everywhere, in x's dtype unless ``dtype`` is given."""
-    return _new_filled(self, fill_value, (size,), dtype, requires_grad)
+    return _new_filled(self, fill_value, (size,), dtype, device, requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     """``x.new_empty(*size)``: an uninitialized tensor (zeros here) in x's dtype unless ``dtype`` is given."""
-    return _new_filled(self, 0, size, dtype, requires_grad)
+    return _new_filled(self, 0, size, dtype, device, requires_grad)

@@ -10,8 +10,9 @@ import os
 import numpy as np
 
 from . import dtype as dt
+from .device import CPU as _CPU
+from .device import device as _device
 from .tensor import Tensor
-from .tensor import device as _device
 
 __all__ = ["DEFAULT_SEED", "Generator"]
 
@@ -40,6 +41,29 @@ def _as_uint64(seed):
     return seed % 2**64
 
 
+# What a CPU-only PyTorch answers when asked for a generator on another device (each backend says it its way).
+_NO_GENERATOR = {
+    "cuda": "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two shared "
+            "libraries: a CPU library and a CUDA library; this error has occurred because you are trying to use "
+            "some CUDA functionality, but the CUDA library has not been loaded by the dynamic linker for some "
+            "reason.  The CUDA library MUST be loaded, EVEN IF you don't directly use any symbols from the CUDA "
+            "library! One common culprit is a lack of -Wl,--no-as-needed in your link arguments; many dynamic "
+            "linkers will delete dynamic library dependencies if you don't depend on any of their symbols.  You can "
+            "check if this has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+            "library.",
+    "xpu": "Cannot get XPU generator without ATen_xpu library.",
+    "mps": "Cannot execute getNewGenerator() without MPS backend.",
+    "mtia": "Cannot execute getNewGenerator() without MTIA backend.",
+    "hip": "Backend doesn`t support getNewGenerator()",
+    "hpu": "Backend doesn`t support getNewGenerator()",
+    "privateuseone": "Please register PrivateUse1HooksInterface by `RegisterPrivateUse1HooksInterface` first.",
+}
+
+
+def _no_generator_on(device_type):
+    return _NO_GENERATOR.get(device_type, f"{device_type.upper()} device type not an accelerator.")
+
+
 class Generator:
     """A source of random numbers that gives PyTorch's numbers for the same seed (``torch.Generator``).
 
@@ -48,7 +72,10 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        self.device = _device(device)
+        place = _device(device)
+        if place.type != "cpu":
+            raise RuntimeError(_no_generator_on(place.type))
+        self.device = _CPU
         self._bits = np.random.MT19937()   # NumPy's C engine; seeding below replaces its state
         self.manual_seed(DEFAULT_SEED)
 

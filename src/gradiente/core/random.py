@@ -27,12 +27,12 @@ import numpy as np
 
 from . import dtype as dt
 from .creation import _check_dtype, _finish, _shape
+from .device import check_device
 from .errors import broadcast_shape
 from .generator import Generator
 from .inplace import check_inplace
 from .random_math import _F32, _avx2_log, _avx2_sincos, _c_cos, _c_exp, _c_log, _c_log1p, _c_sin, _c_tan, _fma
 from .tensor import Tensor, _size_args
-from .tensor import device as _device
 
 __all__ = ["Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
            "multinomial", "normal", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
@@ -380,8 +380,7 @@ def geometric_(self, p, *, generator=None):
 def _new(size, dtype, device, fname, default=None):
     """An empty ndarray of ``size`` for a factory (float default dtype unless ``default`` says)."""
     _check_dtype(dtype, fname)
-    if device is not None:
-        _device(device)
+    check_device(device, fname)
     dtype = dtype or default or dt.get_default_dtype()
     return np.empty(_shape(size, fname), dtype._np)
 
@@ -575,8 +574,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 def _like(input, dtype, device, fname):
     """An empty array laid out like ``input`` (PyTorch's preserve_format), which decides the fill order."""
     _check_dtype(dtype, fname)
-    if device is not None:
-        _device(device)
+    check_device(device, fname, "aten::empty_strided")
     return np.empty_like(input._data, dtype=(dtype or input.dtype)._np)
 
 

@@ -16,6 +16,8 @@ import weakref
 import numpy as np
 
 from . import dtype as dt
+from .device import _NO_ACCELERATOR, as_device, device, unavailable
+from .device import CPU as _CPU
 from .grad_mode import _State as _ModeState
 from .grad_mode import state as _mode
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
@@ -31,43 +33,6 @@ _NONLEAF_GRAD_WARNING = (
 )
 
 
-class device:
-    """Where a tensor lives. gradiente computes on the CPU; ``device('cpu')`` is accepted everywhere."""
-
-    __slots__ = ("type", "index")
-
-    type: str
-    index: "int | None"
-
-    def __init__(self, type="cpu", index=None):
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        name = str(type)
-        if ":" in name:
-            name, idx = name.split(":", 1)
-            index = int(idx)
-        if name != "cpu":
-            raise RuntimeError(f"gradiente runs on the CPU only; device '{type}' is not available")
-        self.type, self.index = name, index
-
-    def __repr__(self):
-        if self.index is None:
-            return f"device(type='{self.type}')"
-        return f"device(type='{self.type}', index={self.index})"
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and other.type == self.type
-
-    def __hash__(self):
-        return hash(self.type)
-
-
-_CPU = device("cpu")
 
 
 _INFERENCE_INPLACE_ERROR = (
@@ -86,6 +51,14 @@ class InferenceVersion(list):
     def __setitem__(self, index, value):
         if not _mode.inference:
             raise RuntimeError(_INFERENCE_INPLACE_ERROR)
+
+
+def _to_accelerator(kind, device):
+    """``Tensor.cuda(device)``/``xpu``: PyTorch checks that ``device`` is of that kind, then fails to reach it."""
+    place = as_device(kind if device is None else device, kind)
+    if place.type != kind:
+        raise RuntimeError(f"Invalid device, must be {kind} device")
+    raise unavailable(place)
 
 
 def is_tensor(obj):
@@ -167,7 +140,10 @@ class Tensor:
     def device(self):
         return _CPU
 
+    is_cpu = True
     is_cuda = False
+    is_xpu = False
+    is_mps = False
     is_sparse = False
     is_quantized = False
     is_meta = False
@@ -199,11 +175,22 @@ class Tensor:
     def get_device(self):
         return -1
 
-    def cpu(self):
+    def cpu(self, memory_format=None):
         return self
 
-    def cuda(self, *args, **kwargs):
-        raise RuntimeError("gradiente runs on the CPU only; CUDA is not available")
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """A copy on a CUDA device, which a CPU-only build lacks: PyTorch's errors (``core/device.py``)."""
+        _to_accelerator("cuda", device)
+
+    def xpu(self, device=None, non_blocking=False, memory_format=None):
+        _to_accelerator("xpu", device)
+
+    def pin_memory(self, device=None):
+        """Page-locked memory serves copies to an accelerator, which a CPU-only build lacks."""
+        raise RuntimeError(_NO_ACCELERATOR)
+
+    def is_pinned(self, device=None):
+        return False
 
     # --- values ----------------------------------------------------------------------------------------
     def item(self):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import dtype as dt
+from .device import check_device
 from .dtype import cpp_name
 from .special_math import i0_array
 from .tensor import Tensor
@@ -16,7 +17,7 @@ __all__ = ["hamming_window", "hann_window", "blackman_window", "bartlett_window"
 
 # --- the windows --------------------------------------------------------------------------------------------
 
-def _window(name, window_length, periodic, dtype, requires_grad, symmetric):
+def _window(name, window_length, periodic, dtype, device, requires_grad, symmetric):
     """A window of ``window_length`` points. ``symmetric(n, np_dtype)`` computes the symmetric window of n >= 2
     points; a periodic window is the symmetric one of n + 1 points without its last (PyTorch's way)."""
     if not isinstance(window_length, int) or isinstance(window_length, bool):
@@ -24,6 +25,7 @@ def _window(name, window_length, periodic, dtype, requires_grad, symmetric):
                         f"{type(window_length).__name__}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    check_device(device, name)
     d = dtype if dtype is not None else dt.get_default_dtype()
     if d.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{d._legacy[:-len('Tensor')]}'")
@@ -62,13 +64,13 @@ def _hamming(alpha, beta):
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    pin_memory=False, requires_grad=False):
     """alpha - beta·cos(2πk/(N - 1)), k = 0 .. N-1 (N = window_length, or window_length + 1 if periodic)."""
-    return _window("hamming_window", window_length, periodic, dtype, requires_grad, _hamming(alpha, beta))
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, _hamming(alpha, beta))
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
     """½ - ½·cos(2πk/(N - 1)): the Hamming window with alpha = beta = ½."""
-    return _window("hann_window", window_length, periodic, dtype, requires_grad, _hamming(0.5, 0.5))
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _hamming(0.5, 0.5))
 
 
 def _blackman(n, np_dtype):
@@ -80,7 +82,7 @@ def _blackman(n, np_dtype):
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """0.42 - 0.5·cos(2πk/(N - 1)) + 0.08·cos(4πk/(N - 1))."""
-    return _window("blackman_window", window_length, periodic, dtype, requires_grad, _blackman)
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, _blackman)
 
 
 def _bartlett(n, np_dtype):
@@ -94,7 +96,7 @@ def _bartlett(n, np_dtype):
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """The triangle 2k/(N - 1) rising to 1 at the middle, then falling back to 0."""
-    return _window("bartlett_window", window_length, periodic, dtype, requires_grad, _bartlett)
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, _bartlett)
 
 
 def _kaiser(beta):
@@ -110,4 +112,4 @@ def _kaiser(beta):
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
                   pin_memory=False, requires_grad=False):
     """I₀(β·√(1 - ((k - (N-1)/2) / ((N-1)/2))²)) / I₀(β), I₀ the modified Bessel function of order 0."""
-    return _window("kaiser_window", window_length, periodic, dtype, requires_grad, _kaiser(beta))
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, _kaiser(beta))

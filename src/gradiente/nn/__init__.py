@@ -1,4 +1,5 @@
 """Neural-network building blocks: ``functional`` (stateless ops and losses), modules, ``init``."""
-from . import functional, init, utils
+from . import attention, functional, init, parallel, utils
 from .modules import *
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.creation import _check_dtype, _finish, _infer_array
+from ..core.device import COPY, as_device, check_device
 from ..core.tensor import Tensor, device
 from .arithmetic import cast
 
@@ -25,12 +26,15 @@ def to(self, *args, **kwargs):
             target = a
         elif isinstance(a, Tensor):
             target = a.dtype
-        elif isinstance(a, (str, device)):
+        elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
             dev = a
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if dev is not None:
-        device(dev)
+        dev = as_device(dev, "to")
+        check_device(dev, "to", COPY)
+        # PyTorch's tensors live on device('cpu'), whose index is None: asked for 'cpu:0', it copies
+        copy = copy or dev.index is not None
     if target is None or target is self.dtype:
         return cast(self, self.dtype) if copy else self      # a copy is still aten::_to_copy
     return cast(self, target)
@@ -57,6 +61,7 @@ def type_as(self, other):
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with ``data`` (an ndarray or tensor) when no conversion is needed."""
     _check_dtype(dtype, "as_tensor")
+    check_device(device, "as_tensor", COPY)
     if isinstance(data, Tensor):
         return data if dtype is None or dtype is data.dtype else to(data, dtype)
     arr = _infer_array(data, exact=dtype is not None)
@@ -70,7 +75,7 @@ def as_tensor(data, dtype=None, device=None):
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """``obj`` as a tensor, sharing memory when no conversion is needed (unless ``copy``)."""
-    t = as_tensor(obj, dtype=dtype)
+    t = as_tensor(obj, dtype=dtype, device=device)
     if copy:
         t = Tensor._make(t._data.copy())
     return _finish(t._data, requires_grad)

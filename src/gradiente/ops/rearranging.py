@@ -7,6 +7,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.creation import in_layout_of
+from ..core.device import check_device
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -364,10 +365,12 @@ def _triangle_indices(np_fn, name, row, col, offset, dtype):
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (row, column) positions of the lower triangle (on and below diagonal ``offset``) of a ``row`` x
     ``col`` matrix, row by row, as a 2 x N tensor."""
+    check_device(device, "tril_indices", "aten::tril_indices")
     return _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (row, column) positions of the upper triangle (on and above diagonal ``offset``) of a ``row`` x
     ``col`` matrix, row by row, as a 2 x N tensor."""
+    check_device(device, "triu_indices", "aten::triu_indices")
     return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)

@@ -160,7 +160,7 @@ class PReLU(Module):
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
-        self.weight = Parameter(empty(num_parameters, dtype=dtype))
+        self.weight = Parameter(empty(num_parameters, dtype=dtype, device=device))
         self.reset_parameters()
 
     def reset_parameters(self):

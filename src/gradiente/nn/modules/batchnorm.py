@@ -26,10 +26,10 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        _affine_parameters(self, (num_features,), affine, bias, dtype)
+        _affine_parameters(self, (num_features,), affine, bias, dtype, device)
         if self.track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", tensor(0, dtype=dt.long))
         else:
             self.register_buffer("running_mean", None)

@@ -63,11 +63,13 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = _reverse_repeat_tuple(self.padding, 2)
         if transposed:
-            self.weight = Parameter(empty((in_channels, out_channels // groups, *kernel_size), dtype=dtype))
+            self.weight = Parameter(empty((in_channels, out_channels // groups, *kernel_size), dtype=dtype,
+                                          device=device))
         else:
-            self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), dtype=dtype))
+            self.weight = Parameter(empty((out_channels, in_channels // groups, *kernel_size), dtype=dtype,
+                                          device=device))
         if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -110,7 +112,7 @@ class Conv1d(_ConvNd):
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
                          padding if isinstance(padding, str) else _single(padding), _single(dilation), False,
-                         _single(0), groups, bias, padding_mode, dtype=dtype)
+                         _single(0), groups, bias, padding_mode, device=device, dtype=dtype)
 
 
 class Conv2d(_ConvNd):
@@ -121,7 +123,7 @@ class Conv2d(_ConvNd):
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
                          padding if isinstance(padding, str) else _pair(padding), _pair(dilation), False, _pair(0),
-                         groups, bias, padding_mode, dtype=dtype)
+                         groups, bias, padding_mode, device=device, dtype=dtype)
 
 
 class Conv3d(_ConvNd):
@@ -132,7 +134,7 @@ class Conv3d(_ConvNd):
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
                          padding if isinstance(padding, str) else _triple(padding), _triple(dilation), False,
-                         _triple(0), groups, bias, padding_mode, dtype=dtype)
+                         _triple(0), groups, bias, padding_mode, device=device, dtype=dtype)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -144,7 +146,7 @@ class _ConvTransposeNd(_ConvNd):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-                         output_padding, groups, bias, padding_mode, dtype=dtype)
+                         output_padding, groups, bias, padding_mode, device=device, dtype=dtype)
 
     def _output_padding(self, input, output_size):
         """The ``output_padding`` giving ``output_size`` (which may include the batch and channel sizes), among
@@ -180,7 +182,8 @@ class ConvTranspose1d(_ConvTransposeNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride), _single(padding),
-                         _single(dilation), True, _single(output_padding), groups, bias, padding_mode, dtype=dtype)
+                         _single(dilation), True, _single(output_padding), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -191,4 +194,5 @@ class ConvTranspose2d(_ConvTransposeNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
-                         _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode, dtype=dtype)
+                         _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode,
+                         device=device, dtype=dtype)

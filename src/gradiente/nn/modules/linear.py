@@ -33,9 +33,9 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in_features), dtype=dtype))
+        self.weight = Parameter(empty((out_features, in_features), dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -60,9 +60,9 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in1_features, in2_features), dtype=dtype))
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype))
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

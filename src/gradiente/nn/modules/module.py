@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from ...core import dtype as dt
 from ...core import grad_mode
+from ...core.device import COPY, as_device, check_device
 from ...core.tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, _reset_grads
@@ -522,22 +523,28 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device)``, ``to(tensor)``: casts floating-point parameters and buffers in place."""
-        dtype = kwargs.pop("dtype", None)
+        """``to(dtype)``, ``to(device)``, ``to(tensor)``: casts floating-point parameters and buffers in place.
+        A device other than the CPU raises at the first tensor moved, as in a CPU-only PyTorch (so a module
+        without parameters or buffers moves anywhere)."""
+        dtype, place = kwargs.pop("dtype", None), None
         for a in itertools.chain(args, [kwargs.pop("device", None), kwargs.pop("tensor", None)]):
             if isinstance(a, dt.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype = a.dtype
             elif a is not None and not isinstance(a, bool):
-                from ...core.tensor import device
-                device(a)
+                place = as_device(a, "to")
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
-        if dtype is None:
+
+        def convert(t):
+            if place is not None:
+                check_device(place, "to", COPY)
+            return t.to(dtype) if dtype is not None and (t.is_floating_point() or t.is_complex()) else t
+        if dtype is None and (place is None or place.type == "cpu"):
             return self
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() or t.is_complex() else t)
+        return self._apply(convert)
 
     def _cast_floating(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
@@ -558,7 +565,11 @@ class Module:
         return self
 
     def cuda(self, device=None):
-        raise RuntimeError("gradiente runs on the CPU only; CUDA is not available")
+        """Every parameter and buffer to a CUDA device: PyTorch's error at the first one (none: nothing to do)."""
+        return self._apply(lambda t: t.cuda(device))
+
+    def xpu(self, device=None):
+        return self._apply(lambda t: t.xpu(device))
 
     def share_memory(self):
         return self

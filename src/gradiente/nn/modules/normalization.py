@@ -13,13 +13,13 @@ from .module import Module
 __all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
-def _affine_parameters(module, shape, affine, bias, dtype):
+def _affine_parameters(module, shape, affine, bias, dtype, device):
     """Register ``weight`` and ``bias`` of ``shape`` (or None for either), as normalization layers do; they are
     set to 1 and 0 by ``_reset_affine``."""
     if affine:
-        module.weight = Parameter(empty(shape, dtype=dtype))
+        module.weight = Parameter(empty(shape, dtype=dtype, device=device))
         if bias:
-            module.bias = Parameter(empty(shape, dtype=dtype))
+            module.bias = Parameter(empty(shape, dtype=dtype, device=device))
         else:
             module.register_parameter("bias", None)
     else:
@@ -54,7 +54,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
         _set_normalized_shape(self, normalized_shape, eps, elementwise_affine)
-        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     reset_parameters = _reset_affine
@@ -80,7 +80,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_parameters(self, (num_channels,), affine, bias, dtype)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype, device)
         self.reset_parameters()
 
     reset_parameters = _reset_affine
@@ -122,7 +122,7 @@ class RMSNorm(Module):
         super().__init__()
         _set_normalized_shape(self, normalized_shape, eps, elementwise_affine)
         if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

@@ -171,7 +171,7 @@ class RNNBase(Module):
         self._all_weights = []
         for layer in range(num_layers):
             for direction in range(self._directions()):
-                self._add_layer_weights(layer, direction, dtype)
+                self._add_layer_weights(layer, direction, dtype, device)
         self.reset_parameters()
 
     def _directions(self):
@@ -181,7 +181,7 @@ class RNNBase(Module):
         """The width of h: ``proj_size`` when the LSTM projects it, else ``hidden_size``."""
         return self.proj_size if self.proj_size > 0 else self.hidden_size
 
-    def _add_layer_weights(self, layer, direction, dtype):
+    def _add_layer_weights(self, layer, direction, dtype, device):
         gate_size = _GATES[self.mode] * self.hidden_size
         layer_input = self.input_size if layer == 0 else self._real_hidden_size() * self._directions()
         shapes = {"weight_ih": (gate_size, layer_input), "weight_hh": (gate_size, self._real_hidden_size())}
@@ -193,7 +193,7 @@ class RNNBase(Module):
         names = []
         for kind, shape in shapes.items():
             name = f"{kind}_l{layer}{suffix}"
-            setattr(self, name, Parameter(empty(shape, dtype=dtype)))
+            setattr(self, name, Parameter(empty(shape, dtype=dtype, device=device)))
             names.append(name)
         self._flat_weights_names.extend(names)
         self._all_weights.append(names)
@@ -492,11 +492,11 @@ class RNNCellBase(Module):
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype))
-        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

@@ -87,22 +87,22 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != self.embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype, device=device))
             for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
                 self.register_parameter(name, None)
         else:
-            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype=dtype))
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype, device=device))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype, device=device))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype=dtype, device=device))
             self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype))
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype, device=device))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype, device=device)
         if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype, device=device))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype, device=device))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
@@ -150,7 +150,7 @@ class MultiheadAttention(Module):
 # --- helpers of the Transformer layers ----------------------------------------------------------------------
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """The (sz, sz) additive causal mask: 0 on and below the diagonal, -inf above."""
-    return gradiente.triu(gradiente.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
+    return gradiente.triu(gradiente.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
 
 
 def _get_seq_len(src, batch_first):
@@ -229,16 +229,17 @@ def _takes_fused_path(layer, src):
             and not _needs_grad((src, *_encoder_layer_tensors(layer))))
 
 
-def _add_sublayers(layer, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, dtype, blocks):
+def _add_sublayers(layer, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, dtype, device,
+                   blocks):
     """Register, in PyTorch's order (which fixes the random draws and the state_dict), the feed-forward network
     (``linear1``, ``dropout``, ``linear2``), then a LayerNorm (``norm1``, ...) and a Dropout (``dropout1``, ...)
     for each of the ``blocks`` residual blocks."""
-    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, device=device)
     layer.dropout = Dropout(dropout)
-    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, device=device)
     layer.norm_first = norm_first
     for i in range(1, blocks + 1):
-        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device))
     for i in range(1, blocks + 1):
         setattr(layer, f"dropout{i}", Dropout(dropout))
 
@@ -255,8 +256,9 @@ class TransformerEncoderLayer(Module):
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        _add_sublayers(self, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, dtype, blocks=2)
+                                            dtype=dtype, device=device)
+        _add_sublayers(self, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, dtype, device,
+                       blocks=2)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         # PyTorch's fused kernel knows only these two; the flag decides whether it may be used
@@ -310,10 +312,11 @@ class TransformerDecoderLayer(Module):
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                            dtype=dtype)
+                                            dtype=dtype, device=device)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                                 bias=bias, dtype=dtype)
-        _add_sublayers(self, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, dtype, blocks=3)
+                                                 bias=bias, dtype=dtype, device=device)
+        _add_sublayers(self, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, dtype, device,
+                       blocks=3)
         self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
 
     def __setstate__(self, state):
@@ -454,15 +457,17 @@ class Transformer(Module):
             self.encoder = custom_encoder
         else:
             encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
-            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype,
+                                                    device=device)
+            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
             self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
-            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+                                                    layer_norm_eps, batch_first, norm_first, bias, dtype=dtype,
+                                                    device=device)
+            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
             self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
         self._reset_parameters()
         self.d_model = d_model
