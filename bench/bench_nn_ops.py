@@ -20,11 +20,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import median_times  # first: it sets one BLAS thread before NumPy loads
 
 # isort: split
+import nn_floors
 import numpy as np
 import torch
 
 import gradiente
-import nn_floors
 
 torch.set_num_threads(1)
 
