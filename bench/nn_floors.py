@@ -6,14 +6,15 @@ fixed upstream gradient (the same seed as the bench's) and returns them, so that
 can check that a floor computes what gradiente computes (a floor that skipped work would flatter the target).
 The optimizer floors update their arrays in place and return the parameter, with float32 arithmetic (no attempt
 at PyTorch's rounding).
-Like ``floors.py``, these are measuring instruments, not part of gradiente; the one thing borrowed is the erf
-kernel (``gradiente.core.erf``), which NumPy lacks.
+Like ``floors.py``, these are measuring instruments, not part of gradiente; the two things borrowed are array
+kernels NumPy lacks: erf (``gradiente.core.erf``) and an exact scatter-add of rows (``gradiente.core.scatter``).
 """
 import math
 
 import numpy as np
 
 from gradiente.core.erf import erf
+from gradiente.core.scatter import add_rows_at
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -45,19 +46,7 @@ def embedding(idx, w):
 
     def run():
         out = w[idx]
-        dw = np.zeros_like(w)
-        # the fastest exact scatter-add NumPy has for few repeats: one fancy add per occurrence rank
-        order = np.argsort(idx, kind="stable")
-        s = idx[order]
-        first = np.empty(len(s), bool)
-        first[0] = True
-        np.not_equal(s[1:], s[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        rank = np.arange(len(s)) - np.repeat(starts, np.diff(np.append(starts, len(s))))
-        for k in range(rank.max() + 1):
-            sel = order[rank == k]
-            dw[idx[sel]] += g[sel]
-        return out, dw
+        return out, add_rows_at(np.zeros_like(w), idx, g)
     return run
 
 
