@@ -322,7 +322,7 @@ class NumpyOps:
         ``x[index]``."""
         out = np.zeros(shape, dtype=values.dtype)
         if (len(index) == 1 and type(index[0]) is np.ndarray and index[0].ndim == 1 and index[0].dtype.kind in "iu"
-                and len(shape) > 1):
+                and len(shape) > 1 and values.shape == (index[0].size, *shape[1:])):
             # x[rows] of whole rows (an embedding-like lookup): np.add.at's sums, faster (core/scatter.py)
             rows = index[0] % shape[0] if index[0].dtype.kind == "i" else index[0]
             add_rows_at(out.reshape(shape[0], -1), rows, values.reshape(rows.size, -1))
