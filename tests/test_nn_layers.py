@@ -306,3 +306,54 @@ def test_conv_layer_differentiates_twice_as_torch():
         (dx,) = lib.autograd.grad((conv(x) ** 2).sum(), x, create_graph=True)
         results.append(lib.autograd.grad((dx ** 2).sum(), conv.weight)[0].numpy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+
+
+_LOOKUPS = {
+    "uniform": lambda rng: rng.randint(0, 5000, 2048),
+    "zipf": lambda rng: np.minimum(rng.zipf(1.3, 2048), 4999),          # a few very frequent tokens
+    "few rows": lambda rng: rng.randint(0, 7, 3000),
+    "small": lambda rng: rng.randint(0, 50, 37),
+}
+
+
+@pytest.mark.parametrize("lookups", sorted(_LOOKUPS))
+def test_scatter_add_of_rows_has_np_add_at_bits(lookups):
+    """core/scatter.py's add_rows_at (rounds of distinct indices, then add.at) sums as np.add.at does."""
+    from gradiente.core.scatter import add_rows_at
+    rng = np.random.RandomState(0)
+    idx = _LOOKUPS[lookups](rng).astype(np.int64)
+    vocab = int(idx.max()) + 3
+    rows = (rng.standard_normal((idx.size, 24)) * 10.0 ** rng.randint(-6, 6, (idx.size, 1))).astype(np.float32)
+    want = np.zeros((vocab, 24), np.float32)
+    np.add.at(want, idx, rows)
+    np.testing.assert_array_equal(add_rows_at(np.zeros((vocab, 24), np.float32), idx, rows), want)
+
+
+@pytest.mark.parametrize("lookups", sorted(_LOOKUPS))
+def test_embedding_and_row_indexing_gradients_match_torch(lookups):
+    """gradiente sums each row's lookups in lookup order (np.add.at's bits, as before core/scatter.py), in the
+    embedding backward and in that of ``weight[idx]``. So does PyTorch when rows repeat a few times, bit for bit;
+    rows looked up hundreds of times it sums in another order, so there the agreement is to float32 rounding."""
+    rng = np.random.RandomState(0)
+    idx = _LOOKUPS[lookups](rng).astype(np.int64).reshape(-1, 1)
+    weight = rng.standard_normal((5000, 16)).astype(np.float32)
+    upstream = (rng.standard_normal((idx.size, 1, 16)) * 10.0 ** rng.randint(-4, 4, (idx.size, 1, 1))).astype(
+        np.float32)
+    grads = []
+    for lib in (gradiente, torch):
+        w = lib.tensor(weight, requires_grad=True)
+        lib.nn.functional.embedding(lib.from_numpy(idx), w).backward(lib.from_numpy(upstream))
+        v = lib.tensor(weight, requires_grad=True)
+        v[lib.from_numpy(idx[:, 0] - 5000 * (idx[:, 0] % 2))].backward(lib.from_numpy(upstream[:, 0]))
+        grads.append((w.grad.numpy(), v.grad.numpy()))
+    (ours, ours_indexed), (theirs, theirs_indexed) = grads
+    if lookups in ("uniform", "small"):
+        np.testing.assert_array_equal(ours, theirs)
+    else:
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-3)
+    # weight[idx]'s backward: np.add.at's bits (as before); PyTorch's index_put_ sorts the lookups, wrapped
+    # negative indices included, so it sums repeats in another order
+    want = np.zeros_like(weight)
+    np.add.at(want, idx[:, 0], upstream[:, 0])
+    np.testing.assert_array_equal(ours_indexed, want)
+    np.testing.assert_allclose(ours_indexed, theirs_indexed, rtol=1e-4, atol=1e-3)

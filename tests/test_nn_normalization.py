@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from harness import assert_same_tensors, both, both_outcomes
 
+import gradiente
+
 torch = pytest.importorskip("torch")
 
 
@@ -66,3 +68,25 @@ def test_layer_norm_parameters_of_another_dtype(dtypes):
         assert g[1] == t[1]
     else:
         assert_same_tensors(g[0], t[0])
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("op", ["layer_norm", "group_norm"])
+def test_blas_reductions_match_torch_at_training_sizes(op, dtype, tol):
+    """Layer and group norm reduce rows with ``rows @ ones`` and ``einsum`` (normalization.py's reductions): the
+    values and all three gradients agree with PyTorch's at the sizes the bench measures."""
+    rng = np.random.RandomState(0)
+    shape = (512, 128) if op == "layer_norm" else (4, 64, 16, 16)
+    channels = shape[-1] if op == "layer_norm" else shape[1]
+    arrays = [(rng.standard_normal(shape) * 3 + 1).astype(dtype), rng.standard_normal(channels).astype(dtype),
+              rng.standard_normal(channels).astype(dtype)]
+    upstream = rng.standard_normal(shape).astype(dtype)
+    results = []
+    for lib in (gradiente, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in arrays)
+        F = lib.nn.functional
+        y = F.layer_norm(x, (channels,), w, b) if op == "layer_norm" else F.group_norm(x, 8, w, b)
+        y.backward(lib.from_numpy(upstream))
+        results.append([y.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol * 10)

@@ -238,3 +238,70 @@ def test_clip_grad_norm_matches_torch(norm_type):
     assert g_total == pytest.approx(t_total, rel=1e-6)
     for g, t in zip(g_grads, t_grads):
         np.testing.assert_allclose(g, t, rtol=1e-6, atol=1e-7)
+
+
+BIG = 200_003       # more than three of the float32 fma's blocks, and not a multiple of one
+
+
+@pytest.mark.parametrize("kwargs", [{"momentum": 0.9}, {"momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01},
+                                    {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1}])
+def test_sgd_on_a_large_tensor_matches_torch_bit_for_bit(kwargs):
+    """The float32 fused multiply-adds on a tensor of many blocks round as PyTorch's, element by element."""
+    rng = np.random.RandomState(0)
+    init = rng.standard_normal(BIG).astype(np.float32)
+    grads = [rng.standard_normal(BIG).astype(np.float32) for _ in range(4)]
+    params = []
+    for lib in (gradiente, torch):
+        p = lib.nn.Parameter(lib.from_numpy(init.copy()))
+        opt = lib.optim.SGD([p], lr=0.0123, **kwargs)
+        for g in grads:
+            p.grad = lib.from_numpy(g.copy())
+            opt.step()
+        params.append((p.detach().numpy(), opt.state[p]["momentum_buffer"].numpy()))
+    for ours, theirs in zip(*params):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name,kwargs", [("Adam", {}), ("AdamW", {}), ("Adam", {"weight_decay": 0.1, "amsgrad": True})])
+def test_adam_moments_on_a_large_tensor_match_torch_bit_for_bit(name, kwargs):
+    """Adam's moments are lerp and addcmul (fused multiply-adds): bit for bit PyTorch's; the parameters go through
+    float32 sqrt, which PyTorch does not round correctly, so they agree to an ulp or so."""
+    rng = np.random.RandomState(0)
+    init = rng.standard_normal(BIG).astype(np.float32)
+    grads = [rng.standard_normal(BIG).astype(np.float32) for _ in range(4)]
+    results = []
+    for lib in (gradiente, torch):
+        p = lib.nn.Parameter(lib.from_numpy(init.copy()))
+        opt = getattr(lib.optim, name)([p], lr=0.01, **kwargs)
+        for g in grads:
+            p.grad = lib.from_numpy(g.copy())
+            opt.step()
+        state = opt.state[p]
+        results.append((p.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy()))
+    (p, m, v), (tp, tm, tv) = results
+    if kwargs.get("weight_decay", 0) == 0 or name == "AdamW":
+        np.testing.assert_array_equal(m, tm)        # (coupled weight decay feeds the parameters, and sqrt, back)
+        np.testing.assert_array_equal(v, tv)
+    np.testing.assert_allclose(p, tp, rtol=1e-6, atol=1e-7)
+
+
+def test_blocked_float32_fma_rounds_as_the_whole_array_computation():
+    """optim._kernels' fma in blocks gives the bits of x·y + z computed in float64 at once and rounded to float32:
+    with a number on either side of the product, two arrays, its output aliasing an operand, a ragged last block."""
+    from gradiente.optim import _kernels as K
+    rng = np.random.RandomState(0)
+    x, y, z = (rng.standard_normal(BIG).astype(np.float32) * 10.0 ** rng.randint(-8, 8, BIG) for _ in range(3))
+    x, y, z = (v.astype(np.float32) for v in (x, y, z))
+    s = np.float32(-0.0123)
+
+    def reference(a, b, c):
+        return (np.multiply(a, b, dtype=np.float64) + c).astype(np.float32)
+
+    np.testing.assert_array_equal(K.fma(x, s, z, np.empty_like(x)), reference(x, s, z))
+    np.testing.assert_array_equal(K.fma(s, x, z, np.empty_like(x)), reference(s, x, z))
+    np.testing.assert_array_equal(K.fma(x, y, s, np.empty_like(x)), reference(x, y, s))
+    aliased = z.copy()
+    np.testing.assert_array_equal(K.fma(x, y, aliased, aliased), reference(x, y, z))
+    np.testing.assert_array_equal(aliased, reference(x, y, z))
+    grid = x.reshape(-1)[:BIG - 3].reshape(100, -1)
+    np.testing.assert_array_equal(K.fma(grid, s, grid.T.T, np.empty_like(grid)), reference(grid, s, grid))

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .erf import erf as erf_array
+from .scatter import add_rows_at
 
 
 def sum_to(array, shape):
@@ -343,7 +344,12 @@ class NumpyOps:
         """Zeros of ``shape`` with ``values`` added at ``index`` (repeated positions add up): the adjoint of
         ``x[index]``."""
         out = np.zeros(shape, dtype=values.dtype)
-        if any(type(i) is np.ndarray and i.dtype != np.bool_ for i in index):
+        if (len(index) == 1 and type(index[0]) is np.ndarray and index[0].ndim == 1 and index[0].dtype.kind in "iu"
+                and len(shape) > 1 and values.shape == (index[0].size, *shape[1:])):
+            # x[rows] of whole rows (an embedding-like lookup): np.add.at's sums, faster (core/scatter.py)
+            rows = index[0] % shape[0] if index[0].dtype.kind == "i" else index[0]
+            add_rows_at(out.reshape(shape[0], -1), rows, values.reshape(rows.size, -1))
+        elif any(type(i) is np.ndarray and i.dtype != np.bool_ for i in index):
             np.add.at(out, index, values)
         else:
             out[index] = values

@@ -305,6 +305,7 @@ class GeluBackward0(Node):
     """out = x·Φ(x) (Φ the normal CDF; with approximate='tanh', Φ(x) ≈ (1 + tanh(√(2/π)(x + 0.044715x³)))/2);
     dx = grad·(Φ(x) + x·φ(x))"""
     formula = "d/dx x·Φ(x) = Φ(x) + x·φ(x)"
+    cdf = None      # Φ(x) as the exact forward computed it (arrays only): erf is its costliest step, done once
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
@@ -314,28 +315,33 @@ class GeluBackward0(Node):
             left_derivative = (t + 1) * 0.5
             right_derivative = x * 0.5 * (1 - t * t) * (_GELU_BETA * (1 + x * x * (3 * _GELU_KAPPA)))
             return (grad * (left_derivative + right_derivative),)
-        cdf = (ops.erf(x * _SQRT1_2) + 1) * 0.5
+        # Under create_graph Φ must be recomputed from x, as a recorded tensor; the saved array has the same values
+        cdf = self.cdf if not ops.recording and self.cdf is not None else (ops.erf(x * _SQRT1_2) + 1) * 0.5
         pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
 
     jvp = self_adjoint_jvp
 
 
-def _gelu_forward(approximate):
-    if approximate == "tanh":
-        def forward(a):
-            return a * 0.5 * (1 + np.tanh((a + a * a * a * _GELU_KAPPA) * _GELU_BETA))
-    else:
-        def forward(a):
-            return a * 0.5 * (1 + erf(a * _SQRT1_2))
-    return forward
+def _gelu_tanh(a):
+    return a * 0.5 * (1 + np.tanh((a + a * a * a * _GELU_KAPPA) * _GELU_BETA))
 
 
 def gelu(input, approximate="none"):
     """x·Φ(x), Φ the standard normal CDF, exact (erf) or with ``approximate='tanh'`` (``GeluBackward0``)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return activation(input, _gelu_forward(approximate), GeluBackward0, "GeluKernelImpl", approximate=approximate)
+    if approximate == "tanh":
+        return activation(input, _gelu_tanh, GeluBackward0, "GeluKernelImpl", approximate=approximate)
+    a = input._data
+    check_floating(a, "GeluKernelImpl")
+    one_plus_erf = 1 + erf(a * _SQRT1_2)
+    out = wrap(np.asarray(a * 0.5 * one_plus_erf, dtype=a.dtype))
+    if wants_grad(input):
+        # (1 + erf)·0.5 is what the rule computed from x before: the same operations, so the same bits
+        record(GeluBackward0, (input,), out, (input,), approximate=approximate,
+               cdf=np.asarray(one_plus_erf * 0.5, dtype=a.dtype))
+    return out
 
 
 class SiluBackward0(Node):

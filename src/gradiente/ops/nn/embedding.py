@@ -4,6 +4,7 @@ import numpy as np
 
 from ...core.node import Node
 from ...core.record import record, wants_grad
+from ...core.scatter import add_rows_at
 from ...core.tensor import Tensor
 from ._array_rules import record_gradients
 
@@ -34,7 +35,7 @@ class EmbeddingBackward0(Node):
         if self.scale_grad_by_freq:
             rows = rows / self.counts()[:, None].astype(rows.dtype)
         dweight = np.zeros((self.num_weights, rows.shape[1]), dtype=grad.dtype)
-        np.add.at(dweight, idx, rows)
+        add_rows_at(dweight, idx, rows)         # np.add.at's sums, in lookup order as PyTorch's, faster
         if self.padding_idx is not None:
             dweight[self.padding_idx] = 0
         return dweight

@@ -29,10 +29,63 @@ from ._array_rules import record_gradients
 __all__ = ["layer_norm", "batch_norm", "group_norm"]
 
 
+# --- reductions -------------------------------------------------------------------------------------------
+# The statistics and rules below reduce over each row of a matrix: layer norm's rows are the normalized trailing
+# dims, group norm's a (sample, group)'s elements. NumPy's ``sum`` adds a float32 row pairwise, a few elements at
+# a time; a matrix-vector product with a vector of ones (``rows @ ones``) sums the same row in BLAS's vectorized
+# kernel, about three times as fast, and ``einsum('ij,ij->i')`` takes the row-wise dot product of two matrices
+# without writing their product first. Their results differ from ``sum``'s in rounding only (another order of
+# the same additions, in the same dtype). float16 and other dtypes keep NumPy's reductions.
+
+def _trailing(a, axes):
+    """``a`` as a matrix whose rows are the elements over ``axes``, or None where the shortcut doesn't apply
+    (axes that are not a's last ones, a dtype BLAS lacks, no elements)."""
+    k = len(axes)
+    if a.dtype not in (np.float32, np.float64) or axes != tuple(range(a.ndim - k, a.ndim)) or a.size == 0:
+        return None
+    return a.reshape(-1, int(np.prod(a.shape[a.ndim - k:])))
+
+
+def _keep(rows_result, a, axes):
+    return rows_result.reshape(a.shape[:a.ndim - len(axes)] + (1,) * len(axes))
+
+
+def _sum(a, axes):
+    """``a.sum(axis=axes, keepdims=True)``."""
+    rows = _trailing(a, axes)
+    if rows is None:
+        return a.sum(axis=axes, keepdims=True)
+    return _keep(rows @ np.ones(rows.shape[1], a.dtype), a, axes)
+
+
+def _mean(a, axes):
+    """``a.mean(axis=axes, keepdims=True)``: the sum divided by the count, as NumPy's mean."""
+    rows = _trailing(a, axes)
+    if rows is None:
+        return a.mean(axis=axes, keepdims=True)
+    return _sum(a, axes) / rows.shape[1]
+
+
+def _mean_of_product(a, b, axes):
+    """``(a * b).mean(axis=axes, keepdims=True)`` for a and b of one shape and dtype."""
+    rows, other = _trailing(a, axes), _trailing(b, axes)
+    if rows is None or other is None or a.dtype != b.dtype:
+        return (a * b).mean(axis=axes, keepdims=True)
+    return _keep(np.einsum("ij,ij->i", rows, other) / rows.shape[1], a, axes)
+
+
 def _dx(dxhat, xhat, rstd, axes):
     """The input gradient of ``xhat = (x - mean) * rstd`` (statistics over ``axes``) given ``dxhat``."""
-    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
-    return rstd * (dxhat - mean_dxhat - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    return rstd * (dxhat - _mean(dxhat, axes) - xhat * _mean_of_product(dxhat, xhat, axes))
+
+
+def _sum_leading(a, count):
+    """``a.sum(axis=tuple(range(count)))``: column sums of a as a (rows, rest) matrix, by ``ones @ a``."""
+    if a.dtype not in (np.float32, np.float64) or a.size == 0:
+        return a.sum(axis=tuple(range(count)))
+    cols = a.reshape(int(np.prod(a.shape[:count])), -1)
+    return (np.ones(cols.shape[0], a.dtype) @ cols).reshape(a.shape[count:])
 
 
 def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
@@ -45,10 +98,14 @@ def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
         if weight is not None:
             dxhat = grad * weight.reshape(node.affine_shape)
         dx = _dx(dxhat, node.xhat, node.rstd, stat_axes)
+    leading = affine_axes == tuple(range(len(affine_axes)))
     if len(edges) > 1 and edges[1][0] is not None:
-        dw = (grad * node.xhat).sum(axis=affine_axes).reshape(node.weight_shape)
+        product = grad * node.xhat
+        dw = (_sum_leading(product, len(affine_axes)) if leading else product.sum(axis=affine_axes))
+        dw = dw.reshape(node.weight_shape)
     if len(edges) > 2 and edges[2][0] is not None:
-        db = grad.sum(axis=affine_axes).reshape(node.weight_shape)
+        db = (_sum_leading(grad, len(affine_axes)) if leading else grad.sum(axis=affine_axes))
+        db = db.reshape(node.weight_shape)
     return dx, dw, db
 
 
@@ -187,9 +244,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                            f"{list(xa.shape)}")
     _check_parameter_dtypes(xa.dtype, weight, bias)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
-    mean = xa.mean(axis=stat_axes, keepdims=True)
+    mean = _mean(xa, stat_axes)
     centered = xa - mean
-    var = np.square(centered).mean(axis=stat_axes, keepdims=True)
+    var = _mean_of_product(centered, centered, stat_axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
@@ -312,11 +369,12 @@ class NativeGroupNormBackward0(Node):
                 dxhat = grad * weight.reshape(self.affine_shape)
             dxhat = dxhat.reshape(self.grouped_shape)
             dx = _dx(dxhat, self.xhat, self.rstd, 2).reshape(grad.shape)
-        axes = (0,) + tuple(range(2, grad.ndim))
+        # per-channel sums over the batch and the spatial dims: each (sample, channel)'s row, then the samples
+        per_channel = (grad.shape[0], grad.shape[1], -1)
         if edges[1][0] is not None:
-            dw = (grouped * self.xhat).reshape(grad.shape).sum(axis=axes)
+            dw = _sum_leading(_sum((grouped * self.xhat).reshape(per_channel), (2,))[..., 0], 1)
         if edges[2][0] is not None:
-            db = grad.sum(axis=axes)
+            db = _sum_leading(_sum(grad.reshape(per_channel), (2,))[..., 0], 1)
         return dx, dw, db
 
 
@@ -365,9 +423,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     grouped = xa.reshape(n, num_groups, -1)
-    mean = grouped.mean(axis=2, keepdims=True)
+    mean = _mean(grouped, (2,))
     centered = grouped - mean
-    rstd = (1.0 / np.sqrt(np.square(centered).mean(axis=2, keepdims=True) + eps)).astype(xa.dtype)
+    rstd = (1.0 / np.sqrt(_mean_of_product(centered, centered, (2,)) + eps)).astype(xa.dtype)
     xhat = centered * rstd
     shape = (1, c) + (1,) * (xa.ndim - 2)
     result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape))
