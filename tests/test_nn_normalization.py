@@ -2,7 +2,7 @@
 PyTorch: what the layer tests of test_nn_layers.py do not reach (in-place changes around the op, dtype checks)."""
 import numpy as np
 import pytest
-from harness import assert_same_tensors, both, both_outcomes
+from harness import assert_same_tensors, both, both_outcomes, on_both
 
 import gradiente
 
@@ -90,3 +90,23 @@ def test_blas_reductions_match_torch_at_training_sizes(op, dtype, tol):
         results.append([y.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "layer_norm_overflowing", "group_norm", "layer_norm_float32_weight"])
+def test_half_precision_normalizes_in_float32_as_pytorch(norm):
+    """float16 input: the statistics and x̂ in float32, the result rounded once, so it is PyTorch's bit for bit
+    (the squares of [300, 1, 2] overflow float16)."""
+    def scenario(lib):
+        rng = np.random.RandomState(0)
+        x = lib.from_numpy((rng.randn(2, 4, 6) * 30 + 100).astype(np.float16))
+        if norm == "layer_norm":
+            y = lib.nn.functional.layer_norm(x, (6,))
+        elif norm == "layer_norm_overflowing":
+            y = lib.nn.functional.layer_norm(lib.tensor([[300.0, 1.0, 2.0]], dtype=lib.float16), (3,))
+        elif norm == "group_norm":
+            y = lib.nn.functional.group_norm(x, 2)
+        else:
+            y = lib.nn.functional.layer_norm(x, (6,), lib.linspace(0.5, 2, 6), lib.linspace(-1, 1, 6))
+        return str(y.dtype).split(".")[-1], y.tolist()
+
+    on_both(scenario)

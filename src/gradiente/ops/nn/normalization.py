@@ -230,6 +230,12 @@ def _check_parameter_dtypes(dtype, weight, bias):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
+def _half_in_float32(a):
+    """A float16 input's values in float32: PyTorch normalizes half precision in float32 (its accumulation type)
+    and rounds the result once; the statistics and x̂ the rules read stay in float32 too."""
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last ``len(normalized_shape)`` dims to zero mean and unit (biased) variance, then
     scale by ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``)."""
@@ -243,6 +249,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
                            f"{list(xa.shape)}")
     _check_parameter_dtypes(xa.dtype, weight, bias)
+    out_dtype = xa.dtype
+    xa = _half_in_float32(xa)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
     mean = _mean(xa, stat_axes)
     centered = xa - mean
@@ -250,7 +258,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
-    result = Tensor._make(_affine(xhat, weight, bias, affine_shape).astype(xa.dtype, copy=False))
+    result = Tensor._make(_affine(xhat, weight, bias, affine_shape).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
@@ -422,13 +430,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    grouped = xa.reshape(n, num_groups, -1)
+    out_dtype = xa.dtype
+    grouped = _half_in_float32(xa).reshape(n, num_groups, -1)
     mean = _mean(grouped, (2,))
     centered = grouped - mean
-    rstd = (1.0 / np.sqrt(_mean_of_product(centered, centered, (2,)) + eps)).astype(xa.dtype)
+    rstd = (1.0 / np.sqrt(_mean_of_product(centered, centered, (2,)) + eps)).astype(grouped.dtype)
     xhat = centered * rstd
     shape = (1, c) + (1,) * (xa.ndim - 2)
-    result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape))
+    result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeGroupNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd, eps=eps,
