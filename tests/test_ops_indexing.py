@@ -419,3 +419,17 @@ def test_writing_into_an_expanded_tensor(write):
         return plain(g)
 
     on_both(scenario)
+
+
+@pytest.mark.parametrize("index", ["rows", "pairs", "empty", "columns", "assign"])
+def test_a_range_indexes_as_a_list_of_integers(index):
+    def scenario(lib):
+        x = lib.arange(12.0).reshape(3, 4)
+        if index == "assign":
+            x[range(3), lib.tensor([0, 1, 2])] = -1.0
+            return plain(x)
+        y = {"rows": lambda: x[range(1, 3)], "pairs": lambda: x[range(3), [0, 1, 2]],
+             "empty": lambda: x[range(0)], "columns": lambda: x[:, range(0, 4, 2)]}[index]()
+        return plain(y), tuple(y.shape)
+
+    on_both(scenario)

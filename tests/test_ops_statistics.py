@@ -11,6 +11,7 @@ from harness import (
     both,
     both_quietly,
     check_same_error,
+    on_both,
     same_tensor,
     spec_tests,
 )
@@ -213,3 +214,11 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_error_messages_match_torch(name, fn):
     check_same_error(fn)
+
+
+def test_histogram_counts_in_100_bins_by_default():
+    def scenario(lib):
+        hist, edges = lib.histogram(lib.tensor([1.0, 2.0, 1.0, 1.5]))
+        return hist.tolist(), edges.tolist()
+
+    on_both(scenario)

@@ -26,6 +26,9 @@ SPECS = [
     OpSpec("flatten_range", lambda lib, x: x.flatten(1), [((2, 3, 4),)]),
     OpSpec("flatten_transposed", lambda lib, x: x.t().flatten(), [((3, 4),)]),
     OpSpec("unflatten", lambda lib, x: x.unflatten(1, (2, -1)), [((3, 4),)]),
+    OpSpec("unfold_overlapping", lambda lib, x: x.unfold(0, 3, 2), [((7,),), ((7, 2),)]),
+    OpSpec("unfold_apart", lambda lib, x: x.unfold(1, 2, 3), [((2, 8),), ((2, 7, 3),)]),
+    OpSpec("unfold_0d", lambda lib, x: x.unfold(0, 1, 1), [((),)]),
     OpSpec("squeeze", lambda lib, x: x.squeeze(), [((3, 1, 2),), ((1,),)]),
     OpSpec("squeeze_dim", lambda lib, x: x.squeeze(1), [((3, 1, 2),), ((3, 2),)]),
     OpSpec("squeeze_dims", lambda lib, x: x.squeeze((0, 1)), [((1, 1, 2),), ((3, 1, 2),)]),
@@ -66,6 +69,7 @@ VIEWS = [
     ("reshape", lambda x: x.reshape(2, 6)),
     ("flatten", lambda x: x.flatten()),
     ("unflatten", lambda x: x.unflatten(0, (2, 2))),
+    ("unfold", lambda x: x.unfold(0, 2, 2)),
     ("squeeze", lambda x: x.unsqueeze(0).squeeze(0)),
     ("unsqueeze", lambda x: x.unsqueeze(1)),
     ("permute", lambda x: x.permute(1, 0)),
@@ -192,6 +196,8 @@ def test_T_warns_outside_2d():
 
 ERRORS = [
     ("view_incompatible", lambda lib: lib.zeros(3, 4).t().view(12)),
+    ("unfold_too_long", lambda lib: lib.zeros(3, 4).unfold(0, 8, 1)),
+    ("unfold_zero_step", lambda lib: lib.zeros(3, 4).unfold(1, 2, 0)),
     ("view_size", lambda lib: lib.zeros(3, 4).view(5)),
     ("view_infer", lambda lib: lib.zeros(3, 4).view(-1, 5)),
     ("view_two_infers", lambda lib: lib.zeros(3, 4).view(-1, -1)),
@@ -235,3 +241,13 @@ def test_error_messages_match_torch(name, fn):
         "reshape_float_later", "reshape_tuple", "expand_float", "permute_float"])
 def test_shapes_that_are_not_integers_raise_torchs_type_error(call):
     check_same_error(call)
+
+
+def test_writing_into_overlapping_windows_is_refused():
+    """An intended difference: PyTorch lets ``add_`` write through overlapping windows (each shared element is
+    changed several times, in an order it does not define); gradiente refuses with PyTorch's own overlap message."""
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
+        gradiente.zeros(6).unfold(0, 3, 1).add_(1)
+    apart = gradiente.zeros(6)
+    apart.unfold(0, 2, 2).add_(1)                   # windows that do not overlap may be written
+    assert apart.tolist() == [1.0] * 6

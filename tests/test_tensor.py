@@ -171,3 +171,12 @@ def test_dlpack_shares_memory_both_ways():
     assert mine.__dlpack_device__() == (1, 0)
     with pytest.raises(BufferError, match=r"Can't export tensors that require gradient, use tensor\.detach\(\)"):
         gradiente.ones(2, requires_grad=True).__dlpack__()
+
+
+def test_nbytes_itemsize_and_newaxis():
+    def scenario(lib):
+        x = lib.ones(3, 4, dtype=lib.float64)
+        return (x.nbytes, x.itemsize, x[:, 0].nbytes, lib.ones(2, dtype=lib.int8).nbytes,
+                tuple(x[:, lib.newaxis].shape))
+
+    on_both(scenario)

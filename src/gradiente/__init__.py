@@ -109,6 +109,8 @@ def _silence_numpy_float_warnings():
 
 _silence_numpy_float_warnings()
 
+newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
+
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
                     "compiler")

@@ -401,6 +401,7 @@ METHODS = (
     # ops/views.py
     (views.ravel, "ravel"),
     (views.as_strided, "as_strided"),
+    (views.unfold, "unfold"),
     (views.as_strided_, "as_strided_"),
     (views.squeeze_, "squeeze_"),
     (views.t_, "t_"),

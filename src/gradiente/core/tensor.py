@@ -116,6 +116,16 @@ class Tensor:
     def shape(self):
         return Size(self._data.shape)
 
+    @property
+    def nbytes(self):
+        """The bytes of the elements: numel() · element_size()."""
+        return self._data.size * self._data.itemsize
+
+    @property
+    def itemsize(self):
+        """The bytes of one element (element_size())."""
+        return self._data.itemsize
+
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)

@@ -105,8 +105,8 @@ class _Index:
                     and _array_of(obj).dtype.kind in "iu":
                 obj = int(_array_of(obj))       # a 0-d integer tensor or array selects, like an int
                 consumed += 1
-            elif isinstance(obj, (Tensor, np.ndarray, list, tuple)):
-                obj = _index_array(obj)
+            elif isinstance(obj, (Tensor, np.ndarray, list, tuple, range)):
+                obj = _index_array(list(obj) if isinstance(obj, range) else obj)    # a range is a list of ints
                 if obj.ndim == 0:               # a 0-d boolean tensor acts like a Python bool
                     obj = bool(obj)
                 else:

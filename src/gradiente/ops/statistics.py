@@ -136,7 +136,7 @@ def _histogram_edges(values, bins, range, dtype):
     return linspace(low, high, bins + 1, dtype=dt.from_numpy_dtype(dtype))._data
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """``(hist, bin_edges)``: counts (or summed ``weight``) of the elements in each bin; ``bins`` is a count of
     equal bins over ``range`` or a 1-D tensor of increasing edges. A bin holds the values from its left edge
     up to its right one, excluded except for the last. ``density`` divides by the total times the bin width."""

@@ -686,6 +686,33 @@ class UnsqueezeBackward1(ViewBackward0):
     __slots__ = ()
 
 
+class UnfoldBackward0(AsStridedBackward0):
+    """out = the windows of x along a dim, a view;  dx = each window's gradient added back where it was read
+    (overlapping windows add up)"""
+    __slots__ = ()
+
+
+def unfold(input, dimension, size, step):
+    """``x.unfold(dim, size, step)``: a view holding every window of ``size`` consecutive elements along ``dim``,
+    starting ``step`` apart, as a new last dim (windows may overlap; no copy is made)."""
+    a = input._data
+    dim = _wrap_dim(dimension, a.ndim)
+    length = a.shape[dim] if a.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if a.ndim == 0:
+        array = a.reshape(1)
+    else:
+        windows = (length - size) // step + 1
+        shape = a.shape[:dim] + (windows,) + a.shape[dim + 1:] + (size,)
+        strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+        # overlapping windows share memory: in-place writes into them are refused (read-only)
+        array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=size <= step)
+    return _view(input, array, UnfoldBackward0, arrays=(array, a))
+
+
 class AsStridedBackward1(AsStridedBackward0):
     """in place: x becomes a view of its storage with its own sizes and strides;  dx = grad placed back at the
     elements read"""
