@@ -133,6 +133,18 @@ _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shu
                     "OutOfMemoryError": "cuda", "compile": "compiler"}
 
 
+def _give_numpy_names():
+    """The torch-level functions take ``axis``/``keepdims`` where PyTorch's do (``numpy_names.py``)."""
+    from .numpy_names import accept_numpy_names
+    for name, value in list(globals().items()):
+        if not name.startswith("_") and callable(value) and not isinstance(value, type) and \
+                getattr(value, "__module__", "").startswith("gradiente.ops"):
+            globals()[name] = accept_numpy_names(value, name)
+
+
+_give_numpy_names()
+
+
 def __getattr__(name):
     if name in _LAZY_ATTRIBUTES:
         value = getattr(_importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)

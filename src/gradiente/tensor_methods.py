@@ -17,6 +17,7 @@ from . import _config
 from .core import backward, creation, printing, random, storage
 from .core.inplace import make_inplace
 from .core.tensor import Tensor
+from .numpy_names import accept_numpy_names
 from .ops import (
     arithmetic,
     binary_math,
@@ -536,7 +537,7 @@ def _bind():
         if isinstance(what, _InPlace):
             what = make_inplace(what.op, names[0])
         for name in names:
-            setattr(Tensor, name, what)
+            setattr(Tensor, name, accept_numpy_names(what, name) if callable(what) else what)
 
 
 _bind()
