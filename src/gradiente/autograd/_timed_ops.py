@@ -41,6 +41,9 @@ _OPERATORS = {
     "byte": "to", "bool": "to", "type": "to",
 }
 
+#: functions PyTorch records under another op's name
+_RENAMED = {"cross_entropy": "cross_entropy_loss", "nll_loss": "nll_loss_nd"}
+
 #: methods that are no op of their own: nothing recorded (the ops they call are, where they call them by name:
 #: ``1 / x`` shows ``aten::reciprocal`` and ``aten::mul``, as in PyTorch)
 _NOT_OPS = {"backward", "storage", "untyped_storage", "__repr__", "__new__", "new", "is_conj", "is_neg",
@@ -161,7 +164,7 @@ def _wrapper(wrappers, function, name):
     key = (id(function), name)
     wrapper = wrappers.get(key)
     if wrapper is None:
-        wrapper = wrappers[key] = _timed(function, "aten::" + name)
+        wrapper = wrappers[key] = _timed(function, "aten::" + _RENAMED.get(name, name))
     return wrapper
 
 

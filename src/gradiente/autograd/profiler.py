@@ -212,7 +212,9 @@ def _events_of(session):
     records = sorted(session.records, key=lambda r: (r[1], -r[2]))
     events = []
     for i, (name, start, end, thread, scope, seq, shapes) in enumerate(records, 1):
-        events.append(FunctionEvent(id=i, name=name, thread=thread, start_us=(start - base) / 1000,
+        # the steps of a schedule are one row of the table, "ProfilerStep*"; the trace keeps each step's own name
+        shown = "ProfilerStep*" if name.startswith("ProfilerStep#") else name
+        events.append(FunctionEvent(id=i, name=shown, trace_name=name, thread=thread, start_us=(start - base) / 1000,
                                     end_us=(end - base) / 1000, fwd_thread=thread if seq >= 0 else None,
                                     input_shapes=shapes if shapes is not None else [], stack=[], scope=scope,
                                     sequence_nr=seq, device_type=DeviceType.CPU, overload_name="",
@@ -234,7 +236,7 @@ def write_chrome_trace(events, path, base_wall_ns, record_shapes, trace_id="", m
         if record_shapes and event.input_shapes:
             args["Input Dims"] = event.input_shapes
         trace_events.append({"ph": "X", "cat": "user_annotation" if event.is_user_annotation else "cpu_op",
-                             "name": event.name, "pid": pid, "tid": event.thread,
+                             "name": event.trace_name, "pid": pid, "tid": event.thread,
                              "ts": base_us + event.time_range.start, "dur": event.time_range.elapsed_us(),
                              "args": args})
     trace = {"schemaVersion": 1, "deviceProperties": [], "trace_id": trace_id, "record_shapes": int(record_shapes),
