@@ -61,7 +61,7 @@ class _Swap:
     """What ``install`` replaced, to be put back (``current`` is None while nothing is swapped in): the function
     that binds the Tensor table back, and ``(namespace, name, original)`` for each global replaced."""
 
-    current = None
+    current: "_Swap | None" = None
 
     def __init__(self, restore_methods, replaced):
         self.restore_methods = restore_methods

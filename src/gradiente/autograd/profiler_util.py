@@ -95,13 +95,14 @@ class FormattedTimesMixin:
     self_cpu_time_total_str = property(lambda self: _format_time(self.self_cpu_time_total))
     self_device_time_total_str = property(lambda self: _format_time(self.self_device_time_total))
 
+    # (count and the totals are the subclass's: attributes of an average, properties of an event)
     @property
     def cpu_time(self):
-        return 0.0 if self.count == 0 else self.cpu_time_total / self.count
+        return 0.0 if self.count == 0 else self.cpu_time_total / self.count  # type: ignore[attr-defined]
 
     @property
     def device_time(self):
-        return 0.0 if self.count == 0 else self.device_time_total / self.count
+        return 0.0 if self.count == 0 else self.device_time_total / self.count  # type: ignore[attr-defined]
 
 
 class Interval:

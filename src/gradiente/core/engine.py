@@ -187,8 +187,9 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
     session = profiling.state.session          # a profiler records: every node takes the timed general step
     general = extras is not None or anomalous or session is not None
     step_with_extras = _step_in_anomaly_mode if anomalous else _step_with_extras
-    if session is not None:
-        step_with_extras = profiling.TimedSteps(step_with_extras, session)
+    timed = profiling.TimedSteps(step_with_extras, session) if session is not None else None
+    if timed is not None:
+        step_with_extras = timed
     node = None
     buffers: dict = {}      # node -> the gradient summed so far; a list, one per output, for a node with several
     shared: dict = {}       # node -> bit nr set when someone besides the engine may hold output nr's gradient
@@ -254,8 +255,8 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
             anomaly.report(node)    # where the failing node was made, as PyTorch warns it
         raise
     finally:
-        if session is not None:
-            step_with_extras.finish()
+        if timed is not None:
+            timed.finish()          # the last node's evaluate_function range ends with the walk
 
 def _receive(buffers, shared, heap, node, nr, grad):
     """Sum ``grad`` into slot ``nr`` of ``node``'s buffer (a list once a slot other than 0 is used); the first
