@@ -41,7 +41,7 @@ from .ops import (
     views,
 )
 
-__all__ = ["METHODS", "in_place"]
+__all__ = ["METHODS", "in_place", "bind_through"]
 
 
 class _InPlace:
@@ -538,6 +538,22 @@ def _bind():
             what = make_inplace(what.op, names[0])
         for name in names:
             setattr(Tensor, name, accept_numpy_names(what, name) if callable(what) else what)
+
+
+def bind_through(wrap):
+    """Rebind the table's methods through ``wrap(name, method)``, which returns a replacement or None to leave
+    the method as it is (the profiler's timing wrappers, while it records). Returns the function that binds
+    back the very objects that were bound before."""
+    bound = {name: Tensor.__dict__[name] for _, *names in METHODS for name in names}
+    for name, method in bound.items():
+        replacement = wrap(name, method)
+        if replacement is not None:
+            setattr(Tensor, name, replacement)
+
+    def restore():
+        for name, method in bound.items():
+            setattr(Tensor, name, method)
+    return restore
 
 
 _bind()

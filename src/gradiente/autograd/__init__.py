@@ -55,8 +55,10 @@ class Variable(metaclass=_VariableMeta):
 
 
 def __getattr__(name):
-    # functional is loaded on first use: `import gradiente` stays fast.
+    # functional and the profiler are loaded on first use: `import gradiente` stays fast.
     import importlib
-    if name in ("functional", "_functions"):
+    if name in ("functional", "_functions", "profiler", "profiler_util"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "DeviceType":
+        return importlib.import_module(".profiler_util", __name__).DeviceType
     raise AttributeError(f"module 'gradiente.autograd' has no attribute '{name}'")

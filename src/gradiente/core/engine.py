@@ -24,7 +24,9 @@ Around the loop, in steps of their own that a plain ``backward()`` never enters 
 tensor and node hooks, ``retain_grad``, the captures of ``autograd.grad``, partial runs (only the nodes that
 lead to a captured tensor run) and the complex step: a holomorphic node's rule runs between two conjugations,
 and a rule written for real numbers only is refused complex gradients (``run_rule``). A node takes
-that path when it is marked ``_hooked`` (every AccumulateGrad is) or the walk captures.
+that path when it is marked ``_hooked`` (every AccumulateGrad is) or the walk captures; every node takes it while
+a profiler records, and each step is then timed (``core/profiling.py``; the walk reads that once, so a walk
+without a profiler pays nothing for it).
 
 Who owns a gradient array
 -------------------------
@@ -68,7 +70,7 @@ from heapq import heapify, heappop, heappush
 
 import numpy as np
 
-from . import anomaly, grad_mode, rules
+from . import anomaly, grad_mode, profiling, rules
 from . import tensor as _tensor  # a module: a cycle within the core, read at call time
 from .dtype import FROM_NUMPY
 from .node import AccumulateGrad
@@ -182,8 +184,12 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
     raw = not ops.recording
     pop, push = heappop, heappush
     anomalous = anomaly.state.enabled
-    general = extras is not None or anomalous
+    session = profiling.state.session          # a profiler records: every node takes the timed general step
+    general = extras is not None or anomalous or session is not None
     step_with_extras = _step_in_anomaly_mode if anomalous else _step_with_extras
+    timed = profiling.TimedSteps(step_with_extras, session) if session is not None else None
+    if timed is not None:
+        step_with_extras = timed
     node = None
     buffers: dict = {}      # node -> the gradient summed so far; a list, one per output, for a node with several
     shared: dict = {}       # node -> bit nr set when someone besides the engine may hold output nr's gradient
@@ -248,6 +254,9 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
         if anomalous and node is not None:
             anomaly.report(node)    # where the failing node was made, as PyTorch warns it
         raise
+    finally:
+        if timed is not None:
+            timed.finish()          # the last node's evaluate_function range ends with the walk
 
 def _receive(buffers, shared, heap, node, nr, grad):
     """Sum ``grad`` into slot ``nr`` of ``node``'s buffer (a list once a slot other than 0 is used); the first

@@ -13,7 +13,7 @@ from itertools import chain
 
 import numpy as np
 
-from ..core import grad_mode
+from ..core import grad_mode, profiling
 from ..core.tensor import Tensor
 from ..nn.parameter import _reset_grads
 from ..utils.hooks import RemovableHandle
@@ -75,6 +75,12 @@ def _hooked_step(step):
     """Wrap a subclass's ``step`` so that step hooks run around it and schedulers can tell it ran."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        if profiling.state.session is None:
+            return hooked(self, *args, **kwargs)
+        with profiling.Range(f"Optimizer.step#{type(self).__name__}.step"):      # a profiler records: PyTorch's name
+            return hooked(self, *args, **kwargs)
+
+    def hooked(self, *args, **kwargs):
         for pre_hook in list(self._optimizer_step_pre_hooks.values()):
             result = pre_hook(self, args, kwargs)
             if result is not None:
@@ -201,6 +207,10 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all optimized parameters: to None (the default), or to zeros."""
+        if profiling.state.session is not None:     # a profiler records: one range, PyTorch's name
+            with profiling.Range(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+                _reset_grads(chain.from_iterable(group["params"] for group in self.param_groups), set_to_none)
+            return
         _reset_grads(chain.from_iterable(group["params"] for group in self.param_groups), set_to_none)
 
     def step(self, closure=None):
