@@ -113,7 +113,7 @@ newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler")
+                    "compiler", "profiler", "fft")
 
 
 def result_type(tensor1, tensor2):

@@ -36,6 +36,7 @@ def _amounts(pad, ndim):
 class ConstantPadNdBackward0(Node):
     """out = x with a border of a constant (negative amounts crop);  dx = grad with that border removed"""
     formula = "∂pad(x)/∂x: the gradient of the interior, the border's dropped"
+    complex_ok = True           # the rule only crops the gradient
 
     def backward(self, ops, grad):
         return (ops.constant_pad(grad, [-p for p in self.pad]),)
