@@ -656,3 +656,71 @@ def test_no_warnings_in_forward():
         warnings.simplefilter("error")
         for mod in (gradiente.nn.RNN(3, 4), gradiente.nn.LSTM(3, 4), gradiente.nn.GRU(3, 4)):
             mod(gradiente.randn(2, 1, 3))
+
+
+# --- the float32 LSTM layer as one node (PyTorch's CPU kernel: MkldnnRnnLayerBackward0) -----------------------
+
+def _graph_names(t, depth=3):
+    """The node names of ``t``'s graph, breadth first to ``depth`` levels."""
+    names, level = [], [t.grad_fn]
+    for _ in range(depth):
+        names.append(sorted(type(n).__name__ for n in level if n is not None))
+        level = [m for n in level if n is not None for m, _ in n.next_functions]
+    return names
+
+
+LSTM_CASES = [{}, {"num_layers": 2, "bidirectional": True, "batch_first": True}, {"bias": False},
+              {"num_layers": 2, "dropout": 0.0}, {"proj_size": 2}]
+
+
+@pytest.mark.parametrize("options", LSTM_CASES, ids=["plain", "two_bidirectional_batch_first", "no_bias",
+                                                     "two_layers", "projections"])
+def test_float32_lstm_layers_match_pytorch(options):
+    """Values, gradients of input, states and weights, and the graph's node names (one MkldnnRnnLayerBackward0 per
+    layer and direction; with projections PyTorch takes its step-by-step path, and so does gradiente)."""
+    results = []
+    for lib in (gradiente, torch):
+        lib.manual_seed(0)
+        lstm = lib.nn.LSTM(3, 4, **options)
+        rng = np.random.RandomState(0)
+        batch_first = options.get("batch_first", False)
+        x = lib.tensor(rng.randn(2, 5, 3) if batch_first else rng.randn(5, 2, 3), dtype=lib.float32,
+                       requires_grad=True)
+        out, (h, c) = lstm(x)
+        weight = lib.tensor(rng.randn(*out.shape), dtype=lib.float32)
+        ((out * weight).sum() + h.sum() * 2 + c.sum() * 3).backward()
+        arrays = [out, h, c, x.grad] + [p.grad for p in lstm.parameters()]
+        results.append((_graph_names(out), _graph_names(h), [a.detach().numpy() for a in arrays]))
+    assert results[0][:2] == results[1][:2]
+    for ours, theirs in zip(results[0][2], results[1][2]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_layer_node_second_derivatives_match_pytorch():
+    results = []
+    for lib in (gradiente, torch):
+        lib.manual_seed(0)
+        lstm = lib.nn.LSTM(3, 4, num_layers=2)
+        x = lib.tensor(np.random.RandomState(1).randn(5, 2, 3), dtype=lib.float32, requires_grad=True)
+        out, _ = lstm(x)
+        g, = lib.autograd.grad((out * out).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad((g * g).sum(), x)
+        results.append((g.detach().numpy(), gg.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_layer_node_gradcheck_in_float64(reverse):
+    """The node's rule (backpropagation through time) against finite differences, and its second derivatives."""
+    from gradiente.ops.nn.recurrent import lstm_layer
+    rng = np.random.RandomState(2)
+    shapes = [(4, 2, 3), (2, 5), (2, 5), (20, 3), (20, 5), (20,), (20,)]
+    inputs = [gradiente.tensor(rng.randn(*s) * 0.5, dtype=gradiente.float64, requires_grad=True) for s in shapes]
+
+    def layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        return lstm_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=reverse)
+
+    assert layer(*inputs)[0].grad_fn.name() == "MkldnnRnnLayerBackward0"
+    assert gradiente.autograd.gradcheck(layer, inputs)
+    assert gradiente.autograd.gradgradcheck(layer, inputs)

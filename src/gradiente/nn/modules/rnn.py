@@ -24,6 +24,7 @@ from ...core import dtype as dt
 from ...core.creation import empty, zeros
 from ...core.tensor import Tensor
 from ...ops.joining import cat, stack
+from ...ops.nn.recurrent import lstm_layer, lstm_step
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -57,13 +58,7 @@ def _rnn_relu_step(x_gates, state, w):
 
 def _lstm_step(x_gates, state, w):
     """c' = σ(f)·c + σ(i)·tanh(g); h' = σ(o)·tanh(c'), projected by W_hr when there is one."""
-    h, c = state
-    in_gate, forget_gate, cell_gate, out_gate = (F.linear(h, w.w_hh, w.b_hh) + x_gates).chunk(4, 1)
-    c = forget_gate.sigmoid() * c + in_gate.sigmoid() * cell_gate.tanh()
-    h = out_gate.sigmoid() * c.tanh()
-    if w.w_hr is not None:
-        h = h.matmul(w.w_hr.t())
-    return h, c
+    return lstm_step(x_gates, state, w.w_hh, w.b_hh, w.w_hr)
 
 
 def _gru_step(x_gates, state, w):
@@ -349,6 +344,12 @@ class RNNBase(Module):
     def _run_direction(self, x, state0, layer, direction, batch_sizes):
         """One layer in one direction: its output at every step (in ``x``'s layout) and its final state."""
         w = self._layer_weights(layer, direction)
+        if self.mode == "LSTM" and batch_sizes is None and w.w_hr is None and x.dtype == dt.float32:
+            # PyTorch's CPU kernel for this case (oneDNN's): the layer is one node, MkldnnRnnLayerBackward0
+            # (its input contiguous: a batch_first input, transposed to time first, is copied, as PyTorch does)
+            out, h, c = lstm_layer(x.contiguous(), state0[0], state0[1], w.w_ih, w.w_hh, w.b_ih, w.b_hh,
+                                   reverse=direction == 1)
+            return out, (h, c)
         # the input's part of the gates for all steps in one product, as PyTorch's CPU path computes it
         x_gates = F.linear(x, w.w_ih, w.b_ih)
         x_steps = x_gates.unbind(0) if batch_sizes is None else x_gates.split(batch_sizes)
