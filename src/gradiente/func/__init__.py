@@ -5,6 +5,7 @@ parameters given as arguments. The transforms compose (``grad(grad(f))``, ``jacf
 batches them."""
 from .eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .functional_call import functional_call, stack_module_state
+from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "functional_call",
-           "stack_module_state"]
+           "stack_module_state", "vmap"]

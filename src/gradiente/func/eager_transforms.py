@@ -29,6 +29,8 @@ from ..autograd import forward_ad
 from ..core import forward_grad, grad_mode
 from ..core.backward import grad as _autograd_grad
 from ..core.tensor import Tensor
+from . import _dispatch
+from ._batched_tensor import BatchedTensor, active_levels, expand_to, levels_of, physical, wrap
 from ._tree import flatten, spec_text, tree_map, unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
@@ -69,10 +71,21 @@ def _leaves_of(args, kwargs=None):
     return leaves
 
 
+def _batched_at_running_levels(x):
+    """Inside vmap, an input batched at every running level (a broadcast view where it is not batched): reverse
+    mode differentiates the physical graph, and the physical gradient of a value shared by the examples would
+    be their sum, where each example needs its own."""
+    levels = tuple(level.id for level in active_levels())
+    if not levels or levels_of(x) == levels:
+        return x
+    return wrap(expand_to(x, levels), levels)
+
+
 def _differentiable(x):
     """This transform's own copy of an input (see the module docstring)."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    x = _batched_at_running_levels(x)
     if x._requires_grad or (_forward.on and forward_grad.has_tangent(x)):
         own = x.view_as(x)
         if not own._requires_grad:
@@ -82,12 +95,20 @@ def _differentiable(x):
 
 
 def _zeros_like(t):
+    if t.__class__ is BatchedTensor:
+        return wrap(_zeros_like(t._value), t._levels)
     return Tensor._make(np.zeros_like(t._data))
+
+
+def _any_batched(*groups):
+    return any(x.__class__ is BatchedTensor for group in groups if group is not None for x in group)
 
 
 def _grads(outputs, inputs, cotangents=None, retain_graph=None, create_graph=False):
     """``autograd.grad`` as functorch calls it: outputs that do not require grad are left out, and an input that no
     output reaches gets zeros."""
+    if _any_batched(outputs, inputs, cotangents):
+        return _batched_grads(outputs, inputs, cotangents, retain_graph, create_graph)
     if cotangents is None:
         pairs = [(o, None) for o in outputs if o._requires_grad]
     else:
@@ -98,6 +119,28 @@ def _grads(outputs, inputs, cotangents=None, retain_graph=None, create_graph=Fal
                            None if cotangents is None else tuple(c for _, c in pairs),
                            retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
     return tuple(_zeros_like(x) if g is None else g for g, x in zip(found, inputs))
+
+
+def _batched_grads(outputs, inputs, cotangents, retain_graph, create_graph):
+    """``_grads`` where values are batched. The inputs are batched at the levels that ran when they were made
+    (``_differentiable``): over those, one backward pass of the physical graph gives every example's gradient.
+    Levels the inputs lack (a ``vjp_fn`` made outside a vmap and called inside it with batched cotangents) run
+    per example, since the graph holds one example only."""
+    own = set(levels_of(inputs[0])) if inputs else set()
+    extra = {lv for group in (outputs, cotangents or ()) for x in group for lv in levels_of(x)} - own
+    if extra:
+        def one_example(outs, cots):
+            return _grads(tuple(outs), inputs, None if cotangents is None else tuple(cots), True, create_graph)
+        return tuple(_dispatch.dispatch(one_example, (list(outputs), list(cotangents or [None] * len(outputs))),
+                                        {}))
+    levels = tuple(sorted(own))
+    outs = [expand_to(o, levels) if o.__class__ is BatchedTensor or levels else o for o in outputs]
+    if cotangents is None:
+        cots = [Tensor._make(np.ones(o.shape, dtype=o._data.dtype)) if o._requires_grad else None for o in outs]
+    else:
+        cots = [expand_to(c, levels) if levels else physical(c) for c in cotangents]
+    found = _grads(outs, [physical(x) for x in inputs], cots, retain_graph, create_graph)
+    return tuple(wrap(g, levels_of(x)) for g, x in zip(found, inputs))
 
 
 # --- argnums ------------------------------------------------------------------------------------------------
