@@ -22,6 +22,7 @@ The kinds of translation, each a few lines below:
 """
 import inspect
 
+from .. import functional_aliases
 from ..core import creation
 from ..core import random as _random
 from ..core.tensor import Tensor
@@ -63,12 +64,14 @@ from ..ops.nn import linear as nn_linear
 from ..ops.nn import rrelu as nn_rrelu
 from ._batched_tensor import BatchedTensor, active_levels, align, expand_to, physical, wrap
 
-__all__ = ["RULES", "TRANSLATIONS", "INPLACE_OF", "RANDOM", "randomness"]
+__all__ = ["RULES", "TRANSLATIONS", "INPLACE_OF", "RANDOM", "VIEW_INPLACE", "randomness"]
 
 RULES: dict = {}          # op -> rule(fn, args, kwargs, levels)
 TRANSLATIONS: dict = {}   # op -> translate(fn, args, kwargs, levels, inplace) -> (args, kwargs)
 INPLACE_OF: dict = {}     # hand-written in-place method -> its out-of-place op (whose translation it uses)
 RANDOM: set = set()       # ops that draw random numbers (vmap's ``randomness`` governs them)
+VIEW_INPLACE = {"squeeze_": views.squeeze, "unsqueeze_": views.unsqueeze, "t_": matmul.t,
+                "transpose_": views.transpose, "swapdims_": views.transpose, "swapaxes_": views.transpose}
 
 
 def randomness():
@@ -190,17 +193,20 @@ def _where(fn, args, kwargs, levels, inplace):
     return _elementwise(fn, args, kwargs, levels, inplace)
 
 
-_translation(_where, selection.where, selection._where_method)
+_translation(_where, selection.where)
+_rule(lambda fn, args, kwargs, levels: _dispatch(selection.where, (args[1], args[0], args[2]))
+      if len(args) == 3 and not kwargs else NotImplemented, selection._where_method)
 
 
 def _fill_with_number(fn, args, kwargs, levels, inplace):
-    # fill_(value) needs a 0-dim value: a batched one runs per example
-    if any(_is_batched(a) for a in list(args[1:]) + list(kwargs.values())):
+    # fill(x, value) and masked_fill(x, mask, value) need a 0-dim value: a batched one runs per example
+    value = kwargs.get("value", args[-1] if len(args) > (2 if fn is indexing.masked_fill else 1) else None)
+    if _is_batched(value):
         return NotImplemented
     return _elementwise(fn, args, kwargs, levels, inplace)
 
 
-_translation(_fill_with_number, fill.fill_, indexing.masked_fill)
+_translation(_fill_with_number, fill.fill, fill.fill_, indexing.masked_fill)
 
 
 def _elementwise_if_different(fn, args, kwargs, levels, inplace):
@@ -232,8 +238,8 @@ def _shift(value, ndim, nb, none):
         return NotImplemented if none == "fallback" else None
     if isinstance(value, (tuple, list)):
         return tuple(_wrap_dim(d, ndim) + nb for d in value)
-    if isinstance(value, Tensor) or not isinstance(value, int):
-        return NotImplemented
+    if isinstance(value, (Tensor, bool)) or not isinstance(value, int):
+        return NotImplemented       # (a bool where a dim goes is var's old ``unbiased``: per example)
     return _wrap_dim(value, ndim) + nb
 
 
@@ -253,8 +259,8 @@ def _dims(*names, extra=0, none="fallback", aligned=1):
                for v in others):
             return NotImplemented
         ndim = max(bound.arguments[p].dim() for p in operands)
-        if ndim == 0:
-            return NotImplemented
+        if ndim + extra == 0:
+            return NotImplemented       # dim 0 of a 0-dim tensor means the tensor itself: per example
         nb = len(levels)
         for p in operands:
             bound.arguments[p] = align(bound.arguments[p], levels, ndim)
@@ -271,18 +277,18 @@ _translation(_dims("dim", none="all"), reductions.sum, reductions.mean, reductio
              reductions.amax, reductions.amin, reductions.std, reductions.var, reductions.count_nonzero,
              reductions.std_mean, reductions.var_mean, reductions.all, reductions.any, linalg.vector_norm)
 _translation(_dims("dim"), reductions.logsumexp, reductions.cumsum, reductions.cumprod, reductions.logcumsumexp,
-             reductions.argmax, reductions.argmin, reductions.prod, reductions.median, reductions.nanmedian,
-             reductions.renorm, sorting.cummax, sorting.cummin, sorting.kthvalue, sorting.topk, sorting.sort,
+             sorting.cummax, sorting.cummin, sorting.kthvalue, sorting.topk, sorting.sort,
              sorting.argsort, sorting.mode, softmax_ops.softmax, softmax_ops.log_softmax, special.softmax,
              special.log_softmax, special.logsumexp, activations.glu, distance.normalize, views.select,
              views.narrow, views.unflatten, joining.unbind, joining.split, joining.chunk, joining.tensor_split,
              joining.split_with_sizes, joining.unsafe_split, joining.unsafe_chunk, joining.unsafe_split_with_sizes,
              indexing.index_select)
 _translation(_dims("dim", aligned=2), distance.cosine_similarity, linalg.cross)
+_translation(_dims("dim"), linalg.matrix_norm)
 _translation(_dims("dim", aligned=1), rearranging.diff)
-_translation(_dims("dim0", "dim1"), views.transpose, views.transpose_)
+_translation(_dims("dim0", "dim1"), views.transpose)
 _translation(_dims("source", "destination"), views.movedim)
-_translation(_dims("dim", extra=1), views.unsqueeze, views.unsqueeze_)
+_translation(_dims("dim", extra=1), views.unsqueeze)
 _translation(_dims("start_dim", "end_dim"), views.flatten)
 _translation(_dims("dim1", "dim2"), views.diagonal)
 _translation(_dims("dim1", "dim2", extra=1), products.diag_embed)
@@ -312,6 +318,29 @@ def _max_min(fn, args, kwargs, levels):
 _rule(_max_min, reductions.max, reductions.min)
 
 
+def _flattened_when_no_dim(fn, args, kwargs, levels):
+    """``argmax(x)``, ``prod(x)``, ``median(x)``: over all of each example's elements, the logical dims
+    flattened into one; with a dim, the dims translation."""
+    bound = _bind(fn, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    a = bound.arguments
+    x = a["input"]
+    if a["dim"] is not None:
+        return _by_translation(_dims("dim"))(fn, args, kwargs, levels)
+    if x.dim() == 0 or a.get("keepdim") or any(_is_batched(v) for p, v in a.items() if p != "input"):
+        return NotImplemented
+    nb = len(levels)
+    p = align(x, levels)
+    a["input"], a["dim"] = p.reshape(*p.shape[:nb], -1), nb
+    result = fn(*bound.args, **bound.kwargs)
+    return wrap(result[0] if isinstance(result, tuple) else result, levels)
+
+
+_rule(_flattened_when_no_dim, reductions.argmax, reductions.argmin, reductions.prod, reductions.median,
+      reductions.nanmedian)
+
+
 def _squeeze(fn, args, kwargs, levels, inplace):
     bound = _bind(fn, args, kwargs)
     if bound is None:
@@ -328,7 +357,7 @@ def _squeeze(fn, args, kwargs, levels, inplace):
     return bound.args, bound.kwargs
 
 
-_translation(_squeeze, views.squeeze, views.squeeze_)
+_translation(_squeeze, views.squeeze)
 
 
 # --- trailing: ops that already treat leading dims as a batch ---------------------------------------------
@@ -352,7 +381,7 @@ def _trailing(*batchable):
 _translation(_trailing(), rearranging.tril, rearranging.triu, views._mT, products.det, products.inverse,
              products.logdet, products.slogdet, products.matrix_power, products.pinverse, linalg.inv, linalg.det,
              linalg.slogdet, linalg.cholesky, linalg.eigh, linalg.eigvalsh, linalg.qr, linalg.svd,
-             linalg.matrix_exp, linalg.pinv, linalg.matrix_norm, nn_linear.linear, normalization.layer_norm)
+             linalg.matrix_exp, linalg.pinv, nn_linear.linear, normalization.layer_norm)
 _translation(_trailing("input"), embedding.embedding)
 
 
@@ -783,7 +812,9 @@ def _dropout(fn, args, kwargs, levels):
 
 
 _rule(_dropout, dropout.dropout, dropout.alpha_dropout, dropout.feature_alpha_dropout)
-RANDOM.update([dropout.dropout1d, dropout.dropout2d, dropout.dropout3d])
+RANDOM.update([dropout.dropout, dropout.alpha_dropout, dropout.feature_alpha_dropout, dropout.dropout1d,
+               dropout.dropout2d, dropout.dropout3d, functional_aliases.poisson, functional_aliases.binomial,
+               functional_aliases._standard_gamma, functional_aliases._sample_dirichlet])
 
 
 # --- tensors' metadata, asked of a function -----------------------------------------------------------------

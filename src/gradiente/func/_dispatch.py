@@ -37,7 +37,7 @@ from ._batched_tensor import (
     size_of_level,
     wrap,
 )
-from ._batching_rules import INPLACE_OF, RANDOM, RULES, TRANSLATIONS, randomness
+from ._batching_rules import INPLACE_OF, RANDOM, RULES, TRANSLATIONS, VIEW_INPLACE, randomness
 
 __all__ = ["dispatch", "fallback", "install", "uninstall", "FALLBACK_COUNTS"]
 
@@ -70,7 +70,8 @@ def dispatch(fn, args, kwargs):
     """``fn(*args, **kwargs)`` where some arguments may be batched."""
     levels = batch_levels(args, kwargs)
     if fn in RANDOM and active_levels():
-        check_randomness()
+        if fn not in RULES or not levels:
+            check_randomness()      # (a rule of a random op checks for itself: dropout in eval mode draws nothing)
         if not levels:
             return _random_without_batched_inputs(fn, args, kwargs)
     if not levels:
@@ -208,6 +209,16 @@ def _inplace_method(op, name):
     return method
 
 
+def _view_inplace_method(op, name):
+    """``x.squeeze_()`` and its kin change ``x``'s shape: the batched tensor takes the view's physical value."""
+    def method(self, *args, **kwargs):
+        result = dispatch(op, (self,) + args, kwargs)
+        self._value = result._value
+        return self
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
 def _is_inplace_name(name):
     return (name.endswith("_") and not name.endswith("__")) or (name.startswith("__i") and name != "__init__"
                                                                 and name not in ("__index__", "__invert__",
@@ -215,6 +226,8 @@ def _is_inplace_name(name):
 
 
 _OWN = {"__new__", "__repr__", "backward", "__iter__"}    # BatchedTensor defines these itself, or needs none
+# operators whose Tensor method first hands a NumPy operand to NumPy: on a batched tensor, the op itself
+_OPERATORS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div"}
 
 
 def bind_methods():
@@ -223,6 +236,11 @@ def bind_methods():
     for what, *names in METHODS:
         for name in names:
             if name in _OWN:
+                continue
+            if name in _OPERATORS:
+                what = getattr(Tensor, _OPERATORS[name])
+            if name in VIEW_INPLACE:
+                setattr(BatchedTensor, name, _view_inplace_method(VIEW_INPLACE[name], name))
                 continue
             if isinstance(what, _InPlace):
                 setattr(BatchedTensor, name, _inplace_method(what.op, name))
@@ -262,7 +280,7 @@ def _build_tables():
         namespace = vars(module)
         plain = {name: value for name, value in namespace.items()
                  if isinstance(value, types.FunctionType) and not name.startswith("__")
-                 and not any(value.__module__.startswith(p) for p in _NOT_OPS)}
+                 and not any(value.__module__ == p or value.__module__.startswith(p + ".") for p in _NOT_OPS)}
         _tables.append((namespace, {name: _dispatching(fn) for name, fn in plain.items()}, plain))
 
 

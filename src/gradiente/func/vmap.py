@@ -37,7 +37,8 @@ def _spec_repr(spec, indent=0):
     if spec is None:
         return "*"
     kind, keys, children = spec
-    context = list(keys) if kind == "dict" else None
+    context = list(keys) if kind == "dict" else (keys._fields if kind == "namedtuple" else None)
+    kind = keys.__name__ if kind == "namedtuple" else kind
     indent += 2
     parts = [_spec_repr(c, indent) for c in children]
     body = parts[0] + ("," if len(parts) > 1 else "") + ",".join("\n" + " " * indent + p for p in parts[1:]) \
@@ -58,6 +59,10 @@ def _broadcast_to_and_flatten(tree, spec):
         if not isinstance(tree, dict) or set(tree) != set(keys):
             return None
         parts = [tree[k] for k in keys]
+    elif kind == "namedtuple":
+        if not isinstance(tree, tuple) or len(tree) != len(children):
+            return None
+        parts = list(tree)
     else:
         if type(tree).__name__ != kind or len(tree) != len(children):
             return None

@@ -1,0 +1,140 @@
+"""``vmap`` over every op of the op tables: each OpSpec row (its first shape case) runs on a batch of three
+examples (three seeds of the row's inputs, stacked along a new dim 0 of every input), and
+
+* ``vmap`` of the op equals the op applied to each example in a Python loop, stacked, and
+* equals ``torch.func.vmap`` of the same op on the same inputs, where PyTorch can vmap the op,
+
+in float32 and float64. Rows whose examples disagree in shape or dtype (a result that depends on the values) can
+only be refused, as PyTorch refuses them: ``test_vmap_refuses_what_cannot_stack`` checks that. Known gaps are
+listed in ``KNOWN_GAPS`` with their reason and run as strict xfails.
+"""
+import warnings
+
+import numpy as np
+import pytest
+from harness import all_op_specs, make_arrays
+
+import gradiente
+from gradiente.func import _dispatch
+
+torch = pytest.importorskip("torch")
+
+BATCH = 3
+SPECS = [spec for _, spec in all_op_specs(skip=(__name__,))]
+
+# rows whose op cannot run under gradiente's vmap yet, with the reason (strict xfails: fixing one fails its xfail)
+_PACKED = "nn.utils.rnn's functions are not dispatched under vmap, and a PackedSequence cannot be stacked"
+_DISTRIBUTIONS = ("distributions call ops by direct reference (not through the dispatching namespaces) and check "
+                  "their parameters with data-dependent control flow")
+KNOWN_GAPS: dict = {
+    "as_strided": "as_strided reads the storage, which holds every example: it would need the batch stride",
+    "as_strided_": "likewise",
+    "nested_list": "the deprecation warning of a nested-list index is not raised under vmap (the physical index "
+                   "has another form)",
+    "pack_padded_sequence": _PACKED,
+    "pack_padded_sequence_unsorted": _PACKED,
+    "pad_packed_round_trip": _PACKED,
+    "sdpa_math_dropout": "dropout inside scaled_dot_product_attention runs per example without replaying the "
+                         "generator, so 'same' draws differ",
+    "dirichlet_rsample": _DISTRIBUTIONS,
+    "gamma_cdf": _DISTRIBUTIONS,
+}
+
+
+def _first(out):
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def _examples(spec, dtype):
+    return [make_arrays(spec, spec.shapes[0], seed, dtype) for seed in range(BATCH)]
+
+
+def _per_example(lib, spec, examples):
+    """The op on each example, in a loop: a list of arrays (None when an example raises)."""
+    results = []
+    for arrays in examples:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = _first(spec.fn(lib, *[lib.from_numpy(np.array(a)) for a in arrays]))
+        results.append(out.detach().numpy().copy() if isinstance(out, lib.Tensor) else np.asarray(out))
+    return results
+
+
+def _vmapped(lib, spec, examples):
+    stacked = [np.stack([ex[i] for ex in examples]) for i in range(len(examples[0]))]
+    inputs = [lib.from_numpy(a) for a in stacked]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = lib.func.vmap(lambda *xs: _first(spec.fn(lib, *xs)), randomness="same")(*inputs)
+    return out.detach().numpy()
+
+
+def _stackable(results):
+    return all(r.shape == results[0].shape and r.dtype == results[0].dtype for r in results)
+
+
+def _tolerances(spec, dtype):
+    return (spec.rtol32, spec.atol32) if dtype == "float32" else (1e-9, 1e-10)
+
+
+def _params(dtype):
+    params = []
+    for spec in SPECS:
+        if dtype not in spec.dtypes:
+            continue
+        marks = [pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[spec.name])] if spec.name in KNOWN_GAPS else []
+        params.append(pytest.param(spec, id=spec.name, marks=marks))
+    return params
+
+
+def _check(spec, dtype):
+    examples = _examples(spec, dtype)
+    try:
+        expected = _per_example(gradiente, spec, examples)
+    except Exception as error:     # noqa: BLE001  (a row whose op refuses these inputs: nothing to batch)
+        pytest.skip(f"the op refuses the row's inputs outside vmap too: {type(error).__name__}")
+    if not _stackable(expected):
+        with pytest.raises((RuntimeError, ValueError)):
+            _vmapped(gradiente, spec, examples)
+        return
+    ours = _vmapped(gradiente, spec, examples)
+    rtol, atol = _tolerances(spec, dtype)
+    np.testing.assert_allclose(ours, np.stack(expected), rtol=rtol, atol=atol, equal_nan=True,
+                               err_msg=f"{spec.name}: vmap differs from the loop")
+    assert ours.dtype == expected[0].dtype, spec.name
+    try:
+        theirs = _vmapped(torch, spec, examples)
+    except Exception:           # noqa: BLE001  (PyTorch cannot vmap this op: the loop is the reference)
+        return
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True,
+                               err_msg=f"{spec.name}: vmap differs from torch.func.vmap")
+
+
+@pytest.mark.parametrize("spec", _params("float64"))
+def test_vmap_matches_loop_and_torch_float64(spec):
+    _check(spec, "float64")
+
+
+@pytest.mark.parametrize("spec", _params("float32"))
+def test_vmap_matches_loop_and_torch_float32(spec):
+    _check(spec, "float32")
+
+
+def test_most_rows_batch_without_the_fallback():
+    """The rows run mostly on batching rules: the per-example fallback serves a minority of them."""
+    _dispatch.FALLBACK_COUNTS.clear()
+    ran = fell_back = 0
+    for spec in SPECS:
+        examples = _examples(spec, "float64")
+        try:
+            expected = _per_example(gradiente, spec, examples)
+        except Exception:       # noqa: BLE001
+            continue
+        if not _stackable(expected) or spec.name in KNOWN_GAPS:
+            continue
+        before = sum(_dispatch.FALLBACK_COUNTS.values())
+        _vmapped(gradiente, spec, examples)
+        ran += 1
+        fell_back += sum(_dispatch.FALLBACK_COUNTS.values()) > before
+    assert ran > 800
+    assert fell_back < ran / 2, (fell_back, ran)
