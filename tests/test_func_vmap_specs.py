@@ -120,21 +120,25 @@ def test_vmap_matches_loop_and_torch_float32(spec):
     _check(spec, "float32")
 
 
-def test_most_rows_batch_without_the_fallback():
-    """The rows run mostly on batching rules: the per-example fallback serves a minority of them."""
+def test_most_one_input_rows_batch_without_the_fallback():
+    """Rows of one input (an op batched in its only tensor) run mostly on batching rules: the per-example
+    fallback serves the ops listed in docs/architecture.md, under two fifths of the rows. (Rows of several
+    inputs batch every input, weights included, and more of them fall back.)"""
     _dispatch.FALLBACK_COUNTS.clear()
     ran = fell_back = 0
     for spec in SPECS:
+        if len(spec.shapes[0]) != 1 or spec.name in KNOWN_GAPS:
+            continue
         examples = _examples(spec, "float64")
         try:
             expected = _per_example(gradiente, spec, examples)
         except Exception:       # noqa: BLE001
             continue
-        if not _stackable(expected) or spec.name in KNOWN_GAPS:
+        if not _stackable(expected):
             continue
         before = sum(_dispatch.FALLBACK_COUNTS.values())
         _vmapped(gradiente, spec, examples)
         ran += 1
         fell_back += sum(_dispatch.FALLBACK_COUNTS.values()) > before
-    assert ran > 800
-    assert fell_back < ran / 2, (fell_back, ran)
+    assert ran > 600
+    assert fell_back < 0.4 * ran, (fell_back, ran)

@@ -23,6 +23,7 @@ The kinds of translation, each a few lines below:
 import inspect
 
 from .. import functional_aliases
+from ..nn import functional as nn_functional
 from ..core import creation
 from ..core import random as _random
 from ..core.tensor import Tensor
@@ -35,6 +36,7 @@ from ..ops import (
     fill,
     indexing,
     joining,
+    legacy_linalg,
     linalg,
     matmul,
     products,
@@ -284,6 +286,8 @@ _translation(_dims("dim"), reductions.logsumexp, reductions.cumsum, reductions.c
              joining.split_with_sizes, joining.unsafe_split, joining.unsafe_chunk, joining.unsafe_split_with_sizes,
              indexing.index_select)
 _translation(_dims("dim", aligned=2), distance.cosine_similarity, linalg.cross)
+# nn.functional's softmax family (their dim=None is PyTorch's deprecated implicit choice, made per example)
+_translation(_dims("dim"), nn_functional.softmax, nn_functional.log_softmax, nn_functional.softmin)
 _translation(_dims("dim"), linalg.matrix_norm)
 _translation(_dims("dim", aligned=1), rearranging.diff)
 _translation(_dims("dim0", "dim1"), views.transpose)
@@ -381,7 +385,7 @@ def _trailing(*batchable):
 _translation(_trailing(), rearranging.tril, rearranging.triu, views._mT, products.det, products.inverse,
              products.logdet, products.slogdet, products.matrix_power, products.pinverse, linalg.inv, linalg.det,
              linalg.slogdet, linalg.cholesky, linalg.eigh, linalg.eigvalsh, linalg.qr, linalg.svd,
-             linalg.matrix_exp, linalg.pinv, nn_linear.linear, normalization.layer_norm)
+             linalg.matrix_exp, legacy_linalg.matrix_exp, linalg.pinv, nn_linear.linear, normalization.layer_norm)
 _translation(_trailing("input"), embedding.embedding)
 
 
