@@ -91,7 +91,7 @@ def _check(spec, dtype):
     examples = _examples(spec, dtype)
     try:
         expected = _per_example(gradiente, spec, examples)
-    except Exception as error:     # noqa: BLE001  (a row whose op refuses these inputs: nothing to batch)
+    except Exception as error:  # a row whose op refuses these inputs: nothing to batch
         pytest.skip(f"the op refuses the row's inputs outside vmap too: {type(error).__name__}")
     if not _stackable(expected):
         with pytest.raises((RuntimeError, ValueError)):
@@ -104,7 +104,7 @@ def _check(spec, dtype):
     assert ours.dtype == expected[0].dtype, spec.name
     try:
         theirs = _vmapped(torch, spec, examples)
-    except Exception:           # noqa: BLE001  (PyTorch cannot vmap this op: the loop is the reference)
+    except Exception:  # PyTorch cannot vmap this op: the loop is the reference
         return
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True,
                                err_msg=f"{spec.name}: vmap differs from torch.func.vmap")
@@ -132,7 +132,7 @@ def test_most_one_input_rows_batch_without_the_fallback():
         examples = _examples(spec, "float64")
         try:
             expected = _per_example(gradiente, spec, examples)
-        except Exception:       # noqa: BLE001
+        except Exception:
             continue
         if not _stackable(expected):
             continue

@@ -127,7 +127,8 @@ def numel(input):
 
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
-                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional", "vmap": "func"}
+                    "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
+                    "vmap": "func"}
 
 
 def __getattr__(name):

@@ -23,10 +23,10 @@ The kinds of translation, each a few lines below:
 import inspect
 
 from .. import functional_aliases
-from ..nn import functional as nn_functional
 from ..core import creation
 from ..core import random as _random
 from ..core.tensor import Tensor
+from ..nn import functional as nn_functional
 from ..ops import (
     arithmetic,
     binary_math,
@@ -84,7 +84,7 @@ def randomness():
 
 
 def _dispatch(fn, args, kwargs=None):
-    from ._dispatch import dispatch     # (rules that compose other ops dispatch them again)
+    from ._dispatch import dispatch  # (rules that compose other ops dispatch them again)
     return dispatch(fn, args, kwargs or {})
 
 
@@ -501,7 +501,7 @@ def _join(stacking):
             return NotImplemented
         tensors = list(bound.arguments["tensors"])
         ranks = {t.dim() for t in tensors}
-        if len(ranks) != 1 or 0 in ranks and not stacking:
+        if len(ranks) != 1 or (0 in ranks and not stacking):
             return NotImplemented       # cat's skipping of empty 1-D tensors, and its errors: per example
         ndim = ranks.pop() + (1 if stacking else 0)
         dim = _wrap_dim(bound.arguments["dim"], ndim) + len(levels)
@@ -610,9 +610,7 @@ def _bool():
 
 def _getitem(fn, args, kwargs, levels):
     x, index = args
-    if not _is_batched(x):
-        x = wrap(expand_to(x, levels), levels)
-    elif x._levels != levels:
+    if not _is_batched(x) or x._levels != levels:
         x = wrap(expand_to(x, levels), levels)
     physical_index = _index_translation(x, index, levels)
     if physical_index is NotImplemented:
@@ -632,7 +630,7 @@ def _setitem(fn, args, kwargs, levels, inplace):
     if physical_index is NotImplemented:
         return NotImplemented
     if _is_batched(value):
-        from ..core import grad_mode    # the region's rank, to align the value's dims with it
+        from ..core import grad_mode  # the region's rank, to align the value's dims with it
         with grad_mode.no_grad():
             region = indexing.getitem(physical(x), physical_index)
         value = align(value, levels, region.dim() - len(levels))

@@ -33,7 +33,6 @@ from ._batched_tensor import (
     active_levels,
     expand_to,
     levels_of,
-    physical,
     size_of_level,
     wrap,
 )

@@ -50,8 +50,7 @@ def _broadcast_to_and_flatten(tree, spec):
     """``tree`` (an int/None per leaf, or a prefix of the structure ``spec`` whose leaves apply to whole
     subtrees) as one value per leaf of ``spec``; None when the structures differ."""
     if spec is None:
-        leaves, inner = flatten(tree)
-        return [tree] if inner is None else None
+        return [tree] if flatten(tree)[1] is None else None
     if tree is None or isinstance(tree, int):
         return [tree] * _count_leaves(spec)
     kind, keys, children = spec
