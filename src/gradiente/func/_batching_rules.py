@@ -563,7 +563,13 @@ def _linear(fn, args, kwargs, levels):
     x, weight, bias = bound.arguments["input"], bound.arguments["weight"], bound.arguments["bias"]
     if not _is_batched(weight) and not _is_batched(bias):
         return wrap(fn(align(x, levels), weight, bias), levels)
-    out = _dispatch(matmul.matmul, (x, _dispatch(views.transpose, (weight, -1, -2))))
+    # W @ x (W @ xᵀ, transposed back, for a batch of rows): the weight's gradient, an outer product per example,
+    # then comes out of the backward pass in the weight's own layout, with no transposed copy
+    if x.dim() == 1:
+        out = _dispatch(matmul.matmul, (weight, x))
+    else:
+        out = _dispatch(views.transpose, (_dispatch(matmul.matmul, (weight, _dispatch(views.transpose, (x, -1, -2)))),
+                                          -1, -2))
     return out if bias is None else _dispatch(arithmetic.add, (out, bias))
 
 
