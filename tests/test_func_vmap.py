@@ -328,3 +328,81 @@ def test_jacobians_are_vectorized():
         calls.clear()
         transform(f)(x)
         assert len(calls) <= most
+
+
+# --- autograd.Function under vmap ---------------------------------------------------------------------------
+
+def _functions(lib):
+    class Cube(lib.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    class Sin(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.cos()
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return Sin.apply(x), in_dims[0]
+
+    class NoRule(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class OldStyle(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return {"Cube": Cube, "Sin": Sin, "NoRule": NoRule, "OldStyle": OldStyle}
+
+
+@pytest.mark.parametrize("name", ["Cube", "Sin"])
+def test_autograd_function_with_a_vmap_rule_matches_torch(name):
+    def run(lib):
+        fn = _functions(lib)[name]
+        x = lib.tensor(X)
+        return (lib.func.vmap(fn.apply)(x), lib.func.vmap(lib.func.grad(lambda a: fn.apply(a).sum()))(x),
+                lib.func.vmap(lib.func.vmap(fn.apply))(x.reshape(3, 2, 2)))
+    _same(run)
+
+
+@pytest.mark.parametrize("name", ["NoRule", "OldStyle"])
+def test_autograd_function_without_a_vmap_rule_is_refused_as_in_torch(name):
+    ours, theirs = (_message(lib, lambda lib: lib.func.vmap(_functions(lib)[name].apply)(lib.tensor(X)))
+                    for lib in LIBS)
+    assert ours == theirs
