@@ -406,3 +406,13 @@ def test_autograd_function_without_a_vmap_rule_is_refused_as_in_torch(name):
     ours, theirs = (_message(lib, lambda lib: lib.func.vmap(_functions(lib)[name].apply)(lib.tensor(X)))
                     for lib in LIBS)
     assert ours == theirs
+
+
+def test_vmap_internals_vmap_is_vmap_and_passes_none_through():
+    def run(lib):
+        x = lib.tensor(X)
+        batched = lib._vmap_internals._vmap(lambda a, b: (a * b, None), (0, None), 0,
+                                            allow_none_pass_through=True)(x, x[0])
+        assert batched[1] is None
+        return batched[0], lib._vmap_internals._vmap(lib.sum, 1)(x)
+    _same(run)

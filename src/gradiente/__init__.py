@@ -111,7 +111,7 @@ def _silence_numpy_float_warnings():
 _silence_numpy_float_warnings()
 
 _LAZY_SUBMODULES = ("_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special", "distributions",
-                    "func")
+                    "func", "_vmap_internals")
 
 
 def result_type(tensor1, tensor2):

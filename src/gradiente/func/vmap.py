@@ -176,7 +176,7 @@ def _check_out_dims(out_dims, func):
                              "should appear.")
 
 
-def _unwrap_outputs(outputs, out_dims, level, func):
+def _unwrap_outputs(outputs, out_dims, level, func, none_passes=False):
     flat, spec = flatten(outputs)
     name = _name(func)
 
@@ -197,6 +197,9 @@ def _unwrap_outputs(outputs, out_dims, level, func):
             incompatible()
     results = []
     for out, out_dim in zip(flat, flat_out_dims):
+        if out is None and none_passes:
+            results.append(None)
+            continue
         if out_dim is None:
             if isinstance(out, BatchedTensor) and level.id in out._levels:
                 raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
@@ -211,13 +214,14 @@ def _unwrap_outputs(outputs, out_dims, level, func):
 
 # --- the transform ------------------------------------------------------------------------------------------
 
-def _flat_vmap(call, batch_size, flat_in_dims, flat_args, spec, out_dims, randomness, kwargs, func):
+def _flat_vmap(call, batch_size, flat_in_dims, flat_args, spec, out_dims, randomness, kwargs, func,
+               none_passes=False):
     level = push_level(batch_size, randomness)
     _dispatch.install()
     try:
         batched = [arg if d is None else add_batch_dim(arg, d, level) for d, arg in zip(flat_in_dims, flat_args)]
         outputs = call(*unflatten(batched, spec), **kwargs)
-        return _unwrap_outputs(outputs, out_dims, level, func)
+        return _unwrap_outputs(outputs, out_dims, level, func, none_passes)
     finally:
         _dispatch.uninstall()
         pop_level(level)
