@@ -416,3 +416,11 @@ def test_vmap_internals_vmap_is_vmap_and_passes_none_through():
         assert batched[1] is None
         return batched[0], lib._vmap_internals._vmap(lib.sum, 1)(x)
     _same(run)
+
+
+def test_architecture_doc_lists_the_ops_that_run_per_example():
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).parent.parent / "docs" / "architecture.md").read_text()
+    listed = re.search(r"<!-- fallback-list -->(.*)<!-- /fallback-list -->", doc, re.S).group(1)
+    assert sorted(re.findall(r"`([^`]+)`", listed)) == _dispatch.ops_without_rules()

@@ -7,8 +7,8 @@ per output element, computed twice: the two must agree within ``nondet_tol`` (a 
 values on the same gradient is "not reentrant"). Use float64 inputs.
 
 Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_batched_grad``
-and ``check_batched_forward_grad`` are accepted and not run (gradiente has no vmap); complex inputs and outputs
-are not split into real and imaginary parts; ``check_undefined_grad`` hands None to the tensor hooks of each
+and ``check_batched_forward_grad`` are accepted and not run (gradcheck does not use vmap yet); complex inputs
+and outputs are not split into real and imaginary parts; ``check_undefined_grad`` hands None to the tensor hooks of each
 output (what PyTorch's engine does first with an undefined gradient) rather than running the whole backward
 with undefined gradients, which gradiente's engine does not model.
 

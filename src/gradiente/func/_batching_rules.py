@@ -845,6 +845,25 @@ from .._config import is_nonzero, is_same_size  # noqa: E402  (the config floor'
 _rule(_metadata, is_same_size, is_nonzero)
 
 
+# --- torch.<name> forms of nn ops and of in-place ops (``torch.conv2d``, ``torch.abs_``) ------------------
+
+def _aliases():
+    elementwise = {op.__name__: op for op in ELEMENTWISE}
+    for name in dir(functional_aliases):
+        fn = getattr(functional_aliases, name)
+        if callable(fn) and name.endswith("_") and not name.startswith("_") and name[:-1] in elementwise:
+            _translation(_elementwise, fn)
+    _translation(_elementwise, functional_aliases.detach)
+    _rule(_spatial(1), functional_aliases.conv1d)
+    _rule(_spatial(2), functional_aliases.conv2d)
+    _rule(_spatial(3), functional_aliases.conv3d)
+    _translation(_trailing(), functional_aliases.layer_norm)
+    _translation(_dims("dim", aligned=2), functional_aliases.cosine_similarity)
+
+
+_aliases()
+
+
 def _new_tensor(fn, args, kwargs, levels):
     if any(_is_batched(a) for a in list(args[1:]) + list(kwargs.values())):
         return NotImplemented

@@ -324,3 +324,25 @@ def resolve(func):
     except TypeError:           # an unhashable callable
         return func
 
+
+#: public functions that take no tensor to batch (factories, settings, the generator): nothing to list
+_NOTHING_TO_BATCH = frozenset((
+    "arange", "are_deterministic_algorithms_enabled", "as_tensor", "asarray", "bartlett_window",
+    "blackman_window", "broadcast_shapes", "can_cast", "empty", "eye", "from_numpy", "full",
+    "get_default_device", "get_deterministic_debug_mode", "get_float32_matmul_precision",
+    "get_num_interop_threads", "get_num_threads", "get_rng_state", "hamming_window", "hann_window",
+    "initial_seed", "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled", "kaiser_window",
+    "linspace", "logspace", "manual_seed", "ones", "rand", "randint", "randn", "randperm", "scalar_tensor",
+    "seed", "set_default_device", "set_deterministic_debug_mode", "set_float32_matmul_precision",
+    "set_flush_denormal", "set_num_interop_threads", "set_num_threads", "set_rng_state", "set_warn_always",
+    "tensor", "tril_indices", "triu_indices", "use_deterministic_algorithms", "zeros", "typename", "is_tensor"))
+
+
+def ops_without_rules():
+    """The public functions (``torch.*``, ``torch.nn.functional.*``, ``torch.special.*``, ``torch.linalg.*``) that
+    run per example under vmap, by name (docs/architecture.md lists them)."""
+    with _swap:
+        if not _tables:
+            _build_tables()
+    return sorted({name for _, _, plain in _tables for name, fn in plain.items()
+                   if fn not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH})

@@ -16,10 +16,16 @@ separation comes from two plain mechanisms:
 
 Hence ``grad(grad(f))``, ``jacfwd(jacrev(f))`` (``hessian``), ``jvp(grad(f), ...)`` and ``jacfwd(jacfwd(f))`` work.
 
-Differences from PyTorch: there is no ``vmap`` yet, so ``jacrev`` runs one backward pass per output element and
-``jacfwd`` one forward pass per input element (``chunk_size`` and ``randomness`` are checked, then have nothing to
-change); ``linearize`` runs ``func`` under ``jvp`` on each call instead of tracing it once. A function that closes
-over a tensor requiring grad, called from no transform, returns gradients without a graph to that tensor.
+Under vmap. An input a reverse-mode transform differentiates inside ``vmap`` is first batched at every running vmap
+level (a broadcast view where it is not batched, ``_batched_at_running_levels``): the transform differentiates the
+physical graph, whose gradient for a value shared by the examples would otherwise be their sum. Forward mode makes
+its duals on the physical tensors (``_make_dual``).
+
+Differences from PyTorch: ``jacrev`` and ``jacfwd`` vmap over the basis vectors as PyTorch's do, but ``jacrev``
+runs ``func`` once more, batched over the rows, where PyTorch batches only the backward pass of one plain call (a
+graph recorded for one example cannot be walked for many here); ``linearize`` runs ``func`` under ``jvp`` on each
+call instead of tracing it once. A function that closes over a tensor requiring grad, called from no transform,
+returns gradients without a graph to that tensor.
 """
 import functools
 
