@@ -297,6 +297,7 @@ ERRORS = {
     "out_dims_structure": lambda lib: lib.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(lib.ones(3)),
     "out_dims_not_int": lambda lib: lib.func.vmap(lambda a: a, out_dims="a")(lib.ones(3)),
     "item": lambda lib: lib.func.vmap(lambda a: a.item())(lib.ones(3)),
+    "is_nonzero": lambda lib: lib.func.vmap(lib.is_nonzero)(lib.ones(3)),
     "control_flow": lambda lib: lib.func.vmap(lambda a: a * 2 if a.sum() > 0 else a)(lib.ones(3, 2)),
     "random_in_error_mode": lambda lib: lib.func.vmap(lambda a: a + lib.randn(2))(lib.ones(3, 2)),
     "random_dropout_in_error_mode": lambda lib: lib.func.vmap(lib.nn.functional.dropout)(lib.ones(3)),

@@ -24,8 +24,8 @@ import threading
 
 from ..core.tensor import Tensor
 
-__all__ = ["BatchedTensor", "Level", "active_levels", "is_batched", "levels_of", "physical", "wrap", "align",
-           "expand_to", "logical_dim", "size_of_level"]
+__all__ = ["BatchedTensor", "Level", "active_levels", "push_level", "pop_level", "is_batched", "levels_of",
+           "physical", "wrap", "align", "expand_to", "size_of_level"]
 
 
 class Level:
@@ -307,10 +307,6 @@ def levels_of(x):
 
 def physical(x):
     return x._value if x.__class__ is BatchedTensor else x
-
-
-def logical_dim(x):
-    return x.dim()
 
 
 def wrap(value, levels):

@@ -842,7 +842,8 @@ def _metadata(fn, args, kwargs, levels):
 
 from .._config import is_nonzero, is_same_size  # noqa: E402  (the config floor's tensor questions)
 
-_rule(_metadata, is_same_size, is_nonzero)
+_rule(_metadata, is_same_size)
+_rule(lambda fn, args, kwargs, levels: args[0]._data_dependent(), is_nonzero)  # a truth value read out of vmap
 
 
 # --- torch.<name> forms of nn ops and of in-place ops (``torch.conv2d``, ``torch.abs_``) ------------------
