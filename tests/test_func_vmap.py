@@ -425,3 +425,24 @@ def test_architecture_doc_lists_the_ops_that_run_per_example():
     doc = (pathlib.Path(__file__).parent.parent / "docs" / "architecture.md").read_text()
     listed = re.search(r"<!-- fallback-list -->(.*)<!-- /fallback-list -->", doc, re.S).group(1)
     assert sorted(re.findall(r"`([^`]+)`", listed)) == _dispatch.ops_without_rules()
+
+
+def test_model_ensembling_and_per_example_jacobians_through_modules_match_torch():
+    """The tutorials' patterns: vmap over stacked parameters (stack_module_state), and jacrev of a module's
+    output in its parameters for each example (the neural tangent kernel's Jacobians)."""
+    def run(lib):
+        lib.manual_seed(0)
+        models = [lib.nn.Sequential(lib.nn.Linear(4, 5), lib.nn.ReLU(), lib.nn.Linear(5, 2)) for _ in range(3)]
+        params, buffers = lib.func.stack_module_state(models)
+        base = models[0]
+        x = lib.tensor(X.reshape(3, 4).astype("float32"))
+
+        def ensemble(p, b, xs):
+            return lib.func.functional_call(base, (p, b), (xs,))
+
+        def output(p, xi):
+            return lib.func.functional_call(base, p, (xi,))
+        one = {k: v[0] for k, v in params.items()}
+        return (lib.func.vmap(ensemble, in_dims=(0, 0, None))(params, buffers, x),
+                lib.func.vmap(lib.func.jacrev(output), in_dims=(None, 0))(one, x)["0.weight"])
+    _same(run)
