@@ -297,6 +297,9 @@ ERRORS = {
     "out_dims_structure": lambda lib: lib.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(lib.ones(3)),
     "out_dims_not_int": lambda lib: lib.func.vmap(lambda a: a, out_dims="a")(lib.ones(3)),
     "item": lambda lib: lib.func.vmap(lambda a: a.item())(lib.ones(3)),
+    "backward_method": lambda lib: lib.func.vmap(lambda a: a.sum().backward())(lib.ones(3, 2, requires_grad=True)),
+    "autograd_backward": lambda lib: lib.func.vmap(lambda a: lib.autograd.backward(a.sum()))(
+        lib.ones(3, 2, requires_grad=True)),
     "is_nonzero": lambda lib: lib.func.vmap(lib.is_nonzero)(lib.ones(3)),
     "control_flow": lambda lib: lib.func.vmap(lambda a: a * 2 if a.sum() > 0 else a)(lib.ones(3, 2)),
     "random_in_error_mode": lambda lib: lib.func.vmap(lambda a: a + lib.randn(2))(lib.ones(3, 2)),
@@ -446,3 +449,17 @@ def test_model_ensembling_and_per_example_jacobians_through_modules_match_torch(
         return (lib.func.vmap(ensemble, in_dims=(0, 0, None))(params, buffers, x),
                 lib.func.vmap(lib.func.jacrev(output), in_dims=(None, 0))(one, x)["0.weight"])
     _same(run)
+
+
+def test_autograd_grad_inside_vmap_equals_the_loop():
+    """autograd.grad of batched outputs in batched inputs (PyTorch refuses these: its batched inputs are not in the
+    graph); the result equals autograd.grad example by example, second derivatives included."""
+    x = gradiente.tensor(X, requires_grad=True)
+
+    def first_and_second(a):
+        (g,) = gradiente.autograd.grad((a.sin() * a).sum(), a, create_graph=True)
+        return g, gradiente.autograd.grad(g.sum(), a)[0]
+    batched = gradiente.func.vmap(first_and_second)(x)
+    examples = [first_and_second(x[i]) for i in range(3)]
+    for j in range(2):
+        np.testing.assert_allclose(_np(batched[j]), np.stack([_np(e[j]) for e in examples]), rtol=1e-12)

@@ -6,8 +6,8 @@ examples (three seeds of the row's inputs, stacked along a new dim 0 of every in
 
 in float32 and float64. Rows whose examples disagree in shape or dtype (a result that depends on the values) can
 only be refused, as PyTorch refuses them, and the test checks that vmap raises. Known gaps are listed in
-``KNOWN_GAPS`` with their reason and run as strict xfails; the rows that call ``autograd.grad`` inside their op
-(gradient checks of double backward) xfail with that reason.
+``KNOWN_GAPS`` with their reason and run as strict xfails. The inputs a row differentiates require grad, as in
+the harness, so the rows that call ``autograd.grad`` inside their op (double backward) run under vmap too.
 """
 import warnings
 
@@ -56,14 +56,21 @@ def _per_example(lib, spec, examples):
     for arrays in examples:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = _first(spec.fn(lib, *[lib.from_numpy(np.array(a)) for a in arrays]))
+            out = _first(spec.fn(lib, *_requiring_grad(lib, spec, arrays)))
         results.append(out.detach().numpy().copy() if isinstance(out, lib.Tensor) else np.asarray(out))
     return results
 
 
+def _requiring_grad(lib, spec, arrays):
+    """The row's inputs, those it differentiates requiring grad (as the harness makes them)."""
+    wanted = spec.grad_inputs if spec.grad_inputs is not None else range(len(arrays))
+    return [lib.from_numpy(np.array(a)).requires_grad_() if i in wanted and a.dtype.kind == "f" else
+            lib.from_numpy(np.array(a)) for i, a in enumerate(arrays)]
+
+
 def _vmapped(lib, spec, examples):
     stacked = [np.stack([ex[i] for ex in examples]) for i in range(len(examples[0]))]
-    inputs = [lib.from_numpy(a) for a in stacked]
+    inputs = _requiring_grad(lib, spec, stacked)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = lib.func.vmap(lambda *xs: _first(spec.fn(lib, *xs)), randomness="same")(*inputs)
@@ -90,13 +97,7 @@ def _params(dtype):
 
 def _check(spec, dtype):
     examples = _examples(spec, dtype)
-    try:
-        expected = _per_example(gradiente, spec, examples)
-    except RuntimeError as error:
-        # the rows that differentiate inside their op (``autograd.grad`` of the inputs, which must require grad):
-        # autograd.grad is not batched by vmap here (torch.func.grad and vjp are), a known gap
-        pytest.xfail(f"{spec.name} calls autograd.grad inside the op; vmap batches torch.func.grad/vjp, not "
-                     f"autograd.grad: {error}")
+    expected = _per_example(gradiente, spec, examples)
     if not _stackable(expected):
         with pytest.raises((RuntimeError, ValueError)):
             _vmapped(gradiente, spec, examples)

@@ -25,6 +25,8 @@ import inspect
 from .. import functional_aliases
 from ..core import creation
 from ..core import random as _random
+from ..core.backward import backward as _autograd_backward
+from ..core.backward import grad as _autograd_grad_op
 from ..core.tensor import Tensor
 from ..nn import functional as nn_functional
 from ..ops import (
@@ -863,6 +865,39 @@ def _aliases():
 
 
 _aliases()
+
+
+# --- autograd.grad inside vmap ------------------------------------------------------------------------------
+
+def _autograd_grad(fn, args, kwargs, levels):
+    """``autograd.grad`` of batched outputs in batched inputs: the physical graph's gradient, one backward pass
+    (examples never mix). Inputs at different levels, or outputs batched where the inputs are not, run per
+    example, which cannot differentiate a slice that is not in the graph and so raises the plain op's error."""
+    bound = _bind(fn, args, kwargs)
+    if bound is None or bound.arguments["is_grads_batched"]:
+        return NotImplemented
+    a = bound.arguments
+
+    def as_tuple(value):
+        return (value,) if isinstance(value, Tensor) or value is None else tuple(value)
+    outputs, inputs = as_tuple(a["outputs"]), as_tuple(a["inputs"])
+    cotangents = (None,) * len(outputs) if a["grad_outputs"] is None else as_tuple(a["grad_outputs"])
+    own = {getattr(x, "_levels", ()) for x in inputs}
+    if len(own) != 1 or not (own := own.pop()):
+        return NotImplemented
+    if any(set(t._levels) - set(own) for t in outputs + cotangents if isinstance(t, Tensor)):
+        return NotImplemented
+    physical_cotangents = [expand_to(c, own, o.dim()) if isinstance(c, Tensor) else
+                           (creation.ones_like(expand_to(o, own)) if c is None and o.dim() == 0 else c)
+                           for o, c in zip(outputs, cotangents)]
+    found = fn([expand_to(o, own) for o in outputs], [physical(x) for x in inputs], physical_cotangents,
+               a["retain_graph"], a["create_graph"], a["only_inputs"], a["allow_unused"], False,
+               a["materialize_grads"])
+    return tuple(None if g is None else wrap(g, own) for g in found)
+
+
+RULES[_autograd_grad_op] = _autograd_grad
+RULES[_autograd_backward] = lambda fn, args, kwargs, levels: BatchedTensor.backward(None)   # PyTorch's refusal
 
 
 def _new_tensor(fn, args, kwargs, levels):
