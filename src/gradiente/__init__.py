@@ -113,7 +113,7 @@ newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler", "fft")
+                    "compiler", "profiler", "fft", "_vmap_internals")
 
 
 def result_type(tensor1, tensor2):
@@ -130,7 +130,8 @@ def numel(input):
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
                     "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
-                    "OutOfMemoryError": "cuda", "compile": "compiler"}
+                    "OutOfMemoryError": "cuda", "compile": "compiler",
+                    "vmap": "func"}
 
 
 def _give_numpy_names():

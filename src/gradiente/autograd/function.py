@@ -267,6 +267,9 @@ class Function(metaclass=_FunctionMeta):
             args, kwargs = bound.args, bound.kwargs
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in tensor_positions]
+        if any(t._levels for t in tensors):      # called under vmap with batched arguments
+            from ..func._function_vmap import apply_batched
+            return apply_batched(cls, args, kwargs)
         recording = grad_mode.state.enabled and any(t._requires_grad for t in tensors)
         edges = tuple(t._grad_edge() if recording else (None, 0) for t in tensors)
         meta = tuple((t._data.shape, t._data.dtype) if t._requires_grad else None for t in tensors)

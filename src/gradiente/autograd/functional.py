@@ -10,21 +10,19 @@ How each is computed (PyTorch's methods, so the ``strict`` errors arise at the s
 * ``vjp``: one backward pass with ``v`` as the output gradient.
 * ``jvp``: the double-backward trick. The vector-Jacobian product ``u ↦ Jᵀu`` is linear in ``u``; differentiating
   it with respect to ``u`` (a dummy that requires grad), weighted by ``v``, gives ``J·v``.
-* ``jacobian``: one backward pass per output element (``vectorize=True`` is accepted and gives the same result:
-  gradiente has no vmap, so it loops as well); with ``strategy="forward-mode"`` (PyTorch requires
-  ``vectorize=True`` there), forward mode: one pass with dual inputs per input element, where PyTorch vmaps one.
+* ``jacobian``: one backward pass per output element; with ``vectorize=True`` (and no ``create_graph``), as
+  PyTorch, ``torch.func.jacrev``'s passes vmapped over the rows; with ``strategy="forward-mode"`` (PyTorch requires
+  ``vectorize=True`` there), ``torch.func.jacfwd``: one forward pass vmapped over the input elements.
 * ``hessian``: the jacobian of the jacobian of a scalar function.
 * ``vhp``: the gradient, then the backward pass of its dot product with ``v``; ``hvp``: the double-backward
   trick applied to the gradient (for a twice-differentiable function ``H`` is symmetric and the two agree).
 """
-from typing import cast
 
 import numpy as np
 
 from ..core import forward_grad
 from ..core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..core.tensor import Tensor
-from . import forward_ad
 from . import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -250,7 +248,7 @@ def _construct_standard_basis_for(tensors, tensor_numels):
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian: entry ``[i][j]`` has shape ``outputs[i].shape + inputs[j].shape`` (unnested where ``func``
-    returns, or ``inputs`` is, a single Tensor). ``vectorize=True`` gives the same result by the same loop."""
+    returns, or ``inputs`` is, a single Tensor). ``vectorize=True`` computes the rows in one vmapped pass."""
     from .. import stack
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -277,6 +275,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
+        if vectorize and not create_graph:
+            from ..func import jacrev
+            return _vectorized(jacrev, func, inputs, outputs_tuple, inputs_tuple)
         table = []
         for i, out in enumerate(outputs):
             rows: list[list] = [[] for _ in x]          # rows[j][k]: d out.flat[k] / d x[j]
@@ -296,35 +297,21 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         return _unpack_table(_finish(tuple(table), create_graph), outputs_tuple, inputs_tuple)
 
 
-def _jacfwd(func, inputs):
-    """The Jacobian by forward mode: a pass per input element, with that element's basis vector as tangent."""
-    from .. import stack
-    inputs_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
-    columns = []            # per basis vector, the tangents of the outputs
-    outputs_tuple, outputs = False, cast(tuple, ())
-    for j, x in enumerate(inputs):
-        for k in range(x.numel()):
-            one_hot = np.zeros(x._data.size, dtype=x._data.dtype)
-            one_hot[k] = 1
-            with forward_ad.dual_level():
-                duals = tuple(forward_ad.make_dual(y, Tensor._make(one_hot.reshape(y._data.shape)) if i == j else
-                                                   Tensor._make(np.zeros_like(y._data)))
-                              for i, y in enumerate(inputs))
-                outputs_tuple, dual_outputs = _tensors(func(*duals), "outputs", "jacobian")
-                unpacked = [forward_ad.unpack_dual(o) for o in dual_outputs]
-                outputs = tuple(p for p, _ in unpacked)
-                columns.append([Tensor._make(np.zeros_like(p._data)) if t is None else t for p, t in unpacked])
-    if not columns:
-        outputs_tuple, outputs = _tensors(func(*inputs), "outputs", "jacobian")
-    table, start = [], 0
-    spans = []
-    for x in inputs:
-        spans.append(range(start, start + x.numel()))
-        start += x.numel()
-    for i, out in enumerate(outputs):
-        table.append(tuple(_stacked(stack, [columns[c][i] for c in span], out, x, dim=-1)
-                           for span, x in zip(spans, inputs)))
+def _vectorized(transform, func, inputs, outputs_tuple, inputs_tuple):
+    """The Jacobian table by ``torch.func``'s vectorized ``jacrev`` or ``jacfwd``."""
+    def as_tuple(*xs):
+        out = func(*xs)
+        return out if isinstance(out, tuple) else (out,)
+    table = transform(as_tuple, argnums=tuple(range(len(inputs))))(*[x.detach() for x in inputs])
     return _unpack_table(_finish(tuple(table), False), outputs_tuple, inputs_tuple)
+
+
+def _jacfwd(func, inputs):
+    """The Jacobian by forward mode, ``torch.func.jacfwd``: one pass vmapped over the input elements."""
+    from ..func import jacfwd
+    inputs_tuple, inputs = _tensors(inputs, "inputs", "jacobian")
+    outputs_tuple, _ = _tensors(func(*inputs), "outputs", "jacobian")
+    return _vectorized(jacfwd, func, inputs, outputs_tuple, inputs_tuple)
 
 
 def _stacked(stack, rows, out, xj, dim=0):
@@ -353,6 +340,13 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         _require_grad(jac, "jacobian", strict)
         return jac
 
+    if vectorize and not (create_graph or strict):
+        # torch.func.hessian, forward over reverse: every row in one vmapped pass (the checks of one plain call)
+        from ..func import hessian as vectorized_hessian
+        scalar(*inputs)
+        table = vectorized_hessian(lambda *xs: func(*xs).reshape(()), tuple(range(len(inputs))))(
+            *[x.detach() for x in inputs])
+        return _unpack_table(_finish(tuple(table), False), inputs_tuple, inputs_tuple)
     table = jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                      strategy=outer_jacobian_strategy)
     return _unpack_table(table, inputs_tuple, inputs_tuple)

@@ -9,7 +9,7 @@ PyTorch checks them (``_run_checks``): the real and imaginary parts of complex o
 forward mode, one at a time, against the conjugate Wirtinger derivative.
 
 Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_batched_grad``
-and ``check_batched_forward_grad`` are accepted and not run (gradiente has no vmap); ``check_undefined_grad``
+and ``check_batched_forward_grad`` are accepted and not run (gradcheck does not use vmap yet); ``check_undefined_grad``
 hands None to the tensor hooks of each output (what PyTorch's engine does first with an undefined gradient) rather
 than running the whole backward with undefined gradients, which gradiente's engine does not model.
 

@@ -91,6 +91,7 @@ class Tensor:
     _hooks = None               # hooks of a leaf (a non-leaf's live on its grad_fn)
     _retains_grad = False
     _fw_grads = None            # {dual level: tangent}, on tensors that carry one (core/forward_grad.py)
+    _levels = ()                # the vmap levels a batched tensor is batched at (func/_batched_tensor.py)
 
     # ``torch.Tensor`` outranks NumPy arrays in mixed arithmetic (ndarray + Tensor -> Tensor).
     __array_priority__ = 1000

@@ -16,10 +16,16 @@ separation comes from two plain mechanisms:
 
 Hence ``grad(grad(f))``, ``jacfwd(jacrev(f))`` (``hessian``), ``jvp(grad(f), ...)`` and ``jacfwd(jacfwd(f))`` work.
 
-Differences from PyTorch: there is no ``vmap`` yet, so ``jacrev`` runs one backward pass per output element and
-``jacfwd`` one forward pass per input element (``chunk_size`` and ``randomness`` are checked, then have nothing to
-change); ``linearize`` runs ``func`` under ``jvp`` on each call instead of tracing it once. A function that closes
-over a tensor requiring grad, called from no transform, returns gradients without a graph to that tensor.
+Under vmap. An input a reverse-mode transform differentiates inside ``vmap`` is first batched at every running vmap
+level (a broadcast view where it is not batched, ``_batched_at_running_levels``): the transform differentiates the
+physical graph, whose gradient for a value shared by the examples would otherwise be their sum. Forward mode makes
+its duals on the physical tensors (``_make_dual``).
+
+Differences from PyTorch: ``jacrev`` and ``jacfwd`` vmap over the basis vectors as PyTorch's do, but ``jacrev``
+runs ``func`` once more, batched over the rows, where PyTorch batches only the backward pass of one plain call (a
+graph recorded for one example cannot be walked for many here); ``linearize`` runs ``func`` under ``jvp`` on each
+call instead of tracing it once. A function that closes over a tensor requiring grad, called from no transform,
+returns gradients without a graph to that tensor.
 """
 import functools
 
@@ -29,6 +35,8 @@ from ..autograd import forward_ad
 from ..core import forward_grad, grad_mode
 from ..core.backward import grad as _autograd_grad
 from ..core.tensor import Tensor
+from . import _dispatch
+from ._batched_tensor import BatchedTensor, active_levels, expand_to, levels_of, physical, wrap
 from ._tree import flatten, spec_text, tree_map, unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
@@ -69,10 +77,21 @@ def _leaves_of(args, kwargs=None):
     return leaves
 
 
+def _batched_at_running_levels(x):
+    """Inside vmap, an input batched at every running level (a broadcast view where it is not batched): reverse
+    mode differentiates the physical graph, and the physical gradient of a value shared by the examples would
+    be their sum, where each example needs its own."""
+    levels = tuple(level.id for level in active_levels())
+    if not levels or levels_of(x) == levels:
+        return x
+    return wrap(expand_to(x, levels), levels)
+
+
 def _differentiable(x):
     """This transform's own copy of an input (see the module docstring)."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    x = _batched_at_running_levels(x)
     if x._requires_grad or (_forward.on and forward_grad.has_tangent(x)):
         own = x.view_as(x)
         if not own._requires_grad:
@@ -82,12 +101,20 @@ def _differentiable(x):
 
 
 def _zeros_like(t):
+    if t.__class__ is BatchedTensor:
+        return wrap(_zeros_like(t._value), t._levels)
     return Tensor._make(np.zeros_like(t._data))
+
+
+def _any_batched(*groups):
+    return any(x.__class__ is BatchedTensor for group in groups if group is not None for x in group)
 
 
 def _grads(outputs, inputs, cotangents=None, retain_graph=None, create_graph=False):
     """``autograd.grad`` as functorch calls it: outputs that do not require grad are left out, and an input that no
     output reaches gets zeros."""
+    if _any_batched(outputs, inputs, cotangents):
+        return _batched_grads(outputs, inputs, cotangents, retain_graph, create_graph)
     if cotangents is None:
         pairs = [(o, None) for o in outputs if o._requires_grad]
     else:
@@ -98,6 +125,28 @@ def _grads(outputs, inputs, cotangents=None, retain_graph=None, create_graph=Fal
                            None if cotangents is None else tuple(c for _, c in pairs),
                            retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
     return tuple(_zeros_like(x) if g is None else g for g, x in zip(found, inputs))
+
+
+def _batched_grads(outputs, inputs, cotangents, retain_graph, create_graph):
+    """``_grads`` where values are batched. The inputs are batched at the levels that ran when they were made
+    (``_differentiable``): over those, one backward pass of the physical graph gives every example's gradient.
+    Levels the inputs lack (a ``vjp_fn`` made outside a vmap and called inside it with batched cotangents) run
+    per example, since the graph holds one example only."""
+    own = set(levels_of(inputs[0])) if inputs else set()
+    extra = {lv for group in (outputs, cotangents or ()) for x in group for lv in levels_of(x)} - own
+    if extra:
+        def one_example(outs, cots):
+            return _grads(tuple(outs), inputs, None if cotangents is None else tuple(cots), True, create_graph)
+        return tuple(_dispatch.dispatch(one_example, (list(outputs), list(cotangents or [None] * len(outputs))),
+                                        {}))
+    levels = tuple(sorted(own))
+    outs = [expand_to(o, levels) if o.__class__ is BatchedTensor or levels else o for o in outputs]
+    if cotangents is None:
+        cots = [Tensor._make(np.ones(o.shape, dtype=o._data.dtype)) if o._requires_grad else None for o in outs]
+    else:
+        cots = [expand_to(c, levels) if levels else physical(c) for c in cotangents]
+    found = _grads(outs, [physical(x) for x in inputs], cots, retain_graph, create_graph)
+    return tuple(wrap(g, levels_of(x)) for g, x in zip(found, inputs))
 
 
 # --- argnums ------------------------------------------------------------------------------------------------
@@ -240,34 +289,41 @@ def vjp(func, *primals, has_aux=False):
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """A function returning the Jacobian of ``func`` with respect to the arguments at ``argnums``, by reverse
     mode: for each output, a block of shape ``output.shape + input.shape`` per differentiated input, in the
-    structure of the output (outer) and of the arguments (inner). One backward pass per output element."""
+    structure of the output (outer) and of the arguments (inner).
+
+    Vectorized as PyTorch's: the rows of the Jacobian are vector-Jacobian products with the rows of an identity,
+    computed under ``vmap`` (``chunk_size`` rows at a time). The graph of one plain call holds one example, so
+    the vmapped function runs ``func`` again, batched over the rows, and differentiates that batched graph in
+    one backward pass; a first plain call gives the outputs' shapes and ``aux``."""
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+    call = _dispatch.resolve(func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .. import stack
         _refuse_complex("jacrev", args, is_input=True)
         argnums_ = _normalize_argnums(argnums, len(args))
         with _Transform(_leaves_of(args, kwargs)) as frame:
             flat, spec = flatten(_slice_argnums(args, argnums_))
             own = [_differentiable(x) for x in flat]
-            output = func(*_replace_args(args, unflatten(own, spec), argnums_), **kwargs)
+            output = call(*_replace_args(args, unflatten(own, spec), argnums_), **kwargs)
             output, aux = _split_aux(output, has_aux, "vjp(f, *primals)")
             flat_out, out_spec = flatten(output)
             _check_tensor_outputs(flat_out, "vjp(f, *primals)")
             _refuse_complex("jacrev", output, is_input=False)
-            blocks = []
+
+            def vjp_of_rows(*cotangents):
+                mine = [_differentiable(x) for x in flat]
+                out = call(*_replace_args(args, unflatten(mine, spec), argnums_), **kwargs)
+                out = flatten(_split_aux(out, has_aux, "vjp(f, *primals)")[0])[0]
+                return _grads(out, mine, cotangents, retain_graph=True, create_graph=frame.keep)
+
+            rows = _vmapped_over_identity(vjp_of_rows, flat_out, chunk_size)
+            blocks, start = [], 0
             for o in flat_out:
-                rows: list[list] = [[] for _ in own]
-                for k in range(o.numel()):
-                    one_hot = np.zeros(o._data.size, dtype=o._data.dtype)
-                    one_hot[k] = 1
-                    cotangent = Tensor._make(one_hot.reshape(o._data.shape))
-                    for j, g in enumerate(_grads((o,), own, (cotangent,), retain_graph=True,
-                                                 create_graph=frame.keep)):
-                        rows[j].append(g)
-                blocks.append(unflatten([_block(stack, r, o, x, 0) for r, x in zip(rows, own)], spec))
+                n = o.numel()
+                blocks.append(unflatten([_rows_block(r, start, n, o, x) for r, x in zip(rows, own)], spec))
+                start += n
             jacobian = frame.release(unflatten(blocks, out_spec))
             aux = frame.release(aux)
         return (jacobian, aux) if has_aux else jacobian
@@ -275,13 +331,40 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def _block(stack, parts, out, x, dim):
-    """The Jacobian block of ``out`` in ``x`` from its rows (``dim=0``: one per output element) or its columns
-    (``dim=-1``: one per input element)."""
+def _identity_basis(like):
+    """One tensor per value of ``like``: together, the rows of the identity of the total size, each tensor the
+    columns of one value, shaped ``(total,) + value.shape``, in its dtype."""
+    total = sum(t.numel() for t in like)
+    basis, start = [], 0
+    for t in like:
+        n = t.numel()
+        cols = np.zeros((total, n), dtype=t.dtype._np)
+        cols[start:start + n] = np.eye(n, dtype=cols.dtype)
+        basis.append(Tensor._make(cols.reshape((total,) + tuple(t.shape))))
+        start += n
+    return basis, total
+
+
+def _vmapped_over_identity(fn, like, chunk_size, randomness="error"):
+    """``fn`` vmapped over the rows of the identity basis of ``like``; one result per value ``fn`` returns, each
+    with the rows in front. An empty basis gives None (no rows to map over)."""
+    from .vmap import vmap
+    basis, total = _identity_basis(like)
+    if total == 0:
+        return None
+    return vmap(fn, chunk_size=chunk_size, randomness=randomness)(*basis)
+
+
+def _rows_block(rows, start, n, out, x):
+    """The Jacobian block of ``out`` in ``x`` from the rows ``start:start + n`` of the stacked VJPs."""
     shape = tuple(out.shape) + tuple(x.shape)
-    if not parts:
-        return Tensor._make(np.zeros(shape, dtype=out._data.dtype))
-    return stack(parts, dim).reshape(shape)
+    if rows is None:
+        return _zeros_of(shape, x)
+    return rows[start:start + n].reshape(shape)
+
+
+def _zeros_of(shape, like):
+    return Tensor._make(np.zeros(shape, dtype=like.dtype._np))
 
 
 # --- forward mode -------------------------------------------------------------------------------------------
@@ -297,6 +380,15 @@ def _check_tensor_list(flat, argname):
             raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got {type(t)}")
 
 
+def _make_dual(primal, tangent, level):
+    """``make_dual`` where the primal or the tangent may be batched: both as one physical shape (the union of
+    their levels), the dual batched as they are."""
+    if primal.__class__ is not BatchedTensor and tangent.__class__ is not BatchedTensor:
+        return forward_ad.make_dual(primal, tangent, level=level)
+    levels = tuple(sorted(set(levels_of(primal)) | set(levels_of(tangent))))
+    return wrap(forward_ad.make_dual(expand_to(primal, levels), expand_to(tangent, levels), level=level), levels)
+
+
 def _jvp_at_new_level(func, args, kwargs, argnums, flat_tangents, strict, has_aux):
     """Run ``func`` with the differentiated arguments made dual at a new level; returns the flat outputs, their
     spec, their tangents and ``aux``. The caller holds a ``_Transform``."""
@@ -305,14 +397,16 @@ def _jvp_at_new_level(func, args, kwargs, argnums, flat_tangents, strict, has_au
     _forward.enabled = True
     level = forward_grad.enter_level(nested=True)
     try:
-        duals = unflatten([forward_ad.make_dual(p, t, level=level) for p, t in zip(flat, flat_tangents)], spec)
+        duals = unflatten([_make_dual(p, t, level) for p, t in zip(flat, flat_tangents)], spec)
         output = func(*duals, **kwargs) if argnums is None else func(*_replace_args(args, duals, argnums), **kwargs)
         output, aux = _split_aux(output, has_aux, _JVP)
         flat_out, out_spec = flatten(output)
         _check_tensor_outputs(flat_out, _JVP)
         tangents_out = []
         for o in flat_out:
-            t = forward_grad.tangent(o, level)
+            t = forward_grad.tangent(physical(o), level)
+            if t is not None and o.__class__ is BatchedTensor:
+                t = wrap(t, o._levels)
             if t is None:
                 if strict:
                     raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of "
@@ -374,41 +468,51 @@ def linearize(func, *primals):
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """A function returning the Jacobian of ``func`` with respect to the arguments at ``argnums``, by forward
-    mode, laid out as ``jacrev``'s. One forward pass per input element."""
+    mode, laid out as ``jacrev``'s. Vectorized as PyTorch's: the columns are Jacobian-vector products with the
+    columns of an identity, all computed in one forward pass under ``vmap``."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    call = _dispatch.resolve(func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .. import stack
         _refuse_complex("jacfwd", args, is_input=True)
         argnums_ = _normalize_argnums(argnums, len(args))
         flat, spec = flatten(_slice_argnums(args, argnums_))
         _check_tensor_list(flat, "primals")
         with _Transform(_leaves_of(args, kwargs)) as frame:
-            columns: list = []          # per basis vector, the tangents of the flat outputs
-            flat_out = out_spec = aux = None
-            for j, x in enumerate(flat):
-                for k in range(x.numel()):
-                    one_hot = np.zeros(x._data.size, dtype=x._data.dtype)
-                    one_hot[k] = 1
-                    basis = [Tensor._make(one_hot.reshape(x._data.shape)) if i == j else _zeros_like(y)
-                             for i, y in enumerate(flat)]
-                    flat_out, out_spec, tangents_out, aux = _jvp_at_new_level(
-                        func, args, kwargs, argnums_, basis, False, has_aux)
-                    columns.append(tangents_out)
-            if flat_out is None:            # no input element: one plain call gives the outputs' shapes
-                output, aux = _split_aux(func(*args, **kwargs), has_aux, _JVP)
+            found = {}
+
+            def jvp_of_columns(*tangents):
+                flat_out, out_spec, tangents_out, _ = _jvp_at_new_level(
+                    call, args, kwargs, argnums_, list(tangents), False, has_aux)
+                found["spec"], found["shapes"] = out_spec, [tuple(o.shape) for o in flat_out]
+                return tuple(tangents_out)
+
+            columns = _vmapped_over_identity(jvp_of_columns, flat, None, randomness)
+            aux = None
+            if columns is None or has_aux:      # no column to map over, or aux wanted: one plain call
+                output, aux = _split_aux(call(*args, **kwargs), has_aux, _JVP)
                 flat_out, out_spec = flatten(output)
-            _refuse_complex("jacfwd", flat_out, is_input=False)
-            blocks, start = [], 0
-            per_input = []
-            for x in flat:
-                per_input.append(range(start, start + x.numel()))
-                start += x.numel()
-            for i, o in enumerate(flat_out):
-                blocks.append(unflatten([_block(stack, [columns[c][i] for c in cols], o, x, -1)
-                                         for cols, x in zip(per_input, flat)], spec))
+                shapes = [tuple(o.shape) for o in flat_out]
+                if columns is None:
+                    columns = [None] * len(flat_out)
+            else:
+                out_spec, shapes = found["spec"], found["shapes"]
+            _refuse_complex("jacfwd", columns if columns[0] is not None else [], is_input=False)
+            blocks = []
+            for shape, column in zip(shapes, columns):
+                parts, start = [], 0
+                for x in flat:
+                    n = x.numel()
+                    if column is None:
+                        parts.append(_zeros_of(shape + tuple(x.shape), x))
+                    else:
+                        # columns in front: move them behind the output's dims
+                        block = column[start:start + n].movedim(0, -1) if len(shape) else column[start:start + n]
+                        parts.append(block.reshape(shape + tuple(x.shape)))
+                    start += n
+                blocks.append(unflatten(parts, spec))
             jacobian = frame.release(unflatten(blocks, out_spec))
             aux = frame.release(aux)
         return (jacobian, aux) if has_aux else jacobian
