@@ -79,6 +79,10 @@ def _in_primal_layout(tangent, tensor):
             tensor.storage_offset() == tangent.storage_offset()
             and storage_root(a).nbytes // a.itemsize == storage_root(t).nbytes // t.itemsize)):
         return tangent
+    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        # an expanded primal (vmap's jvp expands one to the batch): its layout would make the tangent's elements
+        # share memory, so the tangent keeps its own (as a copy, like any tangent laid out anew)
+        return Tensor._make(t.copy()) if not same_bits else tangent
     storage = np.zeros(storage_root(a).nbytes // a.itemsize, t.dtype)   # as many elements as the primal's
     laid_out = np.ndarray(a.shape, t.dtype, buffer=storage, offset=tensor.storage_offset() * t.itemsize,
                           strides=tuple(s * t.itemsize for s in strides))

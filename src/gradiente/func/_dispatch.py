@@ -26,6 +26,7 @@ import types
 
 from ..core import random as _random
 from ..core.tensor import Tensor
+from ..numpy_names import op_behind, with_torch_names
 from ..ops import joining
 from ._batched_tensor import (
     _INPLACE_ERROR,
@@ -265,10 +266,13 @@ _tables: list = []         # (namespace dict, dispatching functions, plain funct
 
 
 def _dispatching(fn):
+    # a namespace may hold an op behind its NumPy-names wrapper (numpy_names.py): rules know the op itself
+    op = op_behind(fn)
+
     @functools.wraps(fn)
     def dispatching(*args, **kwargs):
-        return dispatch(fn, args, kwargs)
-    dispatching.__wrapped_op__ = fn
+        return dispatch(op, args, with_torch_names(fn, kwargs))
+    dispatching.__wrapped_op__ = op
     return dispatching
 
 
@@ -320,14 +324,14 @@ def resolve(func):
                 if isinstance(what, types.FunctionType) and what not in _by_op:
                     _by_op[what] = _dispatching(what)
     try:
-        return _by_op.get(func, func)
+        return _by_op.get(op_behind(func), func)    # (a Tensor method may be an op behind its NumPy-names wrapper)
     except TypeError:           # an unhashable callable
         return func
 
 
 #: public functions that take no tensor to batch (factories, settings, the generator): nothing to list
 _NOTHING_TO_BATCH = frozenset((
-    "arange", "are_deterministic_algorithms_enabled", "as_tensor", "asarray", "bartlett_window",
+    "arange", "are_deterministic_algorithms_enabled", "as_tensor", "asarray", "bartlett_window", "from_dlpack",
     "blackman_window", "broadcast_shapes", "can_cast", "empty", "eye", "from_numpy", "full",
     "get_default_device", "get_deterministic_debug_mode", "get_float32_matmul_precision",
     "get_num_interop_threads", "get_num_threads", "get_rng_state", "hamming_window", "hann_window",
@@ -345,4 +349,4 @@ def ops_without_rules():
         if not _tables:
             _build_tables()
     return sorted({name for _, _, plain in _tables for name, fn in plain.items()
-                   if fn not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH})
+                   if op_behind(fn) not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH})
