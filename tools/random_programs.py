@@ -44,7 +44,8 @@ except ImportError:  # pragma: no cover - the tester needs the reference
     torch = None
 
 SAME, CLEAR, SILENT = "same as torch", "clear but different", "silent difference"
-#: (rtol, atol) per dtype: values pass through up to 25 ops, so float32 allows for rounding that compounds
+#: (rtol, atol) per dtype, read off each value compared: values pass through up to 25 ops, so float32 allows
+#: for rounding that compounds
 TOLERANCE = {"float16": (1e-2, 1e-3), "float32": (2e-4, 2e-5), "float64": (1e-9, 1e-11)}
 #: ops whose output jumps where the input crosses a boundary: float32 rounding may put the two runs on
 #: either side, so after one of them a float32 program's values are not compared (float64 programs are)
@@ -55,6 +56,10 @@ DISCONTINUOUS = {"floor", "ceil", "round", "trunc", "sign", "frac", "sgn", "rema
                  "long", "int_to_float", "half_round_trip", "copysign", "abs", "abs_", "all_close", "bool",
                  "F_relu", "relu6", "softshrink", "max_pool1d", "hardswish", "leaky_relu", "dist", "norm_p1", "l1",
                  "smooth_l1"}
+
+
+#: the casts that bring float32 or float16 values into a program
+SINGLE_CASTS = ("float()", "float32", "half()", "type_as")
 
 
 def header(lib_name):
@@ -246,8 +251,8 @@ def _same_plain(a, b):
 def _close(a, b, tolerance):
     if a.dtype.kind not in "fc":
         return np.array_equal(a, b)
+    rtol, atol = tolerance[b.dtype.name if b.dtype.name in tolerance else "float32"]
     a, b = a.astype(np.float64), b.astype(np.float64)
-    rtol, atol = tolerance
     scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
     return bool(np.allclose(a, b, rtol=rtol, atol=atol * scale, equal_nan=True))
 
@@ -267,10 +272,11 @@ def compare(program, lines=None):
     lines = program.lines if lines is None else lines
     ours, theirs = run(program, gradiente, lines), run(program, torch, lines)
     kinds = dict(zip(program.lines, program.kinds))
+    single = program.dtype == "float32" or any(cast in line for line in lines for cast in SINGLE_CASTS)
     jumps = False
     for i, (a, b) in enumerate(zip(ours, theirs)):
         jumps = jumps or kinds.get(lines[i] if i < len(lines) else None) in DISCONTINUOUS
-        tolerance = None if jumps and program.dtype == "float32" else TOLERANCE[program.dtype]
+        tolerance = None if jumps and single else TOLERANCE
         if a[0] == "raised" and b[0] == "raised":
             return Verdict(SAME) if a == b else Verdict(CLEAR, i, f"gradiente {a[1:]} vs torch {b[1:]}")
         if a[0] == "raised":

@@ -320,6 +320,17 @@ def in_layout_of(values, like):
     return out
 
 
+def keep_layout(values, like):
+    """``values``, an elementwise result shaped as ``like``, in the layout PyTorch gives an elementwise op of
+    ``like`` (``empty_in_layout_of``). NumPy's ufuncs keep it already; array functions built of masks and
+    ``np.where`` return C order, so the copy happens only for them, and only for non-C-contiguous inputs."""
+    if like.flags.c_contiguous or like.ndim < 2 or values.__class__ is not np.ndarray or values.shape != like.shape:
+        return values
+    if values.strides == empty_in_layout_of(like, values.dtype).strides:
+        return values
+    return in_layout_of(values, like)
+
+
 def is_dense(array):
     """Whether ``array``'s elements fill a block of memory without gaps or overlaps, in some order of dims."""
     expected = array.itemsize

@@ -121,6 +121,10 @@ def _copied(input, src):
 
 def copy_(input, src, non_blocking=False):
     """Copy the values of ``src`` (broadcast to ``input``'s shape, converted to its dtype) into ``input``.
-    The gradient flows to ``src``."""
+    The gradient flows to ``src``. A Python number is read as a 0-d tensor, as PyTorch's argument parser reads it."""
+    if isinstance(src, (bool, int, float, complex)):
+        src = wrap(np.asarray(src))
+    elif not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     return apply_inplace(input, lambda old: _copied(old, src))
 

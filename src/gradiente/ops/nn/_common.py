@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from ...core import dtype as dt
+from ...core.creation import keep_layout
 from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -84,7 +85,7 @@ def activation(input, forward, node_cls, kernel, saves="x", **attrs):
     a = input._data
     check_floating(a, kernel)
     with np.errstate(over="ignore"):        # exp overflowing in a branch that np.where discards
-        out = wrap(np.asarray(forward(a), dtype=a.dtype))
+        out = wrap(keep_layout(np.asarray(forward(a), dtype=a.dtype), a))   # np.where's result is C order
     if wants_grad(input):
         record(node_cls, (input,), out, (input,) if saves == "x" else (out,), **attrs)
     return out

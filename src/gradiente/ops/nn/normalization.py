@@ -317,6 +317,16 @@ class NativeBatchNormBackwardBackward0(Node):
         return d_grad, d_x, d_weight, None, None
 
 
+def _verify_batch_size(size):
+    """PyTorch's check (``F._verify_batch_size``) that a channel's statistics in training read more than one
+    value: exactly one is refused (an empty batch is not). ``size`` is printed as given, a Size or a list."""
+    values_per_channel = size[0]
+    for n in size[2:]:
+        values_per_channel *= n
+    if values_per_channel == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dim 1) of ``(N, C, *)`` input. In training, with the batch's mean and biased
     variance, and update ``running_mean``/``running_var`` in place (``running = (1 - momentum) * running +
@@ -328,8 +338,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
     count = xa.size // xa.shape[1]
     if training:
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        _verify_batch_size(input.shape)
         # statistics accumulated in float64, as PyTorch's CPU kernel does
         wide = xa.astype(np.float64)
         mean = wide.mean(axis=axes)
@@ -426,7 +435,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize each group of ``C / num_groups`` channels of each sample of ``(N, C, *)`` input, then apply
     the per-channel ``weight`` and ``bias``."""
     xa = input._data
+    if xa.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {xa.ndim}")
     n, c = xa.shape[:2]
+    if num_groups:      # checked before divisibility, as PyTorch orders them
+        _verify_batch_size([n * c // num_groups, num_groups] + list(xa.shape[2:]))
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
