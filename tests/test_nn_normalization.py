@@ -2,7 +2,7 @@
 PyTorch: what the layer tests of test_nn_layers.py do not reach (in-place changes around the op, dtype checks)."""
 import numpy as np
 import pytest
-from harness import assert_same_tensors, both, both_outcomes, on_both
+from harness import assert_same_tensors, both, both_outcomes, on_both, outcome
 
 import gradiente
 
@@ -110,3 +110,19 @@ def test_half_precision_normalizes_in_float32_as_pytorch(norm):
         return str(y.dtype).split(".")[-1], y.tolist()
 
     on_both(scenario)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, lib: F.group_norm(lib.ones(1, 1, 1), 1),
+    lambda F, lib: F.group_norm(lib.ones(1, 3, 1), 2),          # checked before divisibility, as PyTorch
+    lambda F, lib: F.group_norm(lib.ones(4), 2),
+    lambda F, lib: F.batch_norm(lib.ones(1, 2, 1), None, None, training=True),
+    lambda F, lib: F.batch_norm(lib.ones(1, 1, 0), None, None, training=True).shape,
+], ids=["group_one_value", "group_indivisible", "group_1d", "batch_one_value", "batch_empty"])
+def test_one_value_per_channel_in_training(call):
+    """Issue 13, found by tools/random_programs.py: group_norm normalized a single value to 0 where PyTorch's
+    F._verify_batch_size refuses; batch_norm refused an empty batch, which PyTorch accepts. (batch_norm's message
+    prints the input's Size, ``gradiente.Size`` here.)"""
+    ours, theirs = (outcome(lambda lib: call(lib.nn.functional, lib), lib) for lib in (gradiente, torch))
+    assert ours[:2] == theirs[:2]
+    assert str(ours[-1]).replace("gradiente.", "torch.") == str(theirs[-1])

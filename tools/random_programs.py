@@ -191,7 +191,15 @@ def _describe(value):
         data = data.resolve_conj()
     return {"shape": tuple(value.shape), "dtype": str(value.dtype).split(".")[-1], "stride": _strides_that_address_memory(value),
             "grad_fn": type(value.grad_fn).__name__ if value.grad_fn is not None else None,
-            "requires_grad": value.requires_grad, "data": data.numpy().copy()}
+            "requires_grad": value.requires_grad, "data": _array(data)}
+
+
+def _array(data):
+    """A detached tensor's values as a NumPy array (PyTorch's zero gradients may be ZeroTensors, which
+    ``numpy()`` refuses without ``force``)."""
+    if torch is not None and isinstance(data, torch.Tensor):
+        return data.numpy(force=True).copy()
+    return data.numpy().copy()
 
 
 def _strides_that_address_memory(t):
