@@ -696,10 +696,11 @@ def test_gelu_saves_its_cdf_and_gives_the_gradient_it_recomputed_before(dtype):
     np.testing.assert_allclose(saved.numpy(), tt.grad.numpy(), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["gelu", "elu", "hardtanh", "softshrink", "selu", "mish"])
+@pytest.mark.parametrize("name", ["gelu", "elu", "hardtanh", "softshrink", "selu", "mish", "logsigmoid"])
 def test_activations_keep_the_inputs_layout(name):
     """Issue 13, found by tools/random_programs.py: activations computed with np.where (and exact gelu, through
-    erf) returned C order for a transposed input; PyTorch keeps the input's strides."""
+    erf) returned C order for a transposed input; PyTorch keeps the input's strides (and writes log_sigmoid's
+    result contiguous)."""
     values = np.random.RandomState(0).standard_normal((3, 4, 2))
     results = [getattr(lib.nn.functional, name)(lib.from_numpy(values).permute(2, 0, 1)) for lib in (gradiente, torch)]
     assert results[0].stride() == results[1].stride()

@@ -188,3 +188,14 @@ def test_flip_of_no_dims_is_a_copy():
         x = lib.arange(3.0)
         x.flip(()).add_(1)
         assert x.tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["tril", "triu"])
+@pytest.mark.parametrize("order", [(1, 0), (2, 1, 0)])
+def test_triangles_of_a_transposed_input_are_contiguous(name, order):
+    """Issue 13, found by tools/random_programs.py: np.tril kept a transposed input's layout; PyTorch's
+    result is contiguous."""
+    values = np.random.RandomState(0).standard_normal((2, 3, 4)[:len(order)])
+    ours, theirs = (getattr(lib.from_numpy(values).permute(*order), name)() for lib in (gradiente, torch))
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

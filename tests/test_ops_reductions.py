@@ -668,3 +668,19 @@ def test_reductions_warn_no_more_than_pytorch(call):
         return str(result.tolist()), [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
     on_both(scenario)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.sum(1), lambda x: x.mean(-2, keepdim=True), lambda x: x.prod(-1), lambda x: x.amax(0),
+    lambda x: x.amin(0), lambda x: x.logsumexp(0), lambda x: x.std(1), lambda x: x.var(0, correction=0),
+    lambda x: x.norm(p=1, dim=0), lambda x: x.nansum(-1), lambda x: x.median(-1).values,
+    lambda x: x.max(1).values, lambda x: x.logcumsumexp(1), lambda x: x.cumsum(0), lambda x: x.std(1, keepdim=True),
+], ids=["sum", "mean_keepdim", "prod", "amax", "amin", "logsumexp", "std", "var", "norm_p1", "nansum", "median",
+        "max_dim", "logcumsumexp", "cumsum", "std_keepdim"])
+def test_reductions_of_a_transposed_input_are_contiguous(call):
+    """Issue 13, found by tools/random_programs.py: NumPy's reductions keep a transposed input's layout, PyTorch
+    writes each reduction's result afresh in C order; a later ``view`` depends on the difference."""
+    values = np.random.RandomState(0).standard_normal((4, 3, 2))
+    ours, theirs = (call(lib.from_numpy(values).permute(2, 1, 0)) for lib in (gradiente, torch))
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)

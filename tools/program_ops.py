@@ -152,7 +152,7 @@ REDUCE = {"sum_dim": "sum({d})", "sum": "sum()", "mean": "mean({d}, keepdim=True
           "norm": "norm()", "norm_p1": "norm(p=1, dim={d})", "cumsum": "cumsum({d})", "cumprod": "cumprod({d})",
           "cummax": "cummax({d}).values", "softmax": "softmax({d})", "log_softmax": "log_softmax({d})",
           "median": "median({d}).values", "sort": "sort({d}).values", "argmax": "argmax({d})",
-          "var_mean": "var_mean({d})[0]", "std_mean": "std_mean({d})[1]", "nansum": "nansum({d})",
+          "nansum": "nansum({d})",
           "mean_all": "mean()", "topk": "topk(1, {d}).values", "kthvalue": "kthvalue(1, {d}).values",
           "all_close": "isclose({x2}).all()"}
 
@@ -400,7 +400,8 @@ ACTIVATIONS = {"gelu": "F.gelu({x})", "gelu_tanh": "F.gelu({x}, approximate='tan
                "F_relu": "F.relu({x})", "F_softmax": "F.softmax({x}, dim={d})", "hardswish": "F.hardswish({x})",
                "normalize": "F.normalize({x}, dim={d})", "softsign": "F.softsign({x})", "celu": "F.celu({x})",
                "selu": "F.selu({x})", "relu6": "F.relu6({x})", "softshrink": "F.softshrink({x})",
-               "tanhshrink": "F.tanhshrink({x})", "F_log_softmax": "F.log_softmax({x}, dim={d})"}
+               "tanhshrink": "F.tanhshrink({x})", "F_log_softmax": "F.log_softmax({x}, dim={d})",
+               "var_mean": "torch.var_mean({x}, {d})[0]", "std_mean": "torch.std_mean({x}, {d})[1]"}
 
 
 def _activation(template):

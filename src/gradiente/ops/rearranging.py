@@ -189,7 +189,7 @@ def _triangle(input, diagonal, np_fn, node, name):
     a = input._data
     if a.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    out = wrap(np_fn(a, diagonal))
+    out = wrap(np.ascontiguousarray(np_fn(a, diagonal)))     # PyTorch's kernel writes a contiguous result
     if wants_grad(input):
         record(node, (input,), out, k=diagonal)
     return out

@@ -14,7 +14,9 @@ from ..core import dtype as dt
 from ..core import grad_mode, return_types
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import as_result, record, wants_grad, wrap
+from ..core.record import as_result as _as_result
+from ..core.record import record, wants_grad
+from ..core.record import wrap as _wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
 from .views import select, slice_dim, view
@@ -22,6 +24,22 @@ from .views import select, slice_dim, view
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "logsumexp",
            "max", "mean", "median", "min", "norm", "prod", "std", "sum", "var", "var_mean", "std_mean", "aminmax",
            "nanmedian", "renorm", "trapezoid", "trapz", "cumulative_trapezoid", "nansum", "nanmean", "logcumsumexp"]
+
+
+def _c_order(array):
+    """PyTorch allocates each reduction's (and scan's) output afresh, C-contiguous; NumPy's keeps the layout of
+    a transposed input. Every result of this module goes through here, so their strides are PyTorch's."""
+    if array.__class__ is np.ndarray and not array.flags.c_contiguous:
+        return np.array(array, order="C")
+    return array
+
+
+def wrap(array):
+    return _wrap(_c_order(array))
+
+
+def as_result(array, dtype_np=None):
+    return _as_result(_c_order(array), dtype_np)
 
 
 def normalize_dims(dim, ndim):
@@ -1110,7 +1128,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 def _logcumsumexp_array(a, dim):
     """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double."""
     work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
-    return np.logaddexp.accumulate(work, axis=dim).astype(a.dtype, copy=False)
+    # contiguous, as PyTorch's scan kernel writes it (NumPy's accumulate keeps the input's layout)
+    return np.ascontiguousarray(np.logaddexp.accumulate(work, axis=dim), dtype=a.dtype)
 
 
 def _reversed_logcumsumexp(ops, t, dim):

@@ -415,7 +415,7 @@ class LogSigmoidBackward0(Node):
 def logsigmoid(input):
     """log σ(x), computed as min(x, 0) - log(1 + e^(-|x|)) (``LogSigmoidBackward0``)."""
     return activation(input, lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), LogSigmoidBackward0,
-                      "log_sigmoid_cpu")
+                      "log_sigmoid_cpu", contiguous=True)
 
 
 # --- hardsigmoid, hardswish -------------------------------------------------------------------------------

@@ -258,7 +258,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
-    result = Tensor._make(_affine(xhat, weight, bias, affine_shape).astype(out_dtype, copy=False))
+    # contiguous, as PyTorch's kernel writes it (the affine step would keep a transposed input's layout)
+    result = Tensor._make(np.ascontiguousarray(_affine(xhat, weight, bias, affine_shape), dtype=out_dtype))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
