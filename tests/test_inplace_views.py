@@ -3,7 +3,7 @@ CopySlices, the views' ``grad_fn`` regenerated (AsStridedBackward0), shared vers
 every leaf bit for bit, and PyTorch's errors for views that may not be changed in place."""
 import numpy as np
 import pytest
-from harness import OpSpec, grad_fn_name, spec_tests
+from harness import OpSpec, grad_fn_name, on_both, spec_tests
 
 import gradiente
 
@@ -515,3 +515,14 @@ def test_untracked_change_regenerates_views_as_pytorch(how):
             first.sum().backward()
         results.append((names, x.grad.numpy().tolist(), str(info.value)))
     assert results[0] == results[1]
+
+
+def test_a_split_output_used_after_its_base_changed_raises_at_once():
+    """Issue 13: PyTorch refuses the op that reads a multi-output view whose base changed in place (reading its
+    grad_fn raises); gradiente recorded the op and raised only at backward, or never if no backward came."""
+    def scenario(lib):
+        base = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True) * 1
+        first, _ = base.split(2)
+        base.mul_(2)
+        return (first * 2).tolist()
+    on_both(scenario)

@@ -189,9 +189,19 @@ def _describe(value):
     data = value.detach()
     if data.is_conj() if hasattr(data, "is_conj") else False:
         data = data.resolve_conj()
-    return {"shape": tuple(value.shape), "dtype": str(value.dtype).split(".")[-1], "stride": _strides_that_address_memory(value),
-            "grad_fn": type(value.grad_fn).__name__ if value.grad_fn is not None else None,
+    return {"shape": tuple(value.shape), "dtype": str(value.dtype).split(".")[-1],
+            "stride": _strides_that_address_memory(value),
+            "grad_fn": _grad_fn_name(value),
             "requires_grad": value.requires_grad, "data": _array(data)}
+
+
+def _grad_fn_name(t):
+    """The node's class name; reading it raises for a multi-output view whose base changed in place, and
+    that error is compared too."""
+    try:
+        return type(t.grad_fn).__name__ if t.grad_fn is not None else None
+    except RuntimeError as error:
+        return _message(error)
 
 
 def _array(data):
@@ -230,13 +240,14 @@ def run(program, lib, lines=None):
     return trail
 
 
-def _difference(ours, theirs, tolerance, names=True):
-    """Where two descriptions differ ('values', 'dtype', 'strides' ...), or None. Without ``names`` the
-    grad_fn names are not compared: gradients' nodes (the double-backward graph) are gradiente's own, since
-    its backward rules run on recorded tensors; their values and second derivatives are compared."""
+def _difference(ours, theirs, tolerance, forward=True):
+    """Where two descriptions differ ('values', 'dtype', 'stride' ...), or None. Gradients (not ``forward``)
+    are compared without their grad_fn names and strides: the double-backward graph is gradiente's own, since
+    its backward rules run on recorded tensors, and PyTorch's backward kernels pick their own layouts; their
+    values, dtypes, shapes, requires_grad and second derivatives are compared."""
     if isinstance(theirs, dict) and isinstance(ours, dict):
         for key in ("shape", "dtype", "stride", "grad_fn", "requires_grad"):
-            if key == "grad_fn" and not names:
+            if key in ("grad_fn", "stride") and not forward:
                 continue
             if ours[key] != theirs[key]:
                 return f"{key}: {ours[key]} vs torch {theirs[key]}"
@@ -245,7 +256,7 @@ def _difference(ours, theirs, tolerance, names=True):
         return None
     if isinstance(theirs, tuple) and isinstance(ours, tuple) and len(ours) == len(theirs):
         for a, b in zip(ours, theirs):
-            found = _difference(a, b, tolerance, names)
+            found = _difference(a, b, tolerance, forward)
             if found:
                 return found
         return None
@@ -299,7 +310,7 @@ def compare(program, lines=None):
                 if found:
                     return Verdict(SILENT, i, f"{name} at the end: {found}")
             return Verdict(SAME)
-        found = _difference(a[1], b[1], tolerance, names=kinds.get(lines[i]) != "grad")
+        found = _difference(a[1], b[1], tolerance, forward=kinds.get(lines[i]) != "grad")
         if found:
             return Verdict(SILENT, i, found)
     return Verdict(SAME)

@@ -233,6 +233,9 @@ class Node:
     __slots__ = ("next_functions", "_seq", "_saved", "_saved_versions", "_input_meta", "__dict__", "__weakref__")
 
     #: one line, the derivative as a learner reads it; shown by the graph drawing and explanations
+    #: a stale view's history (``inplace.Error``): recording an op on the view raises its message at once, as
+    #: PyTorch raises when it reads the view's grad_fn, rather than at backward
+    stale = False
     formula = ""
     #: the op's name in PyTorch's messages, where the node's name does not give it (see ``_aten_name``)
     aten_name = ""
