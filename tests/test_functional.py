@@ -705,3 +705,11 @@ def test_activations_keep_the_inputs_layout(name):
     results = [getattr(lib.nn.functional, name)(lib.from_numpy(values).permute(2, 0, 1)) for lib in (gradiente, torch)]
     assert results[0].stride() == results[1].stride()
     np.testing.assert_allclose(results[0].numpy(), results[1].numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["logsigmoid", "gelu", "elu"])
+def test_activation_of_a_0d_tensor_is_0d(name):
+    """A contiguous copy must keep a 0-d result 0-d (np.ascontiguousarray makes it 1-d): caught by
+    tools/random_programs.py after log_sigmoid's result was made contiguous."""
+    ours, theirs = (getattr(lib.nn.functional, name)(lib.tensor(0.5)) for lib in (gradiente, torch))
+    assert ours.shape == theirs.shape == () and ours.item() == pytest.approx(theirs.item(), rel=1e-6)

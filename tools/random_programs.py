@@ -213,9 +213,11 @@ def _array(data):
 
 
 def _strides_that_address_memory(t):
-    """The strides of the dims longer than 1: a dim of size 1 (or 0) never moves the pointer, so its stride
-    is a convention each kernel picks (NumPy's and PyTorch's differ), invisible to every view and copy."""
-    return tuple(stride if size > 1 else None for stride, size in zip(t.stride(), t.shape))
+    """The strides of the dims longer than 1: a dim of size 1 never moves the pointer, and no dim of an empty
+    tensor reaches memory, so their strides are a convention each kernel picks (NumPy's and PyTorch's differ),
+    invisible to every view and copy."""
+    empty = t.numel() == 0
+    return tuple(stride if size > 1 and not empty else None for stride, size in zip(t.stride(), t.shape))
 
 
 def _message(error):

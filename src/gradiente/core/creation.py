@@ -320,6 +320,14 @@ def in_layout_of(values, like):
     return out
 
 
+def c_order(values):
+    """``values`` in C order (a copy only where they are not); unlike ``np.ascontiguousarray``, a 0-d array stays
+    0-d. For the results PyTorch's kernels write contiguous whatever the input's layout."""
+    if values.__class__ is np.ndarray and not values.flags.c_contiguous:
+        return np.array(values, order="C")
+    return values
+
+
 def keep_layout(values, like):
     """``values``, an elementwise result shaped as ``like``, in the layout PyTorch gives an elementwise op of
     ``like`` (``empty_in_layout_of``). NumPy's ufuncs keep it already; array functions built of masks and

@@ -6,7 +6,7 @@
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.creation import in_layout_of
+from ..core.creation import c_order, in_layout_of
 from ..core.device import check_device
 from ..core.dtype import scalar_name
 from ..core.node import Node
@@ -189,7 +189,7 @@ def _triangle(input, diagonal, np_fn, node, name):
     a = input._data
     if a.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    out = wrap(np.ascontiguousarray(np_fn(a, diagonal)))     # PyTorch's kernel writes a contiguous result
+    out = wrap(c_order(np_fn(a, diagonal)))     # PyTorch's kernel writes a contiguous result
     if wants_grad(input):
         record(node, (input,), out, k=diagonal)
     return out

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import grad_mode, return_types
+from ..core.creation import c_order
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import as_result as _as_result
@@ -26,20 +27,14 @@ __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "c
            "nanmedian", "renorm", "trapezoid", "trapz", "cumulative_trapezoid", "nansum", "nanmean", "logcumsumexp"]
 
 
-def _c_order(array):
-    """PyTorch allocates each reduction's (and scan's) output afresh, C-contiguous; NumPy's keeps the layout of
-    a transposed input. Every result of this module goes through here, so their strides are PyTorch's."""
-    if array.__class__ is np.ndarray and not array.flags.c_contiguous:
-        return np.array(array, order="C")
-    return array
-
-
+# PyTorch allocates each reduction's (and scan's) output afresh, C-contiguous; NumPy's keeps the layout of a
+# transposed input. Every result of this module is wrapped by these two, so their strides are PyTorch's.
 def wrap(array):
-    return _wrap(_c_order(array))
+    return _wrap(c_order(array))
 
 
 def as_result(array, dtype_np=None):
-    return _as_result(_c_order(array), dtype_np)
+    return _as_result(c_order(array), dtype_np)
 
 
 def normalize_dims(dim, ndim):
@@ -1129,7 +1124,7 @@ def _logcumsumexp_array(a, dim):
     """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double."""
     work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
     # contiguous, as PyTorch's scan kernel writes it (NumPy's accumulate keeps the input's layout)
-    return np.ascontiguousarray(np.logaddexp.accumulate(work, axis=dim), dtype=a.dtype)
+    return c_order(np.logaddexp.accumulate(work, axis=dim)).astype(a.dtype, copy=False)
 
 
 def _reversed_logcumsumexp(ops, t, dim):

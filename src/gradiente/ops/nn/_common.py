@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from ...core import dtype as dt
-from ...core.creation import keep_layout
+from ...core.creation import c_order, keep_layout
 from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -89,7 +89,7 @@ def activation(input, forward, node_cls, kernel, saves="x", contiguous=False, **
     with np.errstate(over="ignore"):        # exp overflowing in a branch that np.where discards
         values = np.asarray(forward(a), dtype=a.dtype)
     # np.where's result is C order: the input's layout is put back where PyTorch keeps it
-    out = wrap(np.ascontiguousarray(values) if contiguous else keep_layout(values, a))
+    out = wrap(c_order(values) if contiguous else keep_layout(values, a))
     if wants_grad(input):
         record(node_cls, (input,), out, (input,) if saves == "x" else (out,), **attrs)
     return out

@@ -18,6 +18,7 @@ PyTorch does:
 """
 import numpy as np
 
+from ...core.creation import c_order
 from ...core import grad_mode
 from ...core.dtype import scalar_name
 from ...core.node import Node, tangent_sum
@@ -259,7 +260,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
     # contiguous, as PyTorch's kernel writes it (the affine step would keep a transposed input's layout)
-    result = Tensor._make(np.ascontiguousarray(_affine(xhat, weight, bias, affine_shape), dtype=out_dtype))
+    result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,

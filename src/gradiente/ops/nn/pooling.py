@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -117,7 +118,7 @@ def _pooled(node_cls, pool, input, contiguous=False):
     """``pool.forward`` of the input tensor, recorded as ``node_cls``; with ``contiguous``, in C order (PyTorch's
     avg_pool1d result, whatever the input's layout)."""
     values = pool.forward(input._data)
-    result = wrap(np.ascontiguousarray(values) if contiguous else values)
+    result = wrap(c_order(values) if contiguous else values)
     if wants_grad(input):
         record(node_cls, (input,), result, saved=(input,), pool=pool)
     return result
