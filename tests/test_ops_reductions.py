@@ -684,3 +684,19 @@ def test_reductions_of_a_transposed_input_are_contiguous(call):
     ours, theirs = (call(lib.from_numpy(values).permute(2, 1, 0)) for lib in (gradiente, torch))
     assert ours.stride() == theirs.stride()
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_gradient_of_the_mean_alone_ignores_a_nan_spread(name):
+    """Issue 13, found by tools/random_programs.py: with one value per reduction the spread is nan (n - 1 = 0);
+    the mean's gradient was nan too, because the unused output got zeros and 0·nan is nan. PyTorch gives an
+    output without a gradient no term."""
+    def scenario(lib):
+        x = lib.tensor([0.7, 0.2], dtype=lib.float64, requires_grad=True)
+        spread, mean = getattr(lib, name)(x[:1], 0)
+        (g_mean,) = lib.autograd.grad(mean, x, retain_graph=True)
+        (g_spread,) = lib.autograd.grad(spread, x)
+        return g_mean.tolist(), g_spread.isnan().tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert scenario(gradiente) == scenario(torch)

@@ -816,14 +816,20 @@ def count_nonzero(input, dim=None):
 # --- var_mean, std_mean, aminmax: two results at once -------------------------------------------------------
 
 def _moments_backward(ops, node, x, grad_var, grad_mean):
-    """The gradient of (var, mean) over the node's dims, given theirs."""
-    mean_part = expand_reduced(ops, grad_mean / node.count, node.axes, node.keepdim, node.shape)
-    return _var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof) + mean_part
+    """The gradient of (var, mean) over the node's dims, given theirs; an output that got no gradient (None)
+    adds no term, as in PyTorch, so a var that is nan (one value, n - c = 0) cannot make the mean's gradient nan."""
+    parts = []
+    if grad_mean is not None:
+        parts.append(expand_reduced(ops, grad_mean / node.count, node.axes, node.keepdim, node.shape))
+    if grad_var is not None:
+        parts.append(_var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof))
+    return parts[0] if len(parts) == 1 else parts[1] + parts[0]
 
 
 class VarMeanBackward0(Node):
     """(var, mean) of x over dims;  dx = grad_var·2(x - mean)/(n - c) + grad_mean/n"""
     formula = "∂var/∂xⱼ = 2(xⱼ - x̄)/(n - c),  ∂mean/∂xⱼ = 1/n"
+    _materialize_grads = False      # an output that got no gradient adds no term
 
     def backward(self, ops, grad_var, grad_mean):
         x, = self.saved(ops)
@@ -834,9 +840,12 @@ class StdMeanBackward0(Node):
     """(std, mean) of x over dims;  dx = grad_std·(x - mean)/((n - c)·std) + grad_mean/n (no std term where
     std = 0)"""
     formula = "∂std/∂xⱼ = (xⱼ - x̄)/((n - c)·std),  ∂mean/∂xⱼ = 1/n"
+    _materialize_grads = False      # an output that got no gradient adds no term
 
     def backward(self, ops, grad_std, grad_mean):
         x, std = self.saved(ops)
+        if grad_std is None:
+            return (_moments_backward(ops, self, x, None, grad_mean),)
         with np.errstate(divide="ignore", invalid="ignore"):
             grad_var = ops.mask(ops.raw(std) != 0, grad_std / (std * 2))
         return (_moments_backward(ops, self, x, grad_var, grad_mean),)
