@@ -85,3 +85,18 @@ def test_copy_from_a_python_number(value):
 
 def test_copy_from_a_string_is_torchs_type_error():
     check_same_error_first_line(lambda lib: lib.zeros(2).copy_("a"))
+
+
+def test_changed_copy_result_is_named_as_pytorch_names_it():
+    """Issue 13, found by tools/random_programs.py: PyTorch's version-check message names a copy_ result by its
+    node's C++ name, ``torch::autograd::CopyBackwards`` (no ``Backward0`` to strip)."""
+    def scenario(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        c = lib.zeros(())
+        c.copy_(x * 1)
+        z = c * x
+        c.copy_(x * 3)
+        z.backward()
+    check_same_error_first_line(scenario)
+    assert gradiente.zeros(()).copy_(gradiente.ones((), requires_grad=True)).grad_fn.name() == \
+        torch.zeros(()).copy_(torch.ones((), requires_grad=True)).grad_fn.name()

@@ -65,6 +65,9 @@ class CopyBackwards(Node):
     complex_ok = True
     formula = "∂copy/∂x = 0,  ∂copy/∂src = 1"
 
+    def name(self):
+        return "torch::autograd::CopyBackwards"        # PyTorch's C++ name, as its messages show it
+
     def backward(self, ops, grad):
         edges = self.next_functions
         return (ops.zeros_like(grad) if edges[0][0] is not None else None,
