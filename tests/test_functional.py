@@ -713,3 +713,17 @@ def test_activation_of_a_0d_tensor_is_0d(name):
     tools/random_programs.py after log_sigmoid's result was made contiguous."""
     ours, theirs = (getattr(lib.nn.functional, name)(lib.tensor(0.5)) for lib in (gradiente, torch))
     assert ours.shape == theirs.shape == () and ours.item() == pytest.approx(theirs.item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_mean_loss_of_no_elements_backpropagates(loss):
+    """Issue 13, found by tools/random_programs.py: a mean-reduced loss of an empty input raised
+    ZeroDivisionError in backward (1.0 / count); PyTorch gives nan forward and a zero gradient to a 0-d target."""
+    def scenario(lib):
+        x = lib.tensor([0.3], dtype=lib.float64, requires_grad=True)
+        out = getattr(lib.nn.functional, loss)(x[x > 5], x.sum() * 2)
+        (g,) = lib.autograd.grad(out, x, create_graph=True)
+        return str(out.item()), g.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert scenario(gradiente) == scenario(torch)
