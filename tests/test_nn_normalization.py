@@ -135,3 +135,16 @@ def test_layer_norm_with_weight_of_a_transposed_input_is_contiguous():
                                                  lib.zeros(4, dtype=lib.float64)) for lib in (gradiente, torch))
     assert ours.stride() == theirs.stride()
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_of_an_empty_batch_is_a_clone(affine, training):
+    """Issue 13, found by tools/random_programs.py: PyTorch's batch_norm of an empty input returns a clone
+    (CloneBackward0; times weight[0] plus bias[0] with parameters); gradiente divided by zero channels."""
+    def scenario(lib):
+        x = lib.ones(0, 2, 3, requires_grad=True)
+        w, b = (lib.tensor([2.0, 3.0], requires_grad=True), lib.tensor([1.0, 0.0])) if affine else (None, None)
+        out = lib.nn.functional.batch_norm(x, lib.zeros(2), lib.ones(2), w, b, training=training)
+        return tuple(out.shape), type(out.grad_fn).__name__
+    on_both(scenario)

@@ -329,6 +329,17 @@ def _verify_batch_size(size):
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
 
+def _batch_norm_of_nothing(input, weight, bias):
+    """PyTorch's batch_norm of an empty input: a clone, not a view (which would break the gradient chain), scaled
+    and shifted by the first weight and bias; the running statistics are left alone."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dim 1) of ``(N, C, *)`` input. In training, with the batch's mean and biased
     variance, and update ``running_mean``/``running_var`` in place (``running = (1 - momentum) * running +
@@ -336,11 +347,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     xa = input._data
     if xa.ndim < 2:
         raise ValueError(f"Expected 2D or more input (got {xa.ndim}D input)")
+    if training:
+        _verify_batch_size(input.shape)
+    if xa.size == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     axes = (0,) + tuple(range(2, xa.ndim))
     shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
     count = xa.size // xa.shape[1]
     if training:
-        _verify_batch_size(input.shape)
         # statistics accumulated in float64, as PyTorch's CPU kernel does
         wide = xa.astype(np.float64)
         mean = wide.mean(axis=axes)
