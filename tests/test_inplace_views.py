@@ -526,3 +526,18 @@ def test_a_split_output_used_after_its_base_changed_raises_at_once():
         base.mul_(2)
         return (first * 2).tolist()
     on_both(scenario)
+
+
+@pytest.mark.parametrize("make", [lambda x: x.prod(0), lambda x: (x * 1).fill_(2.0), lambda x: x.sum(0),
+                                  lambda x: x.max(), lambda x: x.pow(2)], ids=["prod1", "fill2", "sum1", "max1", "pow"])
+def test_version_message_keeps_the_overload_number(make):
+    """Issue 13, found by tools/random_programs.py: PyTorch names a changed result "output 0 of Prod1" for
+    ProdBackward1 (only a 0 overload number is dropped: MulBackward0 is "Mul"); gradiente dropped every number."""
+    def scenario(lib):
+        x = lib.tensor([2.0, 3.0], requires_grad=True)
+        y = make(x)
+        z = y * y
+        with lib.no_grad():
+            y.add_(1)
+        z.sum().backward()
+    on_both(scenario)

@@ -58,8 +58,36 @@ DISCONTINUOUS = {"floor", "ceil", "round", "trunc", "sign", "frac", "sgn", "rema
                  "smooth_l1"}
 
 
+SINGLE_TOLERANCE = {**TOLERANCE, "float64": TOLERANCE["float32"]}
 #: the casts that bring float32 or float16 values into a program
 SINGLE_CASTS = ("float()", "float32", "half()", "type_as")
+
+
+#: Disagreements understood and not fixed yet: (what the verdict says, why). ``tests/test_random_programs.py``
+#: lets a fixed seed end in one of these (and pins each with a strict xfail of its own); any other fails.
+KNOWN = {
+    "einsum": ("grad_fn: EinsumBackward0", "gradiente's einsum is one primitive with a node of its own; PyTorch "
+               "decomposes it into mul/bmm/sum and views (MulBackward0, ViewBackward0, and their strides)"),
+    "einsum_strides": ("einsum_outer", "the same decomposition gives PyTorch's outer products permuted strides"),
+    "create_graph_requires_grad": ("requires_grad: ", "under create_graph, a gradient through a piecewise-linear "
+                                   "op (relu, hardtanh, max, where ...) is a constant in gradiente and requires no "
+                                   "grad; PyTorch's backward kernels take the saved input, so theirs does (and a "
+                                   "few of ours do where PyTorch's do not)"),
+    "stale_view_grad_fn": ("grad_fn: Error vs torch", "reading .grad_fn of a multi-output view whose base changed "
+                           "in place returns gradiente's Error node; PyTorch raises there (any op on it raises "
+                           "in both)"),
+    "zero_tensor": ("ZeroTensors are immutable", "PyTorch's internal ZeroTensor (sgn's gradient) refuses a later "
+                    "in-place write; gradiente has no ZeroTensor"),
+}
+
+
+def known(program, verdict):
+    """The name of the KNOWN difference ``verdict`` is, or None."""
+    text = f"{verdict.what} {' '.join(program.kinds)}"
+    for name, (marker, _) in KNOWN.items():
+        if marker in verdict.what or (name == "einsum_strides" and "stride" in verdict.what and marker in text):
+            return name
+    return None
 
 
 def header(lib_name):
@@ -297,7 +325,9 @@ def compare(program, lines=None):
     jumps = False
     for i, (a, b) in enumerate(zip(ours, theirs)):
         jumps = jumps or kinds.get(lines[i] if i < len(lines) else None) in DISCONTINUOUS
-        tolerance = None if jumps and single else TOLERANCE
+        # float32 rounding reaches float64 values made from float32 ones (float_power, double()): a program
+        # that holds float32 data is compared at float32's tolerance throughout
+        tolerance = None if jumps and single else SINGLE_TOLERANCE if single else TOLERANCE
         if a[0] == "raised" and b[0] == "raised":
             return Verdict(SAME) if a == b else Verdict(CLEAR, i, f"gradiente {a[1:]} vs torch {b[1:]}")
         if a[0] == "raised":
@@ -368,16 +398,20 @@ def main(argv=None):
         print(program.source("gradiente"))
         print(f"# {verdict}")
         return 0
-    counts, by_kind = collections.Counter(), collections.Counter()
+    counts, by_kind, by_known = collections.Counter(), collections.Counter(), collections.Counter()
     for seed in range(args.seed, args.seed + args.programs):
         program, verdict = check(seed)
         counts[verdict.kind] += 1
         if verdict.kind != SAME:
             part = program.kinds[verdict.line] if 0 <= verdict.line < len(program.kinds) else "end"
             by_kind[part] += 1
+            by_known[known(program, verdict) or "not known"] += 1
             lines = program.lines if args.no_shrink else shrink(program, verdict)
             print(f"=== seed {seed}: {verdict}\n{reproducer(program, lines)}", flush=True)
     print(summary(counts, by_kind, args.programs))
+    if by_known:
+        print("\ndisagreements by known difference (tools/random_programs.py KNOWN):")
+        print("\n".join(f"  {name:<28} {n}" for name, n in by_known.most_common()))
     if args.report:
         import adversarial_report
         adversarial_report.main([])
