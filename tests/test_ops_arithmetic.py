@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from harness import (
     OpSpec,
+    on_both,
     assert_same_tensors,
     both_quietly,
     check_api_names_match_torch,
@@ -225,3 +226,13 @@ def test_operator_with_a_numpy_array_refuses_a_tensor_that_requires_grad():
             lib.ones(3, requires_grad=True) * np.array(2.0)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+def test_pow_of_two_tensors_has_pytorchs_strides():
+    """Issue 13, found by tools/random_programs.py: tensor ** tensor kept NumPy's layout where the operands'
+    layouts disagree; the other binary ops already lay their result out as PyTorch's TensorIterator does."""
+    def scenario(lib):
+        base = lib.arange(1.0, 7.0).reshape(3, 2).t()
+        out = base ** lib.full((2, 3), 2.0)
+        return out.stride(), out.tolist()
+    on_both(scenario)

@@ -531,7 +531,8 @@ def pow(input, exponent):
         return _pow_scalar_base(input, exponent)
     if isinstance(exponent, Tensor):
         xa, ya, target = promote_operands(input, exponent)
-        out = as_result(broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya), target)
+        values = broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya)
+        out = as_result(in_iteration_layout(values, xa, ya), target)      # PyTorch's strides, as _binary's
         if wants_grad(input, exponent):
             record(PowBackward1, (input, exponent), out, (input, exponent, out))
         return out
