@@ -1,5 +1,7 @@
 """Named regression tests for ops/nn/normalization.py (layer_norm, batch_norm, group_norm, instance_norm) against
 PyTorch: what the layer tests of test_nn_layers.py do not reach (in-place changes around the op, dtype checks)."""
+import warnings
+
 import numpy as np
 import pytest
 from harness import assert_same_tensors, both, both_outcomes, on_both, outcome
@@ -148,3 +150,15 @@ def test_batch_norm_of_an_empty_batch_is_a_clone(affine, training):
         out = lib.nn.functional.batch_norm(x, lib.zeros(2), lib.ones(2), w, b, training=training)
         return tuple(out.shape), type(out.grad_fn).__name__
     on_both(scenario)
+
+
+def test_group_norm_of_an_empty_input_under_create_graph():
+    """Issue 13, found by tools/random_programs.py: the composed (create_graph) rule divided by the zero elements
+    of each group (ZeroDivisionError); PyTorch gives empty gradients."""
+    def scenario(lib):
+        x = lib.ones(1, 2, 0, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.group_norm(x * 2, 1), x, lib.ones(1, 2, 0), create_graph=True)
+        return tuple(g.shape), g.requires_grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_both(scenario)

@@ -16,6 +16,8 @@ PyTorch does:
 * group_norm composes them from differentiable ops, as PyTorch's ``infinitely_differentiable_native_group_norm_
   backward`` does, so its graph reads as PyTorch's.
 """
+import math
+
 import numpy as np
 
 from ...core.creation import c_order
@@ -424,7 +426,8 @@ def _group_norm_composed(node, grad, x, weight):
     depth = channels // groups
     xs = x.reshape(n, groups, depth, -1)
     dy = grad.reshape(n, groups, depth, -1)
-    scale = 1.0 / (depth * xs.shape[3])
+    count = depth * xs.shape[3]
+    scale = 1.0 / count if count else math.inf     # no elements: it only ever multiplies empty tensors
     mean = xs.mean((2, 3), keepdim=True)
     centered = xs - mean
     rstd = (centered * centered).mean((2, 3), keepdim=True).add(node.eps).rsqrt()
