@@ -34,7 +34,8 @@ def test_random_programs_agree_with_torch(block):
 
 
 def _program(*lines, dtype="float64"):
-    return rp.Program(0, dtype, list(lines), ["leaf"] + ["op"] * (len(lines) - 1), ["x0"])
+    kinds = ["leaf" if line.startswith("x") else "grad" if line.startswith("g") else "op" for line in lines]
+    return rp.Program(0, dtype, list(lines), kinds, ["x0"])
 
 
 KNOWN_REPRODUCERS = {

@@ -123,7 +123,12 @@ def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims``."""
     a = input._data
     axes = _dims(_size_args(dims, "flip", "dims"), a.ndim) if a.ndim else ()
-    out = wrap(in_layout_of(np.flip(a, axes) if axes else a.copy(), a))     # laid out as the input, as PyTorch's
+    values = in_layout_of(np.flip(a, axes) if axes else a.copy(), a)     # laid out as the input, as PyTorch's
+    if np.may_share_memory(values, a):
+        # a flip along dims of size 1 is NumPy's view of ``a`` itself, and a view counts as C-contiguous; the
+        # result must be a copy, or a later in-place change of the input would show through it
+        values = values.copy()
+    out = wrap(values)
     if wants_grad(input):
         record(FlipBackward0, (input,), out, dims=axes)
     return out
