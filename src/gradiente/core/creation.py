@@ -290,14 +290,38 @@ def empty_in_layout_of(like, np_dtype):
     return np.empty([like.shape[d] for d in slow_to_fast], np_dtype).transpose(np.argsort(slow_to_fast))
 
 
+def _iteration_strides(array, shape):
+    """``array``'s strides broadcast to ``shape`` as TensorIterator reads them: 0 for a dim it lacks or stretches
+    from 1, its own stride elsewhere, a dim of size 1 included (``np.broadcast_to`` zeroes those too)."""
+    lead = len(shape) - array.ndim
+    return (0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else st
+                               for i, (n, st) in enumerate(zip(array.shape, array.strides)))
+
+
+def _strictly_c_order(array):
+    """C-contiguous with C strides on its dims of size 1 too. NumPy's flag (like PyTorch's is_contiguous) ignores
+    those, but TensorIterator orders a broadcast's dims by them: a transposed (1, 1, 3) is (3, 1, 1) with
+    strides (1, 3, 3), contiguous by the flag, yet its dim 0 is the fastest when it meets another operand."""
+    if not array.flags.c_contiguous:
+        return False
+    if 1 not in array.shape:
+        return True
+    expected = array.itemsize
+    for size, stride in zip(reversed(array.shape), reversed(array.strides)):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def in_iteration_layout(values, x, y):
     """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
     TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then."""
     if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
-            or y.__class__ is not np.ndarray or (x.flags.c_contiguous and y.flags.c_contiguous)):
+            or y.__class__ is not np.ndarray or (_strictly_c_order(x) and _strictly_c_order(y))):
         return values
     shape = values.shape
-    strides = [np.broadcast_to(a, shape).strides for a in (x, y)]
+    strides = [_iteration_strides(a, shape) for a in (x, y)]
     fast_to_slow = _dense_order(shape, *strides)
     expected = values.itemsize
     for d in fast_to_slow:
