@@ -240,12 +240,13 @@ def test_pow_of_two_tensors_has_pytorchs_strides():
 
 @pytest.mark.parametrize("op", [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a > b,
                                 lambda a, b: a ** b], ids=["add", "mul", "gt", "pow"])
-def test_broadcast_result_is_ordered_by_size_one_strides_too(op):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])     # float32 meets float64: a cast, which resets strides
+def test_broadcast_result_is_ordered_by_size_one_strides_too(op, dtype):
     """Issue 13, found by tools/random_programs.py: a transposed (1, 1, 3) is a (3, 1, 1) whose dim 0 is the
     fastest; PyTorch's TensorIterator orders a broadcast result by the strides of such size-1 dims as well, which
-    NumPy's contiguity flag and broadcast_to hide."""
+    NumPy's contiguity flag, broadcast_to and astype hide."""
     def scenario(lib):
-        x = lib.from_numpy(np.arange(3.0).reshape(1, 1, 3).T)
+        x = lib.from_numpy(np.arange(3.0, dtype=dtype).reshape(1, 1, 3).T)
         out = op(x, lib.ones(3, 1, dtype=lib.float64))
         return out.stride(), out.tolist()
     on_both(scenario)

@@ -316,7 +316,9 @@ def _strictly_c_order(array):
 
 def in_iteration_layout(values, x, y):
     """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
-    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then."""
+    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. ``x`` and
+    ``y`` are the operands as given, before any cast: a cast (``astype``) resets the strides of dims of size 1,
+    which TensorIterator reads."""
     if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
             or y.__class__ is not np.ndarray or (_strictly_c_order(x) and _strictly_c_order(y))):
         return values
