@@ -12,10 +12,12 @@ What is tested elsewhere, and counted here only by reference:
 | group | where |
 |---|---|
 | random programs | ``test_random_programs.py`` (values, strides, dtypes, grads, 2nd-order grads, errors) |
-| random op chains, dtypes, nn.functional | ``test_fuzz_against_torch.py``, ``test_fuzz_dtypes.py``, ``test_fuzz_nn_functional.py`` |
+| random op chains, dtypes, nn.functional | ``test_fuzz_against_torch.py``, ``test_fuzz_dtypes.py``, |
+|  | ``test_fuzz_nn_functional.py`` |
 | security: crafted checkpoints, bit flips, truncation, partial saves | ``test_serialization_safety.py`` |
 | concurrency: shared leaves, many threads, create_graph | ``test_threads.py`` |
-| in-place and views, version counters | ``test_inplace_views.py``, ``test_view_ops_inplace.py``, ``test_saved_tensors.py`` |
+| in-place and views, version counters | ``test_inplace_views.py``, ``test_view_ops_inplace.py``, |
+|  | ``test_saved_tensors.py`` |
 | special values (nan, inf, -0.0) | ``test_special_values.py`` |
 """
 import pickle
@@ -284,6 +286,11 @@ def _strides_of(fn):
     return lambda lib, keep: fn(lib, lib.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)).stride()
 
 
+def _scatter_add_of_itself(lib, keep):
+    x = keep(lib.ones(3))
+    return x.scatter_add_(0, lib.tensor([0, 1, 2]), x)
+
+
 def _index_add(lib, keep):
     x = _leaf(lib, keep, [1.0, 2.0, 3.0])
     source = _leaf(lib, keep, [[1.0], [2.0]])
@@ -314,7 +321,7 @@ CASES = [
     Case("wrong gradients", "setitem_0d_under_create_graph", _setitem_0d_create_graph),
     Case("wrong gradients", "select_add__under_create_graph", _select_add_create_graph),
     Case("wrong gradients", "layer_norm_then_mul_", _layer_norm_then_mul_),
-    Case("wrong gradients", "index_add__then_backward", lambda lib, keep: _index_add(lib, keep)),
+    Case("wrong gradients", "index_add__then_backward", _index_add),
     # memory layout: strides of results
     *[Case("memory layout", name, _strides_of(fn)) for name, fn in [
         ("index_select", lambda lib, x: x.index_select(1, lib.tensor([1, 0]))),
@@ -341,9 +348,9 @@ CASES = [
          _modified(lambda lib, y: lib.nn.functional.layer_norm(y, (3,), lib.ones(3, dtype=lib.float64)),
                    lambda y, out: y.add_(1))),
     Case("missing errors", "instance_norm_input_changed",
-         _modified(lambda lib, y: lib.nn.functional.instance_norm(y.unsqueeze(0), lib.ones(2, dtype=lib.float64) * 0,
-                                                                   lib.ones(2, dtype=lib.float64), use_input_stats=True),
-                   lambda y, out: y.add_(1))),
+         _modified(lambda lib, y: lib.nn.functional.instance_norm(
+             y.unsqueeze(0), lib.zeros(2, dtype=lib.float64), lib.ones(2, dtype=lib.float64), use_input_stats=True),
+             lambda y, out: y.add_(1))),
     Case("missing errors", "exp_output_changed", _modified(lambda lib, y: y.exp(), lambda y, out: out.add_(1))),
     Case("missing errors", "var_mean_output_changed",
          _modified(lambda lib, y: lib.var_mean(y, 1)[0], lambda y, out: out.add_(1))),
@@ -351,13 +358,14 @@ CASES = [
     Case("missing errors", "scatter_add__of_itself",
          lambda lib, keep: keep(lib.ones(3)).scatter_add_(0, lib.tensor([0, 1, 2]), keep(lib.ones(3)))),
     Case("missing errors", "scatter_add__overlapping_source",
-         lambda lib, keep: (lambda x: x.scatter_add_(0, lib.tensor([0, 1, 2]), x))(keep(lib.ones(3)))),
+         _scatter_add_of_itself),
     Case("missing errors", "layer_norm_mixed_dtypes",
-         lambda lib, keep: lib.nn.functional.layer_norm(keep(lib.ones(2, 3)), (3,), keep(lib.ones(3, dtype=lib.float64)))),
+         lambda lib, keep: lib.nn.functional.layer_norm(keep(lib.ones(2, 3)), (3,),
+                                                        keep(lib.ones(3, dtype=lib.float64)))),
     Case("missing errors", "group_norm_one_value_per_channel",
          lambda lib, keep: lib.nn.functional.group_norm(keep(lib.ones(1, 1, 1)), 1)),
     Case("missing errors", "in_place_on_a_leaf", lambda lib, keep: _leaf(lib, keep, [1.0]).add_(1)),
-    Case("missing errors", "backward_twice", lambda lib, keep: _backward_twice(lib, keep)),
+    Case("missing errors", "backward_twice", _backward_twice),
     Case("missing errors", "view_of_non_contiguous", lambda lib, keep: keep(lib.ones(3, 4)).t().view(-1)),
     Case("missing errors", "mm_shape_mismatch", lambda lib, keep: keep(lib.ones(2, 3)) @ keep(lib.ones(2, 3))),
     # errors torch does not raise
@@ -415,7 +423,8 @@ CASES = [
     # numerics
     Case("numerics", "pow_zero_base_zero_exponent", _pow_zero_base),
     Case("numerics", "atan2_gradient_at_origin", _atan2_origin),
-    Case("numerics", "half_norm_does_not_overflow", lambda lib, keep: lib.tensor([300.0, 1, 2], dtype=lib.float16).norm()),
+    Case("numerics", "half_norm_does_not_overflow",
+         lambda lib, keep: lib.tensor([300.0, 1, 2], dtype=lib.float16).norm()),
     Case("numerics", "half_vector_norm", lambda lib, keep: lib.linalg.vector_norm(lib.tensor([300.0, 1, 2],
                                                                                           dtype=lib.float16))),
     Case("numerics", "half_normalize", lambda lib, keep: lib.nn.functional.normalize(

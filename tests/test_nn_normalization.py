@@ -133,8 +133,9 @@ def test_one_value_per_channel_in_training(call):
 def test_layer_norm_with_weight_of_a_transposed_input_is_contiguous():
     """Issue 13, found by tools/random_programs.py: the affine step kept a transposed input's layout."""
     values = np.random.RandomState(0).standard_normal((4, 3, 2))
-    ours, theirs = (lib.nn.functional.layer_norm(lib.from_numpy(values).permute(2, 1, 0), (4,), lib.ones(4, dtype=lib.float64),
-                                                 lib.zeros(4, dtype=lib.float64)) for lib in (gradiente, torch))
+    ours, theirs = (lib.nn.functional.layer_norm(lib.from_numpy(values).permute(2, 1, 0), (4,),
+                                                 lib.ones(4, dtype=lib.float64), lib.zeros(4, dtype=lib.float64))
+                    for lib in (gradiente, torch))
     assert ours.stride() == theirs.stride()
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)
 

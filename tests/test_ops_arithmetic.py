@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from harness import (
     OpSpec,
-    on_both,
     assert_same_tensors,
     both_quietly,
     check_api_names_match_torch,
@@ -16,6 +15,7 @@ from harness import (
     check_same_error_first_line,
     check_strides_match_torch,
     check_zero_dim_result_is_writable,
+    on_both,
     spec_tests,
 )
 

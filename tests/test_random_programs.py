@@ -15,12 +15,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 pytest.importorskip("torch")
-import random_programs as rp  # noqa: E402
+import random_programs as rp
 
 SEEDS_PER_BLOCK = 100
 
 
-@pytest.mark.parametrize("block", range(6))
+@pytest.mark.parametrize("block", range(12))
 def test_random_programs_agree_with_torch(block):
     failures = []
     with warnings.catch_warnings():

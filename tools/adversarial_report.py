@@ -35,8 +35,9 @@ def main(argv=None):
             verdict, why, ours, theirs = suite.classify(case)
             counts[case.group][verdict] += 1
             if verdict != suite.SAME:
+                known = f"\n    known: {case.known}" if case.known else ""
                 notes.append(f"- {case.group} / {case.name}: {verdict} {why}\n    gradiente: {str(ours)[:300]}\n"
-                             f"    torch:     {str(theirs)[:300]}" + (f"\n    known: {case.known}" if case.known else ""))
+                             f"    torch:     {str(theirs)[:300]}{known}")
     rows = [(g, sum(c.values()), c[suite.SAME], c[suite.CLEAR], c[suite.SILENT]) for g, c in counts.items()]
     print(table(rows))
     if notes:

@@ -34,9 +34,9 @@ class Scope:
         """Names of the tensors so far (the floating-point ones by default), oldest first."""
         names = []
         for name, value in self.namespace.items():
-            if name[:1] in "vx" and name[1:].isdigit() and hasattr(value, "dtype"):
-                if not floating or value.dtype.is_floating_point:
-                    names.append(name)
+            is_tensor = name[:1] in "vx" and name[1:].isdigit() and hasattr(value, "dtype")
+            if is_tensor and (not floating or value.dtype.is_floating_point):
+                names.append(name)
         return names
 
     def pick(self, floating=True, min_dim=0, max_dim=9):
@@ -99,7 +99,7 @@ DOMAIN = {"log": "abs().add(0.1).log()", "sqrt": "abs().sqrt()", "log1p": "abs()
           "log10": "abs().add(1).log10()", "asin": "clamp(-0.9, 0.9).asin()", "acos": "tanh().acos()",
           "atanh": "clamp(-0.9, 0.9).atanh()", "erfinv": "clamp(-0.9, 0.9).erfinv()", "tan": "clamp(-1, 1).tan()",
           "lgamma": "abs().add(0.5).lgamma()", "digamma": "abs().add(0.5).digamma()", "acosh": "abs().add(1.5).acosh()",
-          "nan_to_num": "div(0.0).nan_to_num(1.0, 2.0, -2.0)", "pow_scalar": "pow(2)", "pow_half": "abs().pow(0.5)",
+          "nan_to_num": "log().nan_to_num(1.0, 2.0, -2.0)", "pow_scalar": "pow(2)", "pow_half": "abs().pow(0.5)",
           "mul_scalar": "mul(2.5)", "rsub": "__rsub__(1.0)", "rdiv": "abs().add(0.5).__rtruediv__(2.0)",
           "clamp": "clamp(-0.5, 0.7)", "clamp_min": "clamp(min=0.1)", "float_power": "abs().float_power(2)"}
 
@@ -110,8 +110,12 @@ def _unary(name):
 
 for _name in UNARY:
     OPS[_name] = _unary(_name)
+def _in_domain(tail):
+    return lambda s: f"{s.pick()}.{tail}"
+
+
 for _name, _tail in DOMAIN.items():
-    OPS[_name] = (lambda tail: lambda s: f"{s.pick()}.{tail}")(_tail)
+    OPS[_name] = _in_domain(_tail)
 
 
 # --- elementwise: two inputs, broadcasting ------------------------------------------------------------------
@@ -388,7 +392,7 @@ def products(s):
     if s.op_name == "mv":
         return f"torch.mv({x}.unsqueeze(0).expand(3, -1), {x})"
     if s.op_name == "bmm":
-        return nd == 3 and f"torch.bmm({x}, {x}.mT)" or None
+        return (nd == 3 and f"torch.bmm({x}, {x}.mT)") or None
     return f"torch.tensordot({x}, {x}, dims=1)" if nd >= 1 else None
 
 
@@ -459,11 +463,11 @@ def functional(s):
     if name == "bce_logits":
         return f"F.binary_cross_entropy_with_logits({x}, {s.partner(x)}.sigmoid())"
     if name == "embedding":
-        return len(shape) == 2 and shape[0] > 0 and f"F.embedding({s.index_tensor(shape[0], 3)}, {x})" or None
+        return (len(shape) == 2 and shape[0] > 0 and f"F.embedding({s.index_tensor(shape[0], 3)}, {x})") or None
     if name == "pad":
         return f"F.pad({x}, (1, 2))"
     if name == "glu":
-        return last % 2 == 0 and last > 0 and f"F.glu({x})" or None
+        return (last % 2 == 0 and last > 0 and f"F.glu({x})") or None
     if name == "cosine_similarity":
         return f"F.cosine_similarity({x}, {s.partner(x)}, dim=-1)"
     return f"F.kl_div({x}.log_softmax(-1), {s.partner(x)}.softmax(-1), reduction='batchmean')"

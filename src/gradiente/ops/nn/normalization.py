@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from ...core.creation import c_order
 from ...core import grad_mode
+from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
