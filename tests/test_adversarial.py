@@ -209,21 +209,75 @@ def _grad_mode_per_thread(lib, keep):
     return seen
 
 
-def _crafted_build(lib, keep, tmp=[]):  # noqa: B006 - a scratch directory per process is enough
-    """A checkpoint that applies BUILD to ``float32``: refused, and ``tensor([1, 2]) * 2.5`` unchanged."""
+def _checkpoint_file(data_pkl):
+    """A zip checkpoint laid out as torch.save lays one out, holding ``data_pkl`` as its pickle."""
     import os
     import tempfile
-    path = os.path.join(tempfile.mkdtemp(), "attack.pt")
-    text = b"X" + (9).to_bytes(4, "little") + b"_category"
+    path = os.path.join(tempfile.mkdtemp(), "crafted.pt")
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("archive/data.pkl", b"\x80\x02ctorch\nfloat32\nN}(" + text + b"K\x01u\x86b.")
+        archive.writestr("archive/data.pkl", data_pkl)
         archive.writestr("archive/byteorder", b"little")
         archive.writestr("archive/version", b"3\n")
+    return path
+
+
+def _code_execution(lib, keep):
+    """A pickle that calls ``os.system``: refused before anything runs."""
+    marker = _checkpoint_file(b"") + ".ran"
+    path = _checkpoint_file(b"\x80\x02cos\nsystem\nX" + len(f"touch {marker}").to_bytes(4, "little")
+                            + f"touch {marker}".encode() + b"\x85R.")
+    import os
+    try:
+        lib.load(path)
+    except pickle.UnpicklingError as error:
+        return "refused", str(error).split(".")[0], os.path.exists(marker)
+    return "loaded", os.path.exists(marker)
+
+
+def _crafted_build(lib, keep):
+    """A checkpoint that applies BUILD to ``float32``: refused, and ``tensor([1, 2]) * 2.5`` unchanged."""
+    text = b"X" + (9).to_bytes(4, "little") + b"_category"
+    path = _checkpoint_file(b"\x80\x02ctorch\nfloat32\nN}(" + text + b"K\x01u\x86b.")
     try:
         lib.load(path)
     except pickle.UnpicklingError as error:
         return "refused", str(error).split(".")[0], (lib.tensor([1, 2]) * 2.5).tolist()
     return "loaded"
+
+
+def _shared_weights_from_threads(lib, keep):
+    w = lib.zeros(32, 16, dtype=lib.float64, requires_grad=True)
+    x = lib.ones(8, 32, dtype=lib.float64)
+    start = threading.Barrier(4)
+
+    def work(i):
+        start.wait()
+        for _ in range(10):
+            (x @ w * (i + 1)).sum().backward()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(set(w.grad.flatten().tolist()))
+
+
+def _create_graph_from_threads(lib, keep):
+    leaf = lib.ones(1000, dtype=lib.float64, requires_grad=True)
+    start = threading.Barrier(3)
+
+    def work(i):
+        start.wait()
+        for _ in range(5):
+            (leaf * leaf).sum().backward(create_graph=True)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(set(leaf.grad.detach().tolist()))
 
 
 def _truncated_checkpoint(lib, keep):
@@ -398,9 +452,12 @@ CASES = [
     # security (more in test_serialization_safety.py)
     Case("security", "checkpoint_builds_on_float32", _crafted_build),
     Case("security", "truncated_checkpoint", _truncated_checkpoint),
+    Case("security", "checkpoint_calls_os_system", _code_execution),
     # concurrency (more in test_threads.py)
     Case("concurrency", "four_threads_backward_into_one_leaf", _threads_into_one_leaf),
     Case("concurrency", "grad_mode_is_per_thread", _grad_mode_per_thread),
+    Case("concurrency", "threads_share_a_weight_through_matmul", _shared_weights_from_threads),
+    Case("concurrency", "create_graph_accumulation_from_threads", _create_graph_from_threads),
     # silent API differences
     Case("silent API differences", "requires_grad_set_to_a_string",
          lambda lib, keep: setattr(keep(lib.ones(2)), "requires_grad", "yes")),
