@@ -694,3 +694,36 @@ def test_gelu_saves_its_cdf_and_gives_the_gradient_it_recomputed_before(dtype):
     torch.nn.functional.gelu(tt).backward(torch.tensor(g))
     tol = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-14}[dtype]
     np.testing.assert_allclose(saved.numpy(), tt.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["gelu", "elu", "hardtanh", "softshrink", "selu", "mish", "logsigmoid"])
+def test_activations_keep_the_inputs_layout(name):
+    """Issue 13, found by tools/random_programs.py: activations computed with np.where (and exact gelu, through
+    erf) returned C order for a transposed input; PyTorch keeps the input's strides (and writes log_sigmoid's
+    result contiguous)."""
+    values = np.random.RandomState(0).standard_normal((3, 4, 2))
+    results = [getattr(lib.nn.functional, name)(lib.from_numpy(values).permute(2, 0, 1)) for lib in (gradiente, torch)]
+    assert results[0].stride() == results[1].stride()
+    np.testing.assert_allclose(results[0].numpy(), results[1].numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["logsigmoid", "gelu", "elu"])
+def test_activation_of_a_0d_tensor_is_0d(name):
+    """A contiguous copy must keep a 0-d result 0-d (np.ascontiguousarray makes it 1-d): caught by
+    tools/random_programs.py after log_sigmoid's result was made contiguous."""
+    ours, theirs = (getattr(lib.nn.functional, name)(lib.tensor(0.5)) for lib in (gradiente, torch))
+    assert ours.shape == theirs.shape == () and ours.item() == pytest.approx(theirs.item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_mean_loss_of_no_elements_backpropagates(loss):
+    """Issue 13, found by tools/random_programs.py: a mean-reduced loss of an empty input raised
+    ZeroDivisionError in backward (1.0 / count); PyTorch gives nan forward and a zero gradient to a 0-d target."""
+    def scenario(lib):
+        x = lib.tensor([0.3], dtype=lib.float64, requires_grad=True)
+        out = getattr(lib.nn.functional, loss)(x[x > 5], x.sum() * 2)
+        (g,) = lib.autograd.grad(out, x, create_graph=True)
+        return str(out.item()), g.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert scenario(gradiente) == scenario(torch)

@@ -3,7 +3,7 @@ CopySlices, the views' ``grad_fn`` regenerated (AsStridedBackward0), shared vers
 every leaf bit for bit, and PyTorch's errors for views that may not be changed in place."""
 import numpy as np
 import pytest
-from harness import OpSpec, grad_fn_name, spec_tests
+from harness import OpSpec, grad_fn_name, on_both, spec_tests
 
 import gradiente
 
@@ -515,3 +515,29 @@ def test_untracked_change_regenerates_views_as_pytorch(how):
             first.sum().backward()
         results.append((names, x.grad.numpy().tolist(), str(info.value)))
     assert results[0] == results[1]
+
+
+def test_a_split_output_used_after_its_base_changed_raises_at_once():
+    """Issue 13: PyTorch refuses the op that reads a multi-output view whose base changed in place (reading its
+    grad_fn raises); gradiente recorded the op and raised only at backward, or never if no backward came."""
+    def scenario(lib):
+        base = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True) * 1
+        first, _ = base.split(2)
+        base.mul_(2)
+        return (first * 2).tolist()
+    on_both(scenario)
+
+
+@pytest.mark.parametrize("make", [lambda x: x.prod(0), lambda x: (x * 1).fill_(2.0), lambda x: x.sum(0),
+                                  lambda x: x.max(), lambda x: x.pow(2)], ids=["prod1", "fill2", "sum1", "max1", "pow"])
+def test_version_message_keeps_the_overload_number(make):
+    """Issue 13, found by tools/random_programs.py: PyTorch names a changed result "output 0 of Prod1" for
+    ProdBackward1 (only a 0 overload number is dropped: MulBackward0 is "Mul"); gradiente dropped every number."""
+    def scenario(lib):
+        x = lib.tensor([2.0, 3.0], requires_grad=True)
+        y = make(x)
+        z = y * y
+        with lib.no_grad():
+            y.add_(1)
+        z.sum().backward()
+    on_both(scenario)

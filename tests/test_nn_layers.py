@@ -357,3 +357,11 @@ def test_embedding_and_row_indexing_gradients_match_torch(lookups):
     np.add.at(want, idx[:, 0], upstream[:, 0])
     np.testing.assert_array_equal(ours_indexed, want)
     np.testing.assert_allclose(ours_indexed, theirs_indexed, rtol=1e-4, atol=1e-3)
+
+
+def test_avg_pool1d_of_a_permuted_input_is_contiguous():
+    """Issue 13, found by tests/test_adversarial.py: avg_pool1d's result kept the transposed layout of the 2-D
+    pool it runs on; PyTorch's is contiguous."""
+    outs = [lib.nn.functional.avg_pool1d(lib.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1), 2)
+            for lib in (gradiente, torch)]
+    assert outs[0].stride() == outs[1].stride() and outs[0].tolist() == outs[1].tolist()

@@ -1,8 +1,10 @@
 """Named regression tests for ops/nn/normalization.py (layer_norm, batch_norm, group_norm, instance_norm) against
 PyTorch: what the layer tests of test_nn_layers.py do not reach (in-place changes around the op, dtype checks)."""
+import warnings
+
 import numpy as np
 import pytest
-from harness import assert_same_tensors, both, both_outcomes, on_both
+from harness import assert_same_tensors, both, both_outcomes, on_both, outcome
 
 import gradiente
 
@@ -110,3 +112,54 @@ def test_half_precision_normalizes_in_float32_as_pytorch(norm):
         return str(y.dtype).split(".")[-1], y.tolist()
 
     on_both(scenario)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, lib: F.group_norm(lib.ones(1, 1, 1), 1),
+    lambda F, lib: F.group_norm(lib.ones(1, 3, 1), 2),          # checked before divisibility, as PyTorch
+    lambda F, lib: F.group_norm(lib.ones(4), 2),
+    lambda F, lib: F.batch_norm(lib.ones(1, 2, 1), None, None, training=True),
+    lambda F, lib: F.batch_norm(lib.ones(1, 1, 0), None, None, training=True).shape,
+], ids=["group_one_value", "group_indivisible", "group_1d", "batch_one_value", "batch_empty"])
+def test_one_value_per_channel_in_training(call):
+    """Issue 13, found by tools/random_programs.py: group_norm normalized a single value to 0 where PyTorch's
+    F._verify_batch_size refuses; batch_norm refused an empty batch, which PyTorch accepts. (batch_norm's message
+    prints the input's Size, ``gradiente.Size`` here.)"""
+    ours, theirs = (outcome(lambda lib: call(lib.nn.functional, lib), lib) for lib in (gradiente, torch))
+    assert ours[:2] == theirs[:2]
+    assert str(ours[-1]).replace("gradiente.", "torch.") == str(theirs[-1])
+
+
+def test_layer_norm_with_weight_of_a_transposed_input_is_contiguous():
+    """Issue 13, found by tools/random_programs.py: the affine step kept a transposed input's layout."""
+    values = np.random.RandomState(0).standard_normal((4, 3, 2))
+    ours, theirs = (lib.nn.functional.layer_norm(lib.from_numpy(values).permute(2, 1, 0), (4,),
+                                                 lib.ones(4, dtype=lib.float64), lib.zeros(4, dtype=lib.float64))
+                    for lib in (gradiente, torch))
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_of_an_empty_batch_is_a_clone(affine, training):
+    """Issue 13, found by tools/random_programs.py: PyTorch's batch_norm of an empty input returns a clone
+    (CloneBackward0; times weight[0] plus bias[0] with parameters); gradiente divided by zero channels."""
+    def scenario(lib):
+        x = lib.ones(0, 2, 3, requires_grad=True)
+        w, b = (lib.tensor([2.0, 3.0], requires_grad=True), lib.tensor([1.0, 0.0])) if affine else (None, None)
+        out = lib.nn.functional.batch_norm(x, lib.zeros(2), lib.ones(2), w, b, training=training)
+        return tuple(out.shape), type(out.grad_fn).__name__
+    on_both(scenario)
+
+
+def test_group_norm_of_an_empty_input_under_create_graph():
+    """Issue 13, found by tools/random_programs.py: the composed (create_graph) rule divided by the zero elements
+    of each group (ZeroDivisionError); PyTorch gives empty gradients."""
+    def scenario(lib):
+        x = lib.ones(1, 2, 0, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.group_norm(x * 2, 1), x, lib.ones(1, 2, 0), create_graph=True)
+        return tuple(g.shape), g.requires_grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_both(scenario)

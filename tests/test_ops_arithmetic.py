@@ -15,6 +15,7 @@ from harness import (
     check_same_error_first_line,
     check_strides_match_torch,
     check_zero_dim_result_is_writable,
+    on_both,
     spec_tests,
 )
 
@@ -225,3 +226,27 @@ def test_operator_with_a_numpy_array_refuses_a_tensor_that_requires_grad():
             lib.ones(3, requires_grad=True) * np.array(2.0)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+def test_pow_of_two_tensors_has_pytorchs_strides():
+    """Issue 13, found by tools/random_programs.py: tensor ** tensor kept NumPy's layout where the operands'
+    layouts disagree; the other binary ops already lay their result out as PyTorch's TensorIterator does."""
+    def scenario(lib):
+        base = lib.arange(1.0, 7.0).reshape(3, 2).t()
+        out = base ** lib.full((2, 3), 2.0)
+        return out.stride(), out.tolist()
+    on_both(scenario)
+
+
+@pytest.mark.parametrize("op", [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a > b,
+                                lambda a, b: a ** b], ids=["add", "mul", "gt", "pow"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])     # float32 meets float64: a cast, which resets strides
+def test_broadcast_result_is_ordered_by_size_one_strides_too(op, dtype):
+    """Issue 13, found by tools/random_programs.py: a transposed (1, 1, 3) is a (3, 1, 1) whose dim 0 is the
+    fastest; PyTorch's TensorIterator orders a broadcast result by the strides of such size-1 dims as well, which
+    NumPy's contiguity flag, broadcast_to and astype hide."""
+    def scenario(lib):
+        x = lib.from_numpy(np.arange(3.0, dtype=dtype).reshape(1, 1, 3).T)
+        out = op(x, lib.ones(3, 1, dtype=lib.float64))
+        return out.stride(), out.tolist()
+    on_both(scenario)

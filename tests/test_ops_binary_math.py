@@ -323,3 +323,9 @@ def test_atan2_gradient_at_the_origin_is_pytorchs():
         return [plain(g) for g in first], [str(v) for v in first[1].tolist()]
 
     on_both(scenario)
+
+
+def test_lerp_with_a_number_for_end_is_torchs_type_error():
+    """Issue 13, found by tools/random_programs.py: ``lerp(x, 1.5, 0.5)`` raised AttributeError; PyTorch's
+    argument parser refuses it with a TypeError listing the overloads."""
+    check_same_error(lambda lib: lib.lerp(lib.zeros(2), 1.5, 0.5))

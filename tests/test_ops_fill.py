@@ -72,3 +72,31 @@ def test_fill_with_tensor_value_sends_the_summed_gradient():
         (y * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
         assert v.grad.item() == 10.0 and x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
         assert len(y.grad_fn.next_functions) == 2
+
+
+@pytest.mark.parametrize("value", [1.5, 2, True])
+def test_copy_from_a_python_number(value):
+    """Issue 13, found by tools/random_programs.py: ``y.copy_(1.5)`` raised AttributeError; PyTorch reads the
+    number as a 0-d tensor (into int64 targets too, truncated)."""
+    for dtype in ("float32", "int64"):
+        ours, theirs = (lib.zeros(2, 3, dtype=getattr(lib, dtype)).copy_(value) for lib in (gradiente, torch))
+        assert ours.tolist() == theirs.tolist() and str(ours.dtype)[-5:] == str(theirs.dtype)[-5:]
+
+
+def test_copy_from_a_string_is_torchs_type_error():
+    check_same_error_first_line(lambda lib: lib.zeros(2).copy_("a"))
+
+
+def test_changed_copy_result_is_named_as_pytorch_names_it():
+    """Issue 13, found by tools/random_programs.py: PyTorch's version-check message names a copy_ result by its
+    node's C++ name, ``torch::autograd::CopyBackwards`` (no ``Backward0`` to strip)."""
+    def scenario(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        c = lib.zeros(())
+        c.copy_(x * 1)
+        z = c * x
+        c.copy_(x * 3)
+        z.backward()
+    check_same_error_first_line(scenario)
+    assert gradiente.zeros(()).copy_(gradiente.ones((), requires_grad=True)).grad_fn.name() == \
+        torch.zeros(()).copy_(torch.ones((), requires_grad=True)).grad_fn.name()

@@ -11,6 +11,7 @@ from harness import (
     check_in_place_chain,
     check_same_error,
     check_strides_match_torch,
+    on_both,
     spec_tests,
 )
 
@@ -204,3 +205,18 @@ def test_einsum_result_reshapes_to_a_view_as_in_torch():
         y.reshape(-1)[0] = 100.0
         return y.view(4)
     assert_same_tensors(*both_quietly(run))
+
+
+@pytest.mark.parametrize("equation,shapes", [("i,j->j", ((2,), (3,))), ("i,i->", ((2,), (2,))),
+                                             ("i,j->ij", ((2,), (3,))), ("...i,j->...j", ((2, 2), (3,))),
+                                             ("ij,jk->ik", ((2, 3), (3, 2)))])
+def test_einsum_of_mixed_float_dtypes_as_pytorch(equation, shapes):
+    """Issue 13, found by tools/random_programs.py: PyTorch's einsum promotes where it multiplies the operands
+    and refuses mixed dtypes only where it contracts two of them with bmm; gradiente refused every mix."""
+    def scenario(lib):
+        a = lib.ones(*shapes[0], requires_grad=True)
+        b = lib.ones(*shapes[1], dtype=lib.float64, requires_grad=True)
+        out = lib.einsum(equation, a, b)
+        out.sum().backward()
+        return str(out.dtype)[-7:], out.tolist(), str(a.grad.dtype)[-7:], a.grad.tolist(), b.grad.tolist()
+    on_both(scenario)

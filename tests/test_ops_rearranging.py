@@ -12,6 +12,7 @@ from harness import (
     both,
     check_same_error,
     check_strides_match_torch,
+    on_both,
     same_tensor,
     spec_tests,
 )
@@ -188,3 +189,26 @@ def test_flip_of_no_dims_is_a_copy():
         x = lib.arange(3.0)
         x.flip(()).add_(1)
         assert x.tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["tril", "triu"])
+@pytest.mark.parametrize("order", [(1, 0), (2, 1, 0)])
+def test_triangles_of_a_transposed_input_are_contiguous(name, order):
+    """Issue 13, found by tools/random_programs.py: np.tril kept a transposed input's layout; PyTorch's
+    result is contiguous."""
+    values = np.random.RandomState(0).standard_normal((2, 3, 4)[:len(order)])
+    ours, theirs = (getattr(lib.from_numpy(values).permute(*order), name)() for lib in (gradiente, torch))
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("shape,dims", [((1,), (-1,)), ((2, 1), (1,)), ((1, 1), (0, 1))])
+def test_flip_along_size_one_dims_is_a_copy(shape, dims):
+    """Issue 13, found by tools/random_programs.py: flipping dims of size 1 returned a tensor sharing the input's
+    memory (NumPy's flipped view counts as contiguous), so a later in-place change of the input showed in it."""
+    def scenario(lib):
+        x = lib.ones(*shape) * 1
+        flipped = x.flip(*dims)
+        x.mul_(5)
+        return flipped.tolist(), x.tolist()
+    on_both(scenario)

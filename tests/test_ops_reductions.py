@@ -668,3 +668,35 @@ def test_reductions_warn_no_more_than_pytorch(call):
         return str(result.tolist()), [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
     on_both(scenario)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.sum(1), lambda x: x.mean(-2, keepdim=True), lambda x: x.prod(-1), lambda x: x.amax(0),
+    lambda x: x.amin(0), lambda x: x.logsumexp(0), lambda x: x.std(1), lambda x: x.var(0, correction=0),
+    lambda x: x.norm(p=1, dim=0), lambda x: x.nansum(-1), lambda x: x.median(-1).values,
+    lambda x: x.max(1).values, lambda x: x.logcumsumexp(1), lambda x: x.cumsum(0), lambda x: x.std(1, keepdim=True),
+], ids=["sum", "mean_keepdim", "prod", "amax", "amin", "logsumexp", "std", "var", "norm_p1", "nansum", "median",
+        "max_dim", "logcumsumexp", "cumsum", "std_keepdim"])
+def test_reductions_of_a_transposed_input_are_contiguous(call):
+    """Issue 13, found by tools/random_programs.py: NumPy's reductions keep a transposed input's layout, PyTorch
+    writes each reduction's result afresh in C order; a later ``view`` depends on the difference."""
+    values = np.random.RandomState(0).standard_normal((4, 3, 2))
+    ours, theirs = (call(lib.from_numpy(values).permute(2, 1, 0)) for lib in (gradiente, torch))
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_gradient_of_the_mean_alone_ignores_a_nan_spread(name):
+    """Issue 13, found by tools/random_programs.py: with one value per reduction the spread is nan (n - 1 = 0);
+    the mean's gradient was nan too, because the unused output got zeros and 0·nan is nan. PyTorch gives an
+    output without a gradient no term."""
+    def scenario(lib):
+        x = lib.tensor([0.7, 0.2], dtype=lib.float64, requires_grad=True)
+        spread, mean = getattr(lib, name)(x[:1], 0)
+        (g_mean,) = lib.autograd.grad(mean, x, retain_graph=True)
+        (g_spread,) = lib.autograd.grad(spread, x)
+        return g_mean.tolist(), g_spread.isnan().tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert scenario(gradiente) == scenario(torch)

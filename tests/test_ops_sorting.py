@@ -605,3 +605,13 @@ _LAYOUT_IDS = ["transposed", "strided", "permuted", "strided_transposed", "expan
 def test_sort_results_are_laid_out_as_the_input_as_in_torch(op, layout):
     """PyTorch's preserve_format: a dense input's strides, else dense strides in the input's order of dims."""
     check_strides_match_torch(lambda lib, x: op(layout(x)))
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_running_extremes_of_a_transposed_input_are_contiguous(name):
+    """Issue 13, found by tools/random_programs.py: values and indices kept the input's layout; PyTorch's are
+    contiguous."""
+    values = np.random.RandomState(0).standard_normal((3, 2))
+    ours, theirs = (getattr(lib.from_numpy(values).t(), name)(-1) for lib in (gradiente, torch))
+    assert (ours.values.stride(), ours.indices.stride()) == (theirs.values.stride(), theirs.indices.stride())
+    np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())

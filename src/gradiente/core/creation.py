@@ -290,14 +290,40 @@ def empty_in_layout_of(like, np_dtype):
     return np.empty([like.shape[d] for d in slow_to_fast], np_dtype).transpose(np.argsort(slow_to_fast))
 
 
+def _iteration_strides(array, shape):
+    """``array``'s strides broadcast to ``shape`` as TensorIterator reads them: 0 for a dim it lacks or stretches
+    from 1, its own stride elsewhere, a dim of size 1 included (``np.broadcast_to`` zeroes those too)."""
+    lead = len(shape) - array.ndim
+    return (0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else st
+                               for i, (n, st) in enumerate(zip(array.shape, array.strides)))
+
+
+def _strictly_c_order(array):
+    """C-contiguous with C strides on its dims of size 1 too. NumPy's flag (like PyTorch's is_contiguous) ignores
+    those, but TensorIterator orders a broadcast's dims by them: a transposed (1, 1, 3) is (3, 1, 1) with
+    strides (1, 3, 3), contiguous by the flag, yet its dim 0 is the fastest when it meets another operand."""
+    if not array.flags.c_contiguous:
+        return False
+    if 1 not in array.shape:
+        return True
+    expected = array.itemsize
+    for size, stride in zip(reversed(array.shape), reversed(array.strides)):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def in_iteration_layout(values, x, y):
     """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
-    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then."""
+    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. ``x`` and
+    ``y`` are the operands as given, before any cast: a cast (``astype``) resets the strides of dims of size 1,
+    which TensorIterator reads."""
     if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
-            or y.__class__ is not np.ndarray or (x.flags.c_contiguous and y.flags.c_contiguous)):
+            or y.__class__ is not np.ndarray or (_strictly_c_order(x) and _strictly_c_order(y))):
         return values
     shape = values.shape
-    strides = [np.broadcast_to(a, shape).strides for a in (x, y)]
+    strides = [_iteration_strides(a, shape) for a in (x, y)]
     fast_to_slow = _dense_order(shape, *strides)
     expected = values.itemsize
     for d in fast_to_slow:
@@ -318,6 +344,25 @@ def in_layout_of(values, like):
     out = empty_in_layout_of(like, values.dtype)
     out[...] = values
     return out
+
+
+def c_order(values):
+    """``values`` in C order (a copy only where they are not); unlike ``np.ascontiguousarray``, a 0-d array stays
+    0-d. For the results PyTorch's kernels write contiguous whatever the input's layout."""
+    if values.__class__ is np.ndarray and not values.flags.c_contiguous:
+        return np.array(values, order="C")
+    return values
+
+
+def keep_layout(values, like):
+    """``values``, an elementwise result shaped as ``like``, in the layout PyTorch gives an elementwise op of
+    ``like`` (``empty_in_layout_of``). NumPy's ufuncs keep it already; array functions built of masks and
+    ``np.where`` return C order, so the copy happens only for them, and only for non-C-contiguous inputs."""
+    if like.flags.c_contiguous or like.ndim < 2 or values.__class__ is not np.ndarray or values.shape != like.shape:
+        return values
+    if values.strides == empty_in_layout_of(like, values.dtype).strides:
+        return values
+    return in_layout_of(values, like)
 
 
 def is_dense(array):

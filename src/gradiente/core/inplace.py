@@ -428,6 +428,7 @@ class Error(Node):
     running it raises ``message``. ``origin``: the view's node before it went stale."""
     __slots__ = ()
     formula = "no derivative: raises"
+    stale = True
     message: str
     origin: "Node | None"
 

@@ -233,6 +233,9 @@ class Node:
     __slots__ = ("next_functions", "_seq", "_saved", "_saved_versions", "_input_meta", "__dict__", "__weakref__")
 
     #: one line, the derivative as a learner reads it; shown by the graph drawing and explanations
+    #: a stale view's history (``inplace.Error``): recording an op on the view raises its message at once, as
+    #: PyTorch raises when it reads the view's grad_fn, rather than at backward
+    stale = False
     formula = ""
     #: the op's name in PyTorch's messages, where the node's name does not give it (see ``_aten_name``)
     aten_name = ""
@@ -508,17 +511,23 @@ def self_adjoint_jvp(self, ops, x_t):
     return result[0] if result.__class__ is tuple else result
 
 
+def _forward_name(node_name):
+    """The forward op's name as PyTorch's version-check message writes it: ``MulBackward0`` -> ``Mul``, but the
+    overload number stays, ``ProdBackward1`` -> ``Prod1``; a C++ name (``torch::autograd::CopyBackwards``) stays."""
+    return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) in ("", "0") else m.group(1), node_name)
+
+
 def _modified_message(tensor, expected, saved_output=None, node=None):
     if tensor is not None:
         data, now = tensor._data, tensor._version_box[0]
         origin = ""
         if tensor.grad_fn is not None:     # PyTorch 2.13 names the forward op: "output 0 of Mul", not MulBackward0
-            forward_name = re.sub(r"Backward\d*$", "", tensor.grad_fn.name())
+            forward_name = _forward_name(tensor.grad_fn.name())
             origin = f", which is output {tensor._output_nr} of {forward_name},"
     else:
         data, now = saved_output.array, saved_output.version_box[0]
         # PyTorch names a node's own saved output by the forward op: "output 0 of Exp", not ExpBackward0
-        forward_name = re.sub(r"Backward\d*$", "", node.name())
+        forward_name = _forward_name(node.name())
         origin = f", which is output {saved_output.output_nr} of {forward_name},"
     kind = FROM_NUMPY[data.dtype]._legacy
     shape = ", ".join(str(s) for s in data.shape)

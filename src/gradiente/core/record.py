@@ -59,7 +59,11 @@ def _edge_and_meta(t):
         return _NO_EDGE, None
     data = t._data
     grad_fn = t.grad_fn
-    return (grad_fn, t._output_nr) if grad_fn is not None else t._grad_edge(), (data.shape, data.dtype)
+    if grad_fn is None:
+        return t._grad_edge(), (data.shape, data.dtype)
+    if grad_fn.stale:       # a view whose base changed in place: PyTorch refuses to read its history
+        raise RuntimeError(grad_fn.message)
+    return (grad_fn, t._output_nr), (data.shape, data.dtype)
 
 
 _NO_EDGE = (None, 0)

@@ -440,6 +440,8 @@ class Tensor:
     def _grad_edge(self):
         """The edge an op on this tensor records: ``(grad_fn, output_nr)``, or the leaf's AccumulateGrad."""
         if self.grad_fn is not None:
+            if self.grad_fn.stale:
+                raise RuntimeError(self.grad_fn.message)
             return (self.grad_fn, self._output_nr)
         if not self._requires_grad or (self._base is not None and "_no_edge" in self.__dict__):
             return (None, 0)

@@ -14,6 +14,7 @@ is right as it stands. abs, whose derivative PyTorch takes as a function of two 
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.creation import keep_layout
 from ..core.dtype import scalar_name
 from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
@@ -111,7 +112,7 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
             # the input's, or the real dtype for abs of a complex input
             values = array_fn(xa)
             if values.__class__ is np.ndarray:
-                result = Tensor._make(values)
+                result = Tensor._make(keep_layout(values, xa))
             else:       # a NumPy scalar, from a 0-d input: the input's dtype, but abs of a complex number is real
                 result = as_result(values, dtype if values.dtype.kind == dtype.kind else values.dtype)
         else:
@@ -131,8 +132,8 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
             elif xa.dtype.kind in missing_kinds:
                 raise no_kernel(kernel, xa.dtype)
         if xa.dtype == np.float16:
-            return as_result(array_fn(xa.astype(np.float32)), np.float16)
-        values = array_fn(xa)
+            return as_result(keep_layout(array_fn(xa.astype(np.float32)), xa), np.float16)
+        values = keep_layout(array_fn(xa), xa)
         if values.__class__ is np.ndarray and values.dtype == xa.dtype:
             return Tensor._make(values)
         return as_result(values, xa.dtype)

@@ -248,7 +248,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
         out = fn(xa, ya)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(ya)) from None
-    out = in_iteration_layout(out, xa, ya)
+    out = in_iteration_layout(out, x._data if isinstance(x, Tensor) else xa, y._data if isinstance(y, Tensor) else ya)
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
     if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
                                  (isinstance(y, Tensor) and y._requires_grad))) or (_forward.on and wants_grad(x, y)):
@@ -531,7 +531,8 @@ def pow(input, exponent):
         return _pow_scalar_base(input, exponent)
     if isinstance(exponent, Tensor):
         xa, ya, target = promote_operands(input, exponent)
-        out = as_result(broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya), target)
+        values = broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya)
+        out = as_result(in_iteration_layout(values, input._data, exponent._data), target)     # as _binary's
         if wants_grad(input, exponent):
             record(PowBackward1, (input, exponent), out, (input, exponent, out))
         return out

@@ -126,6 +126,11 @@ def _lerp_arrays(xa, ea, wa):
 
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input): linear interpolation (weight a number or a broadcastable tensor)."""
+    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, bool, int, float, complex)):
+        got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in (input, end, weight))
+        raise TypeError(f"lerp() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                        " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
     _check_lerp_dtypes(input, end, weight)
     xa, ea = input._data, end._data
     if isinstance(weight, Tensor):

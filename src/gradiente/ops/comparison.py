@@ -33,12 +33,18 @@ def _promoted(input, other):
     return xa, ya, target
 
 
+def _uncast(operand, promoted):
+    """The array of a tensor operand as given (its strides, before any cast), for ``in_iteration_layout``."""
+    return operand._data if isinstance(operand, Tensor) else promoted
+
+
 def _comparison(name, np_fn, aliases=()):
     def compare(input, other, *, out=None):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         xa, ya, _ = _promoted(input, other)
-        return as_result(in_iteration_layout(broadcasting(np_fn, xa, ya), xa, ya), np.bool_)
+        values = broadcasting(np_fn, xa, ya)
+        return as_result(in_iteration_layout(values, _uncast(input, xa), _uncast(other, ya)), np.bool_)
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``input {np_fn.__name__} other`` as a bool tensor (broadcasting; not recorded)."
     return compare

@@ -65,6 +65,9 @@ class CopyBackwards(Node):
     complex_ok = True
     formula = "∂copy/∂x = 0,  ∂copy/∂src = 1"
 
+    def name(self):
+        return "torch::autograd::CopyBackwards"        # PyTorch's C++ name, as its messages show it
+
     def backward(self, ops, grad):
         edges = self.next_functions
         return (ops.zeros_like(grad) if edges[0][0] is not None else None,
@@ -121,6 +124,10 @@ def _copied(input, src):
 
 def copy_(input, src, non_blocking=False):
     """Copy the values of ``src`` (broadcast to ``input``'s shape, converted to its dtype) into ``input``.
-    The gradient flows to ``src``."""
+    The gradient flows to ``src``. A Python number is read as a 0-d tensor, as PyTorch's argument parser reads it."""
+    if isinstance(src, (bool, int, float, complex)):
+        src = wrap(np.asarray(src))
+    elif not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     return apply_inplace(input, lambda old: _copied(old, src))
 

@@ -459,6 +459,20 @@ def _parse_einsum(equation, arrays):
     return spelled, output
 
 
+def _einsum_dtypes(arrays, inputs, output):
+    """The operands in one dtype, as PyTorch's einsum takes them: a label summed over in two operands makes
+    PyTorch contract them with bmm, which refuses mixed dtypes; otherwise it multiplies them, and mul promotes."""
+    if all(a.dtype == arrays[0].dtype for a in arrays):
+        return arrays
+    contracted = any(c not in output and sum(c in s for s in inputs) > 1 for c in set("".join(inputs)))
+    if contracted:
+        wrong = next(a for a in arrays if a.dtype != arrays[0].dtype)
+        raise RuntimeError(f"expected scalar type {dt.scalar_name(arrays[0].dtype)} but found "
+                           f"{dt.scalar_name(wrong.dtype)}")
+    target = np.result_type(*arrays)
+    return [a.astype(target, copy=False) for a in arrays]
+
+
 def einsum(equation, *operands):
     """Einstein summation (``einsum('ij,jk->ik', a, b)``), operands as arguments or one list.
 
@@ -467,11 +481,8 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     arrays = [x._data for x in operands]
-    for a in arrays[1:]:
-        if a.dtype != arrays[0].dtype:
-            raise RuntimeError(f"expected scalar type {dt.scalar_name(arrays[0].dtype)} but found "
-                               f"{dt.scalar_name(a.dtype)}")
     inputs, output = _parse_einsum(equation, arrays)
+    arrays = _einsum_dtypes(arrays, inputs, output)
     sizes = {}
     for k, (s, a) in enumerate(zip(inputs, arrays)):
         for c, n in zip(s, a.shape):

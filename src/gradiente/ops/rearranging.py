@@ -6,7 +6,7 @@
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.creation import in_layout_of
+from ..core.creation import c_order, in_layout_of
 from ..core.device import check_device
 from ..core.dtype import scalar_name
 from ..core.node import Node
@@ -123,7 +123,12 @@ def flip(input, *dims):
     """A copy with the order of elements reversed along ``dims``."""
     a = input._data
     axes = _dims(_size_args(dims, "flip", "dims"), a.ndim) if a.ndim else ()
-    out = wrap(in_layout_of(np.flip(a, axes) if axes else a.copy(), a))     # laid out as the input, as PyTorch's
+    values = in_layout_of(np.flip(a, axes) if axes else a.copy(), a)     # laid out as the input, as PyTorch's
+    if np.may_share_memory(values, a):
+        # a flip along dims of size 1 is NumPy's view of ``a`` itself, and a view counts as C-contiguous; the
+        # result must be a copy, or a later in-place change of the input would show through it
+        values = values.copy()
+    out = wrap(values)
     if wants_grad(input):
         record(FlipBackward0, (input,), out, dims=axes)
     return out
@@ -189,7 +194,7 @@ def _triangle(input, diagonal, np_fn, node, name):
     a = input._data
     if a.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    out = wrap(np_fn(a, diagonal))
+    out = wrap(c_order(np_fn(a, diagonal)))     # PyTorch's kernel writes a contiguous result
     if wants_grad(input):
         record(node, (input,), out, k=diagonal)
     return out

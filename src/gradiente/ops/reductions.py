@@ -12,9 +12,12 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import grad_mode, return_types
+from ..core.creation import c_order
 from ..core.dtype import scalar_name
 from ..core.node import Node
-from ..core.record import as_result, record, wants_grad, wrap
+from ..core.record import as_result as _as_result
+from ..core.record import record, wants_grad
+from ..core.record import wrap as _wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
 from .views import select, slice_dim, view
@@ -22,6 +25,16 @@ from .views import select, slice_dim, view
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "logsumexp",
            "max", "mean", "median", "min", "norm", "prod", "std", "sum", "var", "var_mean", "std_mean", "aminmax",
            "nanmedian", "renorm", "trapezoid", "trapz", "cumulative_trapezoid", "nansum", "nanmean", "logcumsumexp"]
+
+
+# PyTorch allocates each reduction's (and scan's) output afresh, C-contiguous; NumPy's keeps the layout of a
+# transposed input. Every result of this module is wrapped by these two, so their strides are PyTorch's.
+def wrap(array):
+    return _wrap(c_order(array))
+
+
+def as_result(array, dtype_np=None):
+    return _as_result(c_order(array), dtype_np)
 
 
 def normalize_dims(dim, ndim):
@@ -803,14 +816,20 @@ def count_nonzero(input, dim=None):
 # --- var_mean, std_mean, aminmax: two results at once -------------------------------------------------------
 
 def _moments_backward(ops, node, x, grad_var, grad_mean):
-    """The gradient of (var, mean) over the node's dims, given theirs."""
-    mean_part = expand_reduced(ops, grad_mean / node.count, node.axes, node.keepdim, node.shape)
-    return _var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof) + mean_part
+    """The gradient of (var, mean) over the node's dims, given theirs; an output that got no gradient (None)
+    adds no term, as in PyTorch, so a var that is nan (one value, n - c = 0) cannot make the mean's gradient nan."""
+    parts = []
+    if grad_mean is not None:
+        parts.append(expand_reduced(ops, grad_mean / node.count, node.axes, node.keepdim, node.shape))
+    if grad_var is not None:
+        parts.append(_var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof))
+    return parts[0] if len(parts) == 1 else parts[1] + parts[0]
 
 
 class VarMeanBackward0(Node):
     """(var, mean) of x over dims;  dx = grad_var·2(x - mean)/(n - c) + grad_mean/n"""
     formula = "∂var/∂xⱼ = 2(xⱼ - x̄)/(n - c),  ∂mean/∂xⱼ = 1/n"
+    _materialize_grads = False      # an output that got no gradient adds no term
 
     def backward(self, ops, grad_var, grad_mean):
         x, = self.saved(ops)
@@ -821,9 +840,12 @@ class StdMeanBackward0(Node):
     """(std, mean) of x over dims;  dx = grad_std·(x - mean)/((n - c)·std) + grad_mean/n (no std term where
     std = 0)"""
     formula = "∂std/∂xⱼ = (xⱼ - x̄)/((n - c)·std),  ∂mean/∂xⱼ = 1/n"
+    _materialize_grads = False      # an output that got no gradient adds no term
 
     def backward(self, ops, grad_std, grad_mean):
         x, std = self.saved(ops)
+        if grad_std is None:
+            return (_moments_backward(ops, self, x, None, grad_mean),)
         with np.errstate(divide="ignore", invalid="ignore"):
             grad_var = ops.mask(ops.raw(std) != 0, grad_std / (std * 2))
         return (_moments_backward(ops, self, x, grad_var, grad_mean),)
@@ -1110,7 +1132,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 def _logcumsumexp_array(a, dim):
     """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double."""
     work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
-    return np.logaddexp.accumulate(work, axis=dim).astype(a.dtype, copy=False)
+    # contiguous, as PyTorch's scan kernel writes it (NumPy's accumulate keeps the input's layout)
+    return c_order(np.logaddexp.accumulate(work, axis=dim)).astype(a.dtype, copy=False)
 
 
 def _reversed_logcumsumexp(ops, t, dim):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import return_types
-from ..core.creation import in_layout_of
+from ..core.creation import c_order, in_layout_of
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -255,7 +255,8 @@ def _running_extreme(input, dim, name, accumulate, node_cls, pair):
     # (and stays until the next such place); a NaN equals nothing, but is the running value from there on.
     reached = (work == running) | (np.isnan(work) if work.dtype.kind == "f" else False)
     positions = np.arange(work.shape[d]).reshape([-1 if i == d else 1 for i in range(work.ndim)])
-    indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=d)
+    # contiguous, as PyTorch's scan kernels write them (NumPy's accumulate keeps the input's layout)
+    indices = c_order(np.maximum.accumulate(np.where(reached, positions, 0), axis=d))
     return _taken(input, indices, d, a.shape, node_cls, pair)
 
 

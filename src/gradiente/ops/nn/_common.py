@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from ...core import dtype as dt
+from ...core.creation import c_order, keep_layout
 from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -78,13 +79,17 @@ def check_floating(array, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array.dtype)}\'')
 
 
-def activation(input, forward, node_cls, kernel, saves="x", **attrs):
+def activation(input, forward, node_cls, kernel, saves="x", contiguous=False, **attrs):
     """``forward`` (arrays to array) applied to ``input``, recorded as ``node_cls``; the node saves the input
-    (``saves="x"``) or the result (``"out"``); ``attrs`` are the function's parameters, kept on the node."""
+    (``saves="x"``) or the result (``"out"``); ``attrs`` are the function's parameters, kept on the node.
+    The result has the input's layout, as PyTorch's elementwise kernels give it, or with ``contiguous`` C order
+    (the kernels PyTorch writes apart, log_sigmoid's)."""
     a = input._data
     check_floating(a, kernel)
     with np.errstate(over="ignore"):        # exp overflowing in a branch that np.where discards
-        out = wrap(np.asarray(forward(a), dtype=a.dtype))
+        values = np.asarray(forward(a), dtype=a.dtype)
+    # np.where's result is C order: the input's layout is put back where PyTorch keeps it
+    out = wrap(c_order(values) if contiguous else keep_layout(values, a))
     if wants_grad(input):
         record(node_cls, (input,), out, (input,) if saves == "x" else (out,), **attrs)
     return out

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...core import tensor
+from ...core.creation import keep_layout
 from ...core.erf import erf
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
@@ -336,7 +337,7 @@ def gelu(input, approximate="none"):
     a = input._data
     check_floating(a, "GeluKernelImpl")
     one_plus_erf = 1 + erf(a * _SQRT1_2)
-    out = wrap(np.asarray(a * 0.5 * one_plus_erf, dtype=a.dtype))
+    out = wrap(keep_layout(np.asarray(a * 0.5 * one_plus_erf, dtype=a.dtype), a))
     if wants_grad(input):
         # (1 + erf)·0.5 is what the rule computed from x before: the same operations, so the same bits
         record(GeluBackward0, (input,), out, (input,), approximate=approximate,
@@ -414,7 +415,7 @@ class LogSigmoidBackward0(Node):
 def logsigmoid(input):
     """log σ(x), computed as min(x, 0) - log(1 + e^(-|x|)) (``LogSigmoidBackward0``)."""
     return activation(input, lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), LogSigmoidBackward0,
-                      "log_sigmoid_cpu")
+                      "log_sigmoid_cpu", contiguous=True)
 
 
 # --- hardsigmoid, hardswish -------------------------------------------------------------------------------

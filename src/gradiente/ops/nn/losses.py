@@ -37,7 +37,10 @@ class _LossNode(Node):
     """A loss node over (input, target): ``norm`` is the factor the reduction puts on the gradient."""
 
     def norm(self):
-        return 1.0 / self.count if self.reduction == "mean" else 1.0
+        if self.reduction != "mean":
+            return 1.0
+        # the mean of no elements: PyTorch's grad / numel is inf, and it only ever multiplies empty arrays
+        return 1.0 / self.count if self.count else math.inf
 
     def both(self, dx):
         """(dx, dy) for a loss of ``input - target``: dy = -dx, computed only when the target needs it."""

@@ -16,9 +16,12 @@ PyTorch does:
 * group_norm composes them from differentiable ops, as PyTorch's ``infinitely_differentiable_native_group_norm_
   backward`` does, so its graph reads as PyTorch's.
 """
+import math
+
 import numpy as np
 
 from ...core import grad_mode
+from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
@@ -258,7 +261,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
-    result = Tensor._make(_affine(xhat, weight, bias, affine_shape).astype(out_dtype, copy=False))
+    # contiguous, as PyTorch's kernel writes it (the affine step would keep a transposed input's layout)
+    result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
@@ -317,6 +321,27 @@ class NativeBatchNormBackwardBackward0(Node):
         return d_grad, d_x, d_weight, None, None
 
 
+def _verify_batch_size(size):
+    """PyTorch's check (``F._verify_batch_size``) that a channel's statistics in training read more than one
+    value: exactly one is refused (an empty batch is not). ``size`` is printed as given, a Size or a list."""
+    values_per_channel = size[0]
+    for n in size[2:]:
+        values_per_channel *= n
+    if values_per_channel == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _batch_norm_of_nothing(input, weight, bias):
+    """PyTorch's batch_norm of an empty input: a clone, not a view (which would break the gradient chain), scaled
+    and shifted by the first weight and bias; the running statistics are left alone."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dim 1) of ``(N, C, *)`` input. In training, with the batch's mean and biased
     variance, and update ``running_mean``/``running_var`` in place (``running = (1 - momentum) * running +
@@ -324,12 +349,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     xa = input._data
     if xa.ndim < 2:
         raise ValueError(f"Expected 2D or more input (got {xa.ndim}D input)")
+    if training:
+        _verify_batch_size(input.shape)
+    if xa.size == 0:
+        return _batch_norm_of_nothing(input, weight, bias)
     axes = (0,) + tuple(range(2, xa.ndim))
     shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
     count = xa.size // xa.shape[1]
     if training:
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         # statistics accumulated in float64, as PyTorch's CPU kernel does
         wide = xa.astype(np.float64)
         mean = wide.mean(axis=axes)
@@ -399,7 +426,8 @@ def _group_norm_composed(node, grad, x, weight):
     depth = channels // groups
     xs = x.reshape(n, groups, depth, -1)
     dy = grad.reshape(n, groups, depth, -1)
-    scale = 1.0 / (depth * xs.shape[3])
+    count = depth * xs.shape[3]
+    scale = 1.0 / count if count else math.inf     # no elements: it only ever multiplies empty tensors
     mean = xs.mean((2, 3), keepdim=True)
     centered = xs - mean
     rstd = (centered * centered).mean((2, 3), keepdim=True).add(node.eps).rsqrt()
@@ -426,7 +454,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize each group of ``C / num_groups`` channels of each sample of ``(N, C, *)`` input, then apply
     the per-channel ``weight`` and ``bias``."""
     xa = input._data
+    if xa.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {xa.ndim}")
     n, c = xa.shape[:2]
+    if num_groups:      # checked before divisibility, as PyTorch orders them
+        _verify_batch_size([n * c // num_groups, num_groups] + list(xa.shape[2:]))
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")

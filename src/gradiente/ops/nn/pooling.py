@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -113,9 +114,11 @@ AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0 = _pool_pair(
     "AdaptiveAvgPool2D", "∂mean/∂x = 1/window size for each element of the window")
 
 
-def _pooled(node_cls, pool, input):
-    """``pool.forward`` of the input tensor, recorded as ``node_cls``."""
-    result = wrap(pool.forward(input._data))
+def _pooled(node_cls, pool, input, contiguous=False):
+    """``pool.forward`` of the input tensor, recorded as ``node_cls``; with ``contiguous``, in C order (PyTorch's
+    avg_pool1d result, whatever the input's layout)."""
+    values = pool.forward(input._data)
+    result = wrap(c_order(values) if contiguous else values)
     if wants_grad(input):
         record(node_cls, (input,), result, saved=(input,), pool=pool)
     return result
@@ -288,7 +291,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor = (dh[:, None] * dw[None, :]).astype(xa.dtype)
     y_shape = restore(np.empty((n, c, ho, wo), dtype=bool)).shape
     pool = _AvgPoolMap(divisor, kernel, stride, pads, input._data.shape, y_shape)
-    result = _pooled(AvgPool2DBackward0, pool, input)
+    result = _pooled(AvgPool2DBackward0, pool, input, contiguous=n_spatial == 1)
     return result.squeeze(-2) if n_spatial == 1 else result
 
 
