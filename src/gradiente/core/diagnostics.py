@@ -44,14 +44,22 @@ class Site(NamedTuple):
 
 
 class Cut(NamedTuple):
-    """A place where a tensor that requires grad (``source``, weakly held) was used without being recorded.
-    ``cause``: ``"detach"``, ``"data"``, ``"numpy"``, ``"item"``, ``"tolist"``, ``"no_grad"`` or
-    ``"inference_mode"``; ``result``: the new tensor, weakly, when there is one."""
+    """A place where a tensor that requires grad was used without being recorded. ``cause``: ``"detach"``,
+    ``"data"``, ``"numpy"``, ``"item"``, ``"tolist"``, ``"no_grad"`` or ``"inference_mode"``. What the tensor was,
+    kept without keeping it (or its graph) alive: ``counter``, its version counter (shared with the tensor it
+    views), and ``history``, the ids of the nodes its gradient would have flowed through. ``result``: the new
+    tensor, weakly, when there is one; ``time``: read from the clock that numbers the graph's nodes, so a cut made
+    after a loss was computed can be told from one made before."""
     cause: str
-    site: Site
-    source: Any
-    source_node: Any
+    site: Optional[Site]
+    counter: Any
+    history: frozenset
     result: Any
+    time: int
+
+
+#: the graph's clock (``core/node.py`` numbers each node from it, and sets it here)
+clock: Any = None
 
 
 class _State:
@@ -179,10 +187,8 @@ def note_cut(cause, source, result=None, depth=2):
     detach inside an op) are not cuts the learner made, and are skipped."""
     if not called_by_learner(depth):
         return
-    node = source.grad_fn if source.grad_fn is not None else _accumulator(source)
-    state.cuts.append(Cut(cause, call_site(depth + 1), weakref.ref(source),
-                          weakref.ref(node) if node is not None else None,
-                          weakref.ref(result) if result is not None else None))
+    state.cuts.append(Cut(cause, call_site(depth + 1), source._version_box, _history(source),
+                          weakref.ref(result) if result is not None else None, next(clock)))
     if cause == "data" and state.learner is not None:
         state.learner.data_taken(source, result)
 
@@ -207,9 +213,7 @@ def note_unrecorded(inputs, inference):
         if getattr(t, "_requires_grad", False):
             if site is None:
                 site = call_site(3)
-            node = t.grad_fn if t.grad_fn is not None else _accumulator(t)
-            state.cuts.append(Cut(cause, site or block, weakref.ref(t),
-                                  weakref.ref(node) if node is not None else None, None))
+            state.cuts.append(Cut(cause, site or block, t._version_box, _history(t), None, next(clock)))
 
 
 def enter_block(recording, depth=2):
@@ -236,6 +240,17 @@ def recent_cuts():
     return list(reversed(state.cuts))
 
 
-def _accumulator(tensor):
+def _history(tensor, limit=10_000):
+    """The ids of the nodes a gradient of ``tensor`` would flow through (at most ``limit``): its own node (its
+    ``grad_fn``, or a leaf's AccumulateGrad) and every node below it."""
     ref = tensor._accumulator
-    return ref() if ref is not None else None
+    start = tensor.grad_fn if tensor.grad_fn is not None else ref() if ref is not None else None
+    seen: set = set()
+    stack = [start] if start is not None else []
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return frozenset(seen)

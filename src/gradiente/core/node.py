@@ -29,6 +29,7 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORW
            "self_adjoint_jvp", "SavedTensor", "saved_hooks"]
 
 _sequence = itertools.count()
+diagnostics.clock = _sequence      # cuts take their time from the graph's clock, so they can be ordered with nodes
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
