@@ -99,8 +99,23 @@ def call_site(depth=1) -> Optional[Site]:
     frame = _outside(sys._getframe(depth))
     if frame is None:
         return None
+    return _site(frame)
+
+
+def _site(frame):
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
-    return Site(filename, lineno, linecache.getline(filename, lineno).strip())
+    return Site(filename, lineno, _without_comment(linecache.getline(filename, lineno)))
+
+
+def _without_comment(line):
+    """A line of code without its trailing comment (a ``#`` outside quotes starts one), stripped."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote is None and char == "#":
+            return line[:i].strip()
+        if char in "'\"":
+            quote = None if quote == char else char if quote is None else quote
+    return line.strip()
 
 
 def called_by_learner(depth=1):
@@ -228,8 +243,7 @@ def enter_block(recording, depth=2):
     while frame is not None and frame.f_code.co_filename.endswith("grad_mode.py"):
         frame = frame.f_back        # the decorator form: its wrapper is gradiente's, its caller the learner's
     if frame is not None and not frame.f_code.co_filename.startswith(_PACKAGE):
-        state.user_block = Site(frame.f_code.co_filename, frame.f_lineno,
-                                linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+        state.user_block = _site(frame)
     else:
         state.user_block = None
     return previous
