@@ -22,6 +22,7 @@ import re
 import sys
 import weakref
 from collections import OrderedDict, deque
+from types import FrameType
 from typing import Any, NamedTuple, Optional
 
 __all__ = ["Site", "Cut", "state", "call_site", "set_source", "remember_site", "site_of", "note_cut",
@@ -66,7 +67,7 @@ class _State:
     __slots__ = ("sites", "learner", "sources", "cuts", "writes", "user_block")
 
     def __init__(self):
-        self.sites = False          # record call sites (anomaly mode, learner mode, or asked directly)
+        self.sites = False          # record call sites (while anomaly mode or learner mode asks)
         self.learner = None         # learner mode's checks (gradiente.learner), while it is on
         self.sources: set = set()   # who asked for sites: "anomaly", "learner"
         self.cuts: deque = deque(maxlen=_MAX_CUTS)
@@ -145,7 +146,8 @@ def note_write(tensor, op=None):
     key = id(counter)
     entry = state.writes.get(key)
     if entry is None or entry[0] is not counter:
-        entry = state.writes[key] = (counter, [])       # holding the counter keeps its id from being reused
+        writes: list = []
+        entry = state.writes[key] = (counter, writes)   # holding the counter keeps its id from being reused
         if len(state.writes) > _MAX_COUNTERS:
             state.writes.popitem(last=False)
     entry[1].append((counter[0], call_site(2), op))
@@ -239,7 +241,7 @@ def enter_block(recording, depth=2):
     if recording:
         state.user_block = None
         return previous
-    frame = sys._getframe(depth)
+    frame: Optional[FrameType] = sys._getframe(depth)
     while frame is not None and frame.f_code.co_filename.endswith("grad_mode.py"):
         frame = frame.f_back        # the decorator form: its wrapper is gradiente's, its caller the learner's
     if frame is not None and not frame.f_code.co_filename.startswith(_PACKAGE):
