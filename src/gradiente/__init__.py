@@ -73,6 +73,7 @@ from .core.storage import TypedStorage, UntypedStorage
 from .core.tensor import Tensor, device, is_inference, is_tensor
 from .core.windows import *
 from .functional_aliases import *
+from .learner import LearnerWarning, is_learner_mode_enabled, learner_mode  # gradiente's own: not in PyTorch
 from .ops.arithmetic import *
 from .ops.binary_math import *
 from .ops.comparison import *

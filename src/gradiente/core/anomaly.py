@@ -19,6 +19,8 @@ from typing import Optional
 
 import numpy as np
 
+from . import diagnostics
+
 __all__ = ["state", "set_enabled", "remember", "report", "check_nan"]
 
 
@@ -40,6 +42,7 @@ def set_enabled(enabled, check_nan=True):
     """``torch.set_anomaly_enabled``: switch the mode (and its NaN check) on or off."""
     state.enabled = bool(enabled)
     state.check_nan = bool(check_nan)
+    diagnostics.set_source("anomaly", state.enabled)
 
 
 def remember(node):

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from . import rules
+from . import diagnostics, rules
 from .engine import run_backward
 from .size import Size
 from .tensor import Tensor
@@ -53,7 +53,8 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
             if out._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                raise RuntimeError("grad can be implicitly created only for scalar outputs"
+                                   + diagnostics.learner_explanation("non_scalar_backward", tensor=out))
             if out._data.dtype.kind != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             arr = np.ones(out._data.shape, dtype=out._data.dtype)
@@ -125,6 +126,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                               else (grad_tensors,), create_graph, "backward")
     if retain_graph is None:
         retain_graph = create_graph
+    if diagnostics.state.learner is not None:   # learner mode: count passes, mark the graphs they use up
+        diagnostics.state.learner.backward_started(outputs, retain_graph)
     if create_graph:
         # PyTorch's warning (Python's filters decide how often it shows, as for every warning of gradiente)
         warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)

@@ -5,6 +5,8 @@ import inspect
 import threading
 import warnings
 
+from . import diagnostics
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
@@ -55,9 +57,13 @@ class _Mode:
     def __enter__(self):
         self._prev = (state.enabled, state.inference)
         self._set()
+        if diagnostics.state.sites:     # learner or anomaly mode: remember the line of a block that stops recording
+            self._outer_block = diagnostics.enter_block(recording=state.enabled)
 
     def __exit__(self, *exc):
         state.enabled, state.inference = self._prev
+        if "_outer_block" in self.__dict__:
+            diagnostics.state.user_block = self.__dict__.pop("_outer_block")
         return False
 
     def clone(self):

@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from . import forward_grad, grad_mode
+from . import diagnostics, forward_grad, grad_mode
 from .dtype import scalar_name
 from .engine import run_rule
 from .node import Node
@@ -31,6 +31,7 @@ __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
 _state = grad_mode.state
 _forward = forward_grad.state
+_diagnostics = diagnostics.state
 _ref = weakref.ref
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -208,6 +209,8 @@ def apply_inplace(tensor, compute):
             tensor._accumulator = None
             _regenerate_views(tensor)
         _adopt_saved_output(tensor, result)
+        if _diagnostics.sites:      # learner or anomaly mode: name the op of the write just remembered
+            diagnostics.name_last_write(tensor, result.grad_fn)
     if forward:
         forward_grad.inplace_tangent(tensor, result, before)
     return tensor
@@ -480,6 +483,8 @@ def _write(tensor, values):
                                "single memory location. Please clone() the tensor before performing the operation.")
     np.copyto(target, values, casting="unsafe")
     tensor._version_box[0] += 1
+    if _diagnostics.sites:          # learner or anomaly mode: where each saved value may have been changed
+        diagnostics.note_write(tensor)
 
 
 def make_inplace(fn, name):

@@ -22,13 +22,14 @@ import threading
 import weakref
 from typing import Any, Optional
 
-from . import anomaly, rules
+from . import anomaly, diagnostics, rules
 from .dtype import FROM_NUMPY
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum",
            "self_adjoint_jvp", "SavedTensor", "saved_hooks"]
 
 _sequence = itertools.count()
+diagnostics.clock = _sequence      # cuts take their time from the graph's clock, so they can be ordered with nodes
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
@@ -269,8 +270,10 @@ class Node:
         self._seq = next(_sequence)
         self._saved = ()
         self._input_meta = input_meta
-        if anomaly.state.enabled:
-            anomaly.remember(self)
+        if diagnostics.state.sites:
+            if anomaly.state.enabled:
+                anomaly.remember(self)
+            diagnostics.remember_site(self)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -329,7 +332,7 @@ class Node:
         saved = self._saved
         if not saved:
             if saved is None:
-                raise RuntimeError(_FREED)
+                raise RuntimeError(_FREED + diagnostics.learner_explanation("graph_freed"))
             return []
         out = list(saved)
         raw = not ops.recording
@@ -337,7 +340,7 @@ class Node:
             item = saved[i]
             if version is not None:
                 if item._version_box[0] != version:
-                    raise RuntimeError(_modified_message(item, version))
+                    raise RuntimeError(_modified_message(item, version, node=self))
                 out[i] = item._data if raw else item
             else:
                 if item.version_box[0] != item.version:
@@ -366,7 +369,7 @@ class Node:
             return _output_tensor(item, self)
         for i, version in self._saved_versions:
             if i == index and item._version_box[0] != version:
-                raise RuntimeError(_modified_message(item, version))
+                raise RuntimeError(_modified_message(item, version, node=self))
         if getattr(item, "_version_box", None) is None:
             import numpy as np
 
@@ -519,13 +522,13 @@ def _forward_name(node_name):
 
 def _modified_message(tensor, expected, saved_output=None, node=None):
     if tensor is not None:
-        data, now = tensor._data, tensor._version_box[0]
+        data, now, counter = tensor._data, tensor._version_box[0], tensor._version_box
         origin = ""
         if tensor.grad_fn is not None:     # PyTorch 2.13 names the forward op: "output 0 of Mul", not MulBackward0
             forward_name = _forward_name(tensor.grad_fn.name())
             origin = f", which is output {tensor._output_nr} of {forward_name},"
     else:
-        data, now = saved_output.array, saved_output.version_box[0]
+        data, now, counter = saved_output.array, saved_output.version_box[0], saved_output.version_box
         # PyTorch names a node's own saved output by the forward op: "output 0 of Exp", not ExpBackward0
         forward_name = _forward_name(node.name())
         origin = f", which is output {saved_output.output_nr} of {forward_name},"
@@ -534,8 +537,11 @@ def _modified_message(tensor, expected, saved_output=None, node=None):
     hint = (_HINT_IN_ANOMALY_MODE if anomaly.state.enabled else
             "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
             "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"[torch.{kind} [{shape}]]{origin} is at version {now}; expected version {expected} instead. {hint}")
+    message = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+               f"[torch.{kind} [{shape}]]{origin} is at version {now}; expected version {expected} instead. {hint}")
+    if diagnostics.state.sites:     # learner or anomaly mode recorded the lines: name both
+        message += diagnostics.modified_addendum(node, counter, expected, now)
+    return message
 
 
 # in anomaly mode the engine has just warned with the failing node's forward traceback

@@ -7,7 +7,7 @@ backward node to the result and, in forward mode, to give the outputs their tang
 """
 import numpy as np
 
-from . import anomaly, forward_grad, grad_mode
+from . import anomaly, diagnostics, forward_grad, grad_mode
 from . import dtype as dt
 from . import node as _graph
 from .tensor import InferenceVersion, Tensor
@@ -16,6 +16,7 @@ __all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap
 
 _state = grad_mode.state
 _anomaly = anomaly.state
+_diagnostics = diagnostics.state
 _forward = forward_grad.state
 _carries_tangent = forward_grad.carries_tangent
 wrap = Tensor._make
@@ -24,9 +25,12 @@ wrap = Tensor._make
 def wants_grad(*inputs):
     """Whether an op on ``inputs`` must be recorded: for backward (grad mode on and an input requires grad) or
     for forward mode (a dual level active and an input carries a tangent)."""
-    if _state.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
-        # As in PyTorch, an op whose tensors are all inference tensors is not seen by autograd.
-        return not _state.inference_made or not _only_inference(inputs)
+    if _state.enabled:
+        if any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+            # As in PyTorch, an op whose tensors are all inference tensors is not seen by autograd.
+            return not _state.inference_made or not _only_inference(inputs)
+    elif _diagnostics.sites:
+        diagnostics.note_unrecorded(inputs, _state.inference)     # for why_no_grad: where the path was cut
     return _forward.on and _carries_tangent(inputs)
 
 
@@ -96,8 +100,10 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     node._seq = _next_sequence_nr()
     if attrs:
         node.__dict__.update(attrs)
-    if _anomaly.enabled:
-        anomaly.remember(node)      # the forward traceback, for the engine to show if the node's step fails
+    if _diagnostics.sites:          # anomaly or learner mode: where the node was made, for errors to show
+        if _anomaly.enabled:
+            anomaly.remember(node)  # the forward traceback, for the engine to show if the node's step fails
+        diagnostics.remember_site(node)
     forward = _forward.on
     if forward and not (_state.enabled and any(m is not None for m in node._input_meta)):
         pass        # no input requires grad: the node serves forward mode only, as no output's grad_fn

@@ -15,6 +15,7 @@ import weakref
 
 import numpy as np
 
+from . import diagnostics
 from . import dtype as dt
 from .device import _NO_ACCELERATOR, as_device, device, unavailable
 from .device import CPU as _CPU
@@ -24,6 +25,8 @@ from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
 
 __all__ = ["Tensor", "device", "is_inference", "is_tensor"]
+
+_diagnostics = diagnostics.state        # learner or anomaly mode: where a tensor left the graph (why_no_grad)
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -207,14 +210,20 @@ class Tensor:
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if self._requires_grad and _diagnostics.sites:
+            diagnostics.note_cut("item", self)
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if self._requires_grad and _diagnostics.sites:
+            diagnostics.note_cut("tolist", self)
         return self._data.tolist()
 
     def numpy(self, *, force=False):
         if self._requires_grad and _mode.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._requires_grad and _diagnostics.sites:
+            diagnostics.note_cut("numpy", self)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -313,7 +322,8 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+                + diagnostics.learner_explanation("requires_grad_non_leaf", tensor=self))
         if flag and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(flag)
@@ -333,6 +343,8 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
         if self.grad_fn is None:
             self.requires_grad = requires_grad
+        elif _diagnostics.learner is not None:      # a no-op on a computed tensor: often a mistake
+            _diagnostics.learner.warn("requires_grad_non_leaf", tensor=self)
         return self
 
     @property
@@ -391,6 +403,8 @@ class Tensor:
         """The same values, detached from the graph (sharing memory). Assigning replaces the values."""
         t = Tensor._make(self._data)
         t._version_box = self._version_box
+        if self._requires_grad and _diagnostics.sites:
+            diagnostics.note_cut("data", self, t)
         return t
 
     @data.setter
@@ -399,6 +413,8 @@ class Tensor:
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self._requires_grad and value._data.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        if _diagnostics.learner is not None and diagnostics.called_by_learner():
+            _diagnostics.learner.data_replaced(self)
         self._data = value._data
 
     # PyTorch's C++ attributes cannot be deleted. (Property deleters, not ``__delattr__``: a class that defines
@@ -459,6 +475,8 @@ class Tensor:
         # the memory it shares (``core/inplace.py``). Weakly: a detached tensor must not keep the graph alive
         # (as in PyTorch), and once the base is gone so are its views (each holds its base).
         t._alias_of = weakref.ref(self if self._base is None else self._base)
+        if self._requires_grad and _diagnostics.sites:
+            diagnostics.note_cut("detach", self, t)
         return t
 
     def detach_(self):

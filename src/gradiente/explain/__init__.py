@@ -19,8 +19,9 @@ from ..viz.names import Names, caller_frame
 from .record import GraphFreedError, record_backward
 from .render import to_markdown, to_text
 from .steps import build_step
+from .why_no_grad import Diagnosis, why_no_grad
 
-__all__ = ["Explanation", "explain", "record_backward"]
+__all__ = ["Diagnosis", "Explanation", "explain", "record_backward", "why_no_grad"]
 
 
 def explain(output, gradient=None, *, params=None, lang="en", accumulate=None, retain_graph=None, max_steps=200,

@@ -257,7 +257,8 @@ def bind_methods():
 
 # --- the public namespaces while a vmap runs ----------------------------------------------------------------
 
-_NAMESPACES = ("gradiente", "gradiente.nn.functional", "gradiente.special", "gradiente.linalg", "gradiente.autograd")
+_NAMESPACES = ("gradiente", "gradiente.nn.functional", "gradiente.special", "gradiente.linalg", "gradiente.fft",
+               "gradiente.autograd")
 _NOT_OPS = ("gradiente.func", "gradiente.autograd", "gradiente.serialization", "gradiente.utils",
             "gradiente.core.grad_mode", "gradiente.core.dtype", "gradiente.core.printing")
 _swap = threading.Lock()

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.creation import keep_layout
+from ..core.diagnostics import state as _diagnostics
 from ..core.dtype import scalar_name
 from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
@@ -117,7 +118,8 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
                 result = as_result(values, dtype if values.dtype.kind == dtype.kind else values.dtype)
         else:
             result = _other_dtypes(xa)
-        if (input._requires_grad and _grad_state.enabled) or (_forward.on and wants_grad(input)):
+        if (input._requires_grad and _grad_state.enabled) or \
+                ((_forward.on or _diagnostics.sites) and wants_grad(input)):     # (wants_grad notes a no_grad cut)
             record(node_cls, (input,), result, to_save(input, result))
         if out is not None:
             return _write_out(result, out, name)

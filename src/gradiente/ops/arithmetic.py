@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.creation import in_iteration_layout
+from ..core.diagnostics import state as _diagnostics
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
 from ..core.forward_grad import has_tangent
@@ -251,7 +252,8 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
     out = in_iteration_layout(out, x._data if isinstance(x, Tensor) else xa, y._data if isinstance(y, Tensor) else ya)
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
     if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
-                                 (isinstance(y, Tensor) and y._requires_grad))) or (_forward.on and wants_grad(x, y)):
+                                 (isinstance(y, Tensor) and y._requires_grad))) or \
+            ((_forward.on or _diagnostics.sites) and wants_grad(x, y)):   # (wants_grad notes a no_grad cut)
         if out._data.dtype.kind not in "fc":
             raise RuntimeError("derivative for this operation is not implemented for integer results")
         if save is True:

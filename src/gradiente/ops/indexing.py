@@ -19,8 +19,8 @@ import warnings
 
 import numpy as np
 
+from ..core import diagnostics, forward_grad, grad_mode
 from ..core import dtype as dt
-from ..core import forward_grad, grad_mode
 from ..core.creation import is_dense
 from ..core.dtype import scalar_name
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change, writeable_alias
@@ -33,6 +33,7 @@ from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slic
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
            "scatter_add", "take_along_dim", "unravel_index", "take"]
 
+_diagnostics = diagnostics.state
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
               "(got {})")
 _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
@@ -374,6 +375,8 @@ def _write_region(tensor, parsed, value):
         value = _fit_value(value, region.shape, parsed.advanced, region.dtype)._data
     _assign(region, parsed.advanced, value)
     tensor._version_box[0] += 1
+    if _diagnostics.sites:          # learner or anomaly mode: remember the line (see core/diagnostics.py)
+        diagnostics.note_write(tensor)
     untracked_change(tensor)
 
 

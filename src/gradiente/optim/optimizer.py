@@ -18,7 +18,27 @@ from ..core.tensor import Tensor
 from ..nn.parameter import _reset_grads
 from ..utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+# Hooks run around the step of every optimizer, before each optimizer's own (PyTorch's global step hooks; learner
+# mode uses them to look at the gradients each step is about to use)
+_global_optimizer_pre_hooks: "OrderedDict[int, object]" = OrderedDict()
+_global_optimizer_post_hooks: "OrderedDict[int, object]" = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs)`` before the step of every optimizer; may return new ``(args, kwargs)``.
+    Returns a handle whose ``remove()`` unregisters it."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs)`` after the step of every optimizer."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
 
 
 class _RequiredParameter:
@@ -81,7 +101,7 @@ def _hooked_step(step):
             return hooked(self, *args, **kwargs)
 
     def hooked(self, *args, **kwargs):
-        for pre_hook in list(self._optimizer_step_pre_hooks.values()):
+        for pre_hook in list(chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values())):
             result = pre_hook(self, args, kwargs)
             if result is not None:
                 if isinstance(result, tuple) and len(result) == 2:
@@ -91,7 +111,7 @@ def _hooked_step(step):
                                        f"{result}.")
         out = step(self, *args, **kwargs)
         self._opt_called = True
-        for post_hook in list(self._optimizer_step_post_hooks.values()):
+        for post_hook in list(chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values())):
             post_hook(self, args, kwargs)
         return out
     wrapper._hooked = wrapper._wrapped_by_lr_sched = True
