@@ -1,8 +1,8 @@
 """MkDocs hook: every ``python exec`` block of a page runs at build time, and its output is written below it.
 
 A page's blocks run in order in one namespace (a fresh one per page, as in a notebook), against the code in
-``src/`` of this repository. Each top-level statement runs as in a notebook cell: what it prints is shown, and so is
-the value of an expression statement, as Jupyter would show it:
+``src/`` of this repository. Each block runs as a notebook cell: what it prints is shown, and so is the value of
+its last statement when that is an expression, as Jupyter would show it:
 
 * a graph (anything with ``_repr_svg_``, such as ``make_dot(y)``) becomes an inline ``<svg>``;
 * an explanation (anything with ``_repr_markdown_``, such as ``explain(y)``) becomes Markdown with its formulas;
@@ -88,11 +88,12 @@ def run_cells(source, namespace, where):
         tree = ast.parse(source, filename=where)
     except SyntaxError:
         raise PluginError(f"{where}: syntax error\n{traceback.format_exc()}") from None
-    for statement in tree.body:
+    for number, statement in enumerate(tree.body, 1):
+        last = number == len(tree.body)
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):
-                if isinstance(statement, ast.Expr):
+                if last and isinstance(statement, ast.Expr):
                     code = compile(ast.Expression(statement.value), where, "eval")
                     value = eval(code, namespace)
                 else:
