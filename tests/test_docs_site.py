@@ -6,6 +6,7 @@ A screenshot of the course's first page is left in docs/screenshots/ (ignored by
 Skipped, with the reason, without the docs extra (``pip install -e '.[docs]'``) or Debian's chromium."""
 import functools
 import http.server
+import os
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,10 @@ SITE = ROOT / "site"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
-pytest.importorskip("material", reason="the docs extra is not installed: pip install -e '.[docs]'")
-sync_api = pytest.importorskip("playwright.sync_api", reason="the docs extra is not installed: pip install -e '.[docs]'")
+NO_DOCS_EXTRA = "the docs extra is not installed: pip install -e '.[docs]'"
+pytest.importorskip("mkdocs", reason=NO_DOCS_EXTRA)
+pytest.importorskip("material", reason=NO_DOCS_EXTRA)
+sync_api = pytest.importorskip("playwright.sync_api", reason=NO_DOCS_EXTRA)
 if not Path(CHROMIUM).exists():
     pytest.skip("no chromium: apt-get install chromium chromium-driver", allow_module_level=True)
 
@@ -33,8 +35,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 @pytest.fixture(scope="module")
 def site():
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(SITE)],
-                            cwd=ROOT, capture_output=True, text=True, env={**__import__("os").environ,
-                                                                          "NO_MKDOCS_2_WARNING": "1"})
+                            check=False, cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, result.stdout + result.stderr
     return SITE
 

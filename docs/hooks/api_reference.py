@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PAGES = {
     "reference/tensor.md": ("Tensor", "Every method and property of `gradiente.Tensor`, in alphabetical order."),
-    "reference/functions.md": ("Functions", "The functions of the `gradiente` namespace (PyTorch's `torch.*`), "
-                                            "in alphabetical order."),
+    "reference/functions.md": ("Functions and classes", "The functions and classes of the `gradiente` namespace "
+                                                        "(PyTorch's `torch.*`), in alphabetical order."),
     "reference/autograd.md": ("autograd", "`gradiente.autograd`: the backward pass, grad modes, custom functions, "
                                           "and `autograd.functional`."),
     "reference/viz-explain.md": ("viz and explain", "Seeing the graph (`gradiente.viz`) and the chain-rule "
@@ -31,7 +31,7 @@ def public_api():
     tensor = [(f"Tensor.{name}", inspect.getattr_static(gradiente.Tensor, name))
               for name in sorted(dir(gradiente.Tensor)) if not name.startswith("_")]
     functions = [(f"gradiente.{name}", value) for name, value in sorted(vars(gradiente).items())
-                 if not name.startswith("_") and callable(value) and not isinstance(value, type)]
+                 if not name.startswith("_") and callable(value) and not isinstance(value, types.ModuleType)]
     autograd = importlib.import_module("gradiente.autograd")
     functional = importlib.import_module("gradiente.autograd.functional")
     grads = [(f"gradiente.autograd.{name}", getattr(autograd, name)) for name in autograd.__all__
