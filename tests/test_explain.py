@@ -309,3 +309,16 @@ def test_seed003_notebook_runs():
     checks = [cell for cell in code if "np.allclose" in cell.source]
     assert len(checks) == 2                     # both gradients match their analytic derivatives
     assert all(text(cell).rstrip().endswith("True") for cell in checks)
+
+
+def test_seed003_notebook_is_committed_with_its_outputs():
+    """The notebook on GitHub shows its walkthroughs without being run (re-run it with nbclient to refresh them)."""
+    import json
+    with open(NOTEBOOK, encoding="utf-8") as f:
+        cells = [cell for cell in json.load(f)["cells"] if cell["cell_type"] == "code"]
+    walkthroughs = [cell for cell in cells if "explain(y" in "".join(cell["source"])]
+    assert len(walkthroughs) == 2
+    for cell in walkthroughs:
+        markdown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in cell["outputs"])
+        assert "**Paso 1 · `MeanBackward0`" in markdown
+    assert not any(o.get("output_type") == "error" for cell in cells for o in cell["outputs"])

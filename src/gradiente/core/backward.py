@@ -231,6 +231,13 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
 
 def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """``x.backward()``: accumulate the gradient of ``x`` (weighted by ``gradient`` when x is not a scalar)
-    into the ``.grad`` of the graph's leaves; see ``backward``."""
+    """Run the backward pass from this tensor: the gradient of ``self`` with respect to every leaf of its graph
+    that requires grad is *added* into that leaf's ``.grad`` (so empty ``.grad`` between steps).
+
+    ``gradient``: for a non-scalar ``self``, a tensor of its shape, the ``v`` of the vector-Jacobian product
+    ``Jᵀv`` that is computed; for a scalar it defaults to 1, and without it a non-scalar raises PyTorch's
+    "grad can be implicitly created only for scalar outputs". ``retain_graph``: keep the values the graph saved,
+    so that a second backward over it works (by default they are freed). ``create_graph``: record the backward
+    pass itself, for higher derivatives. ``inputs``: accumulate only into these tensors.
+    ``gradiente.explain(self)`` runs the same pass and tells it step by step."""
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)

@@ -110,7 +110,10 @@ def _decorate_generator(make_mode, func):
 
 
 class no_grad(_Mode):
-    """Operations inside record no graph; results have ``requires_grad=False``."""
+    """A context manager (and decorator) under which operations record no graph: results have
+    ``requires_grad=False`` and no ``grad_fn``, and no values are saved for backward. Used for a training step's
+    weight update (``with torch.no_grad(): w -= lr * w.grad``) and for evaluation. Thread-local, as in PyTorch;
+    ``enable_grad`` turns recording back on inside it."""
 
     def __new__(cls, orig_func=None):
         self = super().__new__(cls)

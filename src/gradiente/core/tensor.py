@@ -208,6 +208,7 @@ class Tensor:
 
     # --- values ----------------------------------------------------------------------------------------
     def item(self):
+        """The value of a one-element tensor as a Python number (``loss.item()``); raises for more elements."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if self._requires_grad and _diagnostics.sites:
@@ -220,6 +221,8 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force=False):
+        """The tensor's values as a NumPy array sharing its memory. Refused while the tensor requires grad (NumPy
+        would compute outside the graph): ``t.detach().numpy()`` says you mean it; ``force=True`` does the same."""
         if self._requires_grad and _mode.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._requires_grad and _diagnostics.sites:
@@ -313,6 +316,8 @@ class Tensor:
     # --- autograd state --------------------------------------------------------------------------------
     @property
     def requires_grad(self):
+        """Whether autograd records operations on this tensor, so that gradients can reach it. Settable on leaves
+        only, and only True for floating-point and complex tensors (``x.requires_grad = True``)."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -333,6 +338,9 @@ class Tensor:
         _refuse_deletion("requires_grad")
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place and return this tensor: ``w = torch.randn(3).requires_grad_()`` makes a
+        leaf that tracks gradients; ``x.requires_grad_(False)`` stops tracking. Only leaves can change it, and only
+        floating-point and complex tensors can require gradients (PyTorch's errors otherwise)."""
         if not isinstance(requires_grad, bool):
             kind = type(requires_grad)
             name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
@@ -349,10 +357,16 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for a tensor no recorded operation made (``grad_fn`` is None): tensors you create, and results
+        computed without grad. Only leaves get ``.grad`` filled by ``backward()`` (non-leaves: ``retain_grad``)."""
         return self.grad_fn is None
 
     @property
     def grad(self):
+        """The gradient ``backward()`` accumulated into this leaf, shaped like the tensor; None until a backward
+        pass reaches it. Backward passes *add* to it: empty it with ``x.grad.zero_()``, ``x.grad = None`` or an
+        optimizer's ``zero_grad()``. Reading it on a non-leaf warns, as in PyTorch, unless ``retain_grad()`` was
+        called."""
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -374,6 +388,7 @@ class Tensor:
 
     @property
     def retains_grad(self):
+        """Whether ``retain_grad()`` was called on this non-leaf, so that backward fills its ``.grad``."""
         return self._retains_grad
 
     @property
@@ -468,7 +483,10 @@ class Tensor:
         return (acc, 0)
 
     def detach(self):
-        """A tensor sharing this one's memory and version counter, outside the graph."""
+        """A new tensor with the same values, sharing this one's memory, that is outside the graph: no
+        ``grad_fn``, ``requires_grad=False``; nothing computed from it sends gradients back here. Use it to hand
+        values to NumPy (``t.detach().numpy()``) or to stop a gradient on purpose. An in-place change to either
+        tensor is seen by the other (and by autograd's checks on saved values)."""
         t = Tensor._make(self._data)
         t._version_box = self._version_box
         # not a view to autograd (no ``_base``), but an in-place change through it still reaches the views of
@@ -480,6 +498,8 @@ class Tensor:
         return t
 
     def detach_(self):
+        """Detach this tensor from the graph in place: it becomes a leaf with ``requires_grad=False`` (views of
+        tensors that require grad refuse, as in PyTorch)."""
         if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
@@ -493,7 +513,8 @@ class Tensor:
         return self
 
     def retain_grad(self):
-        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
+        """Ask backward to keep this non-leaf tensor's gradient in its ``.grad`` (normally only leaves keep
+        one); call it before ``backward()``. A no-op on leaves that require grad."""
         if self.grad_fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -508,7 +529,9 @@ class Tensor:
         self._retains_grad = True
 
     def register_hook(self, hook):
-        """``hook(grad)`` is called with this tensor's gradient during backward; a return value replaces it."""
+        """Register ``hook(grad)``, called with this tensor's gradient each time backward computes it. A hook that
+        returns a tensor (of the same shape) replaces the gradient that passes on; one that returns None only
+        looks. Returns a handle whose ``remove()`` unregisters it."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:

@@ -110,7 +110,8 @@ def _zeros(input):
 
 
 def zero_(input):
-    """Fill ``input`` with zeros in place (``p.grad.zero_()``)."""
+    """Fill ``input`` with zeros in place and return it; ``p.grad.zero_()`` empties a gradient between training
+    steps, since backward adds into ``.grad``."""
     return apply_inplace(input, _zeros)
 
 
