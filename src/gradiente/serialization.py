@@ -39,7 +39,7 @@ __all__ = ["save", "load"]
 
 _ST_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "U16": np.uint16,
               "F16": np.float16, "I32": np.int32, "U32": np.uint32, "F32": np.float32, "F64": np.float64,
-              "I64": np.int64, "U64": np.uint64, "C64": np.complex64}
+              "I64": np.int64, "U64": np.uint64, "C64": np.complex64, "BF16": dt.BFLOAT16}
 _ST_NAMES = {np.dtype(v): k for k, v in _ST_DTYPES.items()}
 _STRUCTURE_KEY = "gradiente.structure"
 _MAX_DEPTH = 200                 # nesting of a saved structure (a checkpoint is a few levels deep)
@@ -48,8 +48,24 @@ _STORAGE_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "Hal
                    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
                    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
                    "ComplexFloatStorage": np.complex64, "ComplexDoubleStorage": np.complex128,
-                   "BFloat16Storage": "bfloat16"}
-_STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGE_DTYPES.items() if v != "bfloat16"}
+                   "BFloat16Storage": dt.BFLOAT16}
+_STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGE_DTYPES.items()}
+
+
+def _little_endian_bytes(array):
+    """The array's bytes as both formats store them, little-endian. (bfloat16, an extension type NumPy cannot
+    byte-swap, is swapped as the 16-bit integers that hold its bits.)"""
+    if array.dtype == dt.BFLOAT16:
+        array = array.view(np.uint16)
+    return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+
+
+def _from_little_endian(raw, dtype, count):
+    """A new, writable array of ``count`` elements of ``dtype`` read from little-endian bytes."""
+    holder = np.dtype(np.uint16) if dtype == dt.BFLOAT16 else np.dtype(dtype)
+    array = np.frombuffer(bytearray(raw), dtype=holder.newbyteorder("<"), count=count)
+    array = array.astype(holder, copy=False)
+    return array.view(dt.BFLOAT16) if dtype == dt.BFLOAT16 else array
 
 
 def _contiguous(array):
@@ -172,7 +188,7 @@ def _write_safetensors(obj, fh):
     for name, array in flat.tensors.items():
         if array.dtype not in _ST_NAMES:
             raise TypeError(f"gradiente.save: safetensors cannot store dtype {array.dtype}")
-        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        data = _little_endian_bytes(array)
         header[name] = {"dtype": _ST_NAMES[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
@@ -232,7 +248,7 @@ def _read_tensor(name, info, body):
         raise _corrupt(f"tensor {name!r} has an invalid shape {shape!r}")
     if type(offsets) is not list or len(offsets) != 2 or not all(type(v) is int for v in offsets):
         raise _corrupt(f"tensor {name!r} has invalid data_offsets {offsets!r}")
-    dtype = np.dtype(dtype).newbyteorder("<")
+    dtype = np.dtype(dtype)
     begin, end = offsets
     count = 1
     for s in shape:
@@ -240,7 +256,7 @@ def _read_tensor(name, info, body):
     if not 0 <= begin <= end <= len(body) or end - begin != count * dtype.itemsize:
         raise _corrupt(f"the data offsets of tensor {name!r} ({begin}, {end}) do not match its shape {shape} and "
                        f"dtype {info['dtype']}, or reach past the end of the file")
-    return np.frombuffer(body[begin:end], dtype=dtype).astype(dtype.newbyteorder("=")).reshape(shape)
+    return _from_little_endian(body[begin:end], dtype, count).reshape(shape)
 
 
 class _CorruptFile(RuntimeError):
@@ -343,13 +359,8 @@ class _Storages:
         array = self._arrays.get(key)
         if array is None:
             raw = self._read_record(f"data/{key}")
-            if storage_type.dtype == "bfloat16":        # NumPy has no bfloat16: widen to float32
-                bits = np.frombuffer(raw, dtype="<u2", count=len(raw) // 2).astype(np.uint32) << 16
-                array = bits.view(np.float32)
-            else:
-                dtype = np.dtype(storage_type.dtype).newbyteorder("<")
-                array = np.frombuffer(bytearray(raw), dtype=dtype, count=len(raw) // dtype.itemsize)
-                array = array.astype(array.dtype.newbyteorder("="), copy=False)
+            dtype = np.dtype(storage_type.dtype)
+            array = _from_little_endian(raw, dtype, len(raw) // dtype.itemsize)
             if array.size < numel:
                 raise _corrupt(f"storage {key} holds {array.size} elements, the pickle says {numel}")
             self._arrays[key] = array
@@ -494,7 +505,7 @@ def _write_torch_zip(obj, fh, name="archive"):
         archive.writestr(f"{name}/.format_version", b"1")
         archive.writestr(f"{name}/byteorder", b"little")
         for key, array in enumerate(pickler.storages):
-            archive.writestr(f"{name}/data/{key}", array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
+            archive.writestr(f"{name}/data/{key}", _little_endian_bytes(array))
         archive.writestr(f"{name}/version", b"3\n")
 
 

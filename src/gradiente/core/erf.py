@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from . import dtype as dt
+
 __all__ = ["erf"]
 
 _SERIES_TERMS = 19
@@ -56,7 +58,7 @@ def _chebval(u, coef):
 def erf(a):
     """The error function of a floating array, elementwise, computed in float64 and returned in ``a``'s dtype."""
     a = np.asarray(a)
-    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = a.dtype if dt.kind(a.dtype) == "f" else np.dtype(np.float64)
     x = a.astype(np.float64, copy=False)
     series, pieces = _tables()
     ax = np.abs(x)

@@ -14,6 +14,7 @@ Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directl
 """
 import numpy as np
 
+from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .erf import erf as erf_array
 
@@ -66,6 +67,7 @@ def _sole_view(array):
 
 #: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
 _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SCAN_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float64, dt.BFLOAT16: np.float32}
 
 
 class RuleOps:
@@ -178,7 +180,7 @@ class NumpyOps:
     def sign(x):
         """PyTorch's sign: 0 for nan (NumPy gives nan), so that abs passes no nan gradient at nan."""
         s = np.asarray(np.sign(x))          # an array even for 0-d input (NumPy returns a scalar)
-        if x.dtype.kind == "f":
+        if dt.kind(x.dtype) == "f":
             s[np.isnan(x)] = 0
         return s
 
@@ -225,7 +227,7 @@ class NumpyOps:
     @staticmethod
     def mask(condition, x):
         """``x`` where ``condition`` (a non-differentiable boolean array) holds, 0 elsewhere."""
-        uint = _SAME_SIZE_UINT.get(x.dtype.itemsize) if x.dtype.kind in "fc" else None
+        uint = _SAME_SIZE_UINT.get(x.dtype.itemsize) if dt.kind(x.dtype) in "fc" else None
         if uint is None or condition.__class__ is not np.ndarray or condition.dtype != np.bool_ \
                 or condition.shape != x.shape:
             return np.where(condition, x, np.zeros((), x.dtype))
@@ -292,15 +294,16 @@ class NumpyOps:
 
     @staticmethod
     def cumsum(x, dim):
-        # PyTorch's CPU scans accumulate float32 and float16 in double and round each partial result.
-        if x.dtype in (np.float32, np.float16):
-            return np.cumsum(x, axis=dim, dtype=np.float64).astype(x.dtype)
+        # PyTorch's CPU scans accumulate in a wider type (its acc_type: double for float32 and float16, float for
+        # bfloat16) and round each partial result.
+        if x.dtype in _SCAN_ACCUMULATOR:
+            return np.cumsum(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype]).astype(x.dtype)
         return np.cumsum(x, axis=dim)
 
     @staticmethod
     def cumprod(x, dim):
-        if x.dtype in (np.float32, np.float16):
-            return np.cumprod(x, axis=dim, dtype=np.float64).astype(x.dtype)
+        if x.dtype in _SCAN_ACCUMULATOR:
+            return np.cumprod(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype]).astype(x.dtype)
         return np.cumprod(x, axis=dim)
 
     @staticmethod

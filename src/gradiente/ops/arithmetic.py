@@ -244,6 +244,8 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
     ``save(x, y, x_needs_grad, y_needs_grad)`` returning what to keep: keeping only what the rule will read
     lets the graph release the other operand (as PyTorch does), which matters for long chains."""
     xa, ya, target = promote_operands(x, y, floating)
+    if target == dt.BFLOAT16:
+        xa, ya = _in_float32(xa, fn), _in_float32(ya, fn)
     try:
         out = fn(xa, ya)
     except ValueError:
@@ -252,7 +254,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
     out = wrap(out) if out.__class__ is np.ndarray and out.dtype == target else as_result(out, target)
     if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
                                  (isinstance(y, Tensor) and y._requires_grad))) or (_forward.on and wants_grad(x, y)):
-        if out._data.dtype.kind not in "fc":
+        if dt.kind(out._data.dtype) not in "fc":
             raise RuntimeError("derivative for this operation is not implemented for integer results")
         if save is True:
             saved = (x, y)
@@ -264,6 +266,20 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
         if out._data.dtype.kind == "c" and (x.__class__ in _REAL_NUMBERS or y.__class__ in _REAL_NUMBERS):
             node.complex_ok = True      # a product or quotient with a real number: grad·c is grad·conj(c)
     return out
+
+
+# PyTorch's CPU kernels compute bfloat16 in float32 and round the result once. A Python number meets them
+# rounded to bfloat16 first (it becomes a bfloat16 0-d tensor), except in mul and div, whose kernels read it
+# unrounded (``original_scalar_value``): x + 0.3 adds bfloat16(0.3) = 0.30078125, x * 0.3 multiplies by 0.3.
+_READS_NUMBER_UNROUNDED = (np.multiply, np.true_divide)
+
+
+def _in_float32(operand, fn):
+    if operand.__class__ is np.ndarray:
+        return operand.astype(np.float32)
+    if fn in _READS_NUMBER_UNROUNDED or operand.__class__ not in _REAL_NUMBERS:
+        return operand
+    return float(np.float32(np.asarray(operand, dtype=dt.BFLOAT16)))
 
 
 def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
@@ -343,6 +359,8 @@ def rsub(input, other, alpha=1):
         return sub(other, input, alpha=alpha)
     _check_bool_subtraction(other, input)
     xa, ca, target = promote_operands(input, other)
+    if target == dt.BFLOAT16:
+        xa, ca = _in_float32(xa, np.subtract), _in_float32(ca, np.subtract)
     out = as_result(np.subtract(ca, xa if alpha == 1 else xa * alpha), target)
     if wants_grad(input):
         if alpha == 1:
@@ -620,7 +638,7 @@ def positive(input):
 def reciprocal(input):
     """1 / input; integer input gives the default float dtype."""
     xa = input._data
-    if xa.dtype.kind not in "fc":
+    if dt.kind(xa.dtype) not in "fc":
         xa = xa.astype(_FLOAT_DEFAULT()._np)
     out = as_result(np.reciprocal(xa))
     if wants_grad(input):
@@ -670,8 +688,6 @@ class ToCopyBackward0(Node):
 
 def cast(input, dtype):
     """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
-    if dtype._np is None:
-        raise TypeError(f"gradiente has no storage for {dtype}: NumPy has no such type")
     data = input._data
     to_real = data.dtype.kind == "c" and not dtype.is_complex
     out = wrap((data.real if to_real else data).astype(dtype._np))
@@ -701,9 +717,10 @@ def _augmented(op, ufunc):
 
 def _direct(tensor, other):
     """Whether ``tensor op= other`` can run as one NumPy ufunc with ``out=``: nothing to record, the
-    same floating dtype (or a Python number), and no broadcasting of the target."""
+    same floating dtype (or a Python number), and no broadcasting of the target. Not for the 16-bit floats, which
+    PyTorch computes in float32 with the number unrounded."""
     a = tensor._data
-    if a.dtype.kind != "f" or not a.flags.writeable:
+    if a.dtype.kind != "f" or a.dtype.itemsize == 2 or not a.flags.writeable:
         return False
     if _grad_state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
         return False
@@ -733,7 +750,7 @@ _float_power_in_place = make_inplace(float_power, "float_power_")
 def float_power_(self, exponent):
     """In-place ``float_power``; the result is double, so PyTorch refuses to narrow it back into a tensor of
     another floating dtype."""
-    if self._data.dtype.kind == "f" and self._data.dtype != np.float64:
+    if dt.kind(self._data.dtype) == "f" and self._data.dtype != np.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self._data.dtype)} but the "
                            "operation's result requires dtype Double")
     return _float_power_in_place(self, exponent)
@@ -799,7 +816,7 @@ def _addc(name, input, tensor1, tensor2, value, combine, node_cls):
 def _fused_multiply_add(x, scaled, b):
     """x + scaled·b rounded once, as PyTorch's kernel fuses it: computed in a wider type (exact for float32; for
     float64, long double where the platform has one, which agrees with a true fused multiply-add nearly always)."""
-    if x.dtype.kind != "f":
+    if dt.kind(x.dtype) != "f":
         return x + scaled * b
     wide = np.longdouble if x.dtype == np.float64 else np.float64
     return (scaled.astype(wide) * b + x).astype(x.dtype)

@@ -233,7 +233,7 @@ def angle(input):
     if a.dtype.kind == "c":
         values = np.angle(a)
     else:
-        if a.dtype.kind not in "f":
+        if dt.kind(a.dtype) not in "f":
             a = a.astype(dt.get_default_dtype()._np)
         values = np.where(a < 0, np.asarray(np.pi, a.dtype), np.zeros((), a.dtype))
         values = np.where(np.isnan(a), a, values)

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
@@ -105,7 +106,7 @@ def cholesky(input, upper=False, *, out=None):
     _deprecated("cholesky")
     a = input._data
     linalg._check_square("cholesky", a)
-    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+    if dt.kind(a.dtype) not in "fc" or a.dtype == np.float16:
         raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     factor, info = linalg._factor(input, upper, CholeskyBackward0)
     if info.any():
@@ -136,7 +137,7 @@ class CholeskySolveBackward0(Node):
 
 
 def _check_factor_dtype(kernel, a):
-    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+    if dt.kind(a.dtype) not in "fc" or a.dtype == np.float16:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
 
 

@@ -158,7 +158,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if not ba.dtype == ma.dtype == va.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {scalar_name(ba.dtype)}, "
                            f"{scalar_name(ma.dtype)}, and {scalar_name(va.dtype)}")
-    result = wrap(_scaled_sum(np.matmul(ma, va), input, (ma.shape[0],), beta, alpha))
+    result = wrap(_scaled_sum(np.matmul(dt.widened(ma), dt.widened(va)), input, (ma.shape[0],), beta, alpha))
     if wants_grad(input, mat, vec):
         record(AddmvBackward0, (input, mat, vec), result, (mat, vec), alpha=alpha, beta=beta)
     return result if out is None else out.copy_(result)
@@ -300,7 +300,7 @@ def _check_cdist(x1, x2, p, compute_mode):
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}")
     for name, t in (("X1", a), ("X2", b)):
-        if t.dtype.kind != "f":
+        if dt.kind(t.dtype) != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_name(t.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
@@ -364,7 +364,7 @@ class DistBackward0(LinalgVectorNormBackward0):
 def dist(input, other, p=2):
     """The p-norm of ``input - other`` (broadcast), over all elements."""
     xa, ya, target = promote_operands(input, other)
-    if np.dtype(target).kind not in "fc":
+    if dt.kind(np.dtype(target)) not in "fc":
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{scalar_name(target)} instead.")
     infer_size(np.shape(xa), np.shape(ya))

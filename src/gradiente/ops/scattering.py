@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
 from ..core.inplace import make_inplace
@@ -511,7 +512,7 @@ def _identity(reduce, np_dtype):
         return 0
     if reduce == "prod":
         return 1
-    low, high = (-np.inf, np.inf) if np_dtype.kind in "fc" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
+    low, high = (-np.inf, np.inf) if dt.kind(np_dtype) in "fc" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
     return low if reduce == "amax" else high
 
 

@@ -253,7 +253,7 @@ def _running_extreme(input, dim, name, accumulate, node_cls, pair):
     running = accumulate(work, axis=d)
     # Where an element equals the running value at its own position, the running value was reached there
     # (and stays until the next such place); a NaN equals nothing, but is the running value from there on.
-    reached = (work == running) | (np.isnan(work) if work.dtype.kind == "f" else False)
+    reached = (work == running) | (np.isnan(work) if dt.kind(work.dtype) == "f" else False)
     positions = np.arange(work.shape[d]).reshape([-1 if i == d else 1 for i in range(work.ndim)])
     indices = np.maximum.accumulate(np.where(reached, positions, 0), axis=d)
     return _taken(input, indices, d, a.shape, node_cls, pair)

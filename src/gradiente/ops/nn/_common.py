@@ -48,9 +48,9 @@ def reduction_arg(reduction, size_average=None, reduce=None):
 def reduce_array(loss, reduction):
     """Apply ``'mean'``/``'sum'``/``'none'`` to an elementwise loss array (a 0-d array for the first two)."""
     if reduction == "mean":
-        return np.asarray(loss.mean(), dtype=loss.dtype)
+        return np.asarray(dt.widened(loss).mean(), dtype=loss.dtype)
     if reduction == "sum":
-        return np.asarray(loss.sum(), dtype=loss.dtype)
+        return np.asarray(dt.widened(loss).sum(), dtype=loss.dtype)
     return loss
 
 
@@ -74,7 +74,7 @@ def shape_text(shape):
 
 def check_floating(array, kernel):
     """PyTorch's error for a floating-only kernel given an integer or bool tensor."""
-    if array.dtype.kind != "f":
+    if dt.kind(array.dtype) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array.dtype)}\'')
 
 
@@ -84,7 +84,7 @@ def activation(input, forward, node_cls, kernel, saves="x", **attrs):
     a = input._data
     check_floating(a, kernel)
     with np.errstate(over="ignore"):        # exp overflowing in a branch that np.where discards
-        out = wrap(np.asarray(forward(a), dtype=a.dtype))
+        out = wrap(np.asarray(forward(dt.widened(a)), dtype=a.dtype))
     if wants_grad(input):
         record(node_cls, (input,), out, (input,) if saves == "x" else (out,), **attrs)
     return out

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.creation import linspace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -242,7 +243,7 @@ def _check_grid_sampler(input, grid, mode):
     a, b = input._data.dtype, grid._data.dtype
     if a != b:
         raise RuntimeError(f"expected scalar type {scalar_name(a)} but found {scalar_name(b)}")
-    if a.kind != "f":
+    if dt.kind(a) != "f":
         raise NotImplementedError(f'"grid_sampler_{dims - 2}d_cpu_kernel_impl" not implemented for '
                                   f"'{scalar_name(a)}'")
 

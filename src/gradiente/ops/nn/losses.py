@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.creation import ones_like
 from ...core.errors import broadcast_shape
 from ...core.grad_mode import no_grad
@@ -66,7 +67,7 @@ def _pointwise(input, target, reduction, elementwise, node_cls, kernel, **attrs)
     """A loss ``elementwise(input - target)``, reduced, recorded as ``node_cls`` saving both operands."""
     input, target = _broadcast(input, target)
     xa, ya, dtype = promote_operands(input, target)
-    if dtype.kind != "f":
+    if dt.kind(dtype) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(dtype)}\'')
     with np.errstate(invalid="ignore", divide="ignore"):
         out = wrap(reduce_array(np.asarray(elementwise(xa - ya), dtype=dtype), reduction))
@@ -249,7 +250,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     xa, ya = input._data, target._data
     if ya.dtype != xa.dtype:
         raise RuntimeError(f"Found dtype {scalar_name(ya.dtype)} but expected {scalar_name(xa.dtype)}")
-    if xa.dtype.kind != "f":
+    if dt.kind(xa.dtype) != "f":
         raise NotImplementedError(f'"binary_cross_entropy" not implemented for \'{scalar_name(xa.dtype)}\'')
     if not np.all((xa >= 0) & (xa <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -301,7 +302,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     xa, ya = input._data, target._data
-    if ya.dtype.kind != "f":
+    if dt.kind(ya.dtype) != "f":
         raise RuntimeError(f"result type {scalar_name(np.result_type(xa.dtype, np.float32))} can't be cast to "
                            f"the desired output type {scalar_name(ya.dtype)}")
     # PyTorch: log_sigmoid(x) [· (1 + (p - 1)·y)], then (1 - y)·x - that, in the target's dtype.

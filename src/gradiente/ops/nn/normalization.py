@@ -18,6 +18,7 @@ PyTorch does:
 """
 import numpy as np
 
+from ...core import dtype as dt
 from ...core import grad_mode
 from ...core.dtype import scalar_name
 from ...core.node import Node, tangent_sum
@@ -187,10 +188,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                            f"{list(xa.shape)}")
     _check_parameter_dtypes(xa.dtype, weight, bias)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
-    mean = xa.mean(axis=stat_axes, keepdims=True)
-    centered = xa - mean
+    work = dt.widened(xa)      # bfloat16 is normalized in float32 and rounded once
+    mean = work.mean(axis=stat_axes, keepdims=True)
+    centered = work - mean
     var = np.square(centered).mean(axis=stat_axes, keepdims=True)
-    rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
+    rstd = (1.0 / np.sqrt(var + eps)).astype(work.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
     result = Tensor._make(_affine(xhat, weight, bias, affine_shape).astype(xa.dtype, copy=False))
