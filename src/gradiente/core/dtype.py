@@ -47,7 +47,7 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        return {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64}.get(self, self)
 
 
 bool = dtype("bool", np.bool_, _BOOL, 0, "BoolTensor", False)
