@@ -74,6 +74,7 @@ from .core.tensor import Tensor, device, is_inference, is_tensor
 from .core.windows import *
 from .functional_aliases import *
 from .ops.arithmetic import *
+from .ops.autocast import *
 from .ops.binary_math import *
 from .ops.comparison import *
 from .ops.complex_numbers import *
@@ -111,7 +112,7 @@ _silence_numpy_float_warnings()
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler")
+                    "compiler", "amp", "cpu")
 
 
 def result_type(tensor1, tensor2):
@@ -128,7 +129,7 @@ def numel(input):
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
                     "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
-                    "OutOfMemoryError": "cuda", "compile": "compiler"}
+                    "OutOfMemoryError": "cuda", "compile": "compiler", "autocast": "amp"}
 
 
 def __getattr__(name):

@@ -20,6 +20,7 @@ from ..core.errors import broadcast_shape
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .indexing import masked_select
 from .views import _fmt, _views, expand, flatten, reshape, slice_dim, unsqueeze, view
 
@@ -285,6 +286,7 @@ def _common_dtype(tensors):
     return target._np
 
 
+@autocast_entry
 def cat(tensors, dim=0, *, out=None):
     """The tensors joined along ``dim``; all other sizes must match. 1-D empty tensors are skipped, as in
     PyTorch."""
@@ -322,6 +324,7 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
+@autocast_entry
 def stack(tensors, dim=0, *, out=None):
     """The tensors (all of one shape) stacked along a new dim ``dim``."""
     tensors = list(tensors)

@@ -19,6 +19,7 @@ from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from . import linalg
+from .autocast import autocast_entry
 from .linalg import _mT, _triangular, _triangular_grads
 
 __all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "eig", "lstsq", "lu", "lu_solve", "lu_unpack",
@@ -155,6 +156,7 @@ def _check_system(name, b, a):
     broadcast_shape(b.shape[:-2], a.shape[:-2])
 
 
+@autocast_entry
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B for B = ``input`` and A = L Lᵀ given by its Cholesky factor L = ``input2`` (A = UᵀU with
     ``upper``); only the factor's triangle is read. Batch dims broadcast. As in PyTorch, the factor's gradient is
@@ -182,6 +184,7 @@ class CholeskyInverseBackward0(Node):
         return (-(ops.matmul(factor, common) if self.upper else ops.matmul(common, factor)),)
 
 
+@autocast_entry
 def cholesky_inverse(input, upper=False, *, out=None):
     """A⁻¹ for A = L Lᵀ given its Cholesky factor L = ``input`` (A = UᵀU with ``upper``); only the factor's triangle
     is read. As in PyTorch, the factor's gradient is the full matrix, not kept to its triangle."""

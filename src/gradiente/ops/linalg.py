@@ -26,6 +26,7 @@ from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import _wrap_dim
+from .autocast import autocast_entry
 from .matmul import matmul, mm
 from .products import linalg_cross, vdot
 from .reductions import amax, amin
@@ -526,6 +527,7 @@ def _raise_not_positive_definite(a, info, name):
                       "positive-definite).")
 
 
+@autocast_entry
 def cholesky(A, *, upper=False, out=None):
     """The lower-triangular L with ``A = L Lᵀ`` for a symmetric positive-definite A (only its lower triangle is
     read); ``upper=True`` gives ``U = Lᵀ``. Raises ``LinAlgError`` if A is not positive-definite."""
@@ -748,6 +750,7 @@ def _check_lu_solve(LU, pivots, B, left):
                            f"{scalar_name(lu_array.dtype)} and B of type {scalar_name(b.dtype)} instead")
 
 
+@autocast_entry
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with ``A X = B`` (``X A = B`` with ``left=False``; Aᵀ in place of A with ``adjoint``) for A given by
     ``lu_factor``'s ``(LU, pivots)``: two triangular solves instead of a new factorization. Batch dims
@@ -1242,6 +1245,7 @@ def cross(input, other, *, dim=-1, out=None):
     return result if out is None else out.copy_(result)
 
 
+@autocast_entry
 def vecdot(x, y, *, dim=-1, out=None):
     """Σ conj(x)·y over ``dim`` (for real tensors, the sum of products), other dims broadcast."""
     xa, ya = x._data, y._data

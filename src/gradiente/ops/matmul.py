@@ -15,6 +15,7 @@ from ..core.dtype import scalar_name
 from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .views import (
     _mT,
     _squeeze_result,
@@ -111,6 +112,7 @@ class BmmBackward0(MmBackward0):
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G (per batch)"
 
 
+@autocast_entry
 def mm(input, mat2):
     """The product of two matrices."""
     xa, ya = input._data, mat2._data
@@ -151,6 +153,7 @@ def dot(input, other):
     return _product(np.dot, DotBackward0, input, other)
 
 
+@autocast_entry
 def bmm(input, mat2):
     """Matrix products of two batches of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
     xa, ya = input._data, mat2._data
@@ -215,6 +218,7 @@ def _scaled_sum(product, input, target, beta, alpha):
     return product.astype(input._data.dtype, copy=False)
 
 
+@autocast_entry
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (``nn.Linear``
     uses it: ``linear(x, W, b) = addmm(b, x, W.t())``)."""
@@ -235,6 +239,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return out
 
 
+@autocast_entry
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
     names = [dt.cpp_name(t._data.dtype) for t in (input, batch1)]
@@ -252,6 +257,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 # --- matmul, as PyTorch composes it ---------------------------------------------------------------------
 
+@autocast_entry
 def matmul(input, other):
     """The matrix product with NumPy's rules: 1-D operands are vectors, leading dims are batch dims and
     broadcast. Recorded as PyTorch records it (dot, mv, mm, folded mm, or expand + bmm)."""
@@ -361,6 +367,7 @@ class TraceBackward0(Node):
         return (ops.embed(ops.expand(grad, (k,)), shape, (diag, diag)),)
 
 
+@autocast_entry
 def trace(input):
     """The sum of a matrix's main diagonal."""
     a = input._data
@@ -462,6 +469,7 @@ def _parse_einsum(equation, arrays):
     return spelled, output
 
 
+@autocast_entry
 def einsum(equation, *operands):
     """Einstein summation (``einsum('ij,jk->ik', a, b)``), operands as arguments or one list.
 
@@ -507,6 +515,7 @@ class AddbmmBackward0(AddmmBackward0):
         return tangent_sum(None if b_t is None else b_t * self.beta, None if product is None else product * self.alpha)
 
 
+@autocast_entry
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """β·input + α·(the sum over the batch of batch1[i] @ batch2[i]): a (n, m) result from (b, n, k) and
     (b, k, m) batches; ``input`` broadcasts to (n, m)."""

@@ -17,6 +17,7 @@ from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .joining import cat
 from .matmul import _scaled_sum, dot, matmul, mm
 from .rearranging import DiagEmbedBackward0
@@ -52,6 +53,7 @@ def _contraction_dims(dims, ndim_a, ndim_b):
     return dims_a, dims_b
 
 
+@autocast_entry
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over the dims ``dims`` pairs up: an int ``n`` contracts the last ``n`` dims of ``a``
     with the first ``n`` of ``b``; ``([1, 0], [0, 1])`` names the pairs. Computed as PyTorch computes it:
@@ -310,6 +312,7 @@ def _check_cdist(x1, x2, p, compute_mode):
         raise RuntimeError(f"expected scalar type {scalar_name(a.dtype)} but found {scalar_name(b.dtype)}")
 
 
+@autocast_entry
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of ``x1`` ``(..., P, M)`` and each row of ``x2`` ``(..., R, M)``:
     ``(..., P, R)``, batch dims broadcast. For p = 2 with more than 25 rows on either side (or when asked),
@@ -479,6 +482,7 @@ def slogdet(input):
     return linalg._slogdet_as(input, linalg.slogdet_type)
 
 
+@autocast_entry
 def inverse(input, *, out=None):
     """The inverse of a square matrix (or batch) (``linalg.inv``)."""
     from . import linalg
@@ -491,6 +495,7 @@ def matrix_power(input, n):
     return linalg.matrix_power(input, n)
 
 
+@autocast_entry
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse; singular values at most ``rcond`` times the largest count as zero (``linalg.pinv``)."""
     from . import linalg

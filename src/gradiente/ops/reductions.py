@@ -17,6 +17,7 @@ from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .views import select, slice_dim, view
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "logsumexp",
@@ -285,6 +286,7 @@ class ProdBackward1(Node):
         return (_product_of_others(ops, grad, x, dim),)
 
 
+@autocast_entry
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or along ``dim`` (one int). Integers multiply as int64, as in PyTorch."""
     a = input._data

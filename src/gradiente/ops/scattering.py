@@ -21,6 +21,7 @@ from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
+from .autocast import autocast_entry
 from .indexing import _along, _fit_value, _flat_positions, _index_array, _int_index
 from .views import _fmt, diagonal_index, expanded_shape
 
@@ -360,6 +361,7 @@ class IndexCopyBackward0(Node):
                 ops.getitem(_lifted(grad), self.where) if source_node is not None else None)
 
 
+@autocast_entry
 def index_copy(input, dim, index, source):
     """A copy of ``input`` with slice i of ``source`` written at position ``index[i]`` along ``dim``. Which
     write wins at a repeated position is left unspecified, as in PyTorch."""

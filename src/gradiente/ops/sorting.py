@@ -22,6 +22,7 @@ from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .binary_math import lerp
 from .indexing import _along, gather, masked_fill
 from .joining import broadcast_tensors
@@ -528,6 +529,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return _squeeze_result(transpose(unsqueeze(result, 0), 0, -1), -1)      # the q dim first
 
 
+@autocast_entry
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along ``dim``: between
     the two nearest sorted values, by ``interpolation`` ('linear', 'lower', 'higher', 'midpoint', 'nearest').
@@ -535,6 +537,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@autocast_entry
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` over the values that are not NaN (NaN for a slice that has none)."""
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)

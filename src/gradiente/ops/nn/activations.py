@@ -17,6 +17,7 @@ from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
 from .. import unary
+from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
 
 __all__ = [
@@ -535,6 +536,7 @@ class PreluKernelBackward0(Node):
                 ops.select(positive, zero, grad * x) if edges[1][0] is not None else None)
 
 
+@autocast_entry
 def prelu(input, weight):
     """x if x > 0 else w·x, with one learnable w, or one per channel (dim 1) (``PreluKernelBackward0``)."""
     ndim, count = input.dim(), weight.numel()

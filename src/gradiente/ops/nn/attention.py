@@ -18,6 +18,7 @@ from ...core.record import record, wants_grad, wrap
 from .. import matmul as matrix_products
 from .. import rearranging
 from .. import softmax as softmax_ops
+from ..autocast import autocast_entry
 from ..softmax import SoftmaxBackward0
 from ._array_rules import arrays_only
 from ._common import mul_scalar
@@ -154,6 +155,7 @@ def _math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     return matrix_products.matmul(attn, v)
 
 
+@autocast_entry
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(query·keyᵀ·scale + mask)·value``: ``query (..., L, E)``, ``key (..., S, E)``, ``value (..., S, Ev)``

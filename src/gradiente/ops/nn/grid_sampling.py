@@ -14,6 +14,7 @@ from ...core import dtype as dt
 from ...core.creation import linspace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ._array_rules import arrays_only
 from ._common import scalar_name
 from .cubic_kernel import _CUBIC_A, _cubic_far, _cubic_near, _cubic_slope_far, _cubic_slope_near
@@ -248,6 +249,7 @@ def _check_grid_sampler(input, grid, mode):
                                   f"'{scalar_name(a)}'")
 
 
+@autocast_entry
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` ``(N, C, H, W)`` at the normalized positions ``grid`` ``(N, Ho, Wo, 2)`` (x, y in
     [-1, 1] spanning the input) -> ``(N, C, Ho, Wo)``; volumes ``(N, C, D, H, W)`` with ``(N, Do, Ho, Wo, 3)``

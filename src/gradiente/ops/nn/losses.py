@@ -16,6 +16,7 @@ from ...core.errors import broadcast_shape
 from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ..binary_math import xlogy
 from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
 
@@ -95,6 +96,7 @@ class MseLossBackward0(_LossNode):
         return ops.sum(pointwise) * self.norm()
 
 
+@autocast_entry
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (``MseLossBackward0``); with ``weight``, Σ w·(x - y)² / Σ w, composed as in PyTorch."""
     _size_warning(input, target)
@@ -115,6 +117,7 @@ def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     return reduce_tensor(loss, reduction)
 
 
+@autocast_entry
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error, composed as PyTorch does: ``(x - y).abs()`` then the reduction."""
     _size_warning(input, target)
@@ -138,6 +141,7 @@ class SmoothL1LossBackward0(_LossNode):
         return self.both(ops.select(da < -self.beta, -g, ops.select(da > self.beta, g, d * g / self.beta)))
 
 
+@autocast_entry
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Quadratic for |x - y| < beta, linear beyond (``SmoothL1LossBackward0``); beta=0 is ``l1_loss``."""
     _size_warning(input, target)
@@ -166,6 +170,7 @@ class HuberLossBackward0(_LossNode):
         return self.both(ops.select(da < -delta, g * -delta, ops.select(da > delta, g * delta, d * g)))
 
 
+@autocast_entry
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Quadratic for |x - y| < delta, delta-scaled linear beyond (``HuberLossBackward0``)."""
     _size_warning(input, target)
@@ -184,6 +189,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 # --- kl_div -----------------------------------------------------------------------------------------------
 
+@autocast_entry
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Σ target·(log target - input), input given as log-probabilities; composed as in PyTorch.
     ``reduction='batchmean'`` divides the sum by the batch size (the KL divergence proper)."""
@@ -240,6 +246,7 @@ class BinaryCrossEntropyBackward0(_LossNode):
         return dx, dy
 
 
+@autocast_entry
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w·(y·log x + (1 - y)·log(1 - x)) for probabilities x in [0, 1] (``BinaryCrossEntropyBackward0``).
     Each log is clamped at -100, as in PyTorch, so x = 0 or 1 gives a finite loss."""
@@ -294,6 +301,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_LossNode):
         return dx, dy
 
 
+@autocast_entry
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """Binary cross-entropy of σ(input) against target, computed from the logits without overflow
@@ -321,6 +329,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 # --- likelihood losses ------------------------------------------------------------------------------------
 
+@autocast_entry
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Negative log-likelihood of ``target`` under a Poisson distribution of rate eˣ (``log_input``) or x;

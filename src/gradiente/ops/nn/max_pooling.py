@@ -7,6 +7,7 @@ import numpy as np
 from ...core import dtype as dt
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ._common import scalar_name, shape_text
 from .convolution import _tuple
 from .pooling import _as_height_one, _MaxPoolMap, _pool_pair, _window_argmax
@@ -177,6 +178,7 @@ def _max_unpool2d_node(input, indices, out_hw):
     return result
 
 
+@autocast_entry
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool2d``: each value of ``input`` placed at its ``indices`` (as
     ``max_pool2d(..., return_indices=True)`` gives them) in a zero image; ``(N, C, H, W) -> (N, C, Ho, Wo)``."""
