@@ -25,7 +25,14 @@ def sum_to(array, shape):
         return array
     lead = array.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
-    out = array.sum(axis=axes, keepdims=True) if axes else array
+    if not axes:
+        return array.reshape(shape) if lead else array
+    # np.add.reduce (what ndarray.sum calls) from here, so that an overflow's RuntimeWarning is gradiente's own, and
+    # silenced as PyTorch is silent; bfloat16 accumulates in float32 and is rounded once, as PyTorch's sum
+    if array.dtype == dt.BFLOAT16:
+        out = np.add.reduce(array, axis=axes, keepdims=True, dtype=np.float32).astype(dt.BFLOAT16)
+    else:
+        out = np.add.reduce(array, axis=axes, keepdims=True)
     return out.reshape(shape) if lead else out
 
 

@@ -166,11 +166,8 @@ def _autocast_call(op, policy, args, kwargs):
         target = lower
     elif policy == FP32:
         target = dt.float32
-    else:                               # promote: the widest floating dtype among the arguments and ``lower``
-        target = lower
-        for t in _tensors(args, kwargs):
-            if t.is_floating_point():
-                target = dt.promote_types(target, t.dtype)
+    else:
+        target = _prioritize(lower, args, kwargs)
     args = tuple(_cast_argument(a, target, lower) for a in args)
     kwargs = {k: _cast_argument(v, target, lower) for k, v in kwargs.items()}
     state.cpu_on = False                # the ops this one calls are not autocast again
@@ -178,6 +175,23 @@ def _autocast_call(op, policy, args, kwargs):
         return op(*args, **kwargs)
     finally:
         state.cpu_on = state.enabled["cpu"]
+
+
+def _prioritize(lower, args, kwargs):
+    """The promote policy's dtype (PyTorch's ``prioritize``): float32 if an eligible argument is float32, else the
+    lower-precision dtype; another 16-bit float among the arguments is PyTorch's error."""
+    target = lower
+    for t in _tensors(args, kwargs):
+        if _eligible(t) and target is lower and t.dtype is not lower:
+            if t.dtype is not dt.float32:
+                raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+            target = dt.float32
+    return target
+
+
+def _eligible(t):
+    """Whether autocast casts ``t``: a floating tensor, not float64 (PyTorch's ``is_eligible``)."""
+    return t.is_floating_point() and t.dtype is not dt.float64
 
 
 def _tensors(args, kwargs):
@@ -199,7 +213,7 @@ def _cast_argument(value, target, lower):
 
 
 def _cached_cast(t, target, lower):
-    if not t.is_floating_point() or t.dtype is dt.float64 or t.dtype is target:
+    if not _eligible(t) or t.dtype is target:
         return t
     state = _state
     # PyTorch caches only the lower-precision casts of float32 leaves that require grad (weights): keyed by the

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ...core import dtype as dt
 from ...core.dtype import cpp_name, scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -259,14 +260,15 @@ def _bilinear(ops, conv, which, a, b):
 
 def _convolve(conv, input, weight, bias):
     """Run ``conv.forward`` on the arrays, add the bias, and record the node."""
-    out, cols = conv.forward(input._data, weight._data)
+    # bfloat16 is convolved in float32 (dt.widened), the bias added there, and the sum rounded once
+    out, cols = conv.forward(dt.widened(input._data), dt.widened(weight._data))
     # one copy makes the result contiguous, and adds the bias on the way
     result = np.empty(out.shape, dtype=out.dtype)
     if bias is not None:
-        np.add(out, bias._data.reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
+        np.add(out, dt.widened(bias._data).reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
     else:
         result[...] = out
-    result = wrap(result)
+    result = wrap(result.astype(input._data.dtype, copy=False))
     inputs = (input, weight) if bias is None else (input, weight, bias)
     if wants_grad(*inputs):
         # the weight's gradient reads the columns (kept only if it is needed; a transposed convolution reads the
