@@ -341,3 +341,15 @@ def test_scalers_without_cuda_warn_and_disable_as_torch(make):
         scaler.update()
         return [caught, scaler.is_enabled(), scaler.get_scale(), scaler.state_dict(), repr(loss), repr(w)]
     _same(probe)
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_warnings_of_listed_ops_name_the_callers_line(enabled):
+    """The entry that applies autocast is one more frame between a listed op and its caller: the op's warnings
+    still name the caller's line, as PyTorch's do, with autocast on or off."""
+    for lib in LIBS:
+        with lib.autocast("cpu", enabled=enabled), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _f(lib).mse_loss(lib.ones(3), lib.ones(1, 3))
+            _f(lib).kl_div(lib.ones(2, 3), lib.ones(2, 3))
+        assert [w.filename for w in caught] == [__file__, __file__], lib.__name__

@@ -142,6 +142,7 @@ def test_torch_checkpoint_features(tmp_path):
     assert isinstance(out["param"], gradiente.nn.Parameter) and out["param"].requires_grad
     assert out["size"] == (2, 3) and out["dtype"] is gradiente.float64 and out["bytes"] == b"\x00\xff"
     assert out["half"].dtype is gradiente.float16 and out["bf16"].tolist() == [1.5, -2.0]
+    assert out["bf16"].dtype is gradiente.bfloat16                  # once widened to float32 on load
     assert out["empty"].shape == (0, 3) and out["scalar"].item() == 3 and out["scalar"].shape == ()
 
 

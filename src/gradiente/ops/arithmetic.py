@@ -5,7 +5,6 @@ Each op is a forward function next to its node class; each node's docstring is i
 of broadcast inputs are reduced by the engine, never here.
 """
 import re
-import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_ch
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
+from ._warnings import warn
 
 __all__ = ["add", "div", "divide", "float_power", "floor_divide", "fmod", "mul", "multiply", "neg", "negative",
            "positive", "pow", "reciprocal", "remainder", "rsub", "square", "sub", "subtract", "true_divide",
@@ -693,7 +693,7 @@ def cast(input, dtype):
     out = wrap((data.real if to_real else data).astype(dtype._np))
     if wants_grad(input) and (dtype.is_floating_point or dtype.is_complex):
         if to_real:     # PyTorch warns where the discarded imaginary part would have had a gradient
-            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+            warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
         record(ToCopyBackward0, (input,), out)
     return out
 

@@ -22,6 +22,7 @@ import threading
 from ..core import dtype as dt
 from ..core.device import DEVICE_TYPES
 from ..core.tensor import Tensor
+from ._warnings import SKIPPED_CODE
 from .arithmetic import cast
 
 __all__ = ["is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
@@ -156,6 +157,7 @@ def autocast_entry(op):
         if not _state.cpu_on:           # the whole cost of autocast when it is off
             return op(*args, **kwargs)
         return _autocast_call(op, policy, args, kwargs)
+    SKIPPED_CODE.add(entry.__code__)    # the ops' warnings still name their caller's line (``_warnings.warn``)
     return entry
 
 
@@ -175,6 +177,9 @@ def _autocast_call(op, policy, args, kwargs):
         return op(*args, **kwargs)
     finally:
         state.cpu_on = state.enabled["cpu"]
+
+
+SKIPPED_CODE.add(_autocast_call.__code__)
 
 
 def _prioritize(lower, args, kwargs):

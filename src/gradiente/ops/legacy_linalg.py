@@ -7,7 +7,6 @@ Each is built on ``gradiente.linalg`` and records the node PyTorch records (``Ch
 ``TriangularSolveBackward0``, ...). Where PyTorch warns that a function is deprecated, so do we, with its text and,
 as PyTorch does, once per process.
 """
-import warnings
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from . import linalg
+from ._warnings import warn
 from .autocast import autocast_entry
 from .linalg import _mT, _triangular, _triangular_grads
 
@@ -69,7 +69,7 @@ def _deprecated(name):
     """PyTorch's deprecation warning for ``name``, the first time only (PyTorch warns once per process)."""
     if name not in _warned:
         _warned.add(name)
-        warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
+        warn(_DEPRECATED[name], UserWarning, stacklevel=3)
 
 
 # --- SVD and QR, with their older arguments ----------------------------------------------------------------

@@ -7,7 +7,6 @@ we, and the graph shows the same nodes; ops that PyTorch records as one node (Ad
 LinalgCrossBackward0, CdistBackward0, ...) have their rule here.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from ._warnings import warn
 from .autocast import autocast_entry
 from .joining import cat
 from .matmul import _scaled_sum, dot, matmul, mm
@@ -235,7 +235,7 @@ def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim``. Without ``dim``, PyTorch's deprecated default: the first
     dim of size 3 of ``input`` (with a warning); ``linalg.cross`` uses the last dim instead."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+        warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
         dim = next((i for i, s in enumerate(input._data.shape) if s == 3), None)
@@ -447,7 +447,7 @@ def block_diag(*tensors):
 
 def chain_matmul(*matrices, out=None):
     """The product of the matrices in the cheapest order (deprecated in PyTorch: ``linalg.multi_dot``)."""
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+    warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
                   "multiple parameters.", UserWarning, stacklevel=2)
     if not matrices:

@@ -17,6 +17,7 @@ from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from ._warnings import warn
 from .autocast import autocast_entry
 from .views import select, slice_dim, view
 
@@ -559,7 +560,7 @@ def _var_std(input, dim, unbiased, keepdim, correction, name):
     if dof > 0:
         value = work.var(axis=axes, ddof=correction, keepdims=keepdim)
     else:
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+        warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
         with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)     # NumPy's version of the warning just given
@@ -853,7 +854,7 @@ def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
         warnings.simplefilter("always")
         spread = spread_fn(input, dim, unbiased, keepdim, correction=correction)
     for w in caught:                            # var's (or std's) warning, under this function's name
-        warnings.warn(str(w.message).replace(f"{name[:3]}()", f"{name}()"), w.category, stacklevel=3)
+        warn(str(w.message).replace(f"{name[:3]}()", f"{name}()"), w.category, stacklevel=3)
     axes = normalize_dims(dim, a.ndim)
     count = math.prod(a.shape[i] for i in axes)
     # the mean in double for float32, float16 and bfloat16, as var computes, then rounded once

@@ -3,7 +3,6 @@ them: a centring, a matrix product and a division), and the counts ``bincount``,
 which have no derivative.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ..core.creation import linspace
 from ..core.dtype import cpp_name, scalar_name
 from ..core.record import wrap
 from ..core.tensor import Tensor
+from ._warnings import warn
 from .arithmetic import _without_derivative
 from .complex_numbers import complex, conj, imag, real
 from .views import (
@@ -66,7 +66,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction
     if norm_factor._data <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = norm_factor * 0
     centered = x - avg.unsqueeze(1)

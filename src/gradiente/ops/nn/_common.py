@@ -1,7 +1,6 @@
 """What the functional modules share: the ``reduction`` argument, dtype names in messages, recording an
 elementwise activation (and its in-place form), and the Tensor-with-number nodes PyTorch's C++
 decompositions record (``MulBackward1``: ``tensor * 0.9`` written in C++ rather than Python)."""
-import warnings
 
 import numpy as np
 
@@ -9,6 +8,7 @@ from ...core import dtype as dt
 from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .._warnings import warn
 
 __all__ = [
     "activation",
@@ -34,10 +34,10 @@ def reduction_arg(reduction, size_average=None, reduce=None):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+        warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
                       "instead.", stacklevel=3)
     if reduction == "elementwise_mean":
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+        warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
                       stacklevel=3)
         return "mean"
     if reduction not in ("none", "mean", "sum"):

@@ -7,7 +7,6 @@ composition (scaled matmuls, a safe softmax, dropout).
 (its slow path), so values, random draws and the output's ``grad_fn`` are PyTorch's.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from ...core.record import record, wants_grad, wrap
 from .. import matmul as matrix_products
 from .. import rearranging
 from .. import softmax as softmax_ops
+from .._warnings import warn
 from ..autocast import autocast_entry
 from ..softmax import SoftmaxBackward0
 from ._array_rules import arrays_only
@@ -199,7 +199,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask.dtype != dt.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+        warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       "instead.", stacklevel=2)
     if is_float:
         return mask

@@ -6,7 +6,6 @@ only (no second derivatives).
 """
 import functools
 import itertools
-import warnings
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from ...core import dtype as dt
 from ...core.creation import linspace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .._warnings import warn
 from ..autocast import autocast_entry
 from ._array_rules import arrays_only
 from ._common import scalar_name
@@ -65,7 +65,7 @@ def affine_grid(theta, size, align_corners=None):
     ``size`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``): ``(N, H, W, 2)``, each output position's normalized
     (x, y) = θ · (x', y', 1), ready for ``grid_sample``."""
     if align_corners is None:
-        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -79,7 +79,7 @@ def affine_grid(theta, size, align_corners=None):
                          f"{size}. Got {theta.shape}.")
     spatial = sizes[2:]
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+        warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
                       "affine_grid for details.", stacklevel=2)
     elif min(sizes) <= 0:
@@ -263,7 +263,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
         align_corners = False
     _check_grid_sampler(input, grid, mode)
     xa, ga = input._data, grid._data

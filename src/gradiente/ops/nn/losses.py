@@ -6,7 +6,6 @@ is one node here too, with the reduction inside it: ``'mean'`` scales the gradie
 Input and target broadcast against each other (with PyTorch's warning); both are differentiable.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from ...core.errors import broadcast_shape
 from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
+from .._warnings import warn
 from ..autocast import autocast_entry
 from ..binary_math import xlogy
 from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
@@ -50,7 +50,7 @@ class _LossNode(Node):
 
 def _size_warning(input, target):
     if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
+        warn(f"Using a target size ({target.size()}) that is different to the input size "
                       f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
                       "Please ensure they have the same size.", stacklevel=3)
 
@@ -196,7 +196,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if size_average is not None or reduce is not None:
         reduction = reduction_arg(reduction, size_average, reduce)
     elif reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+        warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
