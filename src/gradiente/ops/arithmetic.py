@@ -717,10 +717,9 @@ def _augmented(op, ufunc):
 
 def _direct(tensor, other):
     """Whether ``tensor op= other`` can run as one NumPy ufunc with ``out=``: nothing to record, the
-    same floating dtype (or a Python number), and no broadcasting of the target. Not for the 16-bit floats, which
-    PyTorch computes in float32 with the number unrounded."""
+    same floating dtype (or a Python number), and no broadcasting of the target."""
     a = tensor._data
-    if a.dtype.kind != "f" or a.dtype.itemsize == 2 or not a.flags.writeable:
+    if a.dtype.kind != "f" or not a.flags.writeable:      # (bfloat16's NumPy kind is "V": the general path)
         return False
     if _grad_state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
         return False
