@@ -43,6 +43,21 @@ def test_storage_and_conversions():
         torch.tensor([2 ** 24 + 1, 2 ** 40 + 2 ** 30 + 1]).bfloat16().tolist()
 
 
+def test_creation_and_random_numbers_are_torchs():
+    def made(lib):
+        lib.manual_seed(0)
+        b = lib.bfloat16
+        x = lib.randn(3, 4).bfloat16()
+        return [lib.randn(5, dtype=b), lib.rand(5, dtype=b), lib.randint(0, 10, (3,), dtype=b), lib.zeros(2, dtype=b),
+                lib.full((2,), 0.1, dtype=b), lib.arange(0, 1, 0.25, dtype=b), lib.linspace(0, 1, 5, dtype=b),
+                lib.eye(2, dtype=b), lib.nn.init.normal_(lib.empty(3, dtype=b)), x.type(), x.new_zeros(2),
+                lib.zeros_like(x).dtype, lib.nn.functional.dropout(x, 0.5), x.clone().uniform_(),
+                x.max(1), x.argmax(), x.sum(0, dtype=lib.float32), x.to(lib.int32), x.bool(),
+                lib.where(x > 0, x, 0.5), x.masked_fill(x > 0, 0.3), x.clamp(min=0.1)]
+    ours, theirs = made(gradiente), made(torch)
+    assert [repr(v).replace("gradiente.", "torch.") for v in ours] == [repr(v) for v in theirs]
+
+
 def test_numpy_refuses_bfloat16_as_torch_does():
     for lib in (gradiente, torch):
         t = lib.ones(2, dtype=lib.bfloat16)

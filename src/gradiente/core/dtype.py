@@ -200,3 +200,8 @@ def widened(array):
     """The array a kernel computes on: bfloat16 as float32 (PyTorch's CPU kernels compute bfloat16 in float and
     round their result once, which NumPy does only for single ufunc calls), any other as it is."""
     return array.astype(np.float32) if array.dtype == BFLOAT16 else array
+
+
+def finfo_of(np_dtype):
+    """``np.finfo`` of a floating NumPy dtype, bfloat16 included (NumPy's finfo does not know it; ml_dtypes' does)."""
+    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16 else np.finfo(np_dtype)

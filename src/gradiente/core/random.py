@@ -288,7 +288,7 @@ def _random_bounds(np_dtype, low, high):
     else:
         high_inclusive = int(np.iinfo(np_dtype).max)
     if dt.kind(np_dtype) == "f":
-        info = np.finfo(np_dtype)
+        info = dt.finfo_of(np_dtype)
         limits = (float(info.min), float(info.max))
     elif np_dtype == np.bool_:
         limits = (0, 1)

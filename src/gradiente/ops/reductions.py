@@ -1146,7 +1146,7 @@ class LogcumsumexpBackward0(Node):
             return (grad,)
         # The sum in log space, so that no exp overflows: positive and negative gradients apart, since only
         # positive numbers have a logarithm; a zero gradient becomes the lowest number (exp of it is 0).
-        lowest = float(np.finfo(ga.dtype).min)
+        lowest = float(dt.finfo_of(ga.dtype).min)
         parts = []
         with np.errstate(divide="ignore", over="ignore"):      # log 0 = -inf and lowest - out = -inf are meant
             log_abs = ops.log(ops.abs(grad))

@@ -481,8 +481,8 @@ class HardshrinkBackward0(SoftshrinkBackward0):
 def softshrink(input, lambd=0.5):
     """x shrunk towards 0 by λ, and 0 inside [-λ, λ] (``SoftshrinkBackward0``)."""
     a = input._data
-    if dt.kind(a.dtype) == "f" and not 0 <= lambd <= np.finfo(a.dtype).max:
-        raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
+    if dt.kind(a.dtype) == "f" and not 0 <= lambd <= dt.finfo_of(a.dtype).max:
+        raise RuntimeError(f"lambda must be in range [0, {float(dt.finfo_of(a.dtype).max):g}] for input dtype "
                            f"{scalar_name(a.dtype)}, but found {lambd:g}")
     # x minus x clamped to [-λ, λ], as PyTorch's vectorized kernel computes it: +0.0 inside, nan for nan
     return activation(input, lambda a: a - np.clip(a, -lambd, lambd), SoftshrinkBackward0, "softshrink_cpu",

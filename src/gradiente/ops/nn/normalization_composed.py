@@ -104,7 +104,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if dt.kind(input._data.dtype) != "f":
         raise NotImplementedError(f"\"rms_norm\" not implemented for '{scalar_name(input._data.dtype)}'")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = float(dt.finfo_of(input._data.dtype).eps)
     dims = tuple(range(input.dim() - k, input.dim()))
     # PyTorch's C++ composition adds eps in place to the mean (AddBackward1, a tensor plus a number)
     out = input.mul(add_scalar(input.pow(2).mean(dims, keepdim=True), eps).rsqrt())
