@@ -353,3 +353,48 @@ def test_warnings_of_listed_ops_name_the_callers_line(enabled):
             _f(lib).mse_loss(lib.ones(3), lib.ones(1, 3))
             _f(lib).kl_div(lib.ones(2, 3), lib.ones(2, 3))
         assert [w.filename for w in caught] == [__file__, __file__], lib.__name__
+
+
+def test_custom_function_with_custom_fwd_and_bwd():
+    def probe(lib):
+        class Product(lib.autograd.Function):
+            @staticmethod
+            @lib.amp.custom_fwd(device_type="cpu", cast_inputs=lib.float32)
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a @ b
+
+            @staticmethod
+            @lib.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, grad):
+                a, b = ctx.saved_tensors
+                return grad @ b.t(), a.t() @ grad
+
+        x = lib.tensor([[1.5, -2.0], [0.25, 3.0]], requires_grad=True)
+        with lib.autocast("cpu"):
+            y = Product.apply(x, x.bfloat16())       # cast_inputs: computed in float32, autocast off inside
+            z = x @ x
+        y.sum().backward()
+        return [y, z.dtype, x.grad]
+    _same(probe)
+
+
+def test_deprecated_state_functions_warn_as_torch():
+    def probe(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = [lib.is_autocast_cpu_enabled(), lib.get_autocast_cpu_dtype(), lib.get_autocast_gpu_dtype()]
+        # PyTorch's C++ warnings end with where in its sources they were raised
+        return values, [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+    _same(probe)
+
+
+def test_bfloat16_as_the_default_dtype():
+    def probe(lib):
+        lib.set_default_dtype(lib.bfloat16)
+        try:
+            return [lib.tensor([1.1, 2.5]), lib.get_default_dtype(), lib.ones(2) * 0.3, lib.arange(3) * 1.5,
+                    lib.tensor([1.5], dtype=lib.float32), lib.nn.Linear(2, 2).weight.dtype]
+        finally:
+            lib.set_default_dtype(lib.float32)
+    _same(probe)

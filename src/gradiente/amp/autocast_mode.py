@@ -5,14 +5,18 @@ op has); this class only sets that module's per-thread state on entry and restor
 ``torch.amp.autocast_mode.autocast`` does. gradiente computes on the CPU only: CUDA autocast is refused with
 PyTorch's warning on a machine without CUDA, and other device types keep their settings without effect.
 """
+import collections.abc
 import functools
 import warnings
 
+import numpy as np
+
 from ..core import dtype as dt
+from ..core.tensor import Tensor
 from ..ops import autocast as state
 from ..ops.autocast import is_autocast_available
 
-__all__ = ["autocast", "is_autocast_available"]
+__all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 # CPU autocast computes in one of these (PyTorch: "CPU Autocast only supports dtypes of ...").
 _SUPPORTED = (dt.bfloat16, dt.float16)
@@ -74,3 +78,62 @@ class autocast:
             with self:
                 return func(*args, **kwargs)
         return decorate_autocast
+
+
+# --- custom autograd Functions under autocast ---------------------------------------------------------------------
+
+def _cast(value, dtype):
+    """``value`` with its floating tensors (not float64) converted to ``dtype``, through containers; strings,
+    bytes and NumPy arrays pass as they are (they are iterable, but not containers of tensors)."""
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() and value.dtype is not dt.float64 else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast(k, dtype): _cast(v, dtype) for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        cast_items = (_cast(v, dtype) for v in value)
+        return type(value)(cast_items) if isinstance(value, (list, tuple)) else cast_items
+    return value
+
+
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorates a custom ``Function.forward``: it remembers the autocast state for ``custom_bwd``; with
+    ``cast_inputs``, inside an autocast region, its floating tensor arguments are cast to that dtype and it runs
+    with autocast off."""
+    _check_device_type(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = state.get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = state.is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not state.is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast(args, cast_inputs), **_cast(kwargs, cast_inputs))
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorates a custom ``Function.backward``: it runs with the autocast state its ``forward`` ran with."""
+    _check_device_type(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd

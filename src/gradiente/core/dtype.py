@@ -113,7 +113,7 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
-    if not isinstance(d, dtype) or d not in (float32, float64, float16):
+    if not isinstance(d, dtype) or d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 

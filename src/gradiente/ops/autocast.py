@@ -22,13 +22,14 @@ import threading
 from ..core import dtype as dt
 from ..core.device import DEVICE_TYPES
 from ..core.tensor import Tensor
-from ._warnings import SKIPPED_CODE
+from ._warnings import SKIPPED_CODE, warn
 from .arithmetic import cast
 
 __all__ = ["is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
            "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
            "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_available",
-           "get_autocast_cpu_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype"]
+           "get_autocast_cpu_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype",
+           "get_autocast_gpu_dtype"]
 
 LOWER_PRECISION_FP, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 
@@ -129,21 +130,34 @@ def autocast_decrement_nesting():
     return _state.nesting
 
 
-# PyTorch's deprecated CPU-specific forms (they warn there; kept here for programs that still call them).
+# PyTorch's deprecated device-specific forms, with its DeprecationWarnings.
+def _deprecated(old, new):
+    warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
 def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
 
 
 # --- the entry of every listed op ------------------------------------------------------------------------------
