@@ -158,14 +158,35 @@ class RuleOps:
     def put(self, x, index, values): """a copy of x with the elements at flat positions index replaced"""
 
 
+def _rounded_once(array_fn):
+    """``array_fn`` computing a bfloat16 array in float32 and rounding its result once, as PyTorch's kernel for that
+    op does (NumPy would round after each of its steps, or accumulate a sum in bfloat16); other arrays as they are."""
+    def on_arrays(x, *args, **kwargs):
+        if x.dtype == dt.BFLOAT16:
+            return np.asarray(array_fn(x.astype(np.float32), *args, **kwargs)).astype(dt.BFLOAT16)
+        return array_fn(x, *args, **kwargs)
+    on_arrays.__name__ = on_arrays.__qualname__ = array_fn.__name__
+    on_arrays.__doc__ = array_fn.__doc__
+    return on_arrays
+
+
+def _matmul(x, y):
+    """NumPy's matmul, bfloat16 multiplied in float32 and rounded once (as PyTorch's CPU gemm accumulates)."""
+    if x.dtype == dt.BFLOAT16 or y.dtype == dt.BFLOAT16:
+        result = np.matmul(dt.widened(x), dt.widened(y))
+        return result.astype(dt.BFLOAT16) if x.dtype == y.dtype else result
+    return np.matmul(x, y)
+
+
 class NumpyOps:
     """``RuleOps`` on raw NumPy arrays (an ordinary, first-order backward pass)."""
 
     recording = False
     exp, log, log1p, sqrt = np.exp, np.log, np.log1p, np.sqrt
     sin, cos, sinh, cosh, tanh, abs = np.sin, np.cos, np.sinh, np.cosh, np.tanh, np.abs
-    matmul, logical_not = np.matmul, np.logical_not
+    logical_not = np.logical_not
     sum_to = staticmethod(sum_to)
+    matmul = staticmethod(_matmul)
 
     @staticmethod
     def unpack_output(saved, node):
@@ -192,6 +213,7 @@ class NumpyOps:
         return s
 
     @staticmethod
+    @_rounded_once
     def sum(x, dim=None, keepdim=False):
         return np.asarray(x.sum(axis=dim, keepdims=keepdim))
 
@@ -296,6 +318,7 @@ class NumpyOps:
         return np.where(condition, x, y)
 
     @staticmethod
+    @_rounded_once
     def mean(x, dim, keepdim=False):
         return np.asarray(x.mean(axis=dim, keepdims=keepdim))
 
@@ -335,8 +358,8 @@ class NumpyOps:
         return np.where(np.isnan(y), np.nan, out)
 
     # --- activations and padding (nn.functional rules) ---------------------------------------------------
-    sigmoid = staticmethod(sigmoid_array)
-    erf = staticmethod(erf_array)
+    sigmoid = staticmethod(_rounded_once(sigmoid_array))
+    erf = staticmethod(_rounded_once(erf_array))
 
     @staticmethod
     def constant_pad(x, pad):
@@ -379,6 +402,8 @@ class NumpyOps:
 
     @staticmethod
     def einsum(equation, *operands):
+        if any(o.dtype == dt.BFLOAT16 for o in operands):
+            return np.einsum(equation, *map(dt.widened, operands), optimize=len(operands) > 1).astype(dt.BFLOAT16)
         return np.einsum(equation, *operands, optimize=len(operands) > 1)
 
     @staticmethod

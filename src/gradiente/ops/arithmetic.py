@@ -93,7 +93,7 @@ class MulBackward0(Node):
 
 
 class DivBackward0(Node):
-    """out = x / y;  dx = grad / y;  dy = -grad * x / y²;  out' = x' / y - y' * x / y²"""
+    """out = x / y;  dx = grad / y;  dy = -grad * ((x / y) / y);  out' = x' / y - y' * x / y²"""
     holomorphic = True
     __slots__ = ()
     formula = "∂(x/y)/∂x = 1/y,  ∂(x/y)/∂y = -x/y²"
@@ -101,8 +101,9 @@ class DivBackward0(Node):
     def backward(self, ops, grad):
         x, y = self.saved(ops)
         edges = self.next_functions
+        # dy in PyTorch's order of operations (div_tensor_other_backward), which bfloat16 rounds step by step
         return (grad / y if edges[0][0] is not None else None,
-                -grad * x / (y * y) if edges[1][0] is not None else None)
+                -grad * ((x / y) / y) if edges[1][0] is not None else None)
 
     def jvp(self, ops, x_t, y_t):
         x, y = self.saved(ops)
