@@ -172,7 +172,7 @@ def _rounded_once(array_fn):
 
 def _matmul(x, y):
     """NumPy's matmul, bfloat16 multiplied in float32 and rounded once (as PyTorch's CPU gemm accumulates)."""
-    if x.dtype == dt.BFLOAT16 or y.dtype == dt.BFLOAT16:
+    if dt.BFLOAT16 in (x.dtype, y.dtype):
         result = np.matmul(dt.widened(x), dt.widened(y))
         return result.astype(dt.BFLOAT16) if x.dtype == y.dtype else result
     return np.matmul(x, y)
