@@ -173,6 +173,7 @@ OPS_WITHOUT_A_TEST_FILE = {
     "_reparam": "the reparameterization gradients of sampling.py's ops, tested through them",
     "tensor_rules": "the rules' Tensor namespace; test_architecture.py checks it against the interface",
     "samplers": "the array-level samplers behind sampling.py's ops, tested through them",
+    "autocast": "the autocast state and the entry of the listed ops, tested with torch.amp in test_autocast.py",
 }
 
 

@@ -142,6 +142,7 @@ def test_torch_checkpoint_features(tmp_path):
     assert isinstance(out["param"], gradiente.nn.Parameter) and out["param"].requires_grad
     assert out["size"] == (2, 3) and out["dtype"] is gradiente.float64 and out["bytes"] == b"\x00\xff"
     assert out["half"].dtype is gradiente.float16 and out["bf16"].tolist() == [1.5, -2.0]
+    assert out["bf16"].dtype is gradiente.bfloat16                  # once widened to float32 on load
     assert out["empty"].shape == (0, 3) and out["scalar"].item() == 3 and out["scalar"].shape == ()
 
 
@@ -211,3 +212,91 @@ def test_corrupt_files_fail_clearly(tmp_path, damage):
 def test_unsupported_objects_are_refused():
     with pytest.raises(TypeError, match="Save a model's state_dict\\(\\), not the model"):
         gradiente.save(gradiente.nn.Linear(2, 2), io.BytesIO())
+
+
+# --- checkpoints of plain data (issue 16 item 7): NumPy arrays and scalars, numbers, containers ---------------------
+
+def _plain_data():
+    return {"array": np.arange(6).reshape(2, 3), "half": np.ones((2, 2), dtype=np.float16),
+            "big_endian": np.array([1.5, -2.5], dtype=">f4"),
+            "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+            "strided": np.arange(10)[::3], "empty": np.zeros((0, 3)), "zero_d": np.array(3.0),
+            "strings": np.array(["ab", "c"]), "complex": np.array([1 + 2j], dtype=np.complex64),
+            "bools": np.array([True, False]), "f32": np.float32(1.5), "i64": np.int64(-7), "flag": np.bool_(True),
+            "f64": np.float64(2.5), "text": np.str_("xy"), "numbers": [1, 2.5, 3j, -(2 ** 70)],
+            "plain": ("x", None, True, b"\x00\xff", b""), "nested": {"k": [np.arange(3), {"deep": np.float32(2)}]}}
+
+
+def _assert_same_data(ours, theirs):
+    """Equal values of equal types, recursively (arrays: values, dtype and shape)."""
+    assert type(ours) is type(theirs), (type(ours), type(theirs))
+    if isinstance(theirs, dict):
+        assert list(ours) == list(theirs)
+        for k in theirs:
+            _assert_same_data(ours[k], theirs[k])
+    elif isinstance(theirs, (list, tuple)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _assert_same_data(a, b)
+    elif isinstance(theirs, np.ndarray):
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape and np.array_equal(ours, theirs)
+        assert ours.flags.writeable
+    else:
+        assert ours == theirs and (not isinstance(theirs, np.generic) or ours.dtype == theirs.dtype)
+
+
+def test_torch_saved_plain_data_loads_as_torch_loads_it(tmp_path):
+    path = tmp_path / "data.pt"
+    torch.save(_plain_data(), path)
+    reference = torch.load(path, weights_only=False)
+    _assert_same_data(gradiente.load(path), reference)
+    # weights_only=False is accepted and means the same safe reader
+    _assert_same_data(gradiente.load(path, weights_only=False), reference)
+
+
+def test_our_plain_data_loads_in_torch(tmp_path):
+    """What torch reads back from our file is what it reads back from its own (NumPy's protocol-2 pickles give a
+    big-endian array back in native order, the values unchanged)."""
+    ours, theirs = tmp_path / "ours.pt", tmp_path / "theirs.pt"
+    gradiente.save(_plain_data(), ours)
+    torch.save(_plain_data(), theirs)
+    reference = torch.load(theirs, weights_only=False)
+    _assert_same_data(torch.load(ours, weights_only=False), reference)
+    _assert_same_data(gradiente.load(ours), reference)
+
+
+@pytest.mark.parametrize("obj", [np.arange(3), np.float32(1.5)], ids=["array", "scalar"])
+def test_torchs_default_refuses_numpy_in_ours_as_in_its_own(tmp_path, obj):
+    """PyTorch's weights_only=True refuses NumPy's reconstructors in any file; ours are refused alike, and, with the
+    names allowlisted as PyTorch's message suggests, read."""
+    messages = []
+    for lib in (torch, gradiente):
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save(obj, path)
+        with pytest.raises(pickle.UnpicklingError) as info:
+            torch.load(path)
+        messages.append(str(info.value).split("WeightsUnpickler error: ")[1].split(" was not")[0])
+    assert messages[0] == messages[1]
+    numpy_names = [np._core.multiarray._reconstruct, np._core.multiarray.scalar, np.ndarray, np.dtype,
+                   type(np.dtype(np.float32)), type(np.dtype(np.int64))]
+    with torch.serialization.safe_globals(numpy_names):
+        _assert_same_data(torch.load(tmp_path / "gradiente.pt"), obj)
+
+
+def test_plain_data_in_safetensors(tmp_path):
+    data = {"w": gradiente.ones(2), "array": np.arange(6, dtype=np.float32).reshape(2, 3), "zero_d": np.array(2.5),
+            "scalar": np.int32(4), "numbers": [1, 2.5], "half": np.float16(0.5)}
+    path = tmp_path / "data.safetensors"
+    gradiente.save(data, path)
+    loaded = gradiente.load(path)
+    _assert_same_data({k: v for k, v in loaded.items() if k != "w"}, {k: v for k, v in data.items() if k != "w"})
+    assert loaded["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="safetensors cannot store NumPy arrays of dtype <U1"):
+        gradiente.save({"s": np.array(["a"])}, tmp_path / "s.safetensors")
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")      # np.matrix's own warning
+def test_object_arrays_and_subclasses_are_refused_when_saving():
+    for bad in (np.array([1, "a"], dtype=object), np.ma.masked_array([1, 2]), np.matrix([[1, 2]])):
+        with pytest.raises(TypeError, match="NumPy arrays and scalars \\(of numbers, bools or strings\\)"):
+            gradiente.save({"x": bad}, io.BytesIO())

@@ -130,6 +130,87 @@ def test_other_writes_and_calls_are_refused(tmp_path, case):
     _assert_process_intact(tmp_path)
 
 
+# --- crafted NumPy pickles: the reconstructors of arrays and scalars are allowed, nothing else of NumPy's ----------
+
+class _Reduce:
+    """Pickles as ``fn(*args)``, then ``BUILD state`` when a state is given: how a crafted file is written."""
+
+    def __init__(self, fn, args, state=None):
+        self.fn, self.args, self.state = fn, args, state
+
+    def __reduce__(self):
+        return (self.fn, self.args) if self.state is None else (self.fn, self.args, self.state)
+
+
+_RECONSTRUCT, _SCALAR = np._core.multiarray._reconstruct, np._core.multiarray.scalar
+
+
+def _array(state):
+    return _Reduce(_RECONSTRUCT, (np.ndarray, (0,), b"b"), state)
+
+
+NUMPY_ATTACKS = {
+    # other NumPy functions, named as the reconstructors are
+    "numpy_load": _Reduce(np.load, ("/etc/passwd",)),
+    "numpy_frombuffer": _Reduce(np.frombuffer, (b"\x00" * 8,)),
+    "numpy_testing_runstring": _Reduce(np.testing._private.utils.runstring, ("x = 1", {})),
+    # an object array: its items are pickles themselves (so anything)
+    "object_dtype": _array((1, (1,), np.dtype(object), False, [1])),
+    "object_dtype_by_code": _Reduce(np.dtype, ("O8", False, True)),
+    # a dtype state that is not a simple dtype's (names, fields, subarray)
+    "dtype_fields_state": _Reduce(np.dtype, ("i8", False, True), (3, "<", None, ("evil",), None, -1, -1, 0)),
+    # _reconstruct of another class, or with other arguments
+    "reconstruct_other_class": _Reduce(_RECONSTRUCT, (OrderedDict, (0,), b"b")),
+    "reconstruct_huge": _Reduce(_RECONSTRUCT, (np.ndarray, (10 ** 12,), b"b")),
+    # data that does not fit the shape (a short buffer read past its end, or a huge allocation)
+    "short_data": _array((1, (1000,), np.dtype("<i8"), False, b"\x00" * 8)),
+    "negative_shape": _array((1, (-1,), np.dtype("<i8"), False, b"")),
+    "scalar_short_data": _Reduce(_SCALAR, (np.dtype("<f8"), b"\x00")),
+    # bytes(n): the protocol-2 spelling of b'' with an argument that allocates
+    "bytes_of_a_size": _Reduce(bytes, (10 ** 12,)),
+}
+
+
+def _numpy_process_state():
+    return [(np.dtype(code).str, np.dtype(code).byteorder, np.dtype(code).isnative) for code in ("i8", "f4", "?")]
+
+
+@pytest.mark.parametrize("case", sorted(NUMPY_ATTACKS))
+def test_crafted_numpy_pickles_are_refused(tmp_path, case):
+    path = _checkpoint(tmp_path / f"{case}.pt", pickle.dumps(NUMPY_ATTACKS[case], protocol=2))
+    with pytest.raises(pickle.UnpicklingError, match=r"^Weights only load failed"):
+        torch.load(path)
+    before, numpy_before = _process_state(), _numpy_process_state()
+    with pytest.raises(pickle.UnpicklingError, match=r"^Weights only load failed\. .*(refused|Can only)"):
+        gradiente.load(path)
+    assert _process_state() == before and _numpy_process_state() == numpy_before
+    _assert_process_intact(tmp_path)
+
+
+def test_build_on_numpys_own_objects_is_refused(tmp_path):
+    """BUILD may fill an array or a dtype the file made, never NumPy's ndarray class or a dtype NumPy shares."""
+    crafted = {"ndarray_class": b"\x80\x02cnumpy\nndarray\nN}(" + _text("evil") + b"K\x01u\x86b.",
+               "reconstruct_function": b"\x80\x02cnumpy._core.multiarray\n_reconstruct\nN}(" + _text("x")
+               + b"K\x01u\x86b."}
+    for name, data in crafted.items():
+        path = _checkpoint(tmp_path / f"{name}.pt", data)
+        with pytest.raises(pickle.UnpicklingError, match=r"Can only build"):
+            gradiente.load(path)
+    assert not hasattr(np.ndarray, "evil")
+
+
+def test_legitimate_numpy_pickles_still_load(tmp_path):
+    """The same reader loads what torch.save writes for arrays and scalars (both NumPy 1 and 2 module names)."""
+    data = {"a": np.arange(4.0).reshape(2, 2), "s": np.float32(3.5)}
+    path = tmp_path / "ok.pt"
+    torch.save(data, path)
+    loaded = gradiente.load(path)
+    assert np.array_equal(loaded["a"], data["a"]) and loaded["s"] == data["s"]
+    raw = zipfile.ZipFile(path).read("ok/data.pkl").replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+    old = gradiente.load(_checkpoint(tmp_path / "numpy1.pt", raw))
+    assert np.array_equal(old["a"], data["a"]) and old["s"] == data["s"]
+
+
 def test_a_state_dict_keeps_its_metadata(tmp_path):
     """BUILD on an OrderedDict the file made itself is what torch.save writes for a state_dict's _metadata."""
     state = torch.nn.Linear(2, 3).state_dict()

@@ -75,6 +75,7 @@ from .core.windows import *
 from .functional_aliases import *
 from .learner import LearnerWarning, is_learner_mode_enabled, learner_mode  # gradiente's own: not in PyTorch
 from .ops.arithmetic import *
+from .ops.autocast import *
 from .ops.binary_math import *
 from .ops.comparison import *
 from .ops.complex_numbers import *
@@ -114,7 +115,7 @@ newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler", "fft", "_vmap_internals")
+                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu")
 
 
 def result_type(tensor1, tensor2):
@@ -132,7 +133,7 @@ def numel(input):
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
                     "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
                     "OutOfMemoryError": "cuda", "compile": "compiler",
-                    "vmap": "func"}
+                    "vmap": "func", "autocast": "amp"}
 
 
 def _give_numpy_names():

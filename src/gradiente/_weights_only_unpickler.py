@@ -11,7 +11,9 @@ changes is one it built**. Concretely:
 * ``REDUCE``/``NEWOBJ`` call only the table's constructors, which return new objects.
 * ``APPEND``, ``SETITEM``, ``ADDITEMS`` and ``BUILD`` change only containers made during this load (their ids
   are kept, with the objects, in ``_fresh``), and ``BUILD`` only sets plain attributes of a new
-  ``OrderedDict`` (a ``state_dict``'s ``_metadata``), as PyTorch's reader allows.
+  ``OrderedDict`` (a ``state_dict``'s ``_metadata``), as PyTorch's reader allows, or hands the state to the
+  caller's builder for a type it names (``builders``: the NumPy arrays and dtypes of ``serialization.py``), again
+  only for an object built during this load.
 * No opcode that imports by text (``INST``, ``OBJ``), uses the copyreg registry (``EXT*``) or a persistent
   id other than a storage is accepted.
 
@@ -38,15 +40,17 @@ def refused(reason):
 class WeightsUnpickler:
     """Reads one pickle from ``data`` (bytes). ``globals_``: ``{(module, name): object}``, the only names the file
     may use; ``constructors``: those of them that ``REDUCE``/``NEWOBJ`` may call; ``persistent_load``: called
-    with a ``BINPERSID`` id; ``unknown_global``: makes the error for a name not in the table."""
+    with a ``BINPERSID`` id; ``unknown_global``: makes the error for a name not in the table; ``builders``:
+    ``{type: build(instance, state)}``, what ``BUILD`` may do to a new object of that type."""
 
-    def __init__(self, data, globals_, constructors, persistent_load, unknown_global):
+    def __init__(self, data, globals_, constructors, persistent_load, unknown_global, builders=None):
         self._data = memoryview(data)
         self._pos = 0
         self._globals = globals_
         self._constructors = {id(c): c for c in constructors}
         self._persistent_load = persistent_load
         self._unknown_global = unknown_global
+        self._builders = builders or {}
         self._fresh = {}            # id -> object, for everything built here (kept alive so ids stay unique)
 
     # --- reading the byte stream ---
@@ -228,6 +232,10 @@ class WeightsUnpickler:
 
     def _build(self, inst, state):
         """PyTorch's reader also builds Tensors and Parameters; ours are built whole by their constructors."""
+        builder = self._builders.get(type(inst))
+        if builder is not None and self._fresh.get(id(inst)) is inst:
+            builder(inst, state)
+            return
         if type(inst) is not OrderedDict or self._fresh.get(id(inst)) is not inst:
             raise refused("WeightsUnpickler error: Can only build Tensor, Parameter, OrderedDict or types allowlisted "
                           f"via `add_safe_globals`, but got {type(inst)}.")

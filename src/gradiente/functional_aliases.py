@@ -10,6 +10,7 @@ neither ``nn`` nor ``distributions``.
 """
 import numpy as np
 
+from .core import dtype as dt
 from .core.dtype import scalar_name
 from .core.errors import _require_tensor
 from .core.record import record, wants_grad, wrap
@@ -474,7 +475,7 @@ def _check_sampler_dtype(kernel, tensor, half=False):
     """PyTorch's error for a sampler given a dtype its kernel does not cover (float32 and float64; ``half``:
     float16 too)."""
     data = tensor._data
-    if data.dtype.kind != "f" or (data.dtype == np.float16 and not half):
+    if dt.kind(data.dtype) != "f" or (data.dtype == np.float16 and not half):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(data.dtype)}'")
 
 
@@ -493,7 +494,7 @@ def binomial(count, prob, generator=None):
     """Binomial(count, prob) counts, count and prob of one float dtype. Not differentiable: backward raises, as in
     PyTorch."""
     for tensor, name in ((count, "count"), (prob, "prob")):
-        if tensor._data.dtype.kind != "f":
+        if dt.kind(tensor._data.dtype) != "f":
             raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
                              f"{scalar_name(tensor._data.dtype)}")
     if count._data.dtype != prob._data.dtype:

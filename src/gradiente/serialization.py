@@ -8,6 +8,10 @@
   safetensors file (``safetensors.torch.load_file`` reads it); anything else made of tensors, numbers,
   strings, None and lists/tuples/dicts of them (an optimizer's state dict, a training checkpoint) is recorded
   as JSON in the header's ``__metadata__``. ``format=`` chooses either explicitly.
+* NumPy arrays and scalars, numbers, strings, bytes and plain containers are data too: ``torch.save`` pickles a
+  NumPy array by naming NumPy's ``_reconstruct`` (so PyTorch's default ``weights_only=True`` refuses the file, and
+  ``weights_only=False`` reads it); both formats of ours keep them, and ``load`` reads PyTorch's without running
+  NumPy's pickle code (``_numpy_pickles.py``).
 * ``load(f)`` reads either of ours, and PyTorch ``.pt``/``.pth`` files written by ``torch.save`` (the zip
   format), without PyTorch and without running the pickle's code: our own pickle machine
   (``_weights_only_unpickler.py``) resolves only a short list of names (``_rebuild_tensor_v2``, the storage
@@ -30,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._numpy_pickles import NUMPY_BUILDERS, NUMPY_CONSTRUCTORS, NUMPY_GLOBALS, is_numpy_data, write_numpy
 from ._weights_only_unpickler import WeightsUnpickler, refused
 from .core import dtype as dt
 from .core.size import Size
@@ -39,7 +44,7 @@ __all__ = ["save", "load"]
 
 _ST_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "U16": np.uint16,
               "F16": np.float16, "I32": np.int32, "U32": np.uint32, "F32": np.float32, "F64": np.float64,
-              "I64": np.int64, "U64": np.uint64, "C64": np.complex64}
+              "I64": np.int64, "U64": np.uint64, "C64": np.complex64, "BF16": dt.BFLOAT16}
 _ST_NAMES = {np.dtype(v): k for k, v in _ST_DTYPES.items()}
 _STRUCTURE_KEY = "gradiente.structure"
 _MAX_DEPTH = 200                 # nesting of a saved structure (a checkpoint is a few levels deep)
@@ -48,8 +53,24 @@ _STORAGE_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "Hal
                    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
                    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
                    "ComplexFloatStorage": np.complex64, "ComplexDoubleStorage": np.complex128,
-                   "BFloat16Storage": "bfloat16"}
-_STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGE_DTYPES.items() if v != "bfloat16"}
+                   "BFloat16Storage": dt.BFLOAT16}
+_STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGE_DTYPES.items()}
+
+
+def _little_endian_bytes(array):
+    """The array's bytes as both formats store them, little-endian. (bfloat16, an extension type NumPy cannot
+    byte-swap, is swapped as the 16-bit integers that hold its bits.)"""
+    if array.dtype == dt.BFLOAT16:
+        array = array.view(np.uint16)
+    return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+
+
+def _from_little_endian(raw, dtype, count):
+    """A new, writable array of ``count`` elements of ``dtype`` read from little-endian bytes."""
+    holder = np.dtype(np.uint16) if dtype == dt.BFLOAT16 else np.dtype(dtype)
+    array = np.frombuffer(bytearray(raw), dtype=holder.newbyteorder("<"), count=count)
+    array = array.astype(holder, copy=False)
+    return array.view(dt.BFLOAT16) if dtype == dt.BFLOAT16 else array
 
 
 def _contiguous(array):
@@ -84,6 +105,8 @@ class _Flattener:
         return name
 
     def encode(self, obj, path):
+        if is_numpy_data(obj):
+            return self.encode_numpy(obj, path)
         if isinstance(obj, Tensor):
             entry = {"tensor": self.name_for(obj, path)}
             if type(obj).__name__ == "Parameter":
@@ -113,6 +136,32 @@ class _Flattener:
             return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
         raise _unsupported(obj)
 
+    def encode_numpy(self, obj, path):
+        """A NumPy array as a tensor of the file marked as an array; a NumPy scalar as its dtype and bytes."""
+        if isinstance(obj, np.generic):
+            return {"numpy_scalar": [obj.dtype.str, obj.tobytes().hex()]}
+        if obj.dtype not in _ST_NAMES:
+            raise TypeError(f"gradiente.save: safetensors cannot store NumPy arrays of dtype {obj.dtype}")
+        name = path or "array"
+        while name in self.tensors:
+            name += "_"
+        self.tensors[name] = np.ascontiguousarray(obj) if obj.ndim else obj.copy()
+        return {"ndarray": name}
+
+
+def _numpy_scalar_entry(value):
+    """The NumPy scalar a ``{"numpy_scalar": [dtype, hex bytes]}`` entry describes, checked."""
+    if not (type(value) is list and len(value) == 2 and all(type(v) is str for v in value)):
+        raise _corrupt("a NumPy scalar entry is not [dtype, bytes]")
+    code, raw = value
+    try:
+        dtype, data = np.dtype(code), bytes.fromhex(raw)
+    except (TypeError, ValueError):
+        raise _corrupt(f"a NumPy scalar entry cannot be read: {value!r:.80}") from None
+    if dtype.kind not in "biufcSU" or dtype.fields is not None or len(data) != dtype.itemsize:
+        raise _corrupt(f"a NumPy scalar entry cannot be read: {value!r:.80}")
+    return np.frombuffer(data, dtype=dtype)[0]
+
 
 def _decode(node, tensors, depth=0):
     """The object that ``_Flattener.encode`` described, checked entry by entry: the structure comes from the file,
@@ -135,6 +184,13 @@ def _decode(node, tensors, depth=0):
             t.requires_grad_(True)
         return t
     (kind, value), = list(node.items())[:1]
+    if kind == "ndarray":
+        t = tensors.get(value) if type(value) is str else None
+        if t is None:
+            raise _corrupt(f"the structure names an array the file does not hold: {value!r}")
+        return t._data
+    if kind == "numpy_scalar":
+        return _numpy_scalar_entry(value)
     if kind == "v" and (value is None or type(value) in (bool, str, int, float)):
         return value
     if kind == "int" and type(value) is str and value.lstrip("-").isdigit() and len(value) < 4000:
@@ -160,9 +216,10 @@ def _decode(node, tensors, depth=0):
 
 def _unsupported(obj):
     """The error for an object neither format stores (the same for both)."""
-    return TypeError(f"gradiente.save cannot store an object of type {type(obj).__name__}: only tensors, numbers, "
-                     "strings, None, and lists, tuples and dicts of them. (Save a model's state_dict(), not the "
-                     "model: a file holding arbitrary objects could run code when loaded.)")
+    return TypeError(f"gradiente.save cannot store an object of type {type(obj).__name__}: only tensors, NumPy "
+                     "arrays and scalars (of numbers, bools or strings), numbers, strings, bytes, None, and lists, "
+                     "tuples and dicts of them. (Save a model's state_dict(), not the model: a file holding arbitrary "
+                     "objects could run code when loaded.)")
 
 
 def _write_safetensors(obj, fh):
@@ -172,7 +229,7 @@ def _write_safetensors(obj, fh):
     for name, array in flat.tensors.items():
         if array.dtype not in _ST_NAMES:
             raise TypeError(f"gradiente.save: safetensors cannot store dtype {array.dtype}")
-        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        data = _little_endian_bytes(array)
         header[name] = {"dtype": _ST_NAMES[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
@@ -232,7 +289,7 @@ def _read_tensor(name, info, body):
         raise _corrupt(f"tensor {name!r} has an invalid shape {shape!r}")
     if type(offsets) is not list or len(offsets) != 2 or not all(type(v) is int for v in offsets):
         raise _corrupt(f"tensor {name!r} has invalid data_offsets {offsets!r}")
-    dtype = np.dtype(dtype).newbyteorder("<")
+    dtype = np.dtype(dtype)
     begin, end = offsets
     count = 1
     for s in shape:
@@ -240,7 +297,7 @@ def _read_tensor(name, info, body):
     if not 0 <= begin <= end <= len(body) or end - begin != count * dtype.itemsize:
         raise _corrupt(f"the data offsets of tensor {name!r} ({begin}, {end}) do not match its shape {shape} and "
                        f"dtype {info['dtype']}, or reach past the end of the file")
-    return np.frombuffer(body[begin:end], dtype=dtype).astype(dtype.newbyteorder("=")).reshape(shape)
+    return _from_little_endian(body[begin:end], dtype, count).reshape(shape)
 
 
 class _CorruptFile(RuntimeError):
@@ -293,6 +350,13 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None, state=None):
     return Parameter(data, requires_grad)
 
 
+def _empty_bytes(*args):
+    """``bytes()``, which protocol-2 pickles use for ``b''`` (no argument: ``bytes(n)`` could ask for any size)."""
+    if args:
+        raise refused("gradiente.load refused bytes called with arguments.")
+    return b""
+
+
 def _latin1_encode(text, encoding="latin1"):
     """``_codecs.encode``, which protocol-2 pickles use for ``bytes``; only to latin-1."""
     if not isinstance(text, str) or encoding != "latin1":
@@ -303,8 +367,8 @@ def _latin1_encode(text, encoding="latin1"):
 # The pickle globals a state-dict checkpoint uses, mapped to our own functions and classes. Those in
 # _CONSTRUCTORS may be called by the file, and each returns a new object; the rest (dtypes, storage types) are
 # shared values the file may only name.
-_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_parameter, Size, device, _latin1_encode,
-                 set, frozenset, complex, slice, range, bytearray)
+_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_parameter, Size, device, _latin1_encode, _empty_bytes,
+                 set, frozenset, complex, slice, range, bytearray, *NUMPY_CONSTRUCTORS)
 _SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
                  ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
                  ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
@@ -312,11 +376,13 @@ _SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
                  ("torch", "Size"): Size,
                  ("torch", "device"): device,
                  ("_codecs", "encode"): _latin1_encode,
-                 ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "complex"): complex,
-                 ("builtins", "slice"): slice, ("builtins", "range"): range, ("builtins", "bytearray"): bytearray,
-                 ("__builtin__", "set"): set,
+                 ("__builtin__", "bytes"): _empty_bytes, ("builtins", "bytes"): _empty_bytes,
+                 # protocol 2 names Python's builtins module __builtin__ (its Python 2 name), as torch.save writes
+                 **{(module, cls.__name__): cls for module in ("builtins", "__builtin__")
+                    for cls in (set, frozenset, complex, slice, range, bytearray)},
                  **{("torch", name): _StorageType(name, np_dtype) for name, np_dtype in _STORAGE_DTYPES.items()},
-                 **{("torch", d._name): d for d in dt.ALL_DTYPES}}
+                 **{("torch", d._name): d for d in dt.ALL_DTYPES},
+                 **NUMPY_GLOBALS}
 
 
 def _refused_global(module, name):
@@ -343,13 +409,8 @@ class _Storages:
         array = self._arrays.get(key)
         if array is None:
             raw = self._read_record(f"data/{key}")
-            if storage_type.dtype == "bfloat16":        # NumPy has no bfloat16: widen to float32
-                bits = np.frombuffer(raw, dtype="<u2", count=len(raw) // 2).astype(np.uint32) << 16
-                array = bits.view(np.float32)
-            else:
-                dtype = np.dtype(storage_type.dtype).newbyteorder("<")
-                array = np.frombuffer(bytearray(raw), dtype=dtype, count=len(raw) // dtype.itemsize)
-                array = array.astype(array.dtype.newbyteorder("="), copy=False)
+            dtype = np.dtype(storage_type.dtype)
+            array = _from_little_endian(raw, dtype, len(raw) // dtype.itemsize)
             if array.size < numel:
                 raise _corrupt(f"storage {key} holds {array.size} elements, the pickle says {numel}")
             self._arrays[key] = array
@@ -379,7 +440,7 @@ def _read_torch_zip(fh):
         raise _corrupt("big-endian PyTorch checkpoints are not supported")
 
     unpickler = WeightsUnpickler(read_record("data.pkl"), _SAFE_GLOBALS, _CONSTRUCTORS, _Storages(read_record),
-                                 _refused_global)
+                                 _refused_global, NUMPY_BUILDERS)
     try:
         return unpickler.load()
     except (pickle.UnpicklingError, _CorruptFile):
@@ -402,9 +463,22 @@ class _TorchPickler:
     def global_(self, module, name):
         self.out += b"c" + f"{module}\n{name}\n".encode("ascii")
 
+    def save_bytes(self, raw):
+        """``bytes`` as protocol 2 writes them: ``_codecs.encode(text, 'latin1')``, or ``bytes()`` when empty."""
+        if not raw:
+            self.global_("__builtin__", "bytes")
+            self.out += b")R"
+            return
+        self.global_("_codecs", "encode")
+        self.save(raw.decode("latin1"))
+        self.save("latin1")
+        self.out += b"\x86R"
+
     def save(self, obj):
         out = self.out
-        if obj is None:
+        if is_numpy_data(obj):         # before float: np.float64 is a float, but torch.save keeps it NumPy's
+            write_numpy(self, obj)
+        elif obj is None:
             out += b"N"
         elif obj is True:
             out += b"\x88"
@@ -421,8 +495,14 @@ class _TorchPickler:
         elif isinstance(obj, float):
             out += b"G" + struct.pack(">d", obj)
         elif isinstance(obj, str):
-            raw = obj.encode("utf-8")
+            raw = obj.encode("utf-8", "surrogatepass")
             out += b"X" + struct.pack("<I", len(raw)) + raw
+        elif isinstance(obj, bytes):
+            self.save_bytes(obj)
+        elif isinstance(obj, complex):
+            self.global_("__builtin__", "complex")
+            self.save((obj.real, obj.imag))
+            out += b"R"
         elif isinstance(obj, Tensor):
             self.save_tensor(obj)
         elif isinstance(obj, dt.dtype):
@@ -494,7 +574,7 @@ def _write_torch_zip(obj, fh, name="archive"):
         archive.writestr(f"{name}/.format_version", b"1")
         archive.writestr(f"{name}/byteorder", b"little")
         for key, array in enumerate(pickler.storages):
-            archive.writestr(f"{name}/data/{key}", array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
+            archive.writestr(f"{name}/data/{key}", _little_endian_bytes(array))
         archive.writestr(f"{name}/version", b"3\n")
 
 
@@ -502,12 +582,14 @@ def _write_torch_zip(obj, fh, name="archive"):
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False, *, format=None):
-    """Save ``obj`` (tensors, state dicts, and lists/tuples/dicts of tensors, numbers and strings) to ``f``, a
-    path or a binary file.
+    """Save ``obj`` (tensors, state dicts, NumPy arrays and scalars, and lists/tuples/dicts of them, numbers,
+    strings and bytes) to ``f``, a path or a binary file.
 
     The format follows the file's name: a path ending in ``.safetensors`` gets a safetensors file; any other
     path or file object gets PyTorch's zip format, which real ``torch.load`` reads with its default
-    ``weights_only=True`` (so a model trained here keeps training on PyTorch). ``format="torch"`` or
+    ``weights_only=True`` (so a model trained here keeps training on PyTorch); NumPy arrays and scalars are
+    pickled as ``torch.save`` pickles them, which PyTorch's default refuses as it refuses its own such files
+    (``torch.load(f, weights_only=False)`` reads them). ``format="torch"`` or
     ``"safetensors"`` chooses explicitly. Intended difference from PyTorch: arbitrary Python objects (a whole
     ``nn.Module``) cannot be saved, in either format: save ``model.state_dict()``.
     """
@@ -559,12 +641,15 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """Load what ``save`` wrote, a safetensors file, or a PyTorch zip checkpoint (``torch.save``'s default
     format since 1.6), from a path or a binary file.
 
-    PyTorch checkpoints are read as PyTorch's ``weights_only=True`` reads them, whatever ``weights_only`` says
-    (``_weights_only_unpickler.py``): the file may name only tensors' rebuild functions, storages, dtypes and plain
-    containers, may call only constructors, and may change only objects it built itself; anything else raises
-    ``pickle.UnpicklingError`` ("Weights only load failed. ...") with nothing run and nothing that existed before
-    the call changed. A damaged or malformed file raises one ``RuntimeError`` that names it and says what is
-    wrong. ``map_location`` is accepted and ignored (everything is on the CPU).
+    PyTorch checkpoints are read as PyTorch's ``weights_only=True`` reads them (``_weights_only_unpickler.py``):
+    the file may name only tensors' rebuild functions, storages, dtypes, plain containers and NumPy's array and
+    scalar reconstructors (``_numpy_pickles.py``), may call only constructors, and may change only objects it built
+    itself; anything else raises ``pickle.UnpicklingError`` ("Weights only load failed. ...") with nothing run and
+    nothing that existed before the call changed. ``weights_only=False`` is accepted and means the same safe reader:
+    gradiente never runs code from a file, so a checkpoint of data (NumPy arrays included, which PyTorch's default
+    refuses and loads with ``weights_only=False``) loads either way, and a pickled object never does. A damaged or
+    malformed file raises one ``RuntimeError`` that names it and says what is wrong. ``map_location`` is accepted
+    and ignored (everything is on the CPU).
     """
     fh, owned = _open(f, "rb")
     try:

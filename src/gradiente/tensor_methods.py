@@ -106,6 +106,7 @@ METHODS = (
     (conversions.to_float, "float"),
     (conversions.to_double, "double"),
     (conversions.to_half, "half"),
+    (conversions.to_bfloat16, "bfloat16"),
     (conversions.to_long, "long"),
     (conversions.to_int, "int"),
     (conversions.to_short, "short"),

@@ -257,7 +257,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     if dtype is dt.bool:
         result = gradiente.randint(0, 2, shape, dtype=dt.int64).to(dt.bool)
     elif dtype.is_floating_point or dtype.is_complex:
-        info = np.finfo(dtype._np)
+        info = dt.finfo_of(dtype._np)
         low, high = _bounds(low, high, -9, 9, info, float(info.min), float(info.max))
         real = dtype.to_real() if dtype.is_complex else dtype
         parts = shape + ((2,) if dtype.is_complex else ())
@@ -270,7 +270,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         result = gradiente.randint(math.ceil(low), math.ceil(high), shape, dtype=dtype)
     if exclude_zero:
         replacement = 1 if dtype is dt.bool or not (dtype.is_floating_point or dtype.is_complex) \
-            else float(np.finfo(dtype._np).tiny)
+            else float(dt.finfo_of(dtype._np).tiny)
         result = gradiente.where(result == 0, gradiente.full((), replacement, dtype=dtype), result)
     if strided:
         result = result[..., 1::2]

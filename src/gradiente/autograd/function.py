@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core import engine, forward_grad, grad_mode, rules
 from ..core.inplace import _rebase, mark_custom_function_view, view_base
 from ..core.node import _FREED, Node, SavedTensor
@@ -342,7 +343,7 @@ def _wrap_outputs(ctx, inputs, output, recording):
             mark_custom_function_view(out)
         if is_dirty:
             out._version_box[0] += 1
-        differentiable = recording and id(out) not in non_diff and out._data.dtype.kind in "fc"
+        differentiable = recording and id(out) not in non_diff and dt.kind(out._data.dtype) in "fc"
         if differentiable and is_dirty and out._base is not None and "_view_meta" in out.__dict__:
             rebased.append(out)     # a view changed in place: its base's history is rebased below, as for ops
         elif differentiable:
@@ -387,7 +388,7 @@ def _attach_tangents(cls, ctx, args, result):
     for i, (out, tangent) in enumerate(zip(outputs, out_tangents)):
         if not isinstance(out, Tensor) or tangent is None:
             continue
-        if id(out) in non_diff or out._data.dtype.kind not in "fc":
+        if id(out) in non_diff or dt.kind(out._data.dtype) not in "fc":
             raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
                                "output is not a differentiable Tensor.You should return None at that position "
                                "instead.")
@@ -433,7 +434,7 @@ def _check_view_tangent(out, tangent, args, tangents):
 
 def _tangent_or_zeros(t, materialize):
     tangent = forward_grad.tangent(t)
-    if tangent is None and materialize and t._data.dtype.kind in "fc":
+    if tangent is None and materialize and dt.kind(t._data.dtype) in "fc":
         return Tensor._make(np.zeros_like(t._data))
     return tangent
 
@@ -468,7 +469,7 @@ def once_differentiable(fn):
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         stand_ins = tuple(o.detach().requires_grad_(True)
-                          if isinstance(o, Tensor) and o._data.dtype.kind in "fc" else None for o in outs)
+                          if isinstance(o, Tensor) and dt.kind(o._data.dtype) in "fc" else None for o in outs)
         results = tuple(Tensor._make(o._data) if s is not None else o for o, s in zip(outs, stand_ins))
         record(Error, stand_ins, tuple(r if s is not None else None for r, s in zip(results, stand_ins)))
         return results[0] if single else results

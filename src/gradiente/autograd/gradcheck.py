@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.backward import grad as _grad
 from ..core.tensor import Tensor
 
@@ -123,7 +124,7 @@ def _numerical(func, inputs, diff_idx, eps, pick):
 
 
 def _real_dtype(x):
-    return np.float64 if x._data.dtype.kind != "f" else x._data.dtype
+    return np.float64 if dt.kind(x._data.dtype) != "f" else x._data.dtype
 
 
 def _jacobian_dtype(x, out):

@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from . import diagnostics
+from . import dtype as dt
 
 __all__ = ["state", "set_enabled", "remember", "report", "check_nan"]
 
@@ -74,7 +75,7 @@ def check_nan(node, results, raw):
         if g is None:
             continue
         data = g if raw else g._data
-        if data.dtype.kind in "fc" and data.size and bool(np.isnan(data).any()):
+        if dt.kind(data.dtype) in "fc" and data.size and bool(np.isnan(data).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from . import diagnostics, rules
+from . import dtype as dt
 from .engine import run_backward
 from .size import Size
 from .tensor import Tensor
@@ -55,7 +56,7 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs"
                                    + diagnostics.learner_explanation("non_scalar_backward", tensor=out))
-            if out._data.dtype.kind != "f":
+            if dt.kind(out._data.dtype) != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             arr = np.ones(out._data.shape, dtype=out._data.dtype)
             grads.append(Tensor._make(arr) if create_graph else arr)

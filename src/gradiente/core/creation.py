@@ -20,14 +20,12 @@ _FLOAT_ERROR = "Only Tensors of floating point and complex dtype can require gra
 def _check_dtype(dtype, fname):
     if dtype is not None and not isinstance(dtype, dt.dtype):
         raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
-    if dtype is not None and dtype._np is None:
-        raise TypeError(f"gradiente has no storage for {dtype}: NumPy has no such type")
 
 
 def _finish(array, requires_grad, fname=None):
     t = Tensor._make(array)
     if requires_grad:
-        if array.dtype.kind not in "fc":
+        if dt.kind(array.dtype) not in "fc":
             raise RuntimeError(_FLOAT_ERROR)
         t._requires_grad = True
     return t
@@ -90,7 +88,7 @@ def _infer_array(data, exact=False):
             raise TypeError(f"new(): invalid data type '{_first_leaf_type(data)}'") from e
         if arr.dtype.kind in "US" or arr.dtype == object:
             raise TypeError(f"new(): invalid data type '{_first_bad_type(data)}'")
-        if exact and arr.dtype.kind in "fc":
+        if exact and dt.kind(arr.dtype) in "fc":
             return arr
         if arr.dtype == np.float64 and not _has_numpy_double(data):
             arr = arr.astype(dt.get_default_dtype()._np)
@@ -452,7 +450,7 @@ def _linspace_values(start, end, steps, np_dtype):
     # PyTorch's kernel: the step in the result's own precision (double for integers), then
     # start + step·i for the first half and end - step·(n-1-i) for the second, so both ends are exact.
     # Its compiled loop fuses each multiply-add (one rounding), which a wider type reproduces here.
-    floating = np.dtype(np_dtype).kind == "f"
+    floating = dt.kind(np.dtype(np_dtype)) == "f"
     compute = np.dtype(np_dtype) if floating else np.dtype(np.float64)
     start_c, end_c = compute.type(start), compute.type(end)
     step = (end_c - start_c) / compute.type(steps - 1)

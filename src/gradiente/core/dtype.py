@@ -7,6 +7,7 @@ float dtype, and a 0-d tensor never widens a dimensioned tensor of the same cate
 """
 import builtins
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -26,7 +27,7 @@ class dtype:
 
     def __init__(self, name, np_dtype, category, rank, legacy, is_signed):
         self._name = name
-        self._np = np.dtype(np_dtype) if np_dtype is not None else None
+        self._np = np.dtype(np_dtype)
         self._category = category
         self._rank = rank
         self._legacy = legacy          # the legacy tensor type name, e.g. "FloatTensor"
@@ -34,7 +35,7 @@ class dtype:
 
     is_floating_point = property(lambda self: self._category == _FLOAT)
     is_complex = property(lambda self: self._category == _COMPLEX)
-    itemsize = property(lambda self: self._np.itemsize if self._np is not None else 2)
+    itemsize = property(lambda self: self._np.itemsize)
 
     def __repr__(self):
         return "gradiente." + self._name
@@ -46,7 +47,7 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        return {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64}.get(self, self)
 
 
 bool = dtype("bool", np.bool_, _BOOL, 0, "BoolTensor", False)
@@ -56,16 +57,22 @@ int16 = short = dtype("int16", np.int16, _INT, 2, "ShortTensor", True)
 int32 = int = dtype("int32", np.int32, _INT, 3, "IntTensor", True)
 int64 = long = dtype("int64", np.int64, _INT, 4, "LongTensor", True)
 float16 = half = dtype("float16", np.float16, _FLOAT, 5, "HalfTensor", True)
-# NumPy has no bfloat16: the dtype exists so that code naming it imports, but tensors cannot use it.
-bfloat16 = dtype("bfloat16", None, _FLOAT, 5, "BFloat16Tensor", True)
+# NumPy has no bfloat16: its storage is ml_dtypes' (the JAX team's NumPy extension type). NumPy reports its kind
+# as "V", not "f", so code that asks whether an array is floating asks ``kind`` below.
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 5, "BFloat16Tensor", True)
 float32 = float = dtype("float32", np.float32, _FLOAT, 6, "FloatTensor", True)
 float64 = double = dtype("float64", np.float64, _FLOAT, 7, "DoubleTensor", True)
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 8, "ComplexFloatTensor", True)
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX, 9, "ComplexDoubleTensor", True)
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
-FROM_NUMPY = {d._np: d for d in ALL_DTYPES if d._np is not None}
+FROM_NUMPY = {d._np: d for d in ALL_DTYPES}
 BY_NAME = {d._name: d for d in ALL_DTYPES}
+
+#: the NumPy dtype of bfloat16 storage
+BFLOAT16 = bfloat16._np
+#: the two 16-bit floating types, which PyTorch's CPU kernels compute in float32 and round once
+REDUCED_FLOATS = (np.dtype(np.float16), BFLOAT16)
 
 
 # C++ type names, as PyTorch's dtype-mismatch messages print them ("expected dtype float ... got dtype double").
@@ -106,7 +113,7 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
-    if not isinstance(d, dtype) or d not in (float32, float64, float16):
+    if not isinstance(d, dtype) or d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
@@ -181,3 +188,20 @@ def result_type(*operands):
 def can_cast(from_, to):
     """Whether an in-place op may write a ``from_`` result into a ``to`` tensor (no category narrowing)."""
     return from_._category <= to._category
+
+
+def kind(np_dtype):
+    """NumPy's kind letter of ``np_dtype`` ("f" floating, "c" complex, "i"/"u" integer, "b" bool), with "f" for
+    bfloat16, whose extension type NumPy reports as "V"."""
+    return "f" if np_dtype == BFLOAT16 else np_dtype.kind
+
+
+def widened(array):
+    """The array a kernel computes on: bfloat16 as float32 (PyTorch's CPU kernels compute bfloat16 in float and
+    round their result once, which NumPy does only for single ufunc calls), any other as it is."""
+    return array.astype(np.float32) if array.dtype == BFLOAT16 else array
+
+
+def finfo_of(np_dtype):
+    """``np.finfo`` of a floating NumPy dtype, bfloat16 included (NumPy's finfo does not know it; ml_dtypes' does)."""
+    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16 else np.finfo(np_dtype)

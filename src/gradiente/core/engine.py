@@ -71,6 +71,7 @@ from heapq import heapify, heappop, heappush
 import numpy as np
 
 from . import anomaly, grad_mode, profiling, rules
+from . import dtype as dt
 from . import tensor as _tensor  # a module: a cycle within the core, read at call time
 from .dtype import FROM_NUMPY
 from .node import AccumulateGrad
@@ -442,7 +443,7 @@ def _fit_to_input(node, i, g, meta, ops):
                            f"but expected shape compatible with {list(shape)}")
     got_dtype = g.dtype if not ops.recording else g._data.dtype
     # (a built-in rule may hand a real input a complex gradient: its real part is kept, PyTorch's handle_r_to_c)
-    if (got_dtype.kind != "f" and (got_dtype.kind == "c") != (dtype.kind == "c")
+    if (dt.kind(got_dtype) != "f" and (got_dtype.kind == "c") != (dtype.kind == "c")
             and node._forward_cls is not None):
         raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) "
                            "to be true, but got false.  (Could this error message be improved?  If so, please "

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from . import dtype as dt
+
 __all__ = ["erf"]
 
 # Q(z) = erf(√z)/√z − 1 = Σ _SMALL[k]·zᵏ on 0 ≤ z ≤ 1 (tools/erf_coefficients.py, degree 11)
@@ -72,7 +74,7 @@ def _chebval(u, coef):
 def erf(a):
     """The error function of a floating array, elementwise, computed in float64 and returned in ``a``'s dtype."""
     a = np.asarray(a)
-    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = a.dtype if dt.kind(a.dtype) == "f" else np.dtype(np.float64)
     x = a.astype(np.float64, copy=False).ravel()     # flat, so that the tail's positions index it directly
     # Outside |x| < 1 the polynomial's values are meaningless (they grow like x²², and overflow for |x| > 1e14)
     # and are replaced below; computing them anyway is cheaper than selecting the small inputs first.

@@ -34,6 +34,7 @@ import weakref
 
 import numpy as np
 
+from . import dtype as dt
 from . import grad_mode, rules
 from .backward import grad as _grad
 from .engine import run_rule
@@ -195,7 +196,7 @@ def attach_tangents(node, inputs, outputs):
     """Run ``node.jvp`` on the tangents of ``inputs`` and give each floating output its tangent, at each visible
     level, lowest first (called by ``record`` while a level is visible)."""
     outs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    if not any(o is not None and o._data.dtype.kind in "fc" for o in outs):
+    if not any(o is not None and dt.kind(o._data.dtype) in "fc" for o in outs):
         return                                  # integer and bool results carry no tangent
     top = state.visible
     for level in range(top + 1):
@@ -239,7 +240,7 @@ def _attach_at(level, node, inputs, tangents, outs):
     inputs_memory = [a._data if ops.recording else a for a in args if a is not None]
     given = {}
     for nr, (out, value) in enumerate(zip(outs, results)):
-        if out is None or value is None or out._data.dtype.kind not in "fc":
+        if out is None or value is None or dt.kind(out._data.dtype) not in "fc":
             continue
         value = _fit(ops, value, out._data.shape, out._data.dtype)
         array = value._data if ops.recording else value
@@ -266,7 +267,7 @@ def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
     # u's value does not matter (the rule is linear in it); ones keep a rule's shortcut for a zero gradient
     # (svdvals' in LinalgSvdBackward0) from dropping the terms in u
     us = [Tensor._make(np.ones(o._data.shape, o._data.dtype)).requires_grad_()
-          if o is not None and o._data.dtype.kind in "fc" else None for o in outs]
+          if o is not None and dt.kind(o._data.dtype) in "fc" else None for o in outs]
     # A rule computes only the gradients its edges ask for: ask for those of the inputs that carry a tangent
     # (a node made for forward mode alone has no edges).
     edges = node.next_functions

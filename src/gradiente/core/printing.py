@@ -99,7 +99,7 @@ class _Formatter:
     """
 
     def __init__(self, values):
-        self.floating = values.dtype.kind == "f"
+        self.floating = dt.kind(values.dtype) == "f"
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1

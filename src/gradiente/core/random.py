@@ -70,7 +70,7 @@ def set_rng_state(new_state):
 # Samplers: n values of a distribution, in the order PyTorch writes them
 # ==================================================================================================
 
-_DIGITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+_DIGITS = {np.dtype(np.float16): 11, dt.BFLOAT16: 8, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
 
 def _cast(values, np_dtype):
@@ -221,7 +221,7 @@ def _fill_(tensor, sample, complex_as_real=True):
 
 
 def _float_dtype_check(np_dtype, kernel):
-    if np_dtype.kind not in "fc":
+    if dt.kind(np_dtype) not in "fc":
         raise _not_implemented(kernel, np_dtype)
 
 
@@ -281,14 +281,14 @@ def _random_bounds(np_dtype, low, high):
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
         high_inclusive = high - 1
-    elif np_dtype.kind == "f":
+    elif dt.kind(np_dtype) == "f":
         high_inclusive = 2**_DIGITS[np_dtype]
     elif np_dtype == np.bool_:
         high_inclusive = 1
     else:
         high_inclusive = int(np.iinfo(np_dtype).max)
-    if np_dtype.kind == "f":
-        info = np.finfo(np_dtype)
+    if dt.kind(np_dtype) == "f":
+        info = dt.finfo_of(np_dtype)
         limits = (float(info.min), float(info.max))
     elif np_dtype == np.bool_:
         limits = (0, 1)
@@ -307,7 +307,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     gen = _generator(generator)
     if isinstance(p, Tensor):
         probs = p._data
-        if probs.dtype.kind != "f":
+        if dt.kind(probs.dtype) != "f":
             raise _not_implemented("bernoulli_tensor_cpu_p_", probs.dtype)
         if probs.size and not ((probs >= 0) & (probs <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
@@ -327,7 +327,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 
 def _continuous_check(np_dtype, name):
-    if np_dtype.kind != "f":
+    if dt.kind(np_dtype) != "f":
         raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {dt.scalar_name(np_dtype)}")
 
@@ -457,7 +457,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     array = _new((n,), dtype, device, "randperm", default=dt.int64)
-    if array.dtype.kind == "f" and n > 2**_DIGITS[array.dtype] + 1:
+    if dt.kind(array.dtype) == "f" and n > 2**_DIGITS[array.dtype] + 1:
         raise RuntimeError(f"n cannot be greater than {2**_DIGITS[array.dtype] + 1} for "
                            f"{dt.scalar_name(array.dtype)} type.")
     if n >= (2**32 - 1) // 20:
@@ -530,7 +530,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     probs = input._data
     if probs.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if probs.dtype.kind != "f":
+    if dt.kind(probs.dtype) != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{dt.scalar_name(probs.dtype)}")
     if num_samples <= 0:

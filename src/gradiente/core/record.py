@@ -135,7 +135,8 @@ def promote_operands(x, y, floating=False):
     xa = x._data if isinstance(x, Tensor) else x
     ya = y._data if isinstance(y, Tensor) else y
     tx, ty = type(xa), type(ya)
-    # Fast path: two arrays of one dtype, or an array and a Python number of no higher category.
+    # Fast path: two arrays of one dtype, or an array and a Python number of no higher category (bfloat16, whose
+    # NumPy kind is "V", takes the general path).
     if tx is np.ndarray and ty is np.ndarray and xa.dtype is ya.dtype:
         target = xa.dtype
     elif tx is np.ndarray and ((ty is float and xa.dtype.kind in "fc") or (ty is int and xa.dtype.kind in "fciu")):
@@ -157,7 +158,7 @@ def promote_operands(x, y, floating=False):
             xa = np.asarray(xa, dtype=target)
         if ty is not np.ndarray and not isinstance(ya, (int, float, complex)):
             ya = np.asarray(ya, dtype=target)
-    if floating and target.kind not in "fc":
+    if floating and dt.kind(target) not in "fc":
         # An integer result computed in floating point: each operand converts from its own values (an int32
         # -3 stays -3 when met with uint8), as PyTorch casts the inputs, not their integer common type.
         target = dt.get_default_dtype()._np

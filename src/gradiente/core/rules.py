@@ -14,6 +14,7 @@ Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directl
 """
 import numpy as np
 
+from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .erf import erf as erf_array
 from .scatter import add_rows_at
@@ -25,7 +26,14 @@ def sum_to(array, shape):
         return array
     lead = array.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and array.shape[i + lead] != 1)
-    out = array.sum(axis=axes, keepdims=True) if axes else array
+    if not axes:
+        return array.reshape(shape) if lead else array
+    # np.add.reduce (what ndarray.sum calls) from here, so that an overflow's RuntimeWarning is gradiente's own, and
+    # silenced as PyTorch is silent; bfloat16 accumulates in float32 and is rounded once, as PyTorch's sum
+    if array.dtype == dt.BFLOAT16:
+        out = np.add.reduce(array, axis=axes, keepdims=True, dtype=np.float32).astype(dt.BFLOAT16)
+    else:
+        out = np.add.reduce(array, axis=axes, keepdims=True)
     return out.reshape(shape) if lead else out
 
 
@@ -67,6 +75,7 @@ def _sole_view(array):
 
 #: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
 _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SCAN_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float64, dt.BFLOAT16: np.float32}
 
 
 class RuleOps:
@@ -150,14 +159,35 @@ class RuleOps:
     def put(self, x, index, values): """a copy of x with the elements at flat positions index replaced"""
 
 
+def _rounded_once(array_fn):
+    """``array_fn`` computing a bfloat16 array in float32 and rounding its result once, as PyTorch's kernel for that
+    op does (NumPy would round after each of its steps, or accumulate a sum in bfloat16); other arrays as they are."""
+    def on_arrays(x, *args, **kwargs):
+        if x.dtype == dt.BFLOAT16:
+            return np.asarray(array_fn(x.astype(np.float32), *args, **kwargs)).astype(dt.BFLOAT16)
+        return array_fn(x, *args, **kwargs)
+    on_arrays.__name__ = on_arrays.__qualname__ = array_fn.__name__
+    on_arrays.__doc__ = array_fn.__doc__
+    return on_arrays
+
+
+def _matmul(x, y):
+    """NumPy's matmul, bfloat16 multiplied in float32 and rounded once (as PyTorch's CPU gemm accumulates)."""
+    if dt.BFLOAT16 in (x.dtype, y.dtype):
+        result = np.matmul(dt.widened(x), dt.widened(y))
+        return result.astype(dt.BFLOAT16) if x.dtype == y.dtype else result
+    return np.matmul(x, y)
+
+
 class NumpyOps:
     """``RuleOps`` on raw NumPy arrays (an ordinary, first-order backward pass)."""
 
     recording = False
     exp, log, log1p, sqrt = np.exp, np.log, np.log1p, np.sqrt
     sin, cos, sinh, cosh, tanh, abs = np.sin, np.cos, np.sinh, np.cosh, np.tanh, np.abs
-    matmul, logical_not = np.matmul, np.logical_not
+    logical_not = np.logical_not
     sum_to = staticmethod(sum_to)
+    matmul = staticmethod(_matmul)
 
     @staticmethod
     def unpack_output(saved, node):
@@ -179,11 +209,12 @@ class NumpyOps:
     def sign(x):
         """PyTorch's sign: 0 for nan (NumPy gives nan), so that abs passes no nan gradient at nan."""
         s = np.asarray(np.sign(x))          # an array even for 0-d input (NumPy returns a scalar)
-        if x.dtype.kind == "f":
+        if dt.kind(x.dtype) == "f":
             s[np.isnan(x)] = 0
         return s
 
     @staticmethod
+    @_rounded_once
     def sum(x, dim=None, keepdim=False):
         return np.asarray(x.sum(axis=dim, keepdims=keepdim))
 
@@ -226,7 +257,7 @@ class NumpyOps:
     @staticmethod
     def mask(condition, x):
         """``x`` where ``condition`` (a non-differentiable boolean array) holds, 0 elsewhere."""
-        uint = _SAME_SIZE_UINT.get(x.dtype.itemsize) if x.dtype.kind in "fc" else None
+        uint = _SAME_SIZE_UINT.get(x.dtype.itemsize) if dt.kind(x.dtype) in "fc" else None
         if uint is None or condition.__class__ is not np.ndarray or condition.dtype != np.bool_ \
                 or condition.shape != x.shape:
             return np.where(condition, x, np.zeros((), x.dtype))
@@ -288,20 +319,22 @@ class NumpyOps:
         return np.where(condition, x, y)
 
     @staticmethod
+    @_rounded_once
     def mean(x, dim, keepdim=False):
         return np.asarray(x.mean(axis=dim, keepdims=keepdim))
 
     @staticmethod
     def cumsum(x, dim):
-        # PyTorch's CPU scans accumulate float32 and float16 in double and round each partial result.
-        if x.dtype in (np.float32, np.float16):
-            return np.cumsum(x, axis=dim, dtype=np.float64).astype(x.dtype)
+        # PyTorch's CPU scans accumulate in a wider type (its acc_type: double for float32 and float16, float for
+        # bfloat16) and round each partial result.
+        if x.dtype in _SCAN_ACCUMULATOR:
+            return np.cumsum(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype]).astype(x.dtype)
         return np.cumsum(x, axis=dim)
 
     @staticmethod
     def cumprod(x, dim):
-        if x.dtype in (np.float32, np.float16):
-            return np.cumprod(x, axis=dim, dtype=np.float64).astype(x.dtype)
+        if x.dtype in _SCAN_ACCUMULATOR:
+            return np.cumprod(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype]).astype(x.dtype)
         return np.cumprod(x, axis=dim)
 
     @staticmethod
@@ -326,8 +359,8 @@ class NumpyOps:
         return np.where(np.isnan(y), np.nan, out)
 
     # --- activations and padding (nn.functional rules) ---------------------------------------------------
-    sigmoid = staticmethod(sigmoid_array)
-    erf = staticmethod(erf_array)
+    sigmoid = staticmethod(_rounded_once(sigmoid_array))
+    erf = staticmethod(_rounded_once(erf_array))
 
     @staticmethod
     def constant_pad(x, pad):
@@ -375,6 +408,8 @@ class NumpyOps:
 
     @staticmethod
     def einsum(equation, *operands):
+        if any(o.dtype == dt.BFLOAT16 for o in operands):
+            return np.einsum(equation, *map(dt.widened, operands), optimize=len(operands) > 1).astype(dt.BFLOAT16)
         return np.einsum(equation, *operands, optimize=len(operands) > 1)
 
     @staticmethod

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from . import dtype as dt
 from .erf import erf as erf_array
 
 __all__ = [
@@ -50,7 +51,7 @@ def _in_double(fn):
     @functools.wraps(fn)
     def on_array(a, *args):
         a = np.asarray(a)
-        dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+        dtype = a.dtype if dt.kind(a.dtype) == "f" else np.dtype(np.float64)
         with np.errstate(all="ignore"):         # inf and nan arise as in PyTorch, silently; so does overflow to
             out = fn(a.astype(np.float64).reshape(-1), *args)       # inf when rounding to float32
             return out.reshape(a.shape).astype(dtype, copy=False)

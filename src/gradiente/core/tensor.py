@@ -164,7 +164,7 @@ class Tensor:
     layout = "torch.strided"
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return dt.kind(self._data.dtype) == "f"
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -227,6 +227,9 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._requires_grad and _diagnostics.sites:
             diagnostics.note_cut("numpy", self)
+        if self._data.dtype == dt.BFLOAT16:
+            # NumPy has no bfloat16, and PyTorch refuses rather than hand out an extension type (``.float()`` first)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -329,7 +332,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
                 + diagnostics.learner_explanation("requires_grad_non_leaf", tensor=self))
-        if flag and self._data.dtype.kind not in "fc":
+        if flag and dt.kind(self._data.dtype) not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(flag)
 
@@ -426,7 +429,7 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and dt.kind(value._data.dtype) not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if _diagnostics.learner is not None and diagnostics.called_by_learner():
             _diagnostics.learner.data_replaced(self)

@@ -29,8 +29,6 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, symmetr
     d = dtype if dtype is not None else dt.get_default_dtype()
     if d.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{d._legacy[:-len('Tensor')]}'")
-    if d._np is None:
-        raise TypeError(f"gradiente has no {d._name} tensors: NumPy has no such type")
     if not d.is_floating_point:
         # PyTorch prints the options without requires_grad, whatever was asked
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={cpp_name(d._np)}, "

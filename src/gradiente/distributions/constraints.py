@@ -8,12 +8,12 @@ the set; ``event_dim`` is how many rightmost dims make one event (a simplex chec
 The public names are instances (``positive``, ``real``, ``simplex``...) or, for constraints with bounds, the
 classes themselves (``interval(0, 1)``, ``greater_than(x)``), as in PyTorch.
 """
-import numpy as np
 
 from .. import cat as _cat_tensors
 from .. import full
 from .. import stack as _stack_tensors
 from ..core import dtype as _dtype
+from ..core import dtype as dt
 from ..ops import linalg
 from .utils import _format
 
@@ -347,7 +347,7 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tolerance = float(np.finfo(value._data.dtype).eps) * value.size(-1) * 10
+        tolerance = float(dt.finfo_of(value._data.dtype).eps) * value.size(-1) * 10
         row_norm = linalg.norm(value.detach(), dim=-1)
         unit_rows = (row_norm - 1.0).abs().le(tolerance).all(-1)
         return _LowerCholesky().check(value) & unit_rows

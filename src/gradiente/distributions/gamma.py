@@ -4,6 +4,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import as_tensor, digamma, lgamma, log, xlogy
+from ..core import dtype as dt
 from ..ops.sampling import standard_gamma
 from ..ops.special import gammainc
 from . import constraints
@@ -49,7 +50,7 @@ class Gamma(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         # Keep samples above the smallest normal number, as PyTorch does, in place and outside the graph.
-        np.maximum(value._data, np.finfo(value._data.dtype).tiny, out=value._data)
+        np.maximum(value._data, dt.finfo_of(value._data.dtype).tiny, out=value._data)
         return value
 
     def log_prob(self, value):

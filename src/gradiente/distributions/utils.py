@@ -3,6 +3,7 @@ between probabilities and logits, lazily computed attributes, and the standard n
 import numpy as np
 
 from .. import Size, Tensor, broadcast_tensors, empty, enable_grad, get_default_dtype, softmax, tensor
+from ..core import dtype as dt
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
            "tril_matrix_to_vec", "vec_to_tril_matrix"]
@@ -63,7 +64,7 @@ def _format(value):
 
 def _finfo(tensor):
     """NumPy's machine limits for the tensor's floating-point dtype (PyTorch's ``torch.finfo``)."""
-    return np.finfo(tensor._data.dtype)
+    return dt.finfo_of(tensor._data.dtype)
 
 
 def logits_to_probs(logits, is_binary=False):

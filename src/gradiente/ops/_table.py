@@ -82,7 +82,7 @@ class ElementwiseTable:
 
         Integer and bool inputs compute in the default float dtype (``exp`` of an int tensor), unless
         ``keeps_integers``; ``kernel_missing_for = (dtype kinds, kernel name)`` names the kinds PyTorch has no
-        kernel for. float16 computes in float32, rounded once, as in PyTorch. ``complex_ok``: the backward
+        kernel for. float16 and bfloat16 compute in float32, rounded once, as in PyTorch. ``complex_ok``: the backward
         rule is PyTorch's for complex inputs too; ``holomorphic``: f is, and the engine conjugates around the
         backward rule for complex gradients (``Node.holomorphic``). ``jvp(ops, t, x, out)``: the forward rule,
         where it is not ``derivative`` (abs of a complex number)."""
@@ -127,14 +127,14 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
 
     def _other_dtypes(xa):
         """Integers and bools (computed in the default float dtype, or in their own where the row keeps them),
-        and float16 (computed in float32 and rounded once, as PyTorch does)."""
-        if xa.dtype.kind not in "fc":
+        and float16 and bfloat16 (computed in float32 and rounded once, as PyTorch does)."""
+        if dt.kind(xa.dtype) not in "fc":
             if not keeps_integers:
                 xa = xa.astype(dt.get_default_dtype()._np)
             elif xa.dtype.kind in missing_kinds:
                 raise no_kernel(kernel, xa.dtype)
-        if xa.dtype == np.float16:
-            return as_result(keep_layout(array_fn(xa.astype(np.float32)), xa), np.float16)
+        if xa.dtype in dt.REDUCED_FLOATS:
+            return as_result(keep_layout(array_fn(xa.astype(np.float32)), xa), xa.dtype)
         values = keep_layout(array_fn(xa), xa)
         if values.__class__ is np.ndarray and values.dtype == xa.dtype:
             return Tensor._make(values)

@@ -5,7 +5,6 @@ Each op is a forward function next to its node class; each node's docstring is i
 of broadcast inputs are reduced by the engine, never here.
 """
 import re
-import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_ch
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
+from ._warnings import warn
 
 __all__ = ["add", "div", "divide", "float_power", "floor_divide", "fmod", "mul", "multiply", "neg", "negative",
            "positive", "pow", "reciprocal", "remainder", "rsub", "square", "sub", "subtract", "true_divide",
@@ -94,7 +94,7 @@ class MulBackward0(Node):
 
 
 class DivBackward0(Node):
-    """out = x / y;  dx = grad / y;  dy = -grad * x / y²;  out' = x' / y - y' * x / y²"""
+    """out = x / y;  dx = grad / y;  dy = -grad * ((x / y) / y);  out' = x' / y - y' * x / y²"""
     holomorphic = True
     __slots__ = ()
     formula = "∂(x/y)/∂x = 1/y,  ∂(x/y)/∂y = -x/y²"
@@ -102,8 +102,9 @@ class DivBackward0(Node):
     def backward(self, ops, grad):
         x, y = self.saved(ops)
         edges = self.next_functions
+        # dy in PyTorch's order of operations (div_tensor_other_backward), which bfloat16 rounds step by step
         return (grad / y if edges[0][0] is not None else None,
-                -grad * x / (y * y) if edges[1][0] is not None else None)
+                -grad * ((x / y) / y) if edges[1][0] is not None else None)
 
     def jvp(self, ops, x_t, y_t):
         x, y = self.saved(ops)
@@ -245,6 +246,8 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
     ``save(x, y, x_needs_grad, y_needs_grad)`` returning what to keep: keeping only what the rule will read
     lets the graph release the other operand (as PyTorch does), which matters for long chains."""
     xa, ya, target = promote_operands(x, y, floating)
+    if target == dt.BFLOAT16:
+        xa, ya = _in_float32(xa, fn), _in_float32(ya, fn)
     try:
         out = fn(xa, ya)
     except ValueError:
@@ -254,7 +257,7 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
     if (_grad_state.enabled and ((isinstance(x, Tensor) and x._requires_grad) or
                                  (isinstance(y, Tensor) and y._requires_grad))) or \
             ((_forward.on or _diagnostics.sites) and wants_grad(x, y)):   # (wants_grad notes a no_grad cut)
-        if out._data.dtype.kind not in "fc":
+        if dt.kind(out._data.dtype) not in "fc":
             raise RuntimeError("derivative for this operation is not implemented for integer results")
         if save is True:
             saved = (x, y)
@@ -266,6 +269,20 @@ def _binary(x, y, fn, node_cls, floating=False, save=True):
         if out._data.dtype.kind == "c" and (x.__class__ in _REAL_NUMBERS or y.__class__ in _REAL_NUMBERS):
             node.complex_ok = True      # a product or quotient with a real number: grad·c is grad·conj(c)
     return out
+
+
+# PyTorch's CPU kernels compute bfloat16 in float32 and round the result once. A Python number meets them
+# rounded to bfloat16 first (it becomes a bfloat16 0-d tensor), except in mul and div, whose kernels read it
+# unrounded (``original_scalar_value``): x + 0.3 adds bfloat16(0.3) = 0.30078125, x * 0.3 multiplies by 0.3.
+_READS_NUMBER_UNROUNDED = (np.multiply, np.true_divide)
+
+
+def _in_float32(operand, fn):
+    if operand.__class__ is np.ndarray:
+        return operand.astype(np.float32)
+    if fn in _READS_NUMBER_UNROUNDED or operand.__class__ not in _REAL_NUMBERS:
+        return operand
+    return float(np.float32(np.asarray(operand, dtype=dt.BFLOAT16)))
 
 
 def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
@@ -345,6 +362,8 @@ def rsub(input, other, alpha=1):
         return sub(other, input, alpha=alpha)
     _check_bool_subtraction(other, input)
     xa, ca, target = promote_operands(input, other)
+    if target == dt.BFLOAT16:
+        xa, ca = _in_float32(xa, np.subtract), _in_float32(ca, np.subtract)
     out = as_result(np.subtract(ca, xa if alpha == 1 else xa * alpha), target)
     if wants_grad(input):
         if alpha == 1:
@@ -623,7 +642,7 @@ def positive(input):
 def reciprocal(input):
     """1 / input; integer input gives the default float dtype."""
     xa = input._data
-    if xa.dtype.kind not in "fc":
+    if dt.kind(xa.dtype) not in "fc":
         xa = xa.astype(_FLOAT_DEFAULT()._np)
     out = as_result(np.reciprocal(xa))
     if wants_grad(input):
@@ -673,14 +692,12 @@ class ToCopyBackward0(Node):
 
 def cast(input, dtype):
     """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
-    if dtype._np is None:
-        raise TypeError(f"gradiente has no storage for {dtype}: NumPy has no such type")
     data = input._data
     to_real = data.dtype.kind == "c" and not dtype.is_complex
     out = wrap((data.real if to_real else data).astype(dtype._np))
     if wants_grad(input) and (dtype.is_floating_point or dtype.is_complex):
         if to_real:     # PyTorch warns where the discarded imaginary part would have had a gradient
-            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+            warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
         record(ToCopyBackward0, (input,), out)
     return out
 
@@ -706,7 +723,7 @@ def _direct(tensor, other):
     """Whether ``tensor op= other`` can run as one NumPy ufunc with ``out=``: nothing to record, the
     same floating dtype (or a Python number), and no broadcasting of the target."""
     a = tensor._data
-    if a.dtype.kind != "f" or not a.flags.writeable:
+    if a.dtype.kind != "f" or not a.flags.writeable:      # (bfloat16's NumPy kind is "V": the general path)
         return False
     if _grad_state.enabled and (needs_grad(tensor) or getattr(other, "_requires_grad", False)):
         return False
@@ -736,7 +753,7 @@ _float_power_in_place = make_inplace(float_power, "float_power_")
 def float_power_(self, exponent):
     """In-place ``float_power``; the result is double, so PyTorch refuses to narrow it back into a tensor of
     another floating dtype."""
-    if self._data.dtype.kind == "f" and self._data.dtype != np.float64:
+    if dt.kind(self._data.dtype) == "f" and self._data.dtype != np.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype {scalar_name(self._data.dtype)} but the "
                            "operation's result requires dtype Double")
     return _float_power_in_place(self, exponent)
@@ -802,7 +819,7 @@ def _addc(name, input, tensor1, tensor2, value, combine, node_cls):
 def _fused_multiply_add(x, scaled, b):
     """x + scaled·b rounded once, as PyTorch's kernel fuses it: computed in a wider type (exact for float32; for
     float64, long double where the platform has one, which agrees with a true fused multiply-add nearly always)."""
-    if x.dtype.kind != "f":
+    if dt.kind(x.dtype) != "f":
         return x + scaled * b
     wide = np.longdouble if x.dtype == np.float64 else np.float64
     return (scaled.astype(wide) * b + x).astype(x.dtype)

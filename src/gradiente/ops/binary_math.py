@@ -64,7 +64,7 @@ def hypot(input, other, *, out=None):
     """√(input² + other²) without overflow; floating tensors only."""
     _require_tensor("hypot", other)
     xa, ya, target = promote_operands(input, other)
-    if target.kind != "f":
+    if dt.kind(target) != "f":
         raise NotImplementedError(f'"hypot_cpu" not implemented for \'{scalar_name(target)}\'')
     result = as_result(broadcasting(_hypot_arrays, xa, ya), target)
     if wants_grad(input, other):
@@ -105,7 +105,7 @@ def _check_lerp_dtypes(input, end, weight):
         if isinstance(other, Tensor) and other._data.dtype != a and not (name == "weight" and other._data.ndim == 0):
             raise RuntimeError(f"expected dtype {cpp_name(a)} for `{name}` but got dtype "
                                f"{cpp_name(other._data.dtype)}")
-    if a.kind not in "fc":
+    if dt.kind(a) not in "fc":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a)}\'')
 
@@ -138,8 +138,11 @@ def lerp(input, end, weight, *, out=None):
         if wa.dtype != xa.dtype and wa.dtype.kind != "c":
             wa = wa.astype(xa.dtype)
     else:
-        wa = np.asarray(weight, dtype=xa.dtype)
-    result = as_result(broadcasting(_lerp_arrays, xa, ea, wa))
+        # a number weight meets a bfloat16 kernel unrounded, in float32
+        wa = np.asarray(weight, dtype=np.float32 if xa.dtype == dt.BFLOAT16 else xa.dtype)
+    result_dtype = xa.dtype if wa.dtype.kind != "c" else None
+    xa, ea, wa = dt.widened(xa), dt.widened(ea), dt.widened(wa)
+    result = as_result(broadcasting(_lerp_arrays, xa, ea, wa), result_dtype)
     if isinstance(weight, Tensor):
         if wants_grad(input, end, weight):
             record(LerpBackward1, (input, end, weight), result, (input, end, weight))
@@ -207,7 +210,7 @@ def _floating_pair(name, input, other):
     """The promoted arrays of two tensors for a kernel PyTorch has for floating dtypes only."""
     _require_tensor(name, other)
     xa, ya, target = promote_operands(input, other)
-    if target.kind != "f":
+    if dt.kind(target) != "f":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_name(target)}\'')
     return xa, ya, target
 
@@ -355,11 +358,11 @@ def ldexp(input, other, *, out=None):
     on its own (as C's ldexp); otherwise it is computed as input·exp2(other), as PyTorch does."""
     _require_tensor("ldexp", other)
     target = dt.result_type(input, other)._np
-    if target.kind != "f":
+    if dt.kind(target) != "f":
         target = dt.get_default_dtype()._np
     xa, ea = input._data, other._data
     scale = None
-    if ea.dtype.kind in "iub" and xa.dtype.kind == "f":
+    if ea.dtype.kind in "iub" and dt.kind(xa.dtype) == "f":
         if ea.dtype.kind == "b":
             raise NotImplementedError('"ldexp_cpu_exp" not implemented for \'Bool\'')
         exponent = np.clip(ea, -2 ** 20, 2 ** 20).astype(np.int64)

@@ -18,6 +18,7 @@ from ..core.errors import _require_tensor, broadcast_shape
 from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
+from .autocast import autocast_entry
 from .views import _view, clone, select
 
 __all__ = ["angle", "complex", "conj", "conj_physical", "conj_physical_", "imag", "is_conj", "is_neg", "polar", "real",
@@ -91,6 +92,7 @@ def _as_real(input):
     return _view(input, a[..., None].view(a.real.dtype), ViewAsRealBackward0)
 
 
+@autocast_entry
 def view_as_complex(input):
     """A complex view of a real tensor whose last dim has size 2 (real part, imaginary part) and stride 1."""
     a = input._data
@@ -194,6 +196,7 @@ def complex(real, imag):
     return result
 
 
+@autocast_entry
 def polar(abs, angle):
     """The complex tensor with modulus ``abs`` and argument ``angle``: abs·(cos(angle) + i·sin(angle))."""
     _require_tensor("polar", abs, 1, "abs")
@@ -233,7 +236,7 @@ def angle(input):
     if a.dtype.kind == "c":
         values = np.angle(a)
     else:
-        if a.dtype.kind not in "f":
+        if dt.kind(a.dtype) not in "f":
             a = a.astype(dt.get_default_dtype()._np)
         values = np.where(a < 0, np.asarray(np.pi, a.dtype), np.zeros((), a.dtype))
         values = np.where(np.isnan(a), a, values)

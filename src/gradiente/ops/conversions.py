@@ -93,6 +93,7 @@ def _converter(dtype, name):
 to_float = _converter(dt.float32, "float")
 to_double = _converter(dt.float64, "double")
 to_half = _converter(dt.float16, "half")
+to_bfloat16 = _converter(dt.bfloat16, "bfloat16")
 to_long = _converter(dt.int64, "long")
 to_int = _converter(dt.int32, "int")
 to_short = _converter(dt.int16, "short")

@@ -15,7 +15,6 @@ an index: the adjoint of ``x[index]``); ``embed`` below is that operation on ten
 """
 import functools
 import math
-import warnings
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from ._warnings import warn
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
@@ -78,7 +78,7 @@ def _as_tuple(index):
         return index
     if isinstance(index, list) and len(index) < 32 and any(
             isinstance(o, (Tensor, np.ndarray, list, tuple, slice)) or o is None or o is Ellipsis for o in index):
-        warnings.warn(_SEQUENCE_INDEX, UserWarning, stacklevel=4)
+        warn(_SEQUENCE_INDEX, UserWarning, stacklevel=4)
         return tuple(index)
     return (index,)
 

@@ -10,7 +10,6 @@ a slice), ``nanmean`` (a nansum divided by a count). The rest have a node of the
 ``triu_indices`` and ``histc`` make integer positions or counts and are not differentiable.
 """
 import operator
-import warnings
 
 import numpy as np
 
@@ -20,6 +19,8 @@ from ..core.errors import broadcast_shape
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from ._warnings import warn
+from .autocast import autocast_entry
 from .indexing import masked_select
 from .views import _fmt, _views, expand, flatten, reshape, slice_dim, unsqueeze, view
 
@@ -113,7 +114,7 @@ def meshgrid(*tensors, indexing=None):
     output is an expanded view of its input. Without ``indexing`` PyTorch warns, and uses 'ij'."""
     tensors = _unpack(tensors)
     if indexing is None:
-        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
@@ -285,6 +286,7 @@ def _common_dtype(tensors):
     return target._np
 
 
+@autocast_entry
 def cat(tensors, dim=0, *, out=None):
     """The tensors joined along ``dim``; all other sizes must match. 1-D empty tensors are skipped, as in
     PyTorch."""
@@ -322,6 +324,7 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
+@autocast_entry
 def stack(tensors, dim=0, *, out=None):
     """The tensors (all of one shape) stacked along a new dim ``dim``."""
     tensors = list(tensors)

@@ -7,10 +7,10 @@ Each is built on ``gradiente.linalg`` and records the node PyTorch records (``Ch
 ``TriangularSolveBackward0``, ...). Where PyTorch warns that a function is deprecated, so do we, with its text and,
 as PyTorch does, once per process.
 """
-import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
@@ -18,6 +18,8 @@ from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from . import linalg
+from ._warnings import warn
+from .autocast import autocast_entry
 from .linalg import _mT, _triangular, _triangular_grads
 
 __all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "eig", "lstsq", "lu", "lu_solve", "lu_unpack",
@@ -67,7 +69,7 @@ def _deprecated(name):
     """PyTorch's deprecation warning for ``name``, the first time only (PyTorch warns once per process)."""
     if name not in _warned:
         _warned.add(name)
-        warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
+        warn(_DEPRECATED[name], UserWarning, stacklevel=3)
 
 
 # --- SVD and QR, with their older arguments ----------------------------------------------------------------
@@ -105,7 +107,7 @@ def cholesky(input, upper=False, *, out=None):
     _deprecated("cholesky")
     a = input._data
     linalg._check_square("cholesky", a)
-    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+    if dt.kind(a.dtype) not in "fc" or a.dtype == np.float16:
         raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     factor, info = linalg._factor(input, upper, CholeskyBackward0)
     if info.any():
@@ -136,7 +138,7 @@ class CholeskySolveBackward0(Node):
 
 
 def _check_factor_dtype(kernel, a):
-    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+    if dt.kind(a.dtype) not in "fc" or a.dtype == np.float16:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
 
 
@@ -154,6 +156,7 @@ def _check_system(name, b, a):
     broadcast_shape(b.shape[:-2], a.shape[:-2])
 
 
+@autocast_entry
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B for B = ``input`` and A = L Lᵀ given by its Cholesky factor L = ``input2`` (A = UᵀU with
     ``upper``); only the factor's triangle is read. Batch dims broadcast. As in PyTorch, the factor's gradient is
@@ -181,6 +184,7 @@ class CholeskyInverseBackward0(Node):
         return (-(ops.matmul(factor, common) if self.upper else ops.matmul(common, factor)),)
 
 
+@autocast_entry
 def cholesky_inverse(input, upper=False, *, out=None):
     """A⁻¹ for A = L Lᵀ given its Cholesky factor L = ``input`` (A = UᵀU with ``upper``); only the factor's triangle
     is read. As in PyTorch, the factor's gradient is the full matrix, not kept to its triangle."""

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core import return_types
 from ..core.dtype import cpp_name, scalar_name
 from ..core.errors import broadcast_shape
@@ -25,6 +26,7 @@ from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import _wrap_dim
+from .autocast import autocast_entry
 from .matmul import matmul, mm
 from .products import linalg_cross, vdot
 from .reductions import amax, amin
@@ -70,7 +72,7 @@ def _check_square(name, a):
 
 
 def _check_floating(name, a):
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_name(a.dtype)}")
     if a.dtype == np.float16:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
@@ -447,7 +449,7 @@ def _check_triangular_system(A, B, left):
                            f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
     broadcast_shape(b.shape[:-2], a.shape[:-2])             # PyTorch names B's size first
     for array in (a, b):
-        if array.dtype.kind not in "fc" or array.dtype == np.float16:
+        if dt.kind(array.dtype) not in "fc" or array.dtype == np.float16:
             raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{scalar_name(array.dtype)}'")
 
 
@@ -525,6 +527,7 @@ def _raise_not_positive_definite(a, info, name):
                       "positive-definite).")
 
 
+@autocast_entry
 def cholesky(A, *, upper=False, out=None):
     """The lower-triangular L with ``A = L Lᵀ`` for a symmetric positive-definite A (only its lower triangle is
     read); ``upper=True`` gives ``U = Lᵀ``. Raises ``LinAlgError`` if A is not positive-definite."""
@@ -641,7 +644,7 @@ def _lu_checked(A, pivot, name):
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead")
-    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+    if dt.kind(a.dtype) not in "fc" or a.dtype == np.float16:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -747,6 +750,7 @@ def _check_lu_solve(LU, pivots, B, left):
                            f"{scalar_name(lu_array.dtype)} and B of type {scalar_name(b.dtype)} instead")
 
 
+@autocast_entry
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with ``A X = B`` (``X A = B`` with ``left=False``; Aᵀ in place of A with ``adjoint``) for A given by
     ``lu_factor``'s ``(LU, pivots)``: two triangular solves instead of a new factorization. Batch dims
@@ -843,7 +847,7 @@ class LinalgEighBackward0(Node):
 def _eigh(A, UPLO, values_only):
     a = A._data
     _check_square("linalg.eigh", a)
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -955,7 +959,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse, from an SVD (an eigendecomposition with ``hermitian=True``); singular
     values at most the tolerance (see ``_tolerance``) count as zero. ``rcond`` is the older name of ``rtol``."""
     a = A._data
-    if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype == np.float16:
+    if a.ndim < 2 or dt.kind(a.dtype) not in "fc" or a.dtype == np.float16:
         raise RuntimeError(f"linalg.pinv({scalar_name(a.dtype)}{{[{', '.join(map(str, a.shape))}]}}): expected a "
                            "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
     rtol = rcond if rtol is None else rtol
@@ -981,7 +985,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     ``atol``). Not differentiable: an int64 count."""
     a = A._data
     _check_matrix("torch.linalg.matrix_rank", a, arg="input")
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -1132,7 +1136,7 @@ def matrix_exp(input):
     a = A._data
     _check_matrix("linalg.matrix_exp", a)
     _check_square("linalg.matrix_exp", a)
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(a.dtype)}")
     result = wrap(_expm_array(a))
@@ -1241,6 +1245,7 @@ def cross(input, other, *, dim=-1, out=None):
     return result if out is None else out.copy_(result)
 
 
+@autocast_entry
 def vecdot(x, y, *, dim=-1, out=None):
     """Σ conj(x)·y over ``dim`` (for real tensors, the sum of products), other dims broadcast."""
     xa, ya = x._data, y._data

@@ -15,6 +15,7 @@ from ..core.dtype import scalar_name
 from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .views import (
     _mT,
     _squeeze_result,
@@ -47,7 +48,7 @@ def _check_multipliable(xa, ya):
 
 def _product(product, node_cls, x, y):
     """``product(x, y)`` on the arrays as a tensor, recorded with ``node_cls`` (which saves both operands)."""
-    out = as_result(product(x._data, y._data), x._data.dtype)
+    out = as_result(product(dt.widened(x._data), dt.widened(y._data)), x._data.dtype)
     if wants_grad(x, y):
         record(node_cls, (x, y), out, (x, y))
     return out
@@ -111,6 +112,7 @@ class BmmBackward0(MmBackward0):
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G (per batch)"
 
 
+@autocast_entry
 def mm(input, mat2):
     """The product of two matrices."""
     xa, ya = input._data, mat2._data
@@ -151,6 +153,7 @@ def dot(input, other):
     return _product(np.dot, DotBackward0, input, other)
 
 
+@autocast_entry
 def bmm(input, mat2):
     """Matrix products of two batches of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
     xa, ya = input._data, mat2._data
@@ -204,15 +207,18 @@ class BaddbmmBackward0(AddmmBackward0):
 
 
 def _scaled_sum(product, input, target, beta, alpha):
-    """α·product + β·input, in ``product``'s memory (a fresh array); β = 0 ignores input, even nan."""
+    """α·product + β·input, in ``product``'s memory (a fresh array); β = 0 ignores input, even nan. A bfloat16
+    input's product comes widened to float32 (``dt.widened``): the sum is taken there and rounded once."""
     expanded_shape(input, target)
     if alpha != 1:
         product *= alpha
     if beta != 0:
-        product += input._data if beta == 1 else input._data * beta
-    return product
+        base = dt.widened(input._data)
+        product += base if beta == 1 else base * beta
+    return product.astype(input._data.dtype, copy=False)
 
 
+@autocast_entry
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (``nn.Linear``
     uses it: ``linear(x, W, b) = addmm(b, x, W.t())``)."""
@@ -227,20 +233,22 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {dt.scalar_name(first.dtype)} "
                                f"and {dt.scalar_name(ya.dtype)}")
     _check_multipliable(xa, ya)
-    out = wrap(_scaled_sum(np.matmul(xa, ya), input, (xa.shape[0], ya.shape[1]), beta, alpha))
+    out = wrap(_scaled_sum(np.matmul(dt.widened(xa), dt.widened(ya)), input, (xa.shape[0], ya.shape[1]), beta, alpha))
     if wants_grad(input, mat1, mat2):
         record(AddmmBackward0, (input, mat1, mat2), out, (mat1, mat2), alpha=alpha, beta=beta)
     return out
 
 
+@autocast_entry
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
     names = [dt.cpp_name(t._data.dtype) for t in (input, batch1)]
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
                            f"{dt.cpp_name(batch2._data.dtype)}")
-    product = bmm(batch1.detach(), batch2.detach())._data
     xa, ya = batch1._data, batch2._data
+    product = np.matmul(dt.widened(xa), dt.widened(ya)) if xa.dtype == dt.BFLOAT16 \
+        else bmm(batch1.detach(), batch2.detach())._data
     out = wrap(_scaled_sum(product, input, (xa.shape[0], xa.shape[1], ya.shape[2]), beta, alpha))
     if wants_grad(input, batch1, batch2):
         record(BaddbmmBackward0, (input, batch1, batch2), out, (batch1, batch2), alpha=alpha, beta=beta)
@@ -249,6 +257,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 # --- matmul, as PyTorch composes it ---------------------------------------------------------------------
 
+@autocast_entry
 def matmul(input, other):
     """The matrix product with NumPy's rules: 1-D operands are vectors, leading dims are batch dims and
     broadcast. Recorded as PyTorch records it (dot, mv, mm, folded mm, or expand + bmm)."""
@@ -358,6 +367,7 @@ class TraceBackward0(Node):
         return (ops.embed(ops.expand(grad, (k,)), shape, (diag, diag)),)
 
 
+@autocast_entry
 def trace(input):
     """The sum of a matrix's main diagonal."""
     a = input._data
@@ -473,6 +483,7 @@ def _einsum_dtypes(arrays, inputs, output):
     return [a.astype(target, copy=False) for a in arrays]
 
 
+@autocast_entry
 def einsum(equation, *operands):
     """Einstein summation (``einsum('ij,jk->ik', a, b)``), operands as arguments or one list.
 
@@ -491,7 +502,7 @@ def einsum(equation, *operands):
                                    f"with previously seen size {sizes[c]}")
             sizes[c] = max(sizes.get(c, n), n)
     spelled = ",".join(inputs) + "->" + output
-    values = np.einsum(spelled, *arrays, optimize=len(arrays) > 1)
+    values = np.einsum(spelled, *map(dt.widened, arrays), optimize=len(arrays) > 1)
     if len(arrays) > 1:     # a contraction's result is contiguous, as PyTorch's bmm leaves it (NumPy's may not be)
         values = np.asarray(values, order="C")
     out = as_result(values, arrays[0].dtype)
@@ -515,6 +526,7 @@ class AddbmmBackward0(AddmmBackward0):
         return tangent_sum(None if b_t is None else b_t * self.beta, None if product is None else product * self.alpha)
 
 
+@autocast_entry
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """β·input + α·(the sum over the batch of batch1[i] @ batch2[i]): a (n, m) result from (b, n, k) and
     (b, k, m) batches; ``input`` broadcasts to (n, m)."""
@@ -534,7 +546,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         if first.dtype != ya.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_name(first.dtype)} and "
                                f"{scalar_name(ya.dtype)}")
-    product = np.matmul(xa, ya).sum(axis=0, dtype=xa.dtype)
+    product = np.matmul(dt.widened(xa), dt.widened(ya)).sum(axis=0)
     out = wrap(_scaled_sum(product, input, target, beta, alpha))
     if wants_grad(input, batch1, batch2):
         record(AddbmmBackward0, (input, batch1, batch2), out, (batch1, batch2), alpha=alpha, beta=beta)

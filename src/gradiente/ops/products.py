@@ -7,7 +7,6 @@ we, and the graph shows the same nodes; ops that PyTorch records as one node (Ad
 LinalgCrossBackward0, CdistBackward0, ...) have their rule here.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -17,6 +16,8 @@ from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from ._warnings import warn
+from .autocast import autocast_entry
 from .joining import cat
 from .matmul import _scaled_sum, dot, matmul, mm
 from .rearranging import DiagEmbedBackward0
@@ -52,6 +53,7 @@ def _contraction_dims(dims, ndim_a, ndim_b):
     return dims_a, dims_b
 
 
+@autocast_entry
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over the dims ``dims`` pairs up: an int ``n`` contracts the last ``n`` dims of ``a``
     with the first ``n`` of ``b``; ``([1, 0], [0, 1])`` names the pairs. Computed as PyTorch computes it:
@@ -158,7 +160,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if not ba.dtype == ma.dtype == va.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {scalar_name(ba.dtype)}, "
                            f"{scalar_name(ma.dtype)}, and {scalar_name(va.dtype)}")
-    result = wrap(_scaled_sum(np.matmul(ma, va), input, (ma.shape[0],), beta, alpha))
+    result = wrap(_scaled_sum(np.matmul(dt.widened(ma), dt.widened(va)), input, (ma.shape[0],), beta, alpha))
     if wants_grad(input, mat, vec):
         record(AddmvBackward0, (input, mat, vec), result, (mat, vec), alpha=alpha, beta=beta)
     return result if out is None else out.copy_(result)
@@ -233,7 +235,7 @@ def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim``. Without ``dim``, PyTorch's deprecated default: the first
     dim of size 3 of ``input`` (with a warning); ``linalg.cross`` uses the last dim instead."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+        warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
         dim = next((i for i, s in enumerate(input._data.shape) if s == 3), None)
@@ -300,7 +302,7 @@ def _check_cdist(x1, x2, p, compute_mode):
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}")
     for name, t in (("X1", a), ("X2", b)):
-        if t.dtype.kind != "f":
+        if dt.kind(t.dtype) != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_name(t.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
@@ -310,6 +312,7 @@ def _check_cdist(x1, x2, p, compute_mode):
         raise RuntimeError(f"expected scalar type {scalar_name(a.dtype)} but found {scalar_name(b.dtype)}")
 
 
+@autocast_entry
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of ``x1`` ``(..., P, M)`` and each row of ``x2`` ``(..., R, M)``:
     ``(..., P, R)``, batch dims broadcast. For p = 2 with more than 25 rows on either side (or when asked),
@@ -364,7 +367,7 @@ class DistBackward0(LinalgVectorNormBackward0):
 def dist(input, other, p=2):
     """The p-norm of ``input - other`` (broadcast), over all elements."""
     xa, ya, target = promote_operands(input, other)
-    if np.dtype(target).kind not in "fc":
+    if dt.kind(np.dtype(target)) not in "fc":
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{scalar_name(target)} instead.")
     infer_size(np.shape(xa), np.shape(ya))
@@ -444,7 +447,7 @@ def block_diag(*tensors):
 
 def chain_matmul(*matrices, out=None):
     """The product of the matrices in the cheapest order (deprecated in PyTorch: ``linalg.multi_dot``)."""
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+    warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
                   "multiple parameters.", UserWarning, stacklevel=2)
     if not matrices:
@@ -479,6 +482,7 @@ def slogdet(input):
     return linalg._slogdet_as(input, linalg.slogdet_type)
 
 
+@autocast_entry
 def inverse(input, *, out=None):
     """The inverse of a square matrix (or batch) (``linalg.inv``)."""
     from . import linalg
@@ -491,6 +495,7 @@ def matrix_power(input, n):
     return linalg.matrix_power(input, n)
 
 
+@autocast_entry
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse; singular values at most ``rcond`` times the largest count as zero (``linalg.pinv``)."""
     from . import linalg

@@ -20,6 +20,8 @@ from ..core.record import record, wants_grad
 from ..core.record import wrap as _wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
+from ._warnings import warn
+from .autocast import autocast_entry
 from .views import select, slice_dim, view
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "logsumexp",
@@ -128,6 +130,11 @@ def _sum_dtype(a, dtype):
     return np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
 
 
+def _accumulator(target):
+    """The type a sum accumulates in: float32 for bfloat16 (rounded once at the end, as PyTorch's CPU sum)."""
+    return np.float32 if target == dt.BFLOAT16 else target
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over ``dim`` (an int or a tuple). Integers sum to int64, as in PyTorch."""
     a = input._data
@@ -135,13 +142,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     # np.add.reduce is what ndarray.sum calls; called from here, an overflow's RuntimeWarning is gradiente's own and
     # silenced (PyTorch gives inf without a word)
     if dim is None and not keepdim:
-        out = as_result(np.add.reduce(a, axis=None, dtype=target), target)
+        out = as_result(np.add.reduce(a, axis=None, dtype=_accumulator(target)), target)
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
-    out = as_result(np.add.reduce(a, axis=axes, dtype=target, keepdims=keepdim), target)
+    out = as_result(np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim), target)
     if wants_grad(input):
         record(SumBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim)
     return out
@@ -152,7 +159,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     a = input._data
     if dtype is not None:
         a = a.astype(dtype._np)
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         name = dt.scalar_name(a.dtype)
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {name}")
@@ -174,7 +181,7 @@ def _mean_values(a, axes, keepdim):
     if a.size == 0:
         shape = np.add.reduce(a, axis=axes, keepdims=keepdim).shape
         return np.full(shape, np.nan, dtype=a.dtype)
-    return a.mean(axis=axes, keepdims=keepdim)
+    return dt.widened(a).mean(axis=axes, keepdims=keepdim)
 
 
 def sum_to_size(self, *size):
@@ -293,6 +300,7 @@ class ProdBackward1(Node):
         return (_product_of_others(ops, grad, x, dim),)
 
 
+@autocast_entry
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or along ``dim`` (one int). Integers multiply as int64, as in PyTorch."""
     a = input._data
@@ -479,7 +487,7 @@ def _median(input, dim, keepdim, skip_nan, nodes, pair):
     if a.dtype.kind in "bc":
         raise NotImplementedError(f'"{"median_cpu" if dim is None else "median_out"}" not implemented for '
                                   f"'{scalar_name(a.dtype)}'")
-    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, dtype=bool)
+    nan = np.isnan(a) if dt.kind(a.dtype) == "f" else np.zeros(a.shape, dtype=bool)
     if dim is None:
         values = a.reshape(-1)[~nan.reshape(-1)] if skip_nan else a.reshape(-1)
         if values.size == 0 or (not skip_nan and nan.any()):
@@ -544,6 +552,10 @@ class StdBackward0(Node):
         return (_var_backward(ops, grad_var, x, self.axes, self.keepdim, self.dof),)
 
 
+# var, std and their means are computed in double for the narrower floating types, as PyTorch's CPU kernels
+_VAR_IN_DOUBLE = (np.dtype(np.float32), *dt.REDUCED_FLOATS)
+
+
 def _var_std(input, dim, unbiased, keepdim, correction, name):
     """The shared forward of var and std: PyTorch's argument forms and checks, computed in double for
     float32 and float16 (as PyTorch's CPU kernels accumulate)."""
@@ -552,23 +564,23 @@ def _var_std(input, dim, unbiased, keepdim, correction, name):
     if correction is None:
         correction = 0 if unbiased is False else 1
     a = input._data
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     axes = normalize_dims(dim, a.ndim)
     n = int(np.prod([a.shape[i] for i in axes])) if a.ndim else 1
     dof = n - correction
-    work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+    work = a.astype(np.float64) if a.dtype in _VAR_IN_DOUBLE else a
     if dof > 0:
         value = work.var(axis=axes, ddof=correction, keepdims=keepdim)
     else:
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+        warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=3)
         with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)     # NumPy's version of the warning just given
             value = work.var(axis=axes, ddof=correction, keepdims=keepdim)
     if name == "std":
         value = np.sqrt(value)
-    result = as_result(value, np.finfo(a.dtype).dtype)
+    result = as_result(value, a.real.dtype if a.dtype.kind == "c" else a.dtype)
     if wants_grad(input):
         if name == "std":
             record(StdBackward0, (input,), result, (input, result), axes=axes, keepdim=keepdim, dof=dof)
@@ -625,14 +637,14 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     a = x._data
     if dtype is not None:
         a = a.astype(dtype._np)
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(a.dtype)}")
     axes = normalize_dims(dim, a.ndim)
     p = float(ord)
     absolute = np.abs(a)
     result_dtype = absolute.dtype
-    if result_dtype == np.float16:
+    if result_dtype in dt.REDUCED_FLOATS:
         absolute = absolute.astype(np.float32)      # half precision accumulates in float32, as in PyTorch
     if math.isinf(p):
         if a.size == 0:
@@ -685,9 +697,10 @@ class LogsumexpBackward0(Node):
 def logsumexp(input, dim, keepdim=False):
     """log(Σ exp(input)) over ``dim``, computed stably (the largest element is taken out first)."""
     a = input._data
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         a = a.astype(dt.get_default_dtype()._np)
     axes = normalize_dims(dim, a.ndim)
+    result_dtype, a = a.dtype, dt.widened(a)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if a.size:
             top = np.amax(a, axis=axes, keepdims=True)
@@ -696,7 +709,7 @@ def logsumexp(input, dim, keepdim=False):
             value = value + (top if keepdim else top.reshape(value.shape))
         else:
             value = np.log(np.exp(a).sum(axis=axes, keepdims=keepdim))
-    result = as_result(value, a.dtype)
+    result = as_result(value, result_dtype)
     if wants_grad(input):
         record(LogsumexpBackward0, (input,), result, (input, result), axes=axes, keepdim=keepdim)
     return result
@@ -854,7 +867,7 @@ class StdMeanBackward0(Node):
 def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
     """(var or std, mean) over ``dim`` with var's argument forms, recorded as one node with two outputs."""
     a = input._data
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if isinstance(dim, bool):
         unbiased, dim = dim, None
@@ -863,11 +876,11 @@ def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
         warnings.simplefilter("always")
         spread = spread_fn(input, dim, unbiased, keepdim, correction=correction)
     for w in caught:                            # var's (or std's) warning, under this function's name
-        warnings.warn(str(w.message).replace(f"{name[:3]}()", f"{name}()"), w.category, stacklevel=3)
+        warn(str(w.message).replace(f"{name[:3]}()", f"{name}()"), w.category, stacklevel=3)
     axes = normalize_dims(dim, a.ndim)
     count = math.prod(a.shape[i] for i in axes)
-    # the mean in double for float32 and float16, as var computes, then rounded once
-    work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+    # the mean in double for float32, float16 and bfloat16, as var computes, then rounded once
+    work = a.astype(np.float64) if a.dtype in _VAR_IN_DOUBLE else a
     mean = as_result(work.mean(axis=axes, keepdims=keepdim), a.dtype)
     if wants_grad(input):
         if correction is None:
@@ -996,7 +1009,7 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if a.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {a.ndim} dimensions")
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(a.dtype)}")
     d = _wrap_dim(dim, a.ndim)
@@ -1059,7 +1072,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = _trapezoid_args("trapezoid", y, x, dx, dim)
     ya = y._data
     if ya.shape[d] == 0:
-        target = ya.dtype if ya.dtype.kind in "fc" else dt.get_default_dtype()._np
+        target = ya.dtype if dt.kind(ya.dtype) in "fc" else dt.get_default_dtype()._np
         return wrap(np.zeros(ya.shape[:d] + ya.shape[d + 1:], dtype=target))
     if x is not None:
         return _scaled((_interval_sums(y, d) * _sample_spacing("trapezoid", y, x, d)).sum(d), 2.0, "div")
@@ -1105,7 +1118,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     target = _sum_dtype(a, dtype)
     axes = _reduced_axes(dim, a.ndim)
-    kept = ~np.isnan(a) if a.dtype.kind == "f" else np.ones(a.shape, dtype=bool)
+    kept = ~np.isnan(a) if dt.kind(a.dtype) == "f" else np.ones(a.shape, dtype=bool)
     out = as_result(np.where(kept, a, 0).sum(axis=axes, dtype=target, keepdims=keepdim), target)
     if wants_grad(input):
         record(NansumBackward0, (input,), out, kept=kept, axes=axes, keepdim=keepdim)
@@ -1116,10 +1129,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim`` (all elements by default) of the elements that are not NaN: their ``nansum`` divided
     by their count (NaN where there are none)."""
     a = input._data
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{scalar_name(a.dtype)}")
-    if dtype is not None and dtype._np.kind not in "fc":
+    if dtype is not None and dt.kind(dtype._np) not in "fc":
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {scalar_name(dtype._np)}")
     counts = (~np.isnan(a)).sum(axis=_reduced_axes(dim, a.ndim), keepdims=keepdim)
@@ -1130,8 +1143,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 # --- logcumsumexp -------------------------------------------------------------------------------------------
 
 def _logcumsumexp_array(a, dim):
-    """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double."""
-    work = a.astype(np.float64) if a.dtype in (np.float32, np.float16) else a
+    """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double
+    (bfloat16 too, as close as float32 would be after its rounding)."""
+    work = a.astype(np.float64) if a.dtype in _VAR_IN_DOUBLE else a
     # contiguous, as PyTorch's scan kernel writes it (NumPy's accumulate keeps the input's layout)
     return c_order(np.logaddexp.accumulate(work, axis=dim)).astype(a.dtype, copy=False)
 
@@ -1155,7 +1169,7 @@ class LogcumsumexpBackward0(Node):
             return (grad,)
         # The sum in log space, so that no exp overflows: positive and negative gradients apart, since only
         # positive numbers have a logarithm; a zero gradient becomes the lowest number (exp of it is 0).
-        lowest = float(np.finfo(ga.dtype).min)
+        lowest = float(dt.finfo_of(ga.dtype).min)
         parts = []
         with np.errstate(divide="ignore", over="ignore"):      # log 0 = -inf and lowest - out = -inf are meant
             log_abs = ops.log(ops.abs(grad))
@@ -1168,7 +1182,7 @@ class LogcumsumexpBackward0(Node):
 def logcumsumexp(input, dim):
     """log Σ_{j<=i} exp(x_j) along ``dim``, computed stably (no exp overflows)."""
     a = input._data
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     d = _wrap_dim(dim, a.ndim)
     out = wrap(_logcumsumexp_array(a.reshape(a.shape or (1,)), d).reshape(a.shape))

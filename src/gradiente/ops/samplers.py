@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.random import _box_muller_pairs, _generator, _uniform
 
 __all__ = ["binomial", "poisson", "sample_dirichlet", "standard_gamma"]
@@ -88,7 +89,7 @@ def standard_gamma(alpha, generator=None):
     """Gamma(alpha, 1) samples for an array ``alpha`` (float32 or float64), at least the dtype's smallest
     normal number (PyTorch's floor, so that log(sample) stays finite)."""
     np_dtype = alpha.dtype
-    tiny = np.finfo(np_dtype).tiny
+    tiny = dt.finfo_of(np.dtype(np_dtype)).tiny
     draws = _Draws(generator)
     single = np_dtype == np.float32
 
@@ -106,7 +107,7 @@ def sample_dirichlet(concentration, generator=None):
                           [concentration.astype(np.float64)], np.float64)
     ratios = (gammas / gammas.sum(-1, keepdims=True)).astype(np_dtype)
     below_one = np.nextafter(np_dtype.type(1), np_dtype.type(0))
-    return np.clip(ratios, np.finfo(np_dtype).tiny, below_one)
+    return np.clip(ratios, dt.finfo_of(np.dtype(np_dtype)).tiny, below_one)
 
 
 # --- binomial: inversion and BTRS ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ and carry no gradient.
 """
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
@@ -18,7 +19,7 @@ __all__ = ["binomial", "poisson", "sample_dirichlet", "standard_gamma"]
 
 
 def _float_check(x, kernel):
-    if x._data.dtype.kind != "f" or x._data.dtype.itemsize < 4:
+    if dt.kind(x._data.dtype) != "f" or x._data.dtype.itemsize < 4:
         raise RuntimeError(f"\"{kernel}\" not implemented for '{scalar_name(x._data.dtype)}'")
 
 

@@ -9,10 +9,10 @@ whole when values are added in, ``accumulate=True``), and the written values' gr
 one read back at the region.
 """
 import math
-import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
 from ..core.inplace import make_inplace
@@ -20,6 +20,8 @@ from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
+from ._warnings import warn
+from .autocast import autocast_entry
 from .indexing import _along, _fit_value, _flat_positions, _index_array, _int_index
 from .views import _fmt, diagonal_index, expanded_shape
 
@@ -359,6 +361,7 @@ class IndexCopyBackward0(Node):
                 ops.getitem(_lifted(grad), self.where) if source_node is not None else None)
 
 
+@autocast_entry
 def index_copy(input, dim, index, source):
     """A copy of ``input`` with slice i of ``source`` written at position ``index[i]`` along ``dim``. Which
     write wins at a repeated position is left unspecified, as in PyTorch."""
@@ -511,7 +514,7 @@ def _identity(reduce, np_dtype):
         return 0
     if reduce == "prod":
         return 1
-    low, high = (-np.inf, np.inf) if np_dtype.kind in "fc" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
+    low, high = (-np.inf, np.inf) if dt.kind(np_dtype) in "fc" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
     return low if reduce == "amax" else high
 
 
@@ -676,7 +679,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """A copy of ``input`` with slice i of ``source`` reduced into position ``index[i]`` along ``dim`` by
     ``reduce`` ('prod', 'mean', 'amax' or 'amin'); ``input``'s own values take part unless
     ``include_self=False``. The same as ``scatter_reduce`` with ``index`` spread along ``dim``."""
-    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
+    warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
     if reduce not in _INDEX_REDUCTIONS:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     a, s, idx = input._data, source._data, index._data

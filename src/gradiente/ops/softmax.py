@@ -43,7 +43,7 @@ def _prepare(input, dim, dtype, kernel):
     if dtype is not None and dtype is not input.dtype:
         input = input.to(dtype)
     a = input._data
-    if a.dtype.kind != "f":
+    if dt.kind(a.dtype) != "f":
         name = dt.FROM_NUMPY[a.dtype]._legacy[:-len("Tensor")]
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
     axis = _wrap_dim(dim, max(a.ndim, 1))
@@ -58,22 +58,32 @@ def _max(a, axis):
 def softmax(input, dim, dtype=None):
     """e^x / Σ e^x along ``dim``; ``dtype`` casts the input first (``SoftmaxBackward0``)."""
     input, a, axis = _prepare(input, dim, dtype, "softmax_lastdim_kernel_impl")
+    w = dt.widened(a)
     with np.errstate(invalid="ignore", divide="ignore"):
-        e = np.exp(a - _max(a, axis))
+        e = np.exp(w - _max(w, axis))
         out = wrap(np.asarray(e * (1 / e.sum(axis=axis, keepdims=True)), dtype=a.dtype, order="C"))
     if wants_grad(input):
         record(SoftmaxBackward0, (input,), out, (out,), dim=axis)
     return out
 
 
+def _through_lastdim_buffer(values, a, axis):
+    """PyTorch's bfloat16 kernel along the last dimension keeps Σ e^(x - max), then its logarithm, in a buffer of
+    the input's type: each is rounded to bfloat16 there (along other dimensions all stays in float32)."""
+    if a.dtype == dt.BFLOAT16 and axis == a.ndim - 1:
+        return values.astype(dt.BFLOAT16).astype(np.float32)
+    return values
+
+
 def log_softmax(input, dim, dtype=None):
     """x - log Σ e^x along ``dim``, computed stably; ``dtype`` casts the input first (``LogSoftmaxBackward0``)."""
     input, a, axis = _prepare(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
+    w = dt.widened(a)
     with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = a - _max(a, axis)
+        shifted = w - _max(w, axis)
+        log_sum = np.log(_through_lastdim_buffer(np.exp(shifted).sum(axis=axis, keepdims=True), a, axis))
         # (x - max) - log Σ: PyTorch's order, which keeps large inputs with small differences exact.
-        out = wrap(np.asarray(shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True)), dtype=a.dtype,
-                              order="C"))
+        out = wrap(np.asarray(shifted - _through_lastdim_buffer(log_sum, a, axis), dtype=a.dtype, order="C"))
     if wants_grad(input):
         record(LogSoftmaxBackward0, (input,), out, (out,), dim=axis)
     return out

@@ -22,6 +22,7 @@ from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from .autocast import autocast_entry
 from .binary_math import lerp
 from .indexing import _along, gather, masked_fill
 from .joining import broadcast_tensors
@@ -253,7 +254,7 @@ def _running_extreme(input, dim, name, accumulate, node_cls, pair):
     running = accumulate(work, axis=d)
     # Where an element equals the running value at its own position, the running value was reached there
     # (and stays until the next such place); a NaN equals nothing, but is the running value from there on.
-    reached = (work == running) | (np.isnan(work) if work.dtype.kind == "f" else False)
+    reached = (work == running) | (np.isnan(work) if dt.kind(work.dtype) == "f" else False)
     positions = np.arange(work.shape[d]).reshape([-1 if i == d else 1 for i in range(work.ndim)])
     # contiguous, as PyTorch's scan kernels write them (NumPy's accumulate keeps the input's layout)
     indices = c_order(np.maximum.accumulate(np.where(reached, positions, 0), axis=d))
@@ -529,6 +530,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return _squeeze_result(transpose(unsqueeze(result, 0), 0, -1), -1)      # the q dim first
 
 
+@autocast_entry
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles (q a number or a 1-D tensor, in [0, 1]) of all elements or along ``dim``: between
     the two nearest sorted values, by ``interpolation`` ('linear', 'lower', 'higher', 'midpoint', 'nearest').
@@ -536,6 +538,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@autocast_entry
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` over the values that are not NaN (NaN for a slice that has none)."""
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.dtype import get_default_dtype, scalar_name
 from ..core.errors import broadcasting
 from ..core.node import Node
@@ -96,7 +97,7 @@ def round(input, *, decimals=0, out=None):
 def _tiny(x):
     """Where |x| is within machine epsilon of 0: the derivatives of I₁ and I₁ₑ take their limit 1/2 there."""
     xa = np.asarray(x)
-    return np.abs(xa) <= np.finfo(xa.dtype).eps
+    return np.abs(xa) <= dt.finfo_of(xa.dtype).eps
 
 
 def _i1_derivative(ops, v, x, out):
@@ -156,7 +157,7 @@ def ndtr(input, *, out=None):
     records (``MulBackward1`` ← ``AddBackward1`` ← ``ErfBackward0`` ← ``MulBackward1``). So, as in PyTorch, it is 0
     below about -8.3 (-5.4 in float32), where erf rounds to -1; ``log_ndtr`` keeps the lower tail."""
     from .nn._common import add_scalar, mul_scalar
-    if input._data.dtype.kind not in "fc":
+    if dt.kind(input._data.dtype) not in "fc":
         input = input.to(get_default_dtype())
     result = mul_scalar(add_scalar(erf(mul_scalar(input, 1 / math.sqrt(2))), 1), 0.5)
     return result if out is None else _write_out(result, out, "special_ndtr")
@@ -293,7 +294,7 @@ class IgammacBackward0(_IncompleteGammaBackward):
 
 def _incomplete_gamma(input, other, out, upper, node_cls, kernel):
     xa, ya, target = promote_operands(input, other)
-    if target.kind != "f":
+    if dt.kind(target) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(target)}\'')
     result = as_result(broadcasting(lambda a, x: gammainc_array(a, x, upper), xa, ya), target)
     if wants_grad(input, other):

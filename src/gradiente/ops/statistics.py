@@ -3,7 +3,6 @@ them: a centring, a matrix product and a division), and the counts ``bincount``,
 which have no derivative.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ..core.creation import linspace
 from ..core.dtype import cpp_name, scalar_name
 from ..core.record import wrap
 from ..core.tensor import Tensor
+from ._warnings import warn
 from .arithmetic import _without_derivative
 from .complex_numbers import complex, conj, imag, real
 from .views import (
@@ -66,7 +66,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction
     if norm_factor._data <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = norm_factor * 0
     centered = x - avg.unsqueeze(1)
@@ -109,7 +109,7 @@ def bincount(input, weights=None, minlength=0):
     w = weights._data
     if w.ndim != 1 or w.size != a.size:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    target = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
+    target = w.dtype if dt.kind(w.dtype) == "f" else np.dtype(np.float64)
     result = wrap(np.bincount(a, weights=w, minlength=minlength).astype(target))
     _without_derivative("bincount", (weights,), result)
     return result
@@ -141,7 +141,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     equal bins over ``range`` or a 1-D tensor of increasing edges. A bin holds the values from its left edge
     up to its right one, excluded except for the last. ``density`` divides by the total times the bin width."""
     a = input._data
-    if a.dtype.kind != "f":
+    if dt.kind(a.dtype) != "f":
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{scalar_name(a.dtype)}'")
     values = a.reshape(-1)
     if isinstance(bins, Tensor):
@@ -191,7 +191,7 @@ def histc(input, bins=100, min=0, max=0):
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's own range when both
     are 0), as a tensor of ``input``'s dtype; elements outside the range are ignored. Not differentiable."""
     a = input._data
-    if a.dtype.kind != "f":
+    if dt.kind(a.dtype) != "f":
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")

@@ -46,7 +46,7 @@ def _sign(a):
     if a.dtype == np.bool_:
         return a.copy()
     s = np.sign(a)
-    return np.where(np.isnan(a), np.zeros((), s.dtype), s) if a.dtype.kind == "f" else s
+    return np.where(np.isnan(a), np.zeros((), s.dtype), s) if dt.kind(a.dtype) == "f" else s
 
 
 def _frac(a):
@@ -57,7 +57,7 @@ def _frac(a):
 def _relu(a):
     # PyTorch's relu keeps every x that is not below 0: -0.0 stays -0.0 and nan stays nan (np.maximum would
     # give +0.0 for -0.0). Computed by the rules' branch-free mask, since a ReLU's sign pattern is random.
-    if a.dtype.kind != "f":
+    if dt.kind(a.dtype) != "f":
         if a.dtype == np.bool_:
             raise RuntimeError("Boolean inputs not supported for relu")
         return np.maximum(a, np.zeros((), a.dtype))
@@ -165,7 +165,7 @@ def _round(input, *, decimals=_NOT_GIVEN, out=None):
             raise no_kernel("round_vml_cpu", a.dtype)
         if decimals != 0:
             raise no_kernel("round_cpu", a.dtype)
-    work = a.astype(np.float32) if a.dtype == np.float16 else a
+    work = a.astype(np.float32) if a.dtype in dt.REDUCED_FLOATS else a
     result = as_result(np.round(work, decimals), a.dtype)
     if wants_grad(input):
         record(node_cls, (input,), result)
@@ -214,9 +214,9 @@ class LogitBackward0(Node):
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), the inverse of sigmoid; with ``eps``, p is first clamped to [eps, 1 - eps]."""
     a = input._data
-    if a.dtype.kind not in "fc":
+    if dt.kind(a.dtype) not in "fc":
         a = a.astype(dt.get_default_dtype()._np)
-    work = a.astype(np.float32) if a.dtype == np.float16 else a
+    work = a.astype(np.float32) if a.dtype in dt.REDUCED_FLOATS else a
     z = work if eps is None else np.clip(work, eps, 1 - eps)
     with np.errstate(divide="ignore", invalid="ignore"):
         result = as_result(np.log(z / (1 - z)), a.dtype)
@@ -252,14 +252,15 @@ def _i1_of(ops, x):
 def _floating_array(input):
     """The array a floating function computes on: integers and bools in the default float dtype."""
     a = input._data
-    return a if a.dtype.kind in "fc" else a.astype(dt.get_default_dtype()._np)
+    return a if dt.kind(a.dtype) in "fc" else a.astype(dt.get_default_dtype()._np)
 
 
 def _on_floats(array_fn, a):
-    """``array_fn`` of a floating array, float16 computed in float32 and rounded once (as PyTorch does)."""
-    if a.dtype == np.float16:
+    """``array_fn`` of a floating array, float16 and bfloat16 computed in float32 and rounded once (as PyTorch
+    does)."""
+    if a.dtype in dt.REDUCED_FLOATS:
         with np.errstate(over="ignore"):
-            return array_fn(a.astype(np.float32)).astype(np.float16)
+            return array_fn(a.astype(np.float32)).astype(a.dtype)
     return array_fn(a)
 
 
@@ -341,7 +342,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """``input`` with nan replaced by ``nan`` and ±inf by ``posinf``/``neginf`` (by default the largest and lowest
     finite values of the dtype); integer and bool tensors are copied unchanged."""
     a = input._data
-    if a.dtype.kind in "fc":
+    if dt.kind(a.dtype) in "fc":
         with np.errstate(over="ignore"):            # a replacement beyond the dtype's range becomes inf
             values = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
     else:
@@ -372,7 +373,7 @@ def frexp(input, *, out=None):
     """Mantissas in [0.5, 1) (with the sign) and int32 exponents with input = mantissa·2^exponent; ``frexp(0)`` is
     (0, 0), and nan and ±inf come back as mantissas with exponent 0."""
     a = input._data
-    if a.dtype.kind != "f":
+    if dt.kind(a.dtype) != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa_values, exponent_values = np.frexp(a)
     mantissa = as_result(mantissa_values, a.dtype)

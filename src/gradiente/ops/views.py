@@ -9,7 +9,6 @@ Rules that move a gradient back into a larger tensor (slicing, selecting, the di
 ``ops.embed``: zeros with the gradient placed at an index, the adjoint of indexing.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from ..core.record import record, wants_grad, wrap
 from ..core.size import Size
 from ..core.storage import storage_root
 from ..core.tensor import _is_size, _size_args, _type_name, _wrap_dim
+from ._warnings import warn
 
 __all__ = ["as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
            "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
@@ -418,10 +418,10 @@ def _T(self):
     """All dims reversed (PermuteBackward0); meant for 2-D tensors, as in PyTorch."""
     n = self._data.ndim
     if n == 0:
-        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+        warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
                       UserWarning, stacklevel=2)
     elif n != 2:
-        warnings.warn(_T_WARNING, UserWarning, stacklevel=2)
+        warn(_T_WARNING, UserWarning, stacklevel=2)
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 
@@ -458,7 +458,7 @@ def _mH(self):
 
 def _zero_dim_identity(t, message):
     """PyTorch's matrix transposes of a 0-d tensor: a deprecation warning, and the tensor itself."""
-    warnings.warn(message, UserWarning, stacklevel=3)
+    warn(message, UserWarning, stacklevel=3)
     return _conj_if_complex(t)
 
 

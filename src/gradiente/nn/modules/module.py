@@ -558,6 +558,9 @@ class Module:
     def half(self):
         return self._cast_floating(dt.float16)
 
+    def bfloat16(self):
+        return self._cast_floating(dt.bfloat16)
+
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
 

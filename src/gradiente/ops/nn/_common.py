@@ -1,7 +1,6 @@
 """What the functional modules share: the ``reduction`` argument, dtype names in messages, recording an
 elementwise activation (and its in-place form), and the Tensor-with-number nodes PyTorch's C++
 decompositions record (``MulBackward1``: ``tensor * 0.9`` written in C++ rather than Python)."""
-import warnings
 
 import numpy as np
 
@@ -10,6 +9,7 @@ from ...core.creation import c_order, keep_layout
 from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .._warnings import warn
 
 __all__ = [
     "activation",
@@ -35,10 +35,10 @@ def reduction_arg(reduction, size_average=None, reduce=None):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+        warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
                       "instead.", stacklevel=3)
     if reduction == "elementwise_mean":
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+        warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
                       stacklevel=3)
         return "mean"
     if reduction not in ("none", "mean", "sum"):
@@ -49,9 +49,9 @@ def reduction_arg(reduction, size_average=None, reduce=None):
 def reduce_array(loss, reduction):
     """Apply ``'mean'``/``'sum'``/``'none'`` to an elementwise loss array (a 0-d array for the first two)."""
     if reduction == "mean":
-        return np.asarray(loss.mean(), dtype=loss.dtype)
+        return np.asarray(dt.widened(loss).mean(), dtype=loss.dtype)
     if reduction == "sum":
-        return np.asarray(loss.sum(), dtype=loss.dtype)
+        return np.asarray(dt.widened(loss).sum(), dtype=loss.dtype)
     return loss
 
 
@@ -75,7 +75,7 @@ def shape_text(shape):
 
 def check_floating(array, kernel):
     """PyTorch's error for a floating-only kernel given an integer or bool tensor."""
-    if array.dtype.kind != "f":
+    if dt.kind(array.dtype) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(array.dtype)}\'')
 
 
@@ -87,7 +87,7 @@ def activation(input, forward, node_cls, kernel, saves="x", contiguous=False, **
     a = input._data
     check_floating(a, kernel)
     with np.errstate(over="ignore"):        # exp overflowing in a branch that np.where discards
-        values = np.asarray(forward(a), dtype=a.dtype)
+        values = np.asarray(forward(dt.widened(a)), dtype=a.dtype)
     # np.where's result is C order: the input's layout is put back where PyTorch keeps it
     out = wrap(c_order(values) if contiguous else keep_layout(values, a))
     if wants_grad(input):

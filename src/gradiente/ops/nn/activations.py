@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core import tensor
 from ...core.creation import keep_layout
 from ...core.erf import erf
@@ -17,6 +18,7 @@ from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
 from .. import unary
+from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
 
 __all__ = [
@@ -94,7 +96,7 @@ class HardtanhBackward1(HardtanhBackward0):
 
 
 def _hardtanh(input, min_val, max_val, node_cls):
-    if input._data.dtype.kind != "f":     # integers clamp, with no gradient to record
+    if dt.kind(input._data.dtype) != "f":     # integers clamp, with no gradient to record
         return input.clamp(min_val, max_val)
     return activation(input, lambda a: np.clip(a, min_val, max_val), node_cls, "hardtanh",
                       "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
@@ -160,7 +162,7 @@ def threshold_backward(grad, x, threshold):
 def _threshold(input, threshold, value, node_cls):
     def forward(a):
         return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)     # nan stays nan
-    if input._data.dtype.kind != "f":
+    if dt.kind(input._data.dtype) != "f":
         return tensor.Tensor._make(forward(input._data))
     return activation(input, forward, node_cls, "threshold", "x", threshold=threshold)
 
@@ -486,8 +488,8 @@ class HardshrinkBackward0(SoftshrinkBackward0):
 def softshrink(input, lambd=0.5):
     """x shrunk towards 0 by λ, and 0 inside [-λ, λ] (``SoftshrinkBackward0``)."""
     a = input._data
-    if a.dtype.kind == "f" and not 0 <= lambd <= np.finfo(a.dtype).max:
-        raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
+    if dt.kind(a.dtype) == "f" and not 0 <= lambd <= dt.finfo_of(a.dtype).max:
+        raise RuntimeError(f"lambda must be in range [0, {float(dt.finfo_of(a.dtype).max):g}] for input dtype "
                            f"{scalar_name(a.dtype)}, but found {lambd:g}")
     # x minus x clamped to [-λ, λ], as PyTorch's vectorized kernel computes it: +0.0 inside, nan for nan
     return activation(input, lambda a: a - np.clip(a, -lambd, lambd), SoftshrinkBackward0, "softshrink_cpu",
@@ -541,6 +543,7 @@ class PreluKernelBackward0(Node):
                 ops.select(positive, zero, grad * x) if edges[1][0] is not None else None)
 
 
+@autocast_entry
 def prelu(input, weight):
     """x if x > 0 else w·x, with one learnable w, or one per channel (dim 1) (``PreluKernelBackward0``)."""
     ndim, count = input.dim(), weight.numel()

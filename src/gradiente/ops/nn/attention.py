@@ -7,7 +7,6 @@ composition (scaled matmuls, a safe softmax, dropout).
 (its slow path), so values, random draws and the output's ``grad_fn`` are PyTorch's.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -18,6 +17,8 @@ from ...core.record import record, wants_grad, wrap
 from .. import matmul as matrix_products
 from .. import rearranging
 from .. import softmax as softmax_ops
+from .._warnings import warn
+from ..autocast import autocast_entry
 from ..softmax import SoftmaxBackward0
 from ._array_rules import arrays_only
 from ._common import mul_scalar
@@ -154,6 +155,7 @@ def _math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     return matrix_products.matmul(attn, v)
 
 
+@autocast_entry
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(query·keyᵀ·scale + mask)·value``: ``query (..., L, E)``, ``key (..., S, E)``, ``value (..., S, Ev)``
@@ -197,7 +199,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask.dtype != dt.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+        warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       "instead.", stacklevel=2)
     if is_float:
         return mask

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ..softmax import log_softmax
 from ._common import add_scalar, div_scalar, mul_scalar, reduction_arg, scalar_name, shape_text
 
@@ -172,6 +173,7 @@ def _nll_2d(input, target, weight, reduction, ignore_index):
     return _nll(input, target, weight, reduction, ignore_index, NllLoss2DBackward0)
 
 
+@autocast_entry
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``:
     ``-weight[t]·input[t]``, averaged over the total weight of the non-ignored targets for ``'mean'``.
@@ -189,6 +191,7 @@ def _weight_along(weight, ndim, class_dim):
     return weight.view(shape)
 
 
+@autocast_entry
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross-entropy between logits ``input`` (classes along dim 1, or dim 0 for a 1-D input) and ``target``:

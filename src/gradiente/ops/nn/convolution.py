@@ -24,9 +24,11 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ...core import dtype as dt
 from ...core.dtype import cpp_name, scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ._array_rules import record_gradients
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "convolution_nd"]
@@ -258,14 +260,15 @@ def _bilinear(ops, conv, which, a, b):
 
 def _convolve(conv, input, weight, bias):
     """Run ``conv.forward`` on the arrays, add the bias, and record the node."""
-    out, cols = conv.forward(input._data, weight._data)
+    # bfloat16 is convolved in float32 (dt.widened), the bias added there, and the sum rounded once
+    out, cols = conv.forward(dt.widened(input._data), dt.widened(weight._data))
     # one copy makes the result contiguous, and adds the bias on the way
     result = np.empty(out.shape, dtype=out.dtype)
     if bias is not None:
-        np.add(out, bias._data.reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
+        np.add(out, dt.widened(bias._data).reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
     else:
         result[...] = out
-    result = wrap(result)
+    result = wrap(result.astype(input._data.dtype, copy=False))
     inputs = (input, weight) if bias is None else (input, weight, bias)
     if wants_grad(*inputs):
         # the weight's gradient reads the columns (kept only if it is needed; a transposed convolution reads the
@@ -455,29 +458,34 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
 
 # --- convolution ---------------------------------------------------------------------------------------
 
+@autocast_entry
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D cross-correlation. ``input (N, C, L)`` or ``(C, L)``, ``weight (O, C/groups, k)``. Output ``(N, O, Lo)``."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@autocast_entry
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation. ``input (N, C, H, W)`` or ``(C, H, W)``, ``weight (O, C/groups, kh, kw)``,
     ``bias (O,)``; ``padding`` an int, a pair, ``'valid'`` or ``'same'``. Output ``(N, O, Ho, Wo)``."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@autocast_entry
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation. ``input (N, C, D, H, W)`` or ``(C, D, H, W)``, ``weight (O, C/groups, kd, kh, kw)``,
     ``bias (O,)``; ``padding`` an int, a triple, ``'valid'`` or ``'same'``. Output ``(N, O, Do, Ho, Wo)``."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
+@autocast_entry
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution: ``input (N, C_in, L)`` or ``(C_in, L)``, ``weight (C_in, C_out/groups, k)``."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv_transpose1d",
                           transposed=True, output_padding=output_padding)
 
 
+@autocast_entry
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution ("deconvolution"), the adjoint of ``conv2d``: ``input (N, C_in, H, W)`` or
     ``(C_in, H, W)``, ``weight (C_in, C_out/groups, kh, kw)``. Output height ``(H - 1)·stride - 2·padding +

@@ -120,7 +120,7 @@ def pdist(input, p=2):
     the diagonal of the distance matrix, row by row."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    if input._data.dtype.kind != "f":
+    if dt.kind(input._data.dtype) != "f":
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")

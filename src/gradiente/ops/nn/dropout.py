@@ -8,9 +8,9 @@ same elements as PyTorch.
 saturation, then an affine correction).
 """
 import math
-import warnings
 
 from ...core import creation
+from .._warnings import warn
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
 
@@ -76,7 +76,7 @@ def _channelwise(input, p, training, inplace, batched):
 def _warn_unless_channels(n, dim):
     """PyTorch's deprecation warning for a ``dropout{n}d`` input that is not (N, C, n spatial dims) or (C, ...)."""
     if dim not in (n + 1, n + 2):
-        warnings.warn(f"dropout{n}d: Received a {dim}-D input to dropout{n}d, which is deprecated and will result in "
+        warn(f"dropout{n}d: Received a {dim}-D input to dropout{n}d, which is deprecated and will result in "
                       "an error in a future release. To retain the behavior and silence this warning, please use "
                       f"dropout instead. Note that dropout{n}d exists to provide channel-wise dropout on inputs with "
                       f"{n} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {n + 1}D "
@@ -100,7 +100,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     dim = input.dim()
     _warn_unless_channels(2, dim)
     if dim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+        warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
                       "This behavior will change in a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "

@@ -1,11 +1,11 @@
 """``embedding_bag``: sums, means or maxima of bags of embeddings, recorded as ``EmbeddingBagBackward0``."""
-import warnings
 
 import numpy as np
 
 from ...core import dtype as dt
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .._warnings import warn
 from ._array_rules import arrays_only
 from .embedding import _renorm_rows
 
@@ -85,7 +85,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ``per_sample_weights`` (mode ``'sum'``) scale each entry; entries equal to ``padding_idx`` are left out
     (an empty bag gives zeros). ``sparse`` gradients are not supported (the gradient is dense)."""
     if weight.dtype == dt.long and input.is_floating_point():
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+        warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
                       stacklevel=2)
         weight, input = input, weight

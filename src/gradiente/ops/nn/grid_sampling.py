@@ -6,13 +6,15 @@ only (no second derivatives).
 """
 import functools
 import itertools
-import warnings
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.creation import linspace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .._warnings import warn
+from ..autocast import autocast_entry
 from ._array_rules import arrays_only
 from ._common import scalar_name
 from .cubic_kernel import _CUBIC_A, _cubic_far, _cubic_near, _cubic_slope_far, _cubic_slope_near
@@ -63,7 +65,7 @@ def affine_grid(theta, size, align_corners=None):
     ``size`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``): ``(N, H, W, 2)``, each output position's normalized
     (x, y) = θ · (x', y', 1), ready for ``grid_sample``."""
     if align_corners is None:
-        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -77,7 +79,7 @@ def affine_grid(theta, size, align_corners=None):
                          f"{size}. Got {theta.shape}.")
     spatial = sizes[2:]
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+        warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
                       "affine_grid for details.", stacklevel=2)
     elif min(sizes) <= 0:
@@ -242,11 +244,12 @@ def _check_grid_sampler(input, grid, mode):
     a, b = input._data.dtype, grid._data.dtype
     if a != b:
         raise RuntimeError(f"expected scalar type {scalar_name(a)} but found {scalar_name(b)}")
-    if a.kind != "f":
+    if dt.kind(a) != "f":
         raise NotImplementedError(f'"grid_sampler_{dims - 2}d_cpu_kernel_impl" not implemented for '
                                   f"'{scalar_name(a)}'")
 
 
+@autocast_entry
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` ``(N, C, H, W)`` at the normalized positions ``grid`` ``(N, Ho, Wo, 2)`` (x, y in
     [-1, 1] spanning the input) -> ``(N, C, Ho, Wo)``; volumes ``(N, C, D, H, W)`` with ``(N, Do, Ho, Wo, 3)``
@@ -260,7 +263,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
         align_corners = False
     _check_grid_sampler(input, grid, mode)
     xa, ga = input._data, grid._data

@@ -7,12 +7,13 @@ for antialiasing) with weights. The taps are computed with PyTorch's formulas an
 a time, the last first, and the adjoint scatter-adds the weighted gradient back onto the taps.
 """
 import math
-import warnings
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.random_math import _fma
 from ...core.tensor import Tensor
+from .._warnings import warn
 from ._common import scalar_name
 from .cubic_kernel import _CUBIC_A, _cubic_far, _cubic_near
 from .linear_maps import _node_pair, linear_op
@@ -212,7 +213,7 @@ def _separable_map(in_shape, taps_per_axis, compute):
     in_sizes = in_shape[first:]
 
     def linear(x):
-        out = x.astype(compute, copy=False) if x.dtype.kind == "f" else x
+        out = x.astype(compute, copy=False) if dt.kind(x.dtype) == "f" else x
         for axis, taps in axes:
             out = _gather(out, axis, taps)
         return out.astype(x.dtype, copy=False)
@@ -309,7 +310,7 @@ _KERNELS = {
 
 def _check_dtype(a, kind, dim):
     kernel, takes_uint8 = _KERNELS[(kind, dim)]
-    if a.dtype.kind == "f" and not (kind == "antialias" and a.dtype == np.float16):
+    if dt.kind(a.dtype) == "f" and not (kind == "antialias" and a.dtype == np.float16):
         return
     if not (a.dtype == np.uint8 and takes_uint8):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a.dtype)}\'')
@@ -367,7 +368,7 @@ def _area(input, output_size):
     """Mode 'area' is adaptive average pooling, recorded as PyTorch records it."""
     dim = input.dim() - 2
     a = input._data
-    if a.dtype.kind != "f":
+    if dt.kind(a.dtype) != "f":
         if all(s == 1 for s in output_size):
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                                f"complex dtype. Got: {scalar_name(a.dtype)}")
@@ -430,19 +431,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated: ``interpolate``."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='nearest')``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+    warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+    warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

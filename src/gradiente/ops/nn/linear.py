@@ -7,12 +7,14 @@
 """
 import math
 
+from ..autocast import autocast_entry
 from ..matmul import addmm, einsum
 from ._common import shape_text
 
 __all__ = ["bilinear", "linear"]
 
 
+@autocast_entry
 def linear(input, weight, bias=None):
     """input @ weightᵀ + bias. Shapes: input (*, in), weight (out, in), bias (out) -> (*, out)."""
     dim = input.dim()

@@ -6,15 +6,17 @@ is one node here too, with the reduction inside it: ``'mean'`` scales the gradie
 Input and target broadcast against each other (with PyTorch's warning); both are differentiable.
 """
 import math
-import warnings
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.creation import ones_like
 from ...core.errors import broadcast_shape
 from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
+from .._warnings import warn
+from ..autocast import autocast_entry
 from ..binary_math import xlogy
 from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
 
@@ -51,7 +53,7 @@ class _LossNode(Node):
 
 def _size_warning(input, target):
     if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
+        warn(f"Using a target size ({target.size()}) that is different to the input size "
                       f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
                       "Please ensure they have the same size.", stacklevel=3)
 
@@ -69,7 +71,7 @@ def _pointwise(input, target, reduction, elementwise, node_cls, kernel, **attrs)
     """A loss ``elementwise(input - target)``, reduced, recorded as ``node_cls`` saving both operands."""
     input, target = _broadcast(input, target)
     xa, ya, dtype = promote_operands(input, target)
-    if dtype.kind != "f":
+    if dt.kind(dtype) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(dtype)}\'')
     with np.errstate(invalid="ignore", divide="ignore"):
         out = wrap(reduce_array(np.asarray(elementwise(xa - ya), dtype=dtype), reduction))
@@ -97,6 +99,7 @@ class MseLossBackward0(_LossNode):
         return ops.sum(pointwise) * self.norm()
 
 
+@autocast_entry
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (``MseLossBackward0``); with ``weight``, Σ w·(x - y)² / Σ w, composed as in PyTorch."""
     _size_warning(input, target)
@@ -117,6 +120,7 @@ def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     return reduce_tensor(loss, reduction)
 
 
+@autocast_entry
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error, composed as PyTorch does: ``(x - y).abs()`` then the reduction."""
     _size_warning(input, target)
@@ -140,6 +144,7 @@ class SmoothL1LossBackward0(_LossNode):
         return self.both(ops.select(da < -self.beta, -g, ops.select(da > self.beta, g, d * g / self.beta)))
 
 
+@autocast_entry
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Quadratic for |x - y| < beta, linear beyond (``SmoothL1LossBackward0``); beta=0 is ``l1_loss``."""
     _size_warning(input, target)
@@ -168,6 +173,7 @@ class HuberLossBackward0(_LossNode):
         return self.both(ops.select(da < -delta, g * -delta, ops.select(da > delta, g * delta, d * g)))
 
 
+@autocast_entry
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Quadratic for |x - y| < delta, delta-scaled linear beyond (``HuberLossBackward0``)."""
     _size_warning(input, target)
@@ -186,13 +192,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 # --- kl_div -----------------------------------------------------------------------------------------------
 
+@autocast_entry
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Σ target·(log target - input), input given as log-probabilities; composed as in PyTorch.
     ``reduction='batchmean'`` divides the sum by the batch size (the KL divergence proper)."""
     if size_average is not None or reduce is not None:
         reduction = reduction_arg(reduction, size_average, reduce)
     elif reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+        warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
@@ -242,6 +249,7 @@ class BinaryCrossEntropyBackward0(_LossNode):
         return dx, dy
 
 
+@autocast_entry
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w·(y·log x + (1 - y)·log(1 - x)) for probabilities x in [0, 1] (``BinaryCrossEntropyBackward0``).
     Each log is clamped at -100, as in PyTorch, so x = 0 or 1 gives a finite loss."""
@@ -252,7 +260,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     xa, ya = input._data, target._data
     if ya.dtype != xa.dtype:
         raise RuntimeError(f"Found dtype {scalar_name(ya.dtype)} but expected {scalar_name(xa.dtype)}")
-    if xa.dtype.kind != "f":
+    if dt.kind(xa.dtype) != "f":
         raise NotImplementedError(f'"binary_cross_entropy" not implemented for \'{scalar_name(xa.dtype)}\'')
     if not np.all((xa >= 0) & (xa <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -296,6 +304,7 @@ class BinaryCrossEntropyWithLogitsBackward0(_LossNode):
         return dx, dy
 
 
+@autocast_entry
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """Binary cross-entropy of σ(input) against target, computed from the logits without overflow
@@ -304,7 +313,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     xa, ya = input._data, target._data
-    if ya.dtype.kind != "f":
+    if dt.kind(ya.dtype) != "f":
         raise RuntimeError(f"result type {scalar_name(np.result_type(xa.dtype, np.float32))} can't be cast to "
                            f"the desired output type {scalar_name(ya.dtype)}")
     # PyTorch: log_sigmoid(x) [· (1 + (p - 1)·y)], then (1 - y)·x - that, in the target's dtype.
@@ -323,6 +332,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 # --- likelihood losses ------------------------------------------------------------------------------------
 
+@autocast_entry
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Negative log-likelihood of ``target`` under a Poisson distribution of rate eˣ (``log_input``) or x;

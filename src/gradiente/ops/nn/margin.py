@@ -7,6 +7,7 @@ from ...core import creation, grad_mode
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from .. import selection
+from ..autocast import autocast_entry
 from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, shape_text, sub_scalar
 from .activations import logsigmoid
 from .distance import pairwise_distance
@@ -32,6 +33,7 @@ class SoftMarginLossBackward0(Node):
         return (-y * ops.sigmoid(-(y * x)) * (grad * norm), None)
 
 
+@autocast_entry
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + e^(-target·input)) for targets ±1 (``SoftMarginLossBackward0``)."""
     reduction = reduction_arg(reduction, size_average, reduce)
@@ -70,6 +72,7 @@ class MultiMarginLossBackward0(Node):
         return ops.reshape(dx, ops.raw(x).shape), None, None
 
 
+@autocast_entry
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Multi-class hinge loss: Σ_{j≠t} max(0, margin - x[t] + x[j])ᵖ / C, optionally weighted by w[t]
     (``MultiMarginLossBackward0``). Shapes: input (N, C) or (C), target (N) or ()."""
@@ -104,6 +107,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return out
 
 
+@autocast_entry
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target·(input1 - input2) + margin), targets ±1 ranking input1 above or below input2."""
     reduction = reduction_arg(reduction, size_average, reduce)
@@ -113,6 +117,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return reduce_tensor(add_scalar(-target * (input1 - input2), margin).clamp_min_(0), reduction)
 
 
+@autocast_entry
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1."""
     reduction = reduction_arg(reduction, size_average, reduce)
@@ -122,6 +127,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return reduce_tensor(output, reduction)
 
 
+@autocast_entry
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
     reduction = reduction_arg(reduction, size_average, reduce)
@@ -145,6 +151,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return reduce_tensor(output, reduction)
 
 
+@autocast_entry
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""

@@ -4,8 +4,10 @@ node (``AdaptiveMaxPool2DBackward0``, ``MaxUnpool2DBackward0``); the 1-D forms r
 axis, as PyTorch records them."""
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ._common import scalar_name, shape_text
 from .convolution import _tuple
 from .pooling import _as_height_one, _MaxPoolMap, _pool_pair, _window_argmax
@@ -57,7 +59,7 @@ def _check_adaptive_input(input, n_spatial):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
                                f"#1 'self' (while checking arguments for {name})")
         raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got: {shape_text(input.shape)}")
-    if input._data.dtype.kind != "f":
+    if dt.kind(input._data.dtype) != "f":
         raise NotImplementedError(f'"{name}" not implemented for \'{scalar_name(input._data.dtype)}\'')
     batched = input.dim() == n_spatial + 2
     for d in range(int(batched), input.dim()):
@@ -176,6 +178,7 @@ def _max_unpool2d_node(input, indices, out_hw):
     return result
 
 
+@autocast_entry
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool2d``: each value of ``input`` placed at its ``indices`` (as
     ``max_pool2d(..., return_indices=True)`` gives them) in a zero image; ``(N, C, H, W) -> (N, C, Ho, Wo)``."""

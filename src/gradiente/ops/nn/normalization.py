@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core import grad_mode
 from ...core.creation import c_order
 from ...core.dtype import scalar_name
@@ -229,14 +230,14 @@ def _check_parameter_dtypes(dtype, weight, bias):
         return
     if any(p != np.float32 for p in params):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if dtype != np.float16:
+    if dtype not in dt.REDUCED_FLOATS:
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def _half_in_float32(a):
     """A float16 input's values in float32: PyTorch normalizes half precision in float32 (its accumulation type)
     and rounds the result once; the statistics and x̂ the rules read stay in float32 too."""
-    return a.astype(np.float32) if a.dtype == np.float16 else a
+    return a.astype(np.float32) if a.dtype in dt.REDUCED_FLOATS else a
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core import grad_mode
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -100,10 +101,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if weight is not None and tuple(weight.shape) != shape:
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
-    if input._data.dtype.kind != "f":
+    if dt.kind(input._data.dtype) != "f":
         raise NotImplementedError(f"\"rms_norm\" not implemented for '{scalar_name(input._data.dtype)}'")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = float(dt.finfo_of(input._data.dtype).eps)
     dims = tuple(range(input.dim() - k, input.dim()))
     # PyTorch's C++ composition adds eps in place to the mean (AddBackward1, a tensor plus a number)
     out = input.mul(add_scalar(input.pow(2).mean(dims, keepdim=True), eps).rsqrt())

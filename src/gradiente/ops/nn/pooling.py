@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ...core import dtype as dt
 from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.node import Node
@@ -162,7 +163,7 @@ def _window_argmax(win):
     out = views[0].copy()
     for value in views[1:]:
         np.maximum(out, value, out=out)
-    if out.dtype.kind == "f" and np.isnan(out).any():
+    if dt.kind(out.dtype) == "f" and np.isnan(out).any():
         return _window_argmax_nan(views)
     # The offset of the first view equal to the maximum: start from the last offset and, going backwards,
     # move to each offset whose value equals the maximum. Arithmetic on small integers, with no branch per
@@ -203,7 +204,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     kernel, stride, pad, dil, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, dilation,
                                                               ceil_mode, n_spatial)
     n, c, h, w = xa.shape
-    lowest = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
+    lowest = -np.inf if dt.kind(xa.dtype) == "f" else np.iinfo(xa.dtype).min
     xp = _pad(xa, pads, lowest)
     win = _windows(xp, kernel, stride, dil, (ho, wo))
     kh, kw = kernel
@@ -344,7 +345,7 @@ def _adaptive_avg_pool(input, output_size, n_spatial):
         # PyTorch takes the mean over both spatial dims (MeanBackward1) for a 1x1 output
         result = input.mean((-1, -2), keepdim=True)
         return result.squeeze(-2) if n_spatial == 1 else result
-    if xa.dtype.kind not in "fc":
+    if dt.kind(xa.dtype) not in "fc":
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{scalar_name(xa.dtype)}\'')
     a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
     a_w = _averaging_matrix(w, out_hw[1], xa.dtype)

@@ -12,8 +12,8 @@ one of its private C functions; gradiente raises the ``AssertionError`` above, w
 """
 from collections import OrderedDict
 
-from .core.device import as_device
-from .core.device import device as _torch_device
+from ..core.device import as_device
+from ..core.device import device as _torch_device
 
 __all__ = [
     "OutOfMemoryError", "is_available", "device_count", "is_initialized", "is_bf16_supported", "is_tf32_supported",
@@ -295,3 +295,6 @@ ShortTensor = _gpu_tensor_type("ShortTensor")
 CharTensor = _gpu_tensor_type("CharTensor")
 ByteTensor = _gpu_tensor_type("ByteTensor")
 BoolTensor = _gpu_tensor_type("BoolTensor")
+
+
+from . import amp  # noqa: E402  (torch.cuda.amp: its deprecated autocast and GradScaler)
