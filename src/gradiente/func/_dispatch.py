@@ -333,6 +333,10 @@ def resolve(func):
 #: public functions that take no tensor to batch (factories, settings, the generator): nothing to list
 _NOTHING_TO_BATCH = frozenset((
     "arange", "are_deterministic_algorithms_enabled", "as_tensor", "asarray", "bartlett_window", "from_dlpack",
+    "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache", "get_autocast_cpu_dtype",
+    "get_autocast_dtype", "get_autocast_gpu_dtype", "is_autocast_available", "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled", "is_autocast_enabled", "set_autocast_cache_enabled", "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_enabled", "is_learner_mode_enabled",
     "blackman_window", "broadcast_shapes", "can_cast", "empty", "eye", "from_numpy", "full",
     "get_default_device", "get_deterministic_debug_mode", "get_float32_matmul_precision",
     "get_num_interop_threads", "get_num_threads", "get_rng_state", "hamming_window", "hann_window",
