@@ -101,31 +101,38 @@ def set_autocast_enabled(device_type, enabled=None):
 
 
 def get_autocast_dtype(device_type):
+    """The lower-precision dtype autocast casts to on ``device_type`` (bfloat16 on the CPU by default)."""
     return _state.dtypes[_device_type(device_type)]
 
 
 def set_autocast_dtype(device_type, dtype):
+    """Set the dtype autocast casts to on ``device_type``."""
     _state.dtypes[_device_type(device_type)] = dtype
 
 
 def is_autocast_cache_enabled():
+    """Whether autocast keeps each weight's cast for the rest of its region (on by default, as in PyTorch)."""
     return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled):
+    """Turn the cache of casts of weights on or off."""
     _state.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache():
+    """Forget the casts of weights kept so far (leaving the outermost autocast region does it)."""
     _state.cache.clear()
 
 
 def autocast_increment_nesting():
+    """One more autocast region entered; returns how many are open."""
     _state.nesting += 1
     return _state.nesting
 
 
 def autocast_decrement_nesting():
+    """One autocast region left; returns how many remain open."""
     _state.nesting -= 1
     return _state.nesting
 
@@ -136,26 +143,31 @@ def _deprecated(old, new):
 
 
 def is_autocast_cpu_enabled():
+    """Deprecated form of ``is_autocast_enabled('cpu')``."""
     _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled):
+    """Deprecated form of ``set_autocast_enabled('cpu', enabled)``."""
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    """Deprecated form of ``get_autocast_dtype('cpu')``."""
     _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype):
+    """Deprecated form of ``set_autocast_dtype('cpu', dtype)``."""
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype():
+    """Deprecated form of ``get_autocast_dtype('cuda')``."""
     _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return get_autocast_dtype("cuda")
 
