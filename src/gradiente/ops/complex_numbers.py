@@ -18,6 +18,7 @@ from ..core.errors import _require_tensor, broadcast_shape
 from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
+from .arithmetic import NegBackward0
 from .autocast import autocast_entry
 from .views import _view, clone, select
 
@@ -306,17 +307,9 @@ def is_neg(input):
     return input.__dict__.get("_is_neg", False)
 
 
-class NegViewBackward0(Node):
-    """out = -x, flagged negative (``_neg_view``);  dx = -grad;  out' = -x'"""
-    complex_ok = True
+class NegViewBackward0(NegBackward0):
+    """out = -x, flagged negative (``_neg_view``): negation's rules, under the view's own name"""
     __slots__ = ()
-    formula = "d/dx (-x) = -1"
-
-    def backward(self, ops, grad):
-        return (-grad,)
-
-    def jvp(self, ops, x_t):
-        return -x_t
 
 
 def _neg_view(input):
