@@ -22,7 +22,7 @@ array as if the batch dims were the function's own.
 import sys
 import threading
 
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, _wrap_dim
 
 __all__ = ["BatchedTensor", "Level", "active_levels", "push_level", "pop_level", "is_batched", "levels_of",
            "physical", "wrap", "align", "expand_to", "size_of_level"]
@@ -142,7 +142,7 @@ class BatchedTensor(Tensor):
         shape = self.shape
         if dim is None:
             return shape
-        return shape[_wrap(dim, len(shape))]
+        return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self):
         return self._value.dim() - len(self._levels)
@@ -211,7 +211,7 @@ class BatchedTensor(Tensor):
 
     def stride(self, dim=None):
         strides = self._value.stride()[len(self._levels):]
-        return strides if dim is None else strides[_wrap(dim, len(strides))]
+        return strides if dim is None else strides[_wrap_dim(dim, len(strides))]
 
     def storage_offset(self):
         return self._value.storage_offset()
@@ -285,13 +285,6 @@ class BatchedTensor(Tensor):
         raise RuntimeError("backward() called inside a functorch transform. This is not supported, please use "
                            "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
                            "transforms.")
-
-
-def _wrap(dim, ndim):
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim + n if dim < 0 else dim
 
 
 # --- moving between logical and physical ------------------------------------------------------------------
