@@ -198,6 +198,26 @@ def test_retained_and_captured_gradients_are_copies():
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 5.0))
 
 
+def test_autograd_grad_hands_over_only_memory_nobody_else_holds():
+    """``autograd.grad`` returns a captured array without a copy only when the engine owns it alone; every path
+    where the same memory could reach two results, the caller or the graph gets a copy."""
+    x, w, y = _leaf(2, 3), _leaf(2, 3), _leaf(2, 3)
+    v = gradiente.ones(2, 3)
+    gx, gw, gx_again = autograd.grad(x * w, [x, w, x], v)           # x listed twice: two distinct results
+    _assert_own_memory([gx, gw, gx_again], [x, w, v])
+    np.testing.assert_array_equal(gx.numpy(), w.detach().numpy())
+    gx, gy = autograd.grad((x + y).sum(), [x, y])                    # AddBackward0 sends one array both ways
+    _assert_own_memory([gx, gy], [x, y])
+    (gx,) = autograd.grad(x.view(6), [x], gradiente.arange(6.0))     # the caller's array, reshaped
+    _assert_own_memory([gx], [x])
+    h = x * 2
+    gh, gx = autograd.grad((h * w).sum(), [h, x])                    # a captured node that also runs
+    _assert_own_memory([gh, gx], [x, w, h])
+    np.testing.assert_array_equal(gx.numpy(), 2 * w.detach().numpy())
+    gx.add_(1)                                                       # results are the caller's to change
+    np.testing.assert_array_equal(gh.numpy(), w.detach().numpy())
+
+
 def _function(backward):
     """A custom Function ``x * 1`` with the given ``backward(ctx, grad)``."""
     return type("Custom", (autograd.Function,), {"forward": staticmethod(lambda ctx, x: x * 1),

@@ -179,7 +179,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise TypeError(f"grad(): argument 'inputs' must be tuple of Tensors, not {type(t).__name__}")
     capture, slots = _capture(inputs)
     roots = [_root(t) for t in outputs]
-    captured = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False,
+    captured, owned = run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False,
                             made=made)
     result = []
     for index, (t, slot) in enumerate(zip(inputs, slots)):
@@ -194,7 +194,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = Tensor._make(np.zeros_like(t._data), create_graph)
             result.append(g)
             continue
-        result.append(g if create_graph else Tensor._make(np.array(g, copy=True)))
+        if create_graph:
+            result.append(g)
+        elif owned[slot]:
+            owned[slot] = False         # handed over once: an input listed twice gets a copy the second time
+            result.append(Tensor._make(g))
+        else:
+            result.append(Tensor._make(np.array(g, copy=True)))
     return tuple(result)
 
 

@@ -363,6 +363,15 @@ def keep_layout(values, like):
     return in_layout_of(values, like)
 
 
+def once_per_element(array_fn, array):
+    """``array_fn(array)`` for an elementwise ``array_fn``, computed once per distinct element when ``array`` is
+    broadcast (a stride of 0, as ``expand`` makes): on the one slice the broadcast repeats, then copied out to the
+    full shape. ``vmap`` expands every unbatched input it differentiates, so without this a Jacobian would evaluate
+    ``sin`` once per row of the identity on the same values. The result is a fresh C-contiguous array."""
+    index = tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)
+    return np.ascontiguousarray(np.broadcast_to(array_fn(array[index]), array.shape))
+
+
 def is_dense(array):
     """Whether ``array``'s elements fill a block of memory without gaps or overlaps, in some order of dims."""
     expected = array.itemsize

@@ -84,7 +84,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
 
     ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
-    tensor is returned in a list. With ``accumulate=False`` only the nodes that lead to a captured
+    tensor is returned in a list, with a second list saying, per slot, whether that array is the engine's own
+    memory that nothing else holds (a leaf or another capture, a root gradient, a hook), so ``autograd.grad``
+    can hand it over without a copy. With ``accumulate=False`` only the nodes that lead to a captured
     tensor run, and no leaf's ``.grad`` changes (``autograd.grad``). ``inputs``: the edges of
     ``backward(inputs=...)``: only their nodes and those that lead to them run (PyTorch's rule: a leaf's
     AccumulateGrad among them accumulates, with its hooks). ``made``: per root, True if ``backward`` made its
@@ -102,7 +104,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
             extras = _Extras(roots, capture, accumulate, inputs) if capture or inputs else None
             tasks.append(GraphTask(roots, extras))
             _walk(roots, root_grads, not retain_graph, ops, extras, made)
-            return extras.captured if extras is not None else []
+            return (extras.captured, extras.owned) if extras is not None else ([], [])
     finally:
         del tasks[depth:]
         if collecting:
@@ -372,11 +374,12 @@ class _Extras:
     captured but not run gets its tensor hooks, retain_grad and the capture, not its own hooks or rule, as in
     PyTorch; a node neither captured nor run gets nothing."""
 
-    __slots__ = ("capture", "captured", "capturing", "run_only")
+    __slots__ = ("capture", "captured", "owned", "capturing", "run_only")
 
     def __init__(self, roots, capture, accumulate, inputs=None):
         self.capture = capture or {}
         self.captured = [None] * len(self.capture)
+        self.owned = [False] * len(self.capture)
         self.capturing = {n for n, _ in self.capture}
         root_nodes = [n for n, _ in roots]
         if inputs:
@@ -512,6 +515,10 @@ def _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs):
             slot = extras.capture.get((node, nr))
             if slot is not None and g is not None:
                 captured[slot] = g if captured[slot] is None else captured[slot] + g
+                # the engine's own: a sum, or an array that owns its memory and came in unmarked; once captured
+                # it is marked and lent, so whatever the walk does with it next leaves this one alone
+                extras.owned[slot] = not ops.recording and captured[slot].__class__ is np.ndarray and (
+                    captured[slot] is not g or (not shared_in >> nr & 1 and g.base is None))
                 shared_in |= 1 << nr
                 if not ops.recording:
                     _lend(lent, g)

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
+from .creation import once_per_element
 from .erf import erf as erf_array
 from .scatter import add_rows_at
 
@@ -176,15 +177,33 @@ def _matmul(x, y):
     if dt.BFLOAT16 in (x.dtype, y.dtype):
         result = np.matmul(dt.widened(x), dt.widened(y))
         return result.astype(dt.BFLOAT16) if x.dtype == y.dtype else result
+    if x.ndim > 2 and y.ndim > 2 and x.shape[-1] == 1:
+        # stacks of outer products (per-example weight gradients under vmap): with one term per element, the
+        # broadcast product is the same numbers, about twice as fast as NumPy's loop of tiny matrix products
+        return x * y
     return np.matmul(x, y)
+
+
+def _once_per_element(ufunc):
+    """``ufunc`` on arrays, evaluated once per distinct element of a broadcast input (see ``once_per_element``)."""
+    def on_arrays(x):
+        if x.__class__ is np.ndarray and 0 in x.strides and x.size:
+            return once_per_element(ufunc, x)
+        return ufunc(x)
+    on_arrays.__name__ = on_arrays.__qualname__ = ufunc.__name__
+    return on_arrays
 
 
 class NumpyOps:
     """``RuleOps`` on raw NumPy arrays (an ordinary, first-order backward pass)."""
 
     recording = False
-    exp, log, log1p, sqrt = np.exp, np.log, np.log1p, np.sqrt
-    sin, cos, sinh, cosh, tanh, abs = np.sin, np.cos, np.sinh, np.cosh, np.tanh, np.abs
+    # the transcendental ones evaluate a broadcast input once per distinct element (``once_per_element``): the
+    # saved inputs of a graph vmapped for a Jacobian are the same values expanded over the rows of an identity
+    exp, log, log1p, sqrt, sin, cos, sinh, cosh, tanh = (
+        staticmethod(_once_per_element(f))
+        for f in (np.exp, np.log, np.log1p, np.sqrt, np.sin, np.cos, np.sinh, np.cosh, np.tanh))
+    abs = np.abs
     logical_not = np.logical_not
     sum_to = staticmethod(sum_to)
     matmul = staticmethod(_matmul)

@@ -537,6 +537,10 @@ def _matmul(fn, args, kwargs, levels, a_vector=-2, b_vector=-1, ranks=None):
     a, b = args
     if a.dim() == 0 or b.dim() == 0 or (ranks is not None and (a.dim(), b.dim()) != ranks):
         return NotImplemented       # the op's own error, per example
+    if ranks is None and a.dim() == 2 and b.dim() == 1 and _is_batched(b) and not _is_batched(a):
+        # a fixed matrix times a batch of vectors: the rows of the batch times Aᵀ, one matrix product, where the
+        # general path below would broadcast A into a stack of matrix-vector products
+        return wrap(matmul.matmul(align(b, levels), a.mT), levels)
     rank = max(a.dim(), b.dim(), 2)
     out = matmul.matmul(_as_matrix(a, levels, a_vector, rank), _as_matrix(b, levels, b_vector, rank))
     if b.dim() == 1:

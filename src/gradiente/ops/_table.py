@@ -14,7 +14,7 @@ is right as it stands. abs, whose derivative PyTorch takes as a function of two 
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.creation import keep_layout
+from ..core.creation import keep_layout, once_per_element
 from ..core.diagnostics import state as _diagnostics
 from ..core.dtype import scalar_name
 from ..core.forward_grad import state as _forward
@@ -111,7 +111,7 @@ def _elementwise_forward(name, array_fn, node_cls, keeps_integers, kernel_missin
         if dtype.kind in "fc" and dtype.itemsize != 2:
             # float32/64 and complex (the fast path of every call): NumPy's result already has PyTorch's dtype,
             # the input's, or the real dtype for abs of a complex input
-            values = array_fn(xa)
+            values = array_fn(xa) if 0 not in xa.strides or xa.size == 0 else once_per_element(array_fn, xa)
             if values.__class__ is np.ndarray:
                 result = Tensor._make(keep_layout(values, xa))
             else:       # a NumPy scalar, from a 0-d input: the input's dtype, but abs of a complex number is real
