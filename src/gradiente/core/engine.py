@@ -188,7 +188,10 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
     pop, push = heappop, heappush
     anomalous = anomaly.state.enabled
     session = profiling.state.session          # a profiler records: every node takes the timed general step
-    general = extras is not None or anomalous or session is not None
+    everywhere = anomalous or session is not None      # every node takes the general step
+    # a walk that captures, or runs only part of the graph, sends just the nodes concerned down the general path
+    capturing = extras.capturing if extras is not None else ()
+    run_only = extras.run_only if extras is not None else None
     step_with_extras = _step_in_anomaly_mode if anomalous else _step_with_extras
     timed = profiling.TimedSteps(step_with_extras, session) if session is not None else None
     if timed is not None:
@@ -210,7 +213,7 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
             grad = buffers.pop(node)
             shared_in = shared.pop(node, 0) if shared else 0
             # its rule (on the general path, with hooks, captures and the rest around it)
-            if general or node._hooked:
+            if everywhere or node._hooked or node in capturing or (run_only is not None and node not in run_only):
                 step = step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)
                 if step is None:
                     continue
@@ -620,29 +623,28 @@ def _hook_name(hook):
 def _nodes_to_run(roots, targets):
     """For ``autograd.grad`` and ``backward(inputs=...)``: the nodes whose rules must run because some
     capture target lies below them. Everything else is not run at all."""
-    order: list = []
+    run: set = set()
     seen: set = set()
     for root in roots:
-        # One root at a time: a root that another root leads to must come before it in `order`, so it is
-        # marked seen only when its own walk starts.
         if root is None or root in seen:
             continue
         seen.add(root)
-        stack = [root]
-        while stack:                    # iterative post-order: a node after everything it leads to
-            node = stack[-1]
-            for nxt, _ in node.next_functions:
+        # an iterative post-order walk (a node is settled after everything it leads to); each stack entry keeps
+        # its place in the node's edges, so no edge is looked at twice
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, edges = stack[-1]
+            for nxt, _ in edges:
                 if nxt is not None and nxt not in seen:
                     seen.add(nxt)
-                    stack.append(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
                     break
             else:
                 stack.pop()
-                order.append(node)
-    run = set()
-    for node in order:                  # children come before parents in `order`
-        if any(n in targets or n in run for n, _ in node.next_functions if n is not None):
-            run.add(node)
+                for n, _ in node.next_functions:
+                    if n is not None and (n in targets or n in run):
+                        run.add(node)
+                        break
     return run
 
 
