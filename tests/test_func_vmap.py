@@ -137,6 +137,21 @@ def test_outside_vmap_the_namespaces_hold_the_plain_functions():
     assert not hasattr(gradiente.sum, "__wrapped_op__")
 
 
+def test_a_plain_tensors_method_with_a_batched_argument_batches():
+    """``w.matmul(x)`` with ``w`` unbatched and ``x`` batched: the method dispatches as ``torch.matmul`` would, and
+    after the vmap the plain methods are back."""
+    plain = {name: vars(gradiente.Tensor)[name] for name in _dispatch.PLAIN_SELF_METHODS}
+
+    def make(lib):
+        w = lib.tensor(np.arange(12.0).reshape(3, 4) / 7)
+        x = lib.tensor(np.linspace(-1, 1, 20).reshape(5, 4))
+        return lib.func.vmap(lambda v: (w.matmul(v), w[0].mul(v), w[1].dot(v), v.eq(w[2]), w[2].expand_as(v),
+                                        w.mv(v).pow(2).where(w[0, :3].gt(0.5), w[0, :3])))(x)
+
+    _same(make)
+    assert {name: vars(gradiente.Tensor)[name] for name in _dispatch.PLAIN_SELF_METHODS} == plain
+
+
 # --- in_dims, out_dims, nesting, chunks ---------------------------------------------------------------------
 
 def _both(make):

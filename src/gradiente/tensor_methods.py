@@ -541,6 +541,15 @@ def _bind():
             setattr(Tensor, name, accept_numpy_names(what, name) if callable(what) else what)
 
 
+def rebind(methods):
+    """Bind ``methods`` (``{name: function}``) in place of the table's methods of those names; returns the ones
+    replaced, for binding back (vmap's dispatching methods, while it runs)."""
+    replaced = {name: Tensor.__dict__[name] for name in methods}
+    for name, method in methods.items():
+        setattr(Tensor, name, method)
+    return replaced
+
+
 def bind_through(wrap):
     """Rebind the table's methods through ``wrap(name, method)``, which returns a replacement or None to leave
     the method as it is (the profiler's timing wrappers, while it records). Returns the function that binds

@@ -9,9 +9,10 @@ Three roads lead a BatchedTensor into an op:
   runs, and only then, the public namespaces hold dispatching versions of their functions (``install``). Outside
   vmap the namespaces hold the plain functions, so an ordinary program pays nothing for vmap's existence; inside
   vmap, a call with no batched argument goes straight to the plain function;
-* an op with a plain tensor in front and a batched argument (``plain.add_(x)``): no dispatch; the plain op reads
-  the batched value's array and raises (``_batched_tensor.py``), with PyTorch's message for in-place writes of a
-  batched value into an unbatched tensor.
+* a plain tensor's method with a batched argument (``w.matmul(x)``, ``mask.eq(x)``): while a vmap runs, the
+  out-of-place methods that take a second tensor (``PLAIN_SELF_METHODS``) dispatch too; every other plain op
+  reads the batched value's array and raises (``_batched_tensor.py``), with PyTorch's message for an in-place
+  write of a batched value into an unbatched tensor (``plain.add_(x)``), which PyTorch refuses as well.
 
 ``dispatch(fn, args, kwargs)`` finds the batching rule of ``fn`` (``_batching_rules.RULES``): one call of the plain
 op on the physical tensors. An op without a rule, or a variant its rule does not cover, runs per example
@@ -288,23 +289,52 @@ def _build_tables():
         _tables.append((namespace, {name: _dispatching(fn) for name, fn in plain.items()}, plain))
 
 
+#: the plain Tensor methods that dispatch while a vmap runs: out-of-place, with a second tensor operand that may be
+#: the batched one. A short list, because binding costs a little at every outermost vmap call; the rest raise.
+PLAIN_SELF_METHODS = (
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "where",
+    "masked_fill", "matmul", "mm", "mv", "bmm", "dot", "outer", "expand_as", "view_as", "reshape_as", "type_as")
+
+
+def _plain_self_method(name, method):
+    op = op_behind(method)
+
+    def dispatching_method(self, *args, **kwargs):
+        if any(a.__class__ is BatchedTensor for a in _leaves(args, kwargs)):
+            return dispatch(op, (self,) + args, kwargs)
+        return method(self, *args, **kwargs)
+    dispatching_method.__name__ = dispatching_method.__qualname__ = name
+    return dispatching_method
+
+
+_method_tables: list = []       # [dispatching methods, plain methods], built by the first vmap
+
+
 def install():
-    """Put the dispatching functions in the public namespaces (the outermost vmap of any thread does it)."""
+    """Put the dispatching functions in the public namespaces, and the dispatching methods of
+    ``PLAIN_SELF_METHODS`` on Tensor (the outermost vmap of any thread does it)."""
+    from ..tensor_methods import rebind
     with _swap:
         if not _tables:
             _build_tables()
+        if not _method_tables:
+            dispatching = {name: _plain_self_method(name, vars(Tensor)[name]) for name in PLAIN_SELF_METHODS}
+            _method_tables[:] = [dispatching, {name: vars(Tensor)[name] for name in PLAIN_SELF_METHODS}]
         _installed[0] += 1
         if _installed[0] == 1:
             for namespace, dispatching, _ in _tables:
                 namespace.update(dispatching)
+            rebind(_method_tables[0])
 
 
 def uninstall():
+    from ..tensor_methods import rebind
     with _swap:
         _installed[0] -= 1
         if _installed[0] == 0:
             for namespace, _, plain in _tables:
                 namespace.update(plain)
+            rebind(_method_tables[1])
 
 
 _by_op: dict = {}           # plain op -> its dispatching version (for functions handed to a transform)
