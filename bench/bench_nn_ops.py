@@ -10,7 +10,7 @@ Each row times ``forward; backward(grad)`` on fixed random float32 data (the opt
 op's arithmetic in plain NumPy with nothing else around it: no autograd, no checks, no dtype rules. It is what
 gradiente could reach if recording and dispatch cost nothing; ``ours/floor`` says how far above it the op is,
 ``ours/torch`` how it compares with PyTorch. Targets (issue 14): each op within 1.2 of its floor; GELU and the
-optimizer steps within 1.5 of torch, the GPT block within 1.6.
+optimizer steps within 1.5 of torch; the GPT block, LSTM and GRU layers within 1.6.
 """
 import argparse
 import os
@@ -71,6 +71,10 @@ def _gpt_block(lib, x, *params):
     return nn_floors.gpt_block_lib(lib, x, params)
 
 
+def _rnn(kind):
+    return lambda lib, x, *params: nn_floors.rnn_lib(lib, kind, x, params)
+
+
 def _optimizer_step(lib, make, n=1_000_000):
     rng = np.random.RandomState(0)
     p = lib.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
@@ -111,6 +115,10 @@ def cases():
     x, params = nn_floors.gpt_block_arrays()
     op_row("GPT block (B8 T64 C128, 4 heads)", _gpt_block, [x, *params], [True] * (1 + len(params)),
            nn_floors.gpt_block(x, params))
+    for kind, name in (("lstm", "LSTM"), ("gru", "GRU")):
+        x, params = nn_floors.rnn_arrays(kind)
+        op_row(f"{name} layer (seq 32, batch 16, 64->128)", _rnn(kind), [x, *params], [True] * 5,
+               getattr(nn_floors, kind)(x, params))
     sgd = lambda optim, ps: optim.SGD(ps, lr=0.01, momentum=0.9)          # noqa: E731
     adamw = lambda optim, ps: optim.AdamW(ps, lr=1e-3)                     # noqa: E731
     rows.append(("SGD momentum step (1M params)", {"gradiente": _optimizer_step(gradiente, sgd),

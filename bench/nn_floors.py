@@ -260,3 +260,119 @@ def gpt_block(x, params, eps=1e-5):
         dx_ln, dln1w, dln1b = ln_back(dh1, xhat1, rstd1, ln1w)
         return (out, dx1 + dx_ln, dln1w, dln1b, dwqkv, dbqkv, dwo, dbo, dln2w, dln2b, dw1, db1, dw2, db2)
     return run
+
+
+# --- recurrent layers: one layer over a whole sequence, forward and backward through time --------------------
+
+def rnn_arrays(kind, length=32, batch=16, inputs=64, hidden=128, seed=0):
+    """``x`` (length, batch, inputs) and the layer's ``w_ih, w_hh, b_ih, b_hh`` in PyTorch's gate order."""
+    rng = np.random.RandomState(seed)
+    gates = {"lstm": 4, "gru": 3}[kind] * hidden
+    bound = 1 / math.sqrt(hidden)
+    params = [rng.uniform(-bound, bound, shape).astype(np.float32)
+              for shape in ((gates, inputs), (gates, hidden), (gates,), (gates,))]
+    return rng.standard_normal((length, batch, inputs)).astype(np.float32), params
+
+
+_LAYERS: dict = {}
+
+
+def rnn_lib(lib, kind, x, params):
+    """The layer in ``lib`` (gradiente or torch) run with the given weight tensors (``func.functional_call``, so
+    their gradients reach them), returning the output sequence."""
+    key = (lib.__name__, kind, tuple(x.shape), tuple(params[1].shape))
+    if key not in _LAYERS:
+        _LAYERS[key] = {"lstm": lib.nn.LSTM, "gru": lib.nn.GRU}[kind](x.shape[-1], params[1].shape[1])
+    names = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+    return lib.func.functional_call(_LAYERS[key], dict(zip(names, params)), (x,))[0]
+
+
+def _sigmoid(t):
+    out = np.negative(t)
+    np.exp(out, out=out)
+    out += 1
+    np.reciprocal(out, out=out)
+    return out
+
+
+def lstm(x, params):
+    """``run()`` returns the output sequence and the gradients of x, w_ih, w_hh, b_ih, b_hh (zero initial state)."""
+    w_ih, w_hh, b_ih, b_hh = params
+    length, batch, _ = x.shape
+    hidden = w_hh.shape[1]
+    g = upstream((length, batch, hidden))
+
+    def run():
+        xg = (x.reshape(length * batch, -1) @ w_ih.T + (b_ih + b_hh)).reshape(length, batch, -1)
+        h, c = np.zeros((batch, hidden), np.float32), np.zeros((batch, hidden), np.float32)
+        hs, cs, acts = np.empty((length, batch, hidden), np.float32), [], []
+        for t in range(length):
+            gates = xg[t] + h @ w_hh.T
+            i, f, o = (_sigmoid(gates[:, k * hidden:(k + 1) * hidden]) for k in (0, 1, 3))
+            cell = np.tanh(gates[:, 2 * hidden:3 * hidden])
+            cs.append(c)
+            c = f * c + i * cell
+            tc = np.tanh(c)
+            h = o * tc
+            hs[t] = h
+            acts.append((i, f, cell, o, tc))
+        dgates = np.empty((length, batch, 4 * hidden), np.float32)
+        dh, dc = np.zeros((batch, hidden), np.float32), np.zeros((batch, hidden), np.float32)
+        for t in reversed(range(length)):
+            i, f, cell, o, tc = acts[t]
+            dh = dh + g[t]
+            do = dh * tc
+            dc = dc + dh * o * (1 - tc * tc)
+            d = dgates[t]
+            d[:, :hidden] = dc * cell * i * (1 - i)
+            d[:, hidden:2 * hidden] = dc * cs[t] * f * (1 - f)
+            d[:, 2 * hidden:3 * hidden] = dc * i * (1 - cell * cell)
+            d[:, 3 * hidden:] = do * o * (1 - o)
+            dc = dc * f
+            dh = d @ w_hh
+        flat = dgates.reshape(length * batch, -1)
+        h_prev = np.concatenate([np.zeros((1, batch, hidden), np.float32), hs[:-1]]).reshape(length * batch, -1)
+        db = flat.sum(0)
+        return (hs, (flat @ w_ih).reshape(x.shape), flat.T @ x.reshape(length * batch, -1), flat.T @ h_prev,
+                db, db.copy())
+    return run
+
+
+def gru(x, params):
+    """``run()`` returns the output sequence and the gradients of x, w_ih, w_hh, b_ih, b_hh (zero initial state):
+    r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r·h_n), h' = (1 - z)·n + z·h, with h_* = W_h* h + b_h*."""
+    w_ih, w_hh, b_ih, b_hh = params
+    length, batch, _ = x.shape
+    hidden = w_hh.shape[1]
+    g = upstream((length, batch, hidden))
+
+    def run():
+        xg = (x.reshape(length * batch, -1) @ w_ih.T + b_ih).reshape(length, batch, -1)
+        h = np.zeros((batch, hidden), np.float32)
+        hs, saved = np.empty((length, batch, hidden), np.float32), []
+        for t in range(length):
+            hg = h @ w_hh.T + b_hh
+            r = _sigmoid(xg[t, :, :hidden] + hg[:, :hidden])
+            z = _sigmoid(xg[t, :, hidden:2 * hidden] + hg[:, hidden:2 * hidden])
+            hn = hg[:, 2 * hidden:]
+            n = np.tanh(xg[t, :, 2 * hidden:] + r * hn)
+            saved.append((h, r, z, n, hn))
+            h = (1 - z) * n + z * h
+            hs[t] = h
+        dxg = np.empty((length, batch, 3 * hidden), np.float32)
+        dhg = np.empty((length, batch, 3 * hidden), np.float32)
+        dh = np.zeros((batch, hidden), np.float32)
+        for t in reversed(range(length)):
+            h_prev, r, z, n, hn = saved[t]
+            dh = dh + g[t]
+            dn = dh * (1 - z) * (1 - n * n)
+            dz = dh * (h_prev - n) * z * (1 - z)
+            dr = dn * hn * r * (1 - r)
+            dxg[t, :, :hidden], dxg[t, :, hidden:2 * hidden], dxg[t, :, 2 * hidden:] = dr, dz, dn
+            dhg[t, :, :hidden], dhg[t, :, hidden:2 * hidden], dhg[t, :, 2 * hidden:] = dr, dz, dn * r
+            dh = dh * z + dhg[t] @ w_hh
+        fx, fh = dxg.reshape(length * batch, -1), dhg.reshape(length * batch, -1)
+        h_prev = np.concatenate([np.zeros((1, batch, hidden), np.float32), hs[:-1]]).reshape(length * batch, -1)
+        return (hs, (fx @ w_ih).reshape(x.shape), fx.T @ x.reshape(length * batch, -1), fh.T @ h_prev, fx.sum(0),
+                fh.sum(0))
+    return run

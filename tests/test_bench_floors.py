@@ -80,7 +80,9 @@ def _nn_cases():
          lambda *t: F.batch_norm(t[0], None, None, t[1], t[2], training=True), [xg, wg, bg], [True] * 3, 1e-5),
         ("gpt_block", nn_floors.gpt_block(xb, params), lambda *t: nn_floors.gpt_block_lib(gradiente, t[0], t[1:]),
          [xb, *params], [True] * 13, 1e-4),
-    ]
+    ] + [(kind, getattr(nn_floors, kind)(xr, pr), lambda *t, kind=kind: nn_floors.rnn_lib(gradiente, kind, t[0], t[1:]),
+          [xr, *pr], [True] * 5, 1e-4)
+         for kind in ("lstm", "gru") for xr, pr in [nn_floors.rnn_arrays(kind, length=5, batch=3, inputs=4, hidden=6)]]
 
 
 @pytest.mark.parametrize("case", _nn_cases(), ids=lambda case: case[0])
