@@ -305,3 +305,24 @@ def test_blocked_float32_fma_rounds_as_the_whole_array_computation():
     np.testing.assert_array_equal(aliased, reference(x, y, z))
     grid = x.reshape(-1)[:BIG - 3].reshape(100, -1)
     np.testing.assert_array_equal(K.fma(grid, s, grid.T.T, np.empty_like(grid)), reference(grid, s, grid))
+
+
+def test_the_matrix_vector_fma_is_trusted_only_where_it_rounds_once():
+    """``array · number + array`` goes through BLAS's gemv when this machine's BLAS fuses (checked once, on numbers
+    where fusing changes the result); either way the bits are those of one rounding, aliasing included."""
+    from gradiente.optim import _kernels as K
+    rng = np.random.RandomState(1)
+    x, z = (rng.standard_normal(BIG).astype(np.float32) for _ in range(2))
+    s = np.float32(0.1)
+    exact = (np.multiply(x, s, dtype=np.float64) + z).astype(np.float32)
+    a = np.float32(1 + 2.0 ** -12)
+    product_first = (np.full(K._BLAS_MIN, a) * a - 1).astype(np.float32)     # rounded in float64: exact here
+    if K._blas_fuses():
+        out = np.empty(K._BLAS_MIN, np.float32)
+        K._fma_by_gemv(np.full(K._BLAS_MIN, a, np.float32), a, np.full(K._BLAS_MIN, -1, np.float32), out)
+        np.testing.assert_array_equal(out, product_first)
+    for target in ("x", "z"):
+        xs, zs = x.copy(), z.copy()
+        out = xs if target == "x" else zs
+        np.testing.assert_array_equal(K.fma(xs, s, zs, out), exact)
+        np.testing.assert_array_equal(out, exact)

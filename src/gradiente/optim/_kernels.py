@@ -4,8 +4,10 @@ Optimizers follow PyTorch's single-tensor ("for-loop") implementations operation
 trajectories to agree to the last bit in float32, each operation must also round as PyTorch's kernel
 does. Measured against torch 2.13 (CPU): a Python-number operand is first rounded to the tensor's dtype;
 ``add(other, alpha)``, ``lerp`` and ``addcmul`` are fused multiply-adds (one rounding); ``addcdiv`` rounds
-after each of its steps. NumPy has no fused multiply-add, so for float32 it is computed in float64 (where
-the product of two float32 numbers is exact) and rounded once, a block of elements at a time (``_fma_blocks``):
+after each of its steps. NumPy has no fused multiply-add: for float32, an array times a number plus an array goes
+through BLAS's matrix-vector product where this machine's BLAS fuses (``_fma_by_gemv``); otherwise it is
+computed in float64 (where the product of two float32 numbers is exact) and rounded once, a block of elements
+at a time (``_fma_blocks``):
 widening a whole million-parameter tensor to float64 would write and read 8 MB twice, where a block's 512 KB
 stays in the core's cache. The one operation that is not matched is
 ``sqrt``: PyTorch's vectorized float32 sqrt is not correctly rounded (it differs from the exact result in
@@ -25,12 +27,56 @@ def fma(x, y, z, out):
     """``out = x * y + z`` rounded once (arrays or numbers already in ``out``'s dtype)."""
     if out.dtype != np.float32:
         return np.add(np.multiply(x, y), z, out=out)
+    if _is_array(y) and not _is_array(x):
+        x, y = y, x
+    if (not _is_array(y) and _is_array(z) and _is_array(x) and x.shape == z.shape == out.shape
+            and out.size >= _BLAS_MIN and out.flags.c_contiguous and _blas_fuses()):
+        return _fma_by_gemv(x, y, z, out)
     if _blockable(out, x, y, z):
         return _fma_blocks(x, y, z, out)
     wide = np.multiply(x, y, dtype=np.float64)
     wide += z
     np.copyto(out, wide, casting="unsafe")
     return out
+
+
+# --- array * number + array as a matrix-vector product ------------------------------------------------------
+# ``[z x] @ [1, y]`` is, row by row, ``z·1 + x·y``. An optimized BLAS sgemv (OpenBLAS's on x86-64 with FMA, as
+# NumPy's wheels ship it) accumulates each row with fused multiply-adds, starting from the first column's exact
+# product z·1 = z, so it computes fma(x, y, z) rounded once, in one float32 pass: about twice as fast as the
+# float64 blocks below. Whether this machine's BLAS does is checked once, on numbers where fusing changes the
+# result, at every length up to a few hundred (vectorized bodies and scalar tails alike) and a few large ones; a
+# BLAS that does not fuse leaves every call to the float64 blocks.
+
+_BLAS_MIN = 4096        # below this, the copies into the matrix cost more than the float64 path
+_blas_verdict: list = []
+
+
+def _fma_by_gemv(x, y, z, out):
+    columns = np.empty((2, out.size), np.float32)
+    np.copyto(columns[0], z.reshape(-1))
+    np.copyto(columns[1], x.reshape(-1))
+    np.matmul(columns.T, np.array([1, y], np.float32), out=out.reshape(-1))
+    return out
+
+
+def _blas_fuses():
+    """True if ``_fma_by_gemv`` rounds once on this machine (decided on the first call, then remembered)."""
+    if not _blas_verdict:
+        # (1 + 2⁻¹²)² = 1 + 2⁻¹¹ + 2⁻²⁴: rounded to float32 alone it loses the 2⁻²⁴ (a tie, to even), so
+        # -1 + that product is 2⁻¹¹ if the product was rounded first and 2⁻¹¹ + 2⁻²⁴ if fused
+        a = np.float32(1 + 2.0 ** -12)
+        fused = np.float32(2.0 ** -11 + 2.0 ** -24)
+        verdict = True
+        # (from 2 rows: NumPy hands a one-row product to another routine, and the path is used from _BLAS_MIN on)
+        for n in list(range(2, 300)) + list(range(_BLAS_MIN, _BLAS_MIN + 64)) + [65541, 262147]:
+            out = np.full(n, np.nan, np.float32)        # the output's old contents must not leak in (beta = 0)
+            _fma_by_gemv(np.full(n, a, np.float32), a, np.full(n, -1, np.float32), out)
+            if not (out == fused).all():
+                verdict = False
+                break
+        _blas_verdict.append(verdict)
+    return _blas_verdict[0]
 
 
 _BLOCK = 65536      # float64 elements: two 512 KB buffers, which stay in a core's L2 cache between the passes
