@@ -316,11 +316,11 @@ def test_the_matrix_vector_fma_is_trusted_only_where_it_rounds_once():
     s = np.float32(0.1)
     exact = (np.multiply(x, s, dtype=np.float64) + z).astype(np.float32)
     a = np.float32(1 + 2.0 ** -12)
-    product_first = (np.full(K._BLAS_MIN, a) * a - 1).astype(np.float32)     # rounded in float64: exact here
+    once = np.full(K._BLAS_MIN, np.float64(a) * np.float64(a) - 1, np.float32)     # exact in float64
     if K._blas_fuses():
         out = np.empty(K._BLAS_MIN, np.float32)
         K._fma_by_gemv(np.full(K._BLAS_MIN, a, np.float32), a, np.full(K._BLAS_MIN, -1, np.float32), out)
-        np.testing.assert_array_equal(out, product_first)
+        np.testing.assert_array_equal(out, once)
     for target in ("x", "z"):
         xs, zs = x.copy(), z.copy()
         out = xs if target == "x" else zs
