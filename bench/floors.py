@@ -107,15 +107,18 @@ def _accumulate(grad, leaf):
     return ()
 
 
-def chain(x, w):
-    """The 1000-op chain of the engine benchmark, forward and backward, on any tensor type."""
+def chain(x, w, ops=1000, backward=True):
+    """The chain of the engine benchmark (``ops`` elementwise ops, 1000 by default), forward and, unless told
+    otherwise, backward, on any tensor type."""
     y = x
-    for _ in range(250):
+    for _ in range(ops // 4):
         y = y * 1.001
         y = y + 0.001
         y = y.tanh()
         y = y * w
-    y.sum().backward()
+    if backward:
+        y.sum().backward()
+    return y
 
 
 def minimal_chain_1000():

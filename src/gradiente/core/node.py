@@ -295,7 +295,10 @@ class Node:
     def save(self, *values):
         """Keep ``values`` for the rule. Tensors are kept with their version; an output of this node is kept
         as its array only (see ``_SavedOutput``); anything else (numbers, None) as it is."""
-        checks = None                               # (position, version) of the tensors among them
+        # (position, version) of the tensors among them, kept in a tuple: a graph holds one per node, and a list
+        # would stay tracked by the cyclic garbage collector for the graph's whole life (a tuple of numbers is
+        # dropped from its lists at its first pass)
+        checks: tuple = ()
         items: Optional[list] = None                # a copy, made only if an output of this node is saved
         for i, v in enumerate(values):
             cls = v.__class__
@@ -304,17 +307,15 @@ class Node:
             grad_fn = getattr(v, "grad_fn", _MISSING)
             if grad_fn is _MISSING:
                 continue
-            if checks is None:
-                checks = []
             if grad_fn is self:
                 if items is None:
                     items = list(values)
                 items[i] = _SavedOutput(v, v._output_nr)
-                checks.append((i, None))
+                checks += ((i, None),)
             else:
-                checks.append((i, v._version_box[0]))
+                checks += ((i, v._version_box[0]),)
         self._saved = values if items is None else tuple(items)
-        self._saved_versions = checks or ()
+        self._saved_versions = checks
         if saved_hooks.stack and checks:
             pack, unpack = saved_hooks.stack[-1]
             self._pack_positions(checks, pack, unpack)
