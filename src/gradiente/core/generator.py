@@ -76,7 +76,6 @@ class Generator:
         if place.type != "cpu":
             raise RuntimeError(_no_generator_on(place.type))
         self.device = _CPU
-        self._bits = np.random.MT19937()   # NumPy's C engine; seeding below replaces its state
         self.manual_seed(DEFAULT_SEED)
 
     def __repr__(self):
@@ -86,9 +85,7 @@ class Generator:
     def manual_seed(self, seed):
         """Seed the generator; returns it, so ``g = Generator().manual_seed(0)`` works."""
         seed = _as_uint64(seed)
-        state = np.random.RandomState(seed & 0xFFFFFFFF).get_state(legacy=True)
-        words = state[1]    # type: ignore[index]  # legacy=True gives the tuple ('MT19937', key words, pos, ...)
-        self._load(words, position=_N)     # position _N: the first draw twists the seeded words
+        self._engine = None                # seeded with self._seed when first needed (``_bits``)
         self._seed = seed
         self._fresh = True                 # see get_state: PyTorch's 'next' field is 0 until a draw
         self._next_double_normal = None
@@ -151,6 +148,18 @@ class Generator:
         self._next_float_normal = (np.float32(state["next_float_normal_sample"])
                                    if state["is_next_float_normal_sample_valid"] else None)
         return self
+
+    @property
+    def _bits(self):
+        """NumPy's C MT19937 engine, made and seeded on first use: ``numpy.random`` costs about 10 ms to import,
+        a third of what ``import gradiente`` may take, and a program that draws nothing never needs it."""
+        if self._engine is None:
+            from numpy.random import MT19937, RandomState
+            self._engine = MT19937()
+            state = RandomState(self._seed & 0xFFFFFFFF).get_state(legacy=True)
+            words = state[1]    # type: ignore[index]  # legacy=True gives ('MT19937', key words, pos, ...)
+            self._load(words, position=_N)      # position _N: the first draw twists the seeded words
+        return self._engine
 
     def _load(self, words, position):
         self._bits.state = {"bit_generator": "MT19937", "state": {"key": words, "pos": position}}
