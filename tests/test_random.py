@@ -326,3 +326,19 @@ def test_errors_match_torch(name):
         ERRORS[name](gradiente)
     assert type(ours.value).__name__ == type(theirs.value).__name__
     assert str(ours.value).splitlines()[0] == str(theirs.value).splitlines()[0]
+
+
+def test_import_leaves_numpy_random_for_the_first_draw():
+    """``import gradiente`` does not load numpy.random (a third of the import time it may take); the first draw
+    does, and gives PyTorch's numbers for the seed the process started with."""
+    import subprocess
+    import sys
+    script = ("import sys, gradiente\n"
+              "print('numpy.random' in sys.modules)\n"
+              "print(gradiente.initial_seed())\n"
+              "print(gradiente.rand(3).tolist(), 'numpy.random' in sys.modules)")
+    lines = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           timeout=120).stdout.splitlines()
+    assert lines[0] == "False"
+    same_seed = torch.Generator().manual_seed(int(lines[1]))
+    assert lines[2] == f"{torch.rand(3, generator=same_seed).tolist()} True"
