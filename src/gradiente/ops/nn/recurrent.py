@@ -16,7 +16,6 @@ from ...core import grad_mode
 from ...core.backward import grad as _grad
 from ...core.node import Node
 from ...core.record import record, wants_grad
-from ...core.rules import sigmoid_array
 from ...core.tensor import Tensor
 from .. import joining, unary
 from .linear import linear
@@ -49,7 +48,8 @@ class MkldnnRnnLayerBackward0(Node):
         if ops.recording:
             return self._recorded_backward(ops, grad_out, grad_h, grad_c)
         x, w_ih, w_hh, b_ih, _b_hh, h0, c0 = self.saved(ops)
-        gates, cells, hs = self.gates, self.cells, self.hs      # per step: σ(i), σ(f), tanh(g), σ(o); c; h
+        gates, cells, tanh_cells = self.gates, self.cells, self.tanh_cells  # per step: σ(i), σ(f), tanh(g), σ(o);
+        hs = self.hs                                                            # c; tanh c; h
         hidden = w_hh.shape[1]
         d_gates = np.empty_like(gates)
         dh_next, dc_next = grad_h, grad_c
@@ -58,7 +58,7 @@ class MkldnnRnnLayerBackward0(Node):
             previous = order[len(order) - 2 - position] if position < len(order) - 1 else None
             c_prev = c0 if previous is None else cells[previous]
             i, f, g, o = (gates[t][:, k * hidden:(k + 1) * hidden] for k in range(4))
-            tanh_c = np.tanh(cells[t])
+            tanh_c = tanh_cells[t]
             dh = grad_out[t] + dh_next
             dc = dc_next + dh * o * (1 - tanh_c * tanh_c)
             step = d_gates[t]
@@ -66,7 +66,7 @@ class MkldnnRnnLayerBackward0(Node):
             step[:, hidden:2 * hidden] = dc * c_prev * f * (1 - f)
             step[:, 2 * hidden:3 * hidden] = dc * i * (1 - g * g)
             step[:, 3 * hidden:] = dh * tanh_c * o * (1 - o)
-            dh_next = step @ w_hh
+            dh_next = d_gates[t] @ w_hh
             dc_next = dc * f
         h_before = np.concatenate([h0[None], hs[:-1]]) if not self.reverse else np.concatenate([hs[1:], h0[None]])
         flat = d_gates.reshape(-1, d_gates.shape[-1])
@@ -111,23 +111,35 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
     length = xa.shape[0]
     gates = np.empty(x_gates.shape, xa.dtype)
     cells = np.empty((length,) + c.shape, xa.dtype)
+    tanh_cells = np.empty((length,) + c.shape, xa.dtype)
     hs = np.empty((length,) + h.shape, xa.dtype)
     wh_t = np.ascontiguousarray(wh.T)
-    for t in _steps(length, reverse):
-        step = h @ wh_t
-        if b_hh is not None:
-            step = step + b_hh._data
-        step = step + x_gates[t]
-        # σ of all four gates at once, then tanh in place of σ for g (elementwise: the same values)
-        gates[t] = sigmoid_array(step)
-        gates[t][:, 2 * hidden:3 * hidden] = np.tanh(step[:, 2 * hidden:3 * hidden])
-        i, f, g, o = (gates[t][:, k * hidden:(k + 1) * hidden] for k in range(4))
-        c = f * c + i * g
-        h = o * np.tanh(c)
-        cells[t], hs[t] = c, h
-    out, h_last, c_last = Tensor._make(hs.copy()), Tensor._make(h), Tensor._make(c)
+    g_gate = slice(2 * hidden, 3 * hidden)
+    # Each step writes its results straight into the arrays the backward pass keeps (no temporaries to copy),
+    # in the order of operations of the formulas (σ(x) = 1 / (1 + e⁻ˣ), c' = f·c + i·g), so every value is the
+    # same as computed one expression at a time.
+    with np.errstate(over="ignore"):                    # e⁻ˣ may overflow to inf: σ is then 0, as PyTorch's
+        for t in _steps(length, reverse):
+            step = h @ wh_t
+            if b_hh is not None:
+                step += b_hh._data
+            step += x_gates[t]
+            sig = gates[t]
+            np.negative(step, out=sig)                  # σ of all four gates at once, then tanh in its place for g
+            np.exp(sig, out=sig)
+            sig += 1
+            np.divide(1, sig, out=sig)
+            np.tanh(step[:, g_gate], out=sig[:, g_gate])
+            i, f, g, o = (sig[:, k * hidden:(k + 1) * hidden] for k in range(4))
+            c_new, h = cells[t], hs[t]
+            np.multiply(f, c, out=c_new)
+            c_new += i * g
+            c = c_new
+            np.tanh(c, out=tanh_cells[t])
+            np.multiply(o, tanh_cells[t], out=h)
+    out, h_last, c_last = Tensor._make(hs.copy()), Tensor._make(h.copy()), Tensor._make(c.copy())
     inputs = (x, w_ih, w_hh, b_ih, b_hh, h0, c0)
     if wants_grad(*inputs):
         record(MkldnnRnnLayerBackward0, inputs, (out, h_last, c_last), saved=inputs, gates=gates, cells=cells,
-               hs=hs, reverse=reverse)
+               tanh_cells=tanh_cells, hs=hs, reverse=reverse)
     return out, h_last, c_last
