@@ -312,6 +312,10 @@ def _strictly_c_order(array):
     return True
 
 
+def _strictly_decreasing(strides):
+    return strides[-1] > 0 and all(a > b for a, b in zip(strides, strides[1:]))
+
+
 def in_iteration_layout(values, x, y):
     """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
     TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. ``x`` and
@@ -321,6 +325,10 @@ def in_iteration_layout(values, x, y):
             or y.__class__ is not np.ndarray or (_strictly_c_order(x) and _strictly_c_order(y))):
         return values
     shape = values.shape
+    if values.flags.c_contiguous and x.shape == shape and _strictly_decreasing(x.strides):
+        # the first operand's strides all differ and fall from the first dim to the last (a row-major slice, such
+        # as a chunk of the gates): it alone orders every dim, in C order (``_dense_order``), which NumPy gave
+        return values
     strides = [_iteration_strides(a, shape) for a in (x, y)]
     fast_to_slow = _dense_order(shape, *strides)
     expected = values.itemsize
