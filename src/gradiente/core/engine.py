@@ -239,7 +239,8 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
                     continue
                 # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
                 m = meta[i] if meta is not None else None
-                if m is not None and (g.shape != m[0] or (g.dtype if raw else g._data.dtype) != m[1]):
+                if m is not None and ((g.shape != m[0] or g.dtype != m[1]) if raw else
+                                      (g._data.shape != m[0] or g._data.dtype != m[1])):
                     g = _fit_to_input(node, i, g, m, ops)
                 held = buffers.get(receiver)        # the common cases of _receive, spelled out:
                 if held is None and nr == 0 and receiver._output_meta is None:
