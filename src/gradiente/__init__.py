@@ -48,6 +48,8 @@ from .core.dtype import (
 )
 from .core.dtype import result_type as _result_type
 from .core.grad_mode import *
+from .core.layouts import *
+from .core.layouts import __all__ as _layouts_all
 from .core.printing import set_printoptions
 from .core.random import (
     Generator,

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
-from ..core import forward_grad
+from ..core import forward_grad, layouts
 from ..core.forward_grad import state as _forward
 from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
@@ -237,13 +237,20 @@ def _copy(input, array):
 def clone(input, *, memory_format=None):
     """A copy with its own memory, recorded as CloneBackward0. The copy keeps the input's layout (strides)
     unless ``memory_format`` asks for a contiguous one, as in PyTorch."""
+    if str(memory_format) in ("torch.channels_last", "torch.channels_last_3d"):
+        return _copy(input, layouts.in_memory_format(input._data, memory_format))
     order = "C" if "contiguous" in str(memory_format) else "K"
     return _copy(input, input._data.copy(order=order))
 
 
 def contiguous(input, memory_format=None):
-    """The tensor itself when already contiguous, else a contiguous copy."""
+    """The tensor itself when already contiguous (in ``memory_format``, row-major by default), else a copy that
+    is."""
     a = input._data
+    if str(memory_format) in ("torch.channels_last", "torch.channels_last_3d"):
+        if layouts.is_in_memory_format(a, memory_format):
+            return input
+        return _copy(input, layouts.in_memory_format(a, memory_format))
     if a.flags.c_contiguous:
         return input
     return _copy(input, np.ascontiguousarray(a))

@@ -1,0 +1,87 @@
+"""``torch.layout`` and ``torch.memory_format``: the named constants that say how a tensor's elements are laid out.
+
+Every gradiente tensor is strided (a NumPy array); ``memory_format`` picks the order of dims in memory when a
+copy is made: ``contiguous_format`` (row-major), ``channels_last`` (N, C, H, W stored as N, H, W, C) and
+``channels_last_3d`` (N, C, D, H, W stored as N, D, H, W, C), or ``preserve_format`` (the source's order).
+The constants print as PyTorch's do (``torch.strided``), and their ``str`` is what the ops read.
+"""
+import numpy as np
+
+__all__ = ["layout", "memory_format", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+           "sparse_bsc", "jagged", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+           "legacy_contiguous_format"]
+
+
+class _Named:
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return self._name       # pickled by name: the module-level constant comes back
+
+
+class layout(_Named):
+    """How a tensor's elements are stored: ``torch.strided`` for every dense tensor."""
+    __slots__ = ()
+
+
+class memory_format(_Named):
+    """The order of a tensor's dims in memory, asked of copies (``clone``, ``contiguous``, ``to``)."""
+    __slots__ = ()
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+legacy_contiguous_format = memory_format("legacy_contiguous_format")
+
+
+def dims_in_memory_order(format, ndim):
+    """The dims from slowest to fastest in memory for ``format`` (None: row-major), or None when the format does
+    not apply to ``ndim`` dims (channels_last needs 4, channels_last_3d 5), which PyTorch refuses."""
+    name = str(format)
+    if name == "torch.channels_last":
+        return (0, 2, 3, 1) if ndim == 4 else None
+    if name == "torch.channels_last_3d":
+        return (0, 2, 3, 4, 1) if ndim == 5 else None
+    return tuple(range(ndim))
+
+
+def in_memory_format(array, format):
+    """A copy of ``array`` laid out in ``format`` (channels_last: the channel dim fastest)."""
+    order = dims_in_memory_order(format, array.ndim)
+    if order is None:
+        rank = "4" if str(format) == "torch.channels_last" else "5"
+        raise RuntimeError(f"required rank {rank} tensor to use {str(format)[6:]} format")
+    copy = np.empty([array.shape[d] for d in order], array.dtype)
+    copy[...] = array.transpose(order)
+    return copy.transpose(np.argsort(order))
+
+
+def is_in_memory_format(array, format):
+    """Whether ``array``'s strides are those of ``format`` (sizes of 1 ignored, as PyTorch's check does)."""
+    order = dims_in_memory_order(format, array.ndim)
+    if order is None:
+        return False
+    expected = array.itemsize
+    for d in reversed(order):
+        if array.shape[d] != 1 and array.strides[d] != expected:
+            return False
+        expected *= array.shape[d]
+    return True
