@@ -99,6 +99,7 @@ from .ops.sorting import aten_unique2 as _unique2
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
+from .ops.view_copies import *
 from .ops.views import *
 from .version import __version__
 
@@ -114,10 +115,12 @@ def _silence_numpy_float_warnings():
 _silence_numpy_float_warnings()
 
 newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
+# NumPy's names of the inverse trigonometric functions, which PyTorch also takes
+absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctanh = abs, acos, acosh, asin, asinh, atan, atanh
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu")
+                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random")
 
 
 def result_type(tensor1, tensor2):
@@ -135,7 +138,8 @@ def numel(input):
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
                     "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
                     "OutOfMemoryError": "cuda", "compile": "compiler",
-                    "vmap": "func", "autocast": "amp"}
+                    "vmap": "func", "autocast": "amp", "GradScaler": "amp", "range": "legacy",
+                    "set_default_tensor_type": "legacy"}
 
 
 def _give_numpy_names():

@@ -25,8 +25,16 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_default_device", "get_default_device",
     "set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
     "finfo", "iinfo", "can_cast", "is_complex", "is_signed", "is_nonzero", "is_same_size", "typename",
-    "broadcast_shapes",
+    "broadcast_shapes", "has_lapack", "has_mkl", "has_openmp", "has_spectral", "init_num_threads", "get_device",
+    "is_storage",
 ]
+
+# What this build computes with, as PyTorch's flags say of its own: LAPACK through NumPy's linear algebra, FFTs
+# through numpy.fft; no MKL and no OpenMP of gradiente's own (NumPy's BLAS may use threads of its own).
+has_lapack = True
+has_mkl = False
+has_openmp = False
+has_spectral = True
 
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -311,3 +319,19 @@ def broadcast_shapes(*shapes):
                                    f"broadcastable to {result}")
             result[-back] = size
     return Size(result)
+
+
+def init_num_threads():
+    """PyTorch starts its intra-op thread pool here; gradiente has none (NumPy's BLAS keeps its own), so there
+    is nothing to start."""
+
+
+def get_device(input):
+    """The device index of ``input``: -1 for a CPU tensor, the only kind gradiente makes."""
+    return input.get_device()
+
+
+def is_storage(obj):
+    """True if ``obj`` is a storage (``x.untyped_storage()``, ``TypedStorage``)."""
+    from .core.storage import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))

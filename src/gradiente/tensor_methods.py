@@ -13,7 +13,7 @@ Tensor attribute (``tests/test_architecture.py`` checks it).
 """
 import numpy as np
 
-from . import _config
+from . import _config, functional_aliases, tensor_extras
 from .core import backward, creation, printing, random, storage
 from .core.inplace import make_inplace
 from .core.tensor import Tensor
@@ -27,6 +27,7 @@ from .ops import (
     fill,
     indexing,
     joining,
+    legacy_linalg,
     matmul,
     products,
     rearranging,
@@ -38,6 +39,7 @@ from .ops import (
     special,
     statistics,
     unary,
+    view_copies,
     views,
 )
 
@@ -157,19 +159,19 @@ METHODS = (
     (in_place(arithmetic.addcmul), "addcmul_"),
     # ops/unary.py
     (unary.abs, "abs", "absolute", "__abs__"),
-    (in_place(unary.abs), "abs_"),
+    (in_place(unary.abs), "abs_", "absolute_"),
     (unary.acos, "acos", "arccos"),
-    (in_place(unary.acos), "acos_"),
+    (in_place(unary.acos), "acos_", "arccos_"),
     (unary.acosh, "acosh", "arccosh"),
-    (in_place(unary.acosh), "acosh_"),
+    (in_place(unary.acosh), "acosh_", "arccosh_"),
     (unary.asin, "arcsin", "asin"),
     (unary.asinh, "arcsinh", "asinh"),
     (unary.atan, "arctan", "atan"),
     (unary.atanh, "arctanh", "atanh"),
-    (in_place(unary.asin), "asin_"),
-    (in_place(unary.asinh), "asinh_"),
-    (in_place(unary.atan), "atan_"),
-    (in_place(unary.atanh), "atanh_"),
+    (in_place(unary.asin), "asin_", "arcsin_"),
+    (in_place(unary.asinh), "asinh_", "arcsinh_"),
+    (in_place(unary.atan), "atan_", "arctan_"),
+    (in_place(unary.atanh), "atanh_", "arctanh_"),
     (unary.ceil, "ceil"),
     (in_place(unary.ceil), "ceil_"),
     (unary.cos, "cos"),
@@ -530,6 +532,46 @@ METHODS = (
     (_config.is_nonzero, "is_nonzero"),
     (_config.is_same_size, "is_same_size"),
     (_config.is_signed, "is_signed"),
+    # --- in-place forms of products and scans, linear algebra's older names, memory questions ------------------
+    (in_place(reductions.cumsum), "cumsum_"),
+    (in_place(reductions.cumprod), "cumprod_"),
+    (in_place(matmul.addmm), "addmm_"),
+    (in_place(matmul.baddbmm), "baddbmm_"),
+    (in_place(products.addmv), "addmv_"),
+    (in_place(products.addr), "addr_"),
+    (views.adjoint, "adjoint"),
+    (products.diagflat, "diagflat"),
+    (indexing.nonzero_static, "nonzero_static"),
+    (view_copies.narrow_copy, "narrow_copy"),
+    (functional_aliases.hardshrink, "hardshrink"),
+    (functional_aliases.prelu, "prelu"),
+    (legacy_linalg.qr, "qr"),
+    (legacy_linalg.svd, "svd"),
+    (legacy_linalg.cholesky, "cholesky"),
+    (legacy_linalg.cholesky_inverse, "cholesky_inverse"),
+    (legacy_linalg.cholesky_solve, "cholesky_solve"),
+    (legacy_linalg.lu, "lu"),
+    (legacy_linalg.lu_solve, "lu_solve"),
+    (legacy_linalg.matrix_exp, "matrix_exp"),
+    (legacy_linalg.triangular_solve, "triangular_solve"),
+    (legacy_linalg.lstsq, "lstsq"),
+    (legacy_linalg.solve, "solve"),
+    (legacy_linalg.symeig, "symeig"),
+    (legacy_linalg.eig, "eig"),
+    (tensor_extras.cdouble, "cdouble"),
+    (tensor_extras.cfloat, "cfloat"),
+    (tensor_extras.dim_order, "dim_order"),
+    (tensor_extras.is_set_to, "is_set_to"),
+    (tensor_extras.apply_, "apply_"),
+    (tensor_extras.map_, "map_"),
+    (tensor_extras.map2_, "map2_"),
+    (tensor_extras.module_load, "module_load"),
+    (tensor_extras.new_empty_strided, "new_empty_strided"),
+    (tensor_extras.is_distributed, "is_distributed"),
+    (tensor_extras.const_data_ptr, "const_data_ptr"),
+    (tensor_extras.reinforce, "reinforce"),
+    (property(tensor_extras.volatile), "volatile"),
+    (property(tensor_extras.is_nested), "is_nested"),
 )
 
 

@@ -12,7 +12,7 @@ from .tensor import Tensor, _size_args
 __all__ = ["tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "logspace", "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor",
            "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor",
-           "ShortTensor", "CharTensor"]
+           "ShortTensor", "CharTensor", "empty_strided", "empty_permuted", "frombuffer"]
 
 _FLOAT_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
 
@@ -225,6 +225,49 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
           memory_format=None):
     """Uninitialized in PyTorch; zeros here (deterministic, and as fast with NumPy)."""
     return _filled(size, 0, dtype, requires_grad, "empty", device)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of ``size`` with the given ``stride`` (in elements), in new memory just large enough for it
+    (zeros here, as ``empty``)."""
+    check_device(device, "empty_strided", "aten::empty_strided")
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    np_dtype = (dtype or dt.get_default_dtype())._np
+    extent = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
+    memory = np.zeros(extent, np_dtype)
+    itemsize = memory.itemsize
+    array = np.lib.stride_tricks.as_strided(memory, size, tuple(st * itemsize for st in stride))
+    return _finish(array, requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """A tensor of ``size`` whose dims lie in memory in the order ``physical_layout`` (outermost first), dense."""
+    check_device(device, "empty_permuted")
+    size, order = tuple(int(n) for n in size), tuple(int(d) for d in physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; "
+                           f"got {len(size)} != {len(order)}" if len(order) != len(size) else
+                           "physical_layout is not a permutation")
+    np_dtype = (dtype or dt.get_default_dtype())._np
+    array = np.zeros([size[d] for d in order], np_dtype).transpose(np.argsort(order))
+    return _finish(array, requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the memory of a Python buffer (``bytearray``, ``array.array``, ``memoryview``...),
+    sharing it: writing one changes the other. A read-only buffer gives PyTorch's warning."""
+    array = np.frombuffer(buffer, dtype=dtype._np, count=count, offset=offset)
+    if not array.flags.writeable:
+        import warnings
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
+                      "You may want to copy the buffer to protect its data or make it writable before converting "
+                      "it to a tensor. This type of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=2)
+    return _finish(array, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

@@ -3,7 +3,8 @@
 Every gradiente tensor is strided (a NumPy array); ``memory_format`` picks the order of dims in memory when a
 copy is made: ``contiguous_format`` (row-major), ``channels_last`` (N, C, H, W stored as N, H, W, C) and
 ``channels_last_3d`` (N, C, D, H, W stored as N, D, H, W, C), or ``preserve_format`` (the source's order).
-The constants print as PyTorch's do (``torch.strided``), and their ``str`` is what the ops read.
+The constants print under the library's name, as dtypes do (``gradiente.strided`` where PyTorch prints
+``torch.strided``), and ops read them by name (``name_of``).
 """
 import numpy as np
 
@@ -19,7 +20,7 @@ class _Named:
         self._name = name
 
     def __repr__(self):
-        return f"torch.{self._name}"
+        return f"gradiente.{self._name}"
 
     __str__ = __repr__
 
@@ -52,13 +53,22 @@ preserve_format = memory_format("preserve_format")
 legacy_contiguous_format = memory_format("legacy_contiguous_format")
 
 
+def name_of(format):
+    """The name of a memory format or layout (``"channels_last"``); None for None."""
+    return format._name if isinstance(format, _Named) else None if format is None else str(format)
+
+
+def is_channels_last(format):
+    return name_of(format) in ("channels_last", "channels_last_3d")
+
+
 def dims_in_memory_order(format, ndim):
     """The dims from slowest to fastest in memory for ``format`` (None: row-major), or None when the format does
     not apply to ``ndim`` dims (channels_last needs 4, channels_last_3d 5), which PyTorch refuses."""
-    name = str(format)
-    if name == "torch.channels_last":
+    name = name_of(format)
+    if name == "channels_last":
         return (0, 2, 3, 1) if ndim == 4 else None
-    if name == "torch.channels_last_3d":
+    if name == "channels_last_3d":
         return (0, 2, 3, 4, 1) if ndim == 5 else None
     return tuple(range(ndim))
 
@@ -67,8 +77,8 @@ def in_memory_format(array, format):
     """A copy of ``array`` laid out in ``format`` (channels_last: the channel dim fastest)."""
     order = dims_in_memory_order(format, array.ndim)
     if order is None:
-        rank = "4" if str(format) == "torch.channels_last" else "5"
-        raise RuntimeError(f"required rank {rank} tensor to use {str(format)[6:]} format")
+        rank = "4" if name_of(format) == "channels_last" else "5"
+        raise RuntimeError(f"required rank {rank} tensor to use {name_of(format)} format")
     copy = np.empty([array.shape[d] for d in order], array.dtype)
     copy[...] = array.transpose(order)
     return copy.transpose(np.argsort(order))

@@ -21,7 +21,7 @@ from .device import _NO_ACCELERATOR, as_device, device, unavailable
 from .device import CPU as _CPU
 from .grad_mode import _State as _ModeState
 from .grad_mode import state as _mode
-from .layouts import is_in_memory_format, strided
+from .layouts import is_channels_last, is_in_memory_format, strided
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
 
@@ -185,7 +185,7 @@ class Tensor:
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
-        if memory_format is not None and str(memory_format) != "torch.contiguous_format":
+        if is_channels_last(memory_format):
             return is_in_memory_format(self._data, memory_format)
         return self._data.flags.c_contiguous
 

@@ -30,7 +30,7 @@ from ..core.tensor import Tensor, _wrap_dim
 from ._warnings import warn
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
-__all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "scatter",
+__all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "nonzero_static", "scatter",
            "scatter_add", "take_along_dim", "unravel_index", "take"]
 
 _diagnostics = diagnostics.state
@@ -715,6 +715,17 @@ def nonzero(input, *, as_tuple=False):
     if as_tuple:
         return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(a.reshape(a.shape or (1,))))
     return wrap(np.argwhere(a).astype(np.int64))
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero`` padded or cut to exactly ``size`` rows (a shape known in advance, for compilers), the
+    missing rows filled with ``fill_value``."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    found = np.argwhere(input._data).astype(np.int64)[:size]
+    out = np.full((size, input._data.ndim), fill_value, np.int64)
+    out[:len(found)] = found
+    return wrap(out)
 
 
 def argwhere(input):

@@ -24,7 +24,7 @@ from .rearranging import DiagEmbedBackward0
 from .reductions import LinalgVectorNormBackward0, vector_norm
 from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape
 
-__all__ = ["addmv", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "dist", "inner",
+__all__ = ["addmv", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "diagflat", "dist", "inner",
            "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
 
 
@@ -380,6 +380,13 @@ def dist(input, other, p=2):
 
 
 # --- diag_embed, block_diag --------------------------------------------------------------------------------
+
+def diagflat(input, offset=0):
+    """A square matrix with the flattened input on its ``offset``-th diagonal (``diag_embed`` of the flat input,
+    as PyTorch records it)."""
+    from .views import reshape
+    return diag_embed(reshape(input, (-1,)), offset)
+
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices (over dims ``dim1``, ``dim2`` of the result) whose diagonal ``offset`` holds the last dim of

@@ -23,7 +23,7 @@ from ..core.storage import storage_root
 from ..core.tensor import _is_size, _size_args, _type_name, _wrap_dim
 from ._warnings import warn
 
-__all__ = ["as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
+__all__ = ["adjoint", "as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
            "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
@@ -237,7 +237,7 @@ def _copy(input, array):
 def clone(input, *, memory_format=None):
     """A copy with its own memory, recorded as CloneBackward0. The copy keeps the input's layout (strides)
     unless ``memory_format`` asks for a contiguous one, as in PyTorch."""
-    if str(memory_format) in ("torch.channels_last", "torch.channels_last_3d"):
+    if layouts.is_channels_last(memory_format):
         return _copy(input, layouts.in_memory_format(input._data, memory_format))
     order = "C" if "contiguous" in str(memory_format) else "K"
     return _copy(input, input._data.copy(order=order))
@@ -247,7 +247,7 @@ def contiguous(input, memory_format=None):
     """The tensor itself when already contiguous (in ``memory_format``, row-major by default), else a copy that
     is."""
     a = input._data
-    if str(memory_format) in ("torch.channels_last", "torch.channels_last_3d"):
+    if layouts.is_channels_last(memory_format):
         if layouts.is_in_memory_format(a, memory_format):
             return input
         return _copy(input, layouts.in_memory_format(a, memory_format))
@@ -454,13 +454,18 @@ def _H(self):
     return _conj_if_complex(transpose(self, 0, 1))
 
 
-def _mH(self):
-    if self._data.ndim == 0:
+def _mH(self, name="mH"):
+    if self._data.ndim == 0 and name == "mH":
         return _zero_dim_identity(self, "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
     if self._data.ndim < 2:
-        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got "
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got "
                            f"{self._data.ndim}-D tensor.")
     return _conj_if_complex(transpose(self, -2, -1))
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims, a view (``x.mH``)."""
+    return _mH(input, "adjoint()")
 
 
 def _zero_dim_identity(t, message):
