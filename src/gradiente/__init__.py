@@ -116,7 +116,8 @@ _silence_numpy_float_warnings()
 
 newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
 # NumPy's names of the inverse trigonometric functions, which PyTorch also takes
-absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctanh = abs, acos, acosh, asin, asinh, atan, atanh
+absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctanh = (abs, acos, acosh, asin, asinh, atan,  # noqa: F405
+                                                             atanh)  # noqa: F405
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",

@@ -45,7 +45,7 @@ def set_default_tensor_type(t):
                   stacklevel=2)
     name = t if isinstance(t, str) else f"torch.{getattr(t, '__name__', t)}"
     short = name.rsplit(".", 1)[-1]
-    if not name.startswith("torch.") or short not in _TENSOR_TYPES and not short.endswith("Tensor"):
+    if not name.startswith("torch.") or (short not in _TENSOR_TYPES and not short.endswith("Tensor")):
         raise TypeError(f"invalid type: '{name}'")
     if short not in _TENSOR_TYPES:
         raise TypeError("only floating-point types are supported as the default type")

@@ -30,8 +30,8 @@ from ..core.tensor import Tensor, _wrap_dim
 from ._warnings import warn
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
-__all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "nonzero_static", "scatter",
-           "scatter_add", "take_along_dim", "unravel_index", "take"]
+__all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "nonzero_static",
+           "scatter", "scatter_add", "take_along_dim", "unravel_index", "take"]
 
 _diagnostics = diagnostics.state
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "

@@ -24,8 +24,8 @@ from .rearranging import DiagEmbedBackward0
 from .reductions import LinalgVectorNormBackward0, vector_norm
 from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape
 
-__all__ = ["addmv", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "diagflat", "dist", "inner",
-           "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
+__all__ = ["addmv", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "diagflat", "dist",
+           "inner", "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
 
 
 def _needs(node, i):

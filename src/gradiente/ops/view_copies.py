@@ -50,11 +50,12 @@ def _copy_variant(view_op, name, doc):
     return copy_op
 
 
-view_copy = _copy_variant(lambda input, size: views.view(input, size), "view_copy",
+view_copy = _copy_variant(views.view, "view_copy",
                           "``input.view(size)`` in memory of its own (``ViewBackward0_copy``).")
-expand_copy = _copy_variant(lambda input, size, *, implicit=False: views.expand(input, size), "expand_copy",
+expand_copy = _copy_variant(lambda input, size, *, implicit=False: views.expand(input, size),  # noqa: PLW0108
+                            "expand_copy",
                             "``input.expand(size)`` materialized (``ExpandBackward0_copy``).")
-permute_copy = _copy_variant(lambda input, dims: views.permute(input, dims), "permute_copy",
+permute_copy = _copy_variant(views.permute, "permute_copy",
                              "``input.permute(dims)``, contiguous (``PermuteBackward0_copy``).")
 select_copy = _copy_variant(views.select, "select_copy", "``input.select(dim, index)``, copied.")
 squeeze_copy = _copy_variant(views.squeeze, "squeeze_copy", "``input.squeeze(dim)``, copied.")

@@ -23,8 +23,9 @@ from ..core.storage import storage_root
 from ..core.tensor import _is_size, _size_args, _type_name, _wrap_dim
 from ._warnings import warn
 
-__all__ = ["adjoint", "as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow", "permute",
-           "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze", "ravel"]
+__all__ = ["adjoint", "as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow",
+           "permute", "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze",
+           "ravel"]
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.")
