@@ -10,8 +10,8 @@ For ``torch.Tensor`` they are its attributes without a leading underscore.
 Every name gradiente lacks must be listed in ``docs/public-names.md`` with the reason it is absent
 (``tests/test_public_names.py`` holds the table to the truth both ways: no name missing from it, no name in it
 that gradiente has). ``--write`` keeps the reasons already written, drops names gradiente now has, and gives
-each newly missing name the reason of the first rule in ``RULES`` that matches it, or ``TODO``, which the test
-refuses: a name is either implemented or explained.
+each newly missing name the reason of the first rule in ``RULES`` that matches it (an intended absence), or
+``NOT_YET``: a gap, listed as one, until it is implemented or a reason is written for it.
 """
 import argparse
 import fnmatch
@@ -36,7 +36,7 @@ NAMESPACES = (
 _IMPORTED_FROM = ("typing", "typing_extensions", "collections", "collections.abc", "builtins", "dataclasses",
                   "math", "warnings", "functools", "enum", "abc", "contextlib", "numbers", "itertools")
 
-_TODO = "TODO"
+NOT_YET = "not yet in gradiente"
 
 #: (namespace pattern, name pattern, reason) for names gradiente does not have, first match wins
 RULES = (
@@ -192,7 +192,7 @@ def default_reason(path, name):
     for space_pattern, name_pattern, reason in RULES:
         if fnmatch.fnmatchcase(path, space_pattern) and fnmatch.fnmatchcase(name, name_pattern):
             return reason
-    return _TODO
+    return NOT_YET
 
 
 def coverage(results):
@@ -214,14 +214,19 @@ name that is missing without a reason below, or listed below though gradiente ha
 def write_table(results, path=TABLE):
     old = read_table(path)
     fraction, total, missing = coverage(results)
-    lines = [_HEADER, f"**Coverage: {total - missing} of {total} names ({fraction:.1%}).**\n\n",
+    reasons = {(label(space), name): old.get((label(space), name)) or default_reason(space, name)
+               for space, (_, lacking) in results.items() for name in lacking}
+    gaps = sum(reason == NOT_YET for reason in reasons.values())
+    lines = [_HEADER, f"**Coverage: {total - missing} of {total} names ({fraction:.1%}).** Of the {missing} names "
+             f"gradiente lacks, {missing - gaps} are absent by design (the reason is given) and {gaps} are gaps "
+             f"still to fill (\"{NOT_YET}\").\n\n",
              "| namespace | present | of |\n|---|---|---|\n"]
     for space, (names, lacking) in results.items():
         lines.append(f"| `{label(space)}` | {len(names) - len(lacking)} | {len(names)} |\n")
     lines.append("\n## Names gradiente does not have, and why\n\n| namespace | name | reason |\n|---|---|---|\n")
     for space, (_, lacking) in results.items():
         for name in lacking:
-            reason = old.get((label(space), name)) or default_reason(space, name)
+            reason = reasons[(label(space), name)]
             lines.append(f"| `{label(space)}` | `{name}` | {reason} |\n")
     with open(path, "w", encoding="utf-8") as f:
         f.writelines(lines)

@@ -16,9 +16,9 @@ _RANGE_WARNING = ("torch.range is deprecated and will be removed in a future rel
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The values ``start, start + step, ...`` up to and *including* ``end``, in the default float dtype unless
     ``dtype`` says otherwise (deprecated in PyTorch for ``arange``, which excludes ``end``)."""
-    warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=2)
     if end is None:
-        start, end = 0, start
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=2)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     count = math.floor((end - start) / step) + 1
@@ -37,12 +37,17 @@ _TENSOR_TYPES = {"FloatTensor": dt.float32, "DoubleTensor": dt.float64, "HalfTen
                  "BFloat16Tensor": dt.bfloat16}
 
 
+_warned: list = []
+
+
 def set_default_tensor_type(t):
     """Deprecated: the default dtype from a tensor type (``torch.DoubleTensor`` or ``'torch.DoubleTensor'``);
     only floating types may be the default, as in PyTorch."""
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                  stacklevel=2)
+    if not _warned:             # once per process, as PyTorch's C++ warning is
+        _warned.append(True)
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                      stacklevel=2)
     name = t if isinstance(t, str) else f"torch.{getattr(t, '__name__', t)}"
     short = name.rsplit(".", 1)[-1]
     if not name.startswith("torch.") or (short not in _TENSOR_TYPES and not short.endswith("Tensor")):
