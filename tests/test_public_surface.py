@@ -168,9 +168,9 @@ def test_memory_questions_and_element_loops():
                      x.cdouble().dtype == lib.complex128, x.cfloat().dtype == lib.complex64, x.is_nested,
                      x.is_distributed(), x.const_data_ptr() == x.data_ptr(), volatile, str(caught[0].message),
                      lib.get_device(x), lib.is_storage(x), lib.is_storage(x.untyped_storage())))
-        with pytest.raises(RuntimeError, match="reinforce\\(\\) was removed"):
+        with pytest.raises(RuntimeError, match=r"reinforce\(\) was removed"):
             x.reinforce(1)
-        with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed"):
+        with pytest.raises(RuntimeError, match=r"deprecated since version 1\.9 and is now removed"):
             x.lstsq(x)
         p = lib.zeros(2)
         assert p.module_load(lib.ones(2)).tolist() == [1.0, 1.0] and p.tolist() == [1.0, 1.0]
