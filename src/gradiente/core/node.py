@@ -324,7 +324,7 @@ class Node:
         """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them."""
         saved, packed = _pack_all(self, self._saved, checks, pack, unpack)
         self._saved = saved
-        self._saved_versions = [c for c in self._saved_versions if c[0] not in packed]
+        self._saved_versions = tuple(c for c in self._saved_versions if c[0] not in packed)
         self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
         self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
 
