@@ -260,7 +260,7 @@ def bind_methods():
 
 _NAMESPACES = ("gradiente", "gradiente.nn.functional", "gradiente.special", "gradiente.linalg", "gradiente.fft",
                "gradiente.autograd")
-_NOT_OPS = ("gradiente.func", "gradiente.autograd", "gradiente.serialization", "gradiente.utils",
+_NOT_OPS = ("gradiente.func", "gradiente.autograd", "gradiente.serialization", "gradiente.utils", "gradiente.legacy",
             "gradiente.core.grad_mode", "gradiente.core.dtype", "gradiente.core.printing")
 _swap = threading.Lock()
 _installed = [0]
