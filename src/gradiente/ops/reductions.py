@@ -148,7 +148,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         return out
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
-    out = as_result(np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim), target)
+    values = np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim)
+    out = as_result(_contiguous_strides(values) if keepdim else values, target)
     if wants_grad(input):
         record(SumBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim)
     return out
@@ -200,6 +201,21 @@ def _sum_to_size(x, shape):
 
 
 # --- shared pieces -------------------------------------------------------------------------------------
+
+def _contiguous_strides(values):
+    """A C-ordered result with PyTorch's strides on its size-1 dims too (NumPy's keepdims leaves other ones there,
+    which no view reads but TensorIterator does, when it lays out a later elementwise result)."""
+    if values.__class__ is not np.ndarray or values.ndim < 2 or not values.flags.c_contiguous:
+        return values
+    strides, step = [], values.itemsize
+    for n in reversed(values.shape):
+        strides.append(step)
+        step *= n if n else 1
+    strides = tuple(reversed(strides))
+    if strides == values.strides:
+        return values
+    return np.lib.stride_tricks.as_strided(values, values.shape, strides, writeable=values.flags.writeable)
+
 
 def unsqueeze_reduced(ops, t, axes, keepdim, ndim):
     """A reduced result given back its reduced dims (as size 1), so that it broadcasts against the input."""

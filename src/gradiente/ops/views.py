@@ -319,7 +319,17 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     """A new size-1 dim at ``dim`` (in ``-ndim-1 .. ndim``). A view."""
     a = input._data
-    return _shape_view(input, a[(slice(None),) * _wrap_dim(dim, a.ndim + 1) + (None,)], UnsqueezeBackward0)
+    d = _wrap_dim(dim, a.ndim + 1)
+    return _shape_view(input, _with_unit_dim(a, d), UnsqueezeBackward0)
+
+
+def _with_unit_dim(a, d):
+    """``a`` with a size-1 dim at ``d``, whose stride is PyTorch's: the size times the stride of the dim it goes
+    before (one element at the end). NumPy gives it stride 0; no view reads a size-1 dim's stride, but
+    TensorIterator does, when it picks the layout of an elementwise result (``in_iteration_layout``)."""
+    stride = a.shape[d] * a.strides[d] if d < a.ndim else a.itemsize
+    return np.lib.stride_tricks.as_strided(a, a.shape[:d] + (1,) + a.shape[d:], a.strides[:d] + (stride,) + a.strides[d:],
+                                           writeable=a.flags.writeable)
 
 
 def _squeeze_result(input, dim):

@@ -1,0 +1,138 @@
+"""Silent differences from PyTorch found by the random programs (issue 13, "never silently wrong"), each fixed in
+the library and pinned here by name, compared with real PyTorch on the same inputs: values, dtypes, strides,
+grad_fn chains, requires_grad, gradients, and the exceptions (type and message).
+
+``tools/random_programs.py`` finds such cases; its shrunk reproducer becomes a test here."""
+import random
+
+import numpy as np
+import pytest
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+
+def _leaves(lib, shapes, dtype="float64", seed=0):
+    rng = np.random.RandomState(seed)
+    return [lib.from_numpy(rng.standard_normal(s).astype(dtype)).requires_grad_() for s in shapes]
+
+
+def _graph(t):
+    """Every node below ``t`` (depth first, inputs in order) as (depth, class name, a leaf's shape): the graph's
+    whole shape, and which input each path reaches."""
+    found, stack = [], [(t.grad_fn, 0)]
+    while stack:
+        node, depth = stack.pop()
+        name = type(node).__name__ if node is not None else None
+        leaf = tuple(node.variable.shape) if name == "AccumulateGrad" else None     # which input: by its shape
+        found.append((depth, name, leaf))
+        if node is not None:
+            stack.extend((n, depth + 1) for n, _ in reversed(node.next_functions))
+    return found
+
+
+def _strides(t):
+    """Strides of the dims that move through memory: a size-1 dim's stride is a convention each kernel picks
+    (as ``tools/random_programs.py`` compares them)."""
+    return tuple(st if n > 1 and t.numel() else None for st, n in zip(t.stride(), t.shape))
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as error:  # the error itself is what is compared
+        return type(error).__name__, str(error).replace("gradiente.", "torch.")
+    return None
+
+
+# --- (a) einsum: PyTorch's decomposition, node for node -------------------------------------------------------
+
+EINSUMS = [
+    ("...i,...j->...ij", [(2, 3), (2, 3)]), ("...i,...i->...", [(2, 3), (2, 3)]), ("...i,j->...j", [(2, 3), (3,)]),
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]), ("ij->", [(2, 3)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("i,i->", [(3,), (3,)]), ("i,j,k->ijk", [(2,), (3,), (4,)]), ("ij->ji", [(2, 3)]),
+    ("...i,...j->...ij", [(1, 3), (2, 1)]), ("ijk,jk->ik", [(2, 3, 1), (3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ijk,ijl->", [(2, 3, 4), (2, 3, 5)]), ("iij,j->ij", [(2, 2, 3), (3,)]), ("ab,b,bc->ac", [(2, 3), (3,), (3, 4)]),
+    ("i,j->", [(2,), (3,)]), ("ij,k,l->ij", [(2, 3), (4,), (5,)]), ("ij,jk->ik", [(2, 1), (1, 4)]),
+    ("ij,jk->ik", [(0, 3), (3, 4)]), ("Ba,aB", [(2, 3), (3, 2)]), ("i...->...", [(2, 3, 4)]), ("ii", [(3, 3)]),
+    ("i...j,j...->...", [(2, 3, 4, 5), (5, 4)]), ("a...a->...", [(2, 3, 2)]), ("ij,ij", [(2, 3), (2, 1)]),
+    ("...i,oij,...j->...o", [(2, 3), (4, 3, 5), (2, 5)]),
+]
+
+
+def _einsum_outcome(lib, equation, shapes, seed=0):
+    xs = _leaves(lib, shapes, seed=seed)
+    out = lib.einsum(equation, *xs)
+    grads = lib.autograd.grad(out, xs, lib.from_numpy(np.random.RandomState(seed + 1).standard_normal(
+        tuple(out.shape))), allow_unused=True)
+    return out, grads
+
+
+def _assert_einsum_like_torch(equation, shapes, seed=0):
+    ours, our_grads = _einsum_outcome(gradiente, equation, shapes, seed)
+    theirs, their_grads = _einsum_outcome(torch, equation, shapes, seed)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _strides(ours) == _strides(theirs), (equation, shapes)
+    assert _graph(ours) == _graph(theirs), (equation, shapes)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUMS, ids=[f"{e}|{s}" for e, s in EINSUMS])
+def test_einsum_records_torchs_decomposition(equation, shapes):
+    """Random programs, seeds 20000-: einsum was one EinsumBackward0 node with NumPy's layout; PyTorch's result is
+    a permuted bmm (or mul) output with PermuteBackward0/ViewBackward0/BmmBackward0 beneath it."""
+    _assert_einsum_like_torch(equation, shapes)
+
+
+def _random_einsum(rng):
+    letters = "abcdB"
+    n_ops = rng.choice([1, 2, 2, 2, 3])
+    sizes = {c: rng.choice([1, 2, 3, 4]) for c in letters}
+    terms, shapes = [], []
+    for _ in range(n_ops):
+        term = "".join(rng.choice(letters) for _ in range(rng.randrange(0, 4)))
+        terms.append(term)
+        shapes.append(tuple(1 if rng.random() < 0.2 else sizes[c] for c in term))
+    for k, term in enumerate(terms):    # a repeated subscript needs one size within its operand
+        first = {}
+        shapes[k] = tuple(first.setdefault(c, n) for c, n in zip(term, shapes[k]))
+    used = sorted(set("".join(terms)))
+    output = "".join(rng.sample(used, rng.randrange(0, len(used) + 1)))
+    return ",".join(terms) + ("->" + output if rng.random() < 0.8 else ""), shapes
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_random_einsums_match_torch(seed):
+    """Random equations (repeated subscripts, broadcast size-1 dims, 1-3 operands, implicit outputs): the graph,
+    strides, values and gradients are PyTorch's, or both raise alike."""
+    equation, shapes = _random_einsum(random.Random(seed))
+    expected = _error(lambda: torch.einsum(equation, *_leaves(torch, shapes)))
+    assert _error(lambda: gradiente.einsum(equation, *_leaves(gradiente, shapes))) == expected
+    if expected is None:
+        _assert_einsum_like_torch(equation, shapes, seed)
+
+
+@pytest.mark.parametrize("equation,shapes", [("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]),
+                                             ("ab,b,bc->ac", [(2, 3), (3,), (3, 4)]), ("ij,ij", [(2, 3), (2, 1)])])
+def test_einsum_gradcheck(equation, shapes):
+    xs = _leaves(gradiente, shapes)
+    assert gradiente.autograd.gradcheck(lambda *xs: gradiente.einsum(equation, *xs), xs)
+    assert gradiente.autograd.gradgradcheck(lambda *xs: gradiente.einsum(equation, *xs), xs)
+
+
+EINSUM_ERRORS = [
+    ("ii->i", [(2, 3)]), ("ii,i", [(3, 2), (4,)]), ("i,jj", [(2,), (3, 4)]), ("ij,ii", [(2, 3), (3, 2)]),
+    ("ij,jk", [(2, 3), (4, 5)]), ("ijk", [(2, 3)]), ("i->j", [(2,)]), ("i,j", [(2,), (3,), (4,)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUM_ERRORS, ids=[e for e, _ in EINSUM_ERRORS])
+def test_einsum_errors_are_torchs(equation, shapes):
+    expected = _error(lambda: torch.einsum(equation, *_leaves(torch, shapes)))
+    assert expected is not None
+    assert _error(lambda: gradiente.einsum(equation, *_leaves(gradiente, shapes))) == expected
+
