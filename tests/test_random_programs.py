@@ -4,7 +4,7 @@ gradients) and replays its source on gradiente; values, dtypes, strides, grad_fn
 gradients and errors must agree. A fixed set of seeds runs here (a longer run: ``python
 tools/random_programs.py --programs 5000``); a failure prints the seed and a shrunk reproducer.
 
-A seed may end in one of the differences the tool lists as KNOWN (each explained there, each pinned below by a
+A seed may end in one of the differences the tool lists as KNOWN (each explained there, some pinned below by a
 strict xfail with its minimal program): nothing else."""
 import sys
 import warnings
@@ -39,11 +39,6 @@ def _program(*lines, dtype="float64"):
 
 
 KNOWN_REPRODUCERS = {
-    "einsum": _program("x0 = torch.from_numpy(R(1, (3,), 'float64')).requires_grad_()",
-                       "v0 = torch.einsum('i,j->ij', x0, x0)"),
-    "create_graph_requires_grad": _program(
-        "x0 = torch.from_numpy(R(1, (3,), 'float64')).requires_grad_()", "v0 = F.relu6(x0.max())",
-        "g = torch.autograd.grad([v0], [x0], [torch.ones(())], create_graph=True)"),
     "stale_view_grad_fn": _program(
         "x0 = torch.from_numpy(R(1, (4,), 'float64')).requires_grad_()", "v0 = x0 * 1",
         "v1 = v0.split(2)[0]", "v0.mul_(2); v2 = v0"),

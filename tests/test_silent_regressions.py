@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from harness import OpSpec, spec_tests
 
 import gradiente
 
@@ -136,3 +137,68 @@ def test_einsum_errors_are_torchs(equation, shapes):
     assert expected is not None
     assert _error(lambda: gradiente.einsum(equation, *_leaves(gradiente, shapes))) == expected
 
+
+
+# --- (b) under create_graph, a gradient through a piecewise-linear op requires grad where PyTorch's does ----------
+
+def _gradient_of(activation):
+    """The gradient of ``activation`` at x for an upstream g, taken with create_graph: PyTorch's
+    ``*_backward`` kernel of (g, x), recorded as its ``...BackwardBackward0`` node."""
+    def fn(lib, x, g):
+        return lib.autograd.grad(activation(lib.nn.functional, x), x, g, create_graph=True)[0]
+    return fn
+
+
+PIECEWISE = {
+    "hardtanh": lambda F, x: F.hardtanh(x), "relu6": lambda F, x: F.relu6(x * 4),
+    "softshrink": lambda F, x: F.softshrink(x), "hardshrink": lambda F, x: F.hardshrink(x),
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2), "hardtanh_inplace": lambda F, x: F.hardtanh(x * 1, inplace=True),
+}
+SPECS = [OpSpec(f"gradient_of_{name}", _gradient_of(f), [((5,), (5,)), ((2, 3), (2, 3))])
+         for name, f in PIECEWISE.items()]
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+
+def _second_order(lib, program):
+    """``program(lib, x)`` -> a first-order result; its gradient (constant upstream, create_graph) as what is
+    compared: requires_grad, grad_fn name, values, and the gradient of its weighted sum."""
+    x = lib.from_numpy(np.array([0.3, -2.0, 0.0, 0.7, 8.0])).requires_grad_()
+    out = program(lib, x)
+    g, = lib.autograd.grad(out, x, lib.ones_like(out), create_graph=True, allow_unused=True)
+    if not g.requires_grad:
+        return False, None, g.tolist(), None
+    gg, = lib.autograd.grad((g * lib.arange(5.0, dtype=lib.float64)).sum(), x, allow_unused=True)
+    return True, type(g.grad_fn).__name__, g.tolist(), None if gg is None else gg.tolist()
+
+
+SECOND_ORDER = {
+    # seed 21605: a gradient that reaches hardtanh as a constant (through ceil) still requires grad in PyTorch
+    "hardtanh_after_constant_gradient": lambda lib, x: lib.nn.functional.hardtanh(x).ceil().sum() + x.sum(),
+    "hardtanh": lambda lib, x: lib.nn.functional.hardtanh(x),
+    # seeds 22445, 20419: softshrink's gradient is an op of (grad, x)
+    "softshrink": lambda lib, x: lib.nn.functional.softshrink(x),
+    "hardshrink": lambda lib, x: lib.nn.functional.hardshrink(x),
+    "leaky_relu": lambda lib, x: lib.nn.functional.leaky_relu(x, 0.1),
+    # seeds 22797, 21647, 22696, 22049: copysign's gradient is grad·(out/x) computed from the saved values, and its
+    # derivative where x = 0 is PyTorch's nan (it was the KNOWN difference copysign_at_zero)
+    "copysign_tensor": lambda lib, x: lib.copysign(x, -x.detach()),
+    "copysign_number": lambda lib, x: lib.copysign(x, -1.5),
+    "copysign_self": lambda lib, x: lib.copysign(x, x),
+    # seed 20823: var of a 0-d tensor (no degrees of freedom): PyTorch's gradient is grad times a constant
+    # (nan or inf), so from a constant upstream it requires no grad
+    "var_of_0d": lambda lib, x: lib.var(x[0], 0) + x.sum(),
+    "var_mean_of_0d": lambda lib, x: lib.var_mean(x[1], 0)[0] + x.sum(),
+    "var_of_one_element_no_dim": lambda lib, x: lib.var(x[:1]) + x.sum(),
+    "var_with_dim": lambda lib, x: lib.var(x[:1], 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_second_order_like_torch(name):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = (_second_order(lib, SECOND_ORDER[name]) for lib in (gradiente, torch))
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(np.array(ours[2]), np.array(theirs[2]))
+    np.testing.assert_array_equal(np.array(ours[3], dtype=float), np.array(theirs[3], dtype=float))

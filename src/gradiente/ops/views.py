@@ -328,8 +328,8 @@ def _with_unit_dim(a, d):
     before (one element at the end). NumPy gives it stride 0; no view reads a size-1 dim's stride, but
     TensorIterator does, when it picks the layout of an elementwise result (``in_iteration_layout``)."""
     stride = a.shape[d] * a.strides[d] if d < a.ndim else a.itemsize
-    return np.lib.stride_tricks.as_strided(a, a.shape[:d] + (1,) + a.shape[d:], a.strides[:d] + (stride,) + a.strides[d:],
-                                           writeable=a.flags.writeable)
+    shape, strides = a.shape[:d] + (1,) + a.shape[d:], a.strides[:d] + (stride,) + a.strides[d:]
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
 
 
 def _squeeze_result(input, dim):
