@@ -38,11 +38,7 @@ def _program(*lines, dtype="float64"):
     return rp.Program(0, dtype, list(lines), kinds, ["x0"])
 
 
-KNOWN_REPRODUCERS = {
-    "stale_view_grad_fn": _program(
-        "x0 = torch.from_numpy(R(1, (4,), 'float64')).requires_grad_()", "v0 = x0 * 1",
-        "v1 = v0.split(2)[0]", "v0.mul_(2); v2 = v0"),
-}
+KNOWN_REPRODUCERS = {}     # name -> the smallest program that shows a KNOWN difference (none pinned now)
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_REPRODUCERS))

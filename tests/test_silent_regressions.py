@@ -202,3 +202,27 @@ def test_second_order_like_torch(name):
     assert ours[:2] == theirs[:2]
     np.testing.assert_array_equal(np.array(ours[2]), np.array(theirs[2]))
     np.testing.assert_array_equal(np.array(ours[3], dtype=float), np.array(theirs[3], dtype=float))
+
+
+# --- (e) a stale multi-output view: reading grad_fn raises, as in PyTorch ------------------------------------------
+
+def _stale_view_outcomes(lib):
+    x = lib.arange(4.0, dtype=lib.float64, requires_grad=True)
+    v0 = x * 1
+    v1 = v0.split(2)[0]
+    v0.mul_(2)
+    found = [v1.requires_grad, v1._version, repr(v1)]
+    for read in (lambda: v1.grad_fn, lambda: v1.is_leaf, v1.sum, lambda: v1.mul_(2),
+                 lambda: v1.detach().tolist()):
+        found.append(_error(read) or read())
+    with lib.no_grad():
+        found.append((v1 * 2).tolist())
+    return found
+
+
+def test_stale_multi_output_view_reads_like_torch():
+    """Seeds 20055, 21104, 22062, 22126, 22705 (the KNOWN difference stale_view_grad_fn): a split/unbind output
+    whose base changed in place returned an Error node from .grad_fn; PyTorch raises its message there (and from
+    is_leaf, and from any recorded op), prints grad_fn=<Invalid>, and still detaches and computes under no_grad."""
+    ours = [str(v).replace("gradiente", "torch") for v in _stale_view_outcomes(gradiente)]
+    assert ours == [str(v) for v in _stale_view_outcomes(torch)]

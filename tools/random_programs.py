@@ -73,9 +73,6 @@ SINGLE_CASTS = ("float()", "float32", "half()", "type_as")
 #: Disagreements understood and not fixed yet: name -> (does a verdict show it, why). ``tests/test_random_programs.py``
 #: lets a fixed seed end in one of these (and pins some with a strict xfail each); any other fails.
 KNOWN = {
-    "stale_view_grad_fn": (lambda p, v: "grad_fn: Error vs torch" in v.what,
-                           "reading .grad_fn of a multi-output view whose base changed in place returns gradiente's "
-                           "Error node; PyTorch raises there (any op on the view raises in both)"),
     "version_check_order": (
         lambda p, v: v.kind == CLEAR and v.what.count("one of the variables needed for gradient computation") == 2,
         "both raise PyTorch's in-place modification error, but the engine meets another changed saved value first"),

@@ -74,8 +74,8 @@ def track_view(out, input, node_cls, multi_output=False):
     if base is None or "_view_meta" not in input.__dict__:
         base = input                            # ``input`` is no view (``detach()`` results have a _base, too)
     else:
-        if enabled and input.grad_fn.__class__ is Error:
-            raise RuntimeError(input.grad_fn.message)   # a stale view: PyTorch raises as it reads its grad_fn
+        if enabled and _raw_grad_fn(input).__class__ is Error:
+            raise RuntimeError(_raw_grad_fn(input).message)   # a stale view: PyTorch raises as it reads its grad_fn
         if meta is DEFAULT:
             meta = input.__dict__["_view_meta"]     # a view of a view keeps how the first one was made
             if meta is not DEFAULT and enabled:
@@ -140,7 +140,7 @@ def _view_error(view, meta, indirect=False):
     outputs, that is
     changed in place (or, ``indirect``, used after its base or another view was)."""
     what = "its base or another view of its base has been" if indirect else "is being"
-    node = view.grad_fn
+    node = _raw_grad_fn(view)
     if node.__class__ is Error:
         node = node.origin                      # the view's own op, before it went stale
     name = _op_name(node.name()) if node is not None else None
@@ -271,7 +271,7 @@ def _regenerate_views(base):
     edges, meta = ((base.grad_fn, 0),), ((base._data.shape, base._data.dtype),)
     for ref in live:
         view = ref()
-        if view.grad_fn.__class__ is Error:
+        if _raw_grad_fn(view).__class__ is Error:
             continue                            # already stale, with the message naming its first op
         if view.__dict__["_view_meta"] == DEFAULT:
             strided = AsStridedBackward0(edges, meta)
@@ -282,6 +282,8 @@ def _regenerate_views(base):
             error.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)
             error.origin = view.grad_fn
             view.grad_fn, view._requires_grad = error, True
+            if view.__class__ is Tensor:
+                view.__class__ = StaleView
 
 
 # --- where a view lies in its base ------------------------------------------------------------------------
@@ -437,6 +439,29 @@ class Error(Node):
 
     def backward(self, ops, grad):
         raise RuntimeError(self.message)
+
+
+#: a tensor's grad_fn as stored, without StaleView's check
+_raw_grad_fn = Tensor.__dict__["grad_fn"].__get__
+
+
+class StaleView(Tensor):
+    """A view made by an op with several views as outputs (split, unbind ...) after its base, or another view of
+    it, changed in place: its history is an ``Error`` node, and, as in PyTorch, reading ``grad_fn`` (or
+    ``is_leaf``) raises that node's message; anything else reads as on any tensor. Only such a view takes this
+    class (in place of Tensor), so ordinary tensors read ``grad_fn`` at no cost."""
+    __slots__ = ()
+
+    @property
+    def grad_fn(self):
+        node = _raw_grad_fn(self)
+        if node.__class__ is Error:
+            raise RuntimeError(node.message)
+        return node
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        Tensor.__dict__["grad_fn"].__set__(self, node)
 
 
 def _adopt_saved_output(tensor, result):
