@@ -226,3 +226,80 @@ def test_stale_multi_output_view_reads_like_torch():
     is_leaf, and from any recorded op), prints grad_fn=<Invalid>, and still detaches and computes under no_grad."""
     ours = [str(v).replace("gradiente", "torch") for v in _stale_view_outcomes(gradiente)]
     assert ours == [str(v) for v in _stale_view_outcomes(torch)]
+
+
+# --- (d) version counters: every saved tensor is checked before a node's rule runs, as PyTorch unpacks them all ---
+
+def _version_outcome(lib, program):
+    x = lib.from_numpy(np.array([0.5, -1.5, 2.0])).requires_grad_()
+    y = lib.from_numpy(np.array([-0.3, 0.8, 1.1])).requires_grad_()
+    out = program(lib, x, y)
+    return _error(lambda: lib.autograd.grad(out.sum(), [x, y], allow_unused=True))
+
+
+VERSION_PROGRAMS = {
+    # seed 20489: copysign saved its first input's result; only the sign's input needs a gradient, and PyTorch
+    # still unpacks (and checks) every saved value
+    "copysign_unused_saved_value": lambda lib, x, y: _changed(lib.copysign(x.detach() * 1, y), "sin_"),
+    # seeds 22138, 20138: nansum saves x (for its mask)
+    "nansum_input": lambda lib, x, y: _then(lib.nansum(_keep(x * 1)), "add_"),
+    # seed 21891: take saves x
+    "take_input": lambda lib, x, y: _then(_keep(x * 1).take(lib.tensor([0, 2])), "mul_"),
+    # seeds 20821, 21827: masked_select saves x and the mask
+    "masked_select_input": lambda lib, x, y: _then(_keep(x * 1).masked_select(x > 0), "add_"),
+    "masked_select_mask": lambda lib, x, y: _then(x.masked_select(_keep(x.detach() > 0)), "logical_not_"),
+}
+_kept = []
+
+
+def _keep(t):
+    """Remember ``t`` so that ``_then`` can change it in place after the op under test used it."""
+    _kept.append(t)
+    return t
+
+
+def _then(out, method):
+    getattr(_kept.pop(), method)(*(() if method == "logical_not_" else (1,)))
+    return out
+
+
+def _changed(t, method):
+    getattr(t, method)()
+    return t * 1
+
+
+@pytest.mark.parametrize("name", sorted(VERSION_PROGRAMS))
+def test_saved_values_changed_in_place_raise_like_torch(name):
+    ours = _version_outcome(gradiente, VERSION_PROGRAMS[name])
+    theirs = _version_outcome(torch, VERSION_PROGRAMS[name])
+    assert theirs is not None and "modified by an inplace operation" in theirs[1]
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64", "float32", "float64"])
+def test_modified_saved_value_names_its_type_as_torch(dtype):
+    """PyTorch names a changed saved tensor by its legacy type (torch.HalfTensor) where it has one, else by
+    ATen's name (CPUBFloat16Type, CPUComplexFloatType, CPUBoolType)."""
+    def run(lib):
+        y = lib.ones(3, dtype=getattr(lib, dtype), requires_grad=True)
+        z = (y * 1).exp()
+        z.add_(1)
+        return _error(lambda: lib.autograd.grad(z.sum().abs(), y))
+    assert run(gradiente) == run(torch)
+
+
+def test_cat_gradient_of_an_empty_input_is_a_new_tensor():
+    """Seed 5068 (CI): cat's gradient for a 1-d empty input is a fresh empty tensor in PyTorch, which under
+    create_graph requires no grad (group_norm of an empty batch showed it); also for the legacy empty input that
+    cat skips beside others."""
+    def run(lib):
+        x = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        y = lib.ones(3, 2, dtype=lib.float64, requires_grad=True)
+        z = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        found = []
+        for parts in ([x, y], [x, z], [z, x, z], [x * 1, x * 2]):
+            out = lib.cat(parts) * lib.ones(1, dtype=lib.float64, requires_grad=True)
+            gs = lib.autograd.grad(out, parts, lib.ones_like(out), create_graph=True, allow_unused=True)
+            found.append([(tuple(g.shape), g.requires_grad) for g in gs])
+        return found
+    assert run(gradiente) == run(torch)

@@ -705,7 +705,9 @@ def masked_select(input, mask):
     m = np.broadcast_to(m, shape).copy()
     out = wrap(np.broadcast_to(a, shape)[m])
     if wants_grad(input):
-        record(MaskedSelectBackward0, (input,), out, mask=m)
+        # x and the mask are saved as PyTorch saves them, so that changing either in place breaks backward
+        saved = (input, mask) if isinstance(mask, Tensor) else (input,)
+        record(MaskedSelectBackward0, (input,), out, saved, mask=m)
     return out
 
 
@@ -781,5 +783,5 @@ def take(input, index):
     flat = _flat_positions(idx, a.size, "take(): tried to take from an empty tensor")
     out = wrap(a.reshape(-1)[flat].reshape(idx.shape))
     if wants_grad(input):
-        record(TakeBackward0, (input,), out, index=flat)
+        record(TakeBackward0, (input,), out, (input,), index=flat)     # saved as PyTorch saves it (versions)
     return out

@@ -1143,7 +1143,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     kept = ~np.isnan(a) if dt.kind(a.dtype) == "f" else np.ones(a.shape, dtype=bool)
     out = as_result(np.where(kept, a, 0).sum(axis=axes, dtype=target, keepdims=keepdim), target)
     if wants_grad(input):
-        record(NansumBackward0, (input,), out, kept=kept, axes=axes, keepdim=keepdim)
+        # x is saved though the rule reads only its mask: PyTorch saves x, so changing it in place breaks backward
+        record(NansumBackward0, (input,), out, (input,), kept=kept, axes=axes, keepdim=keepdim)
     return out
 
 
