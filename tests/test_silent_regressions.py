@@ -303,3 +303,37 @@ def test_cat_gradient_of_an_empty_input_is_a_new_tensor():
             found.append([(tuple(g.shape), g.requires_grad) for g in gs])
         return found
     assert run(gradiente) == run(torch)
+
+
+# --- layouts: every elementwise op lays its result out as TensorIterator does ------------------------------------
+
+LAYOUT_OPS = {
+    # seed 20904
+    "xlogy": lambda lib, a, b: lib.xlogy(a, b.abs()),
+    # seed 22149
+    "remainder": lambda lib, a, b: lib.remainder(a, b),
+    "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "atan2": lambda lib, a, b: lib.atan2(a, b),
+    "copysign": lambda lib, a, b: lib.copysign(a, b),
+    "maximum_clamp": lambda lib, a, b: a.clamp(min=b),
+    # seeds 20291, 22337, 20865: three operands
+    "addcdiv": lambda lib, a, b: lib.addcdiv(b, a, b.exp()),
+    "addcmul": lambda lib, a, b: lib.addcmul(b, a, b),
+    "where": lambda lib, a, b: lib.where(b > 0, a, b),
+    "lerp_tensor": lambda lib, a, b: lib.lerp(b, a, b.sigmoid()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_OPS))
+@pytest.mark.parametrize("layouts", ["transposed_first", "transposed_second", "permuted_3d"])
+def test_elementwise_result_strides_like_torch(name, layouts):
+    def run(lib):
+        base = lib.from_numpy(np.random.RandomState(3).standard_normal((2, 3, 4)))
+        if layouts == "permuted_3d":
+            a, b = base.permute(2, 0, 1), base.permute(2, 0, 1).contiguous() + 1
+        else:
+            t, c = base[0].t(), base[1].t().contiguous()
+            a, b = (t, c) if layouts == "transposed_first" else (c, t)
+        out = LAYOUT_OPS[name](lib, a.requires_grad_(), b)
+        return tuple(out.shape), out.stride()
+    assert run(gradiente) == run(torch)

@@ -312,16 +312,18 @@ def _strictly_c_order(array):
     return True
 
 
-def in_iteration_layout(values, x, y):
-    """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
-    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. ``x`` and
-    ``y`` are the operands as given, before any cast: a cast (``astype``) resets the strides of dims of size 1,
-    which TensorIterator reads."""
-    if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
-            or y.__class__ is not np.ndarray or (_strictly_c_order(x) and _strictly_c_order(y))):
+def in_iteration_layout(values, *operands):
+    """``values``, the result of an elementwise op of ``operands`` (arrays or numbers), in the layout PyTorch's
+    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. The
+    operands are best given as they came, before any cast: a cast (``astype``) resets the strides of dims of
+    size 1, which TensorIterator reads. A number decides nothing."""
+    if values.__class__ is not np.ndarray or values.ndim < 2:
+        return values
+    arrays = [a for a in operands if a.__class__ is np.ndarray]
+    if len(arrays) < 2 or all(_strictly_c_order(a) for a in arrays):
         return values
     shape = values.shape
-    strides = [_iteration_strides(a, shape) for a in (x, y)]
+    strides = [_iteration_strides(a, shape) for a in arrays]
     fast_to_slow = _dense_order(shape, *strides)
     expected = values.itemsize
     for d in fast_to_slow:

@@ -810,7 +810,8 @@ def _addc(name, input, tensor1, tensor2, value, combine, node_cls):
     x, a, b = (t._data.astype(target, copy=False) for t in (input, tensor1, tensor2))
     v = np.asarray(value).astype(target)
     broadcast_shape(x.shape, a.shape, b.shape)
-    result = as_result(combine(x, v * a, b), target)
+    values = in_iteration_layout(combine(x, v * a, b), input._data, tensor1._data, tensor2._data)
+    result = as_result(values, target)
     if wants_grad(input, tensor1, tensor2):
         record(node_cls, (input, tensor1, tensor2), result, (tensor1, tensor2), value=value)
     return result
