@@ -337,3 +337,33 @@ def test_elementwise_result_strides_like_torch(name, layouts):
         out = LAYOUT_OPS[name](lib, a.requires_grad_(), b)
         return tuple(out.shape), out.stride()
     assert run(gradiente) == run(torch)
+
+
+# --- (c) overlap: an in-place op whose input overlaps the written tensor only in part is refused, as in PyTorch ----
+
+#: name -> (the tensor, what is done to it)
+OVERLAPS = {
+    # seed 20621: v[..., ::2] of a (2, 1, 1) tensor covers v's bytes with another stride on its size-1 dim
+    "size_one_slice": (lambda lib: lib.ones(2, 1, 1), lambda v: v[..., ::2].sub_(v, alpha=0.5)),
+    "unsqueezed": (lambda lib: lib.ones(3), lambda v: v.unsqueeze(0).add_(v)),
+    "shifted": (lambda lib: lib.ones(4), lambda v: v[1:].add_(v[:-1])),
+    "transposed": (lambda lib: lib.ones(3, 3), lambda v: v.mul_(v.t())),
+    "shifted_float_power": (lambda lib: lib.ones(4, dtype=lib.float64), lambda v: v[1:].float_power_(v[:-1])),
+    "the_same_tensor": (lambda lib: lib.ones(3), lambda v: v.add_(v)),
+    "same_bytes_same_strides": (lambda lib: lib.ones(3), lambda v: v.view(3).add_(v)),
+    "disjoint_halves": (lambda lib: lib.ones(4), lambda v: v[:2].mul_(v[2:])),
+    "interleaved": (lambda lib: lib.ones(6), lambda v: v[::2].add_(v[1::2])),
+    "expanded_target": (lambda lib: lib.ones(3), lambda v: v.expand(3, 3).add_(1)),
+    "leaf_first": (lambda lib: lib.ones(4, requires_grad=True), lambda v: v[1:].add_(v[:-1])),
+    "recorded": (lambda lib: lib.ones(4, requires_grad=True) * 1, lambda v: v[1:].add_(v[:-1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAPS))
+def test_inplace_overlap_like_torch(name):
+    make, act = OVERLAPS[name]
+
+    def run(lib):
+        v = make(lib)
+        return _error(lambda: act(v)) or "returns"
+    assert run(gradiente) == run(torch)

@@ -22,6 +22,7 @@ import weakref
 import numpy as np
 
 from . import diagnostics, forward_grad, grad_mode
+from .creation import is_dense
 from .dtype import scalar_name
 from .engine import run_rule
 from .node import Node
@@ -177,11 +178,15 @@ def check_inplace(tensor, others_require_grad=False):
 
 # --- the mechanism ----------------------------------------------------------------------------------------
 
-def apply_inplace(tensor, compute):
-    """Replace ``tensor``'s values by ``compute(old)`` (a function returning a new tensor) in place."""
+def apply_inplace(tensor, compute, inputs=()):
+    """Replace ``tensor``'s values by ``compute(old)`` (a function returning a new tensor) in place. ``inputs``:
+    the other tensors the op reads, which may not partly overlap ``tensor`` (PyTorch's TensorIterator check)."""
     forward = _forward.on
     before = forward_grad.tangent(tensor) if forward else None
-    if not check_inplace(tensor):
+    checked = check_inplace(tensor)
+    if inputs:
+        refuse_partial_overlap(tensor, inputs)
+    if not checked:
         with grad_mode.no_grad():
             result = compute(tensor)
         _write(tensor, result._data)
@@ -512,10 +517,39 @@ def _write(tensor, values):
         diagnostics.note_write(tensor)
 
 
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                    "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def refuse_partial_overlap(tensor, inputs):
+    """PyTorch's checks before an in-place op writes ``tensor``: no element of it may share memory with another
+    (a zero stride), and no input may overlap it only in part. An input on the very same bytes with the same
+    strides is a full overlap, which is allowed; PyTorch cannot tell for memory that is not dense, and lets it be."""
+    a = tensor._data
+    if a.size == 0:
+        return
+    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+    for other in inputs:
+        b = other._data
+        if other is tensor or b.size == 0 or storage_root(a) is not storage_root(b):
+            continue
+        if not (is_dense(a) and is_dense(b)):
+            continue
+        a_start, b_start = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+        a_end, b_end = a_start + a.nbytes, b_start + b.nbytes
+        if (a_start, a_end) == (b_start, b_end) and a.strides == b.strides:
+            continue
+        if a_start < b_end and b_start < a_end:
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def make_inplace(fn, name):
     """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        return apply_inplace(self, lambda old: fn(old, *args, **kwargs))
+        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        return apply_inplace(self, lambda old: fn(old, *args, **kwargs), inputs)
     method.__name__ = method.__qualname__ = name
     return method

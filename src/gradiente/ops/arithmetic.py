@@ -17,7 +17,7 @@ from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, bro
 from ..core.forward_grad import has_tangent
 from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
-from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
+from ..core.inplace import apply_inplace, make_inplace, needs_grad, refuse_partial_overlap, untracked_change
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
@@ -708,12 +708,14 @@ def _augmented(op, ufunc):
     """``x.add_(y)`` / ``x += y``: ``op`` through the in-place mechanism, or, when nothing is recorded, one
     NumPy ``ufunc`` writing straight into x's memory (the optimizer pattern ``p -= lr * p.grad``)."""
     def method(self, other, **kwargs):
+        inputs = (other,) if isinstance(other, Tensor) else ()
         if not kwargs and _direct(self, other):
+            refuse_partial_overlap(self, inputs)
             ufunc(self._data, other._data if isinstance(other, Tensor) else other, out=self._data)
             self._version_box[0] += 1
             untracked_change(self)
             return self
-        return apply_inplace(self, lambda old: op(old, other, **kwargs))
+        return apply_inplace(self, lambda old: op(old, other, **kwargs), inputs)
     method.__name__ = method.__qualname__ = op.__name__ + "_"
     method.__doc__ = f"In-place ``{op.__name__}``."
     return method

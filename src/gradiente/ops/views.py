@@ -329,7 +329,15 @@ def _with_unit_dim(a, d):
     TensorIterator does, when it picks the layout of an elementwise result (``in_iteration_layout``)."""
     stride = a.shape[d] * a.strides[d] if d < a.ndim else a.itemsize
     shape, strides = a.shape[:d] + (1,) + a.shape[d:], a.strides[:d] + (stride,) + a.strides[d:]
-    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    root = storage_root(a)      # made on the memory's owner, so that the view's storage is still the base's
+    try:
+        offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        out = np.ndarray(shape, a.dtype, buffer=root, offset=offset, strides=strides)
+    except (TypeError, ValueError):     # an owner that lends no buffer: NumPy's own view (stride 0)
+        return a[(slice(None),) * d + (None,)]
+    if not a.flags.writeable:
+        out.flags.writeable = False
+    return out
 
 
 def _squeeze_result(input, dim):
