@@ -367,3 +367,33 @@ def test_inplace_overlap_like_torch(name):
         v = make(lib)
         return _error(lambda: act(v)) or "returns"
     assert run(gradiente) == run(torch)
+
+
+def test_backward_through_a_write_into_an_expanded_base_raises_like_torch():
+    """Seed 22852: a recorded write into (a view of) a detached expanded tensor; PyTorch's CopySlices copies the
+    gradient into the base's layout first, which an expanded base refuses."""
+    def run(lib):
+        x = lib.tensor(0.7, requires_grad=True)
+        v = (x * 2).expand(2).detach()
+        v[..., 0] = x * 3
+        return _error(lambda: lib.autograd.grad(v.max(), x))
+    expected = run(torch)
+    assert expected is not None and "more than one element" in expected[1]
+    assert run(gradiente) == expected
+
+
+# --- (e) a view's grad_fn after its memory changed through a detached alias ------------------------------------------
+
+def test_write_through_a_view_of_a_detached_alias_regenerates_the_views_history():
+    """Seed 22724: instance_norm's result (a view) detached, then written through a view of the detached alias;
+    PyTorch's view then reads its history through AsStridedBackward0, as after any change of its memory."""
+    def run(lib):
+        found = []
+        for write in (lambda v: v.detach()[..., ::2].add_(1), lambda v: v.detach().add_(1),
+                      lambda v: v.detach()[0].mul_(2)):
+            x = lib.arange(4.0, requires_grad=True) * 1
+            v = x.view(2, 2)
+            write(v)
+            found.append(type(v.grad_fn).__name__)
+        return found
+    assert run(gradiente) == run(torch)

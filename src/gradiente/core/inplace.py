@@ -255,10 +255,15 @@ def untracked_change(tensor):
     to, such as a detached alias): the views of that memory still read the new values, so, as in PyTorch,
     each live view that requires grad now reads through AsStridedBackward0 over its base's history (and a
     view that may not follow in-place changes raises when used)."""
-    base = tensor._base
-    if base is None:
-        alias_of = tensor.__dict__.get("_alias_of")       # a weak reference: see Tensor.detach
-        base = alias_of() if alias_of is not None else tensor
+    base = tensor
+    while True:     # up to the memory's tracked base: through views, and detached aliases (and views of those)
+        if base._base is not None and base._base is not base and not base.__dict__.get("_views"):
+            base = base._base
+            continue
+        alias_of = base.__dict__.get("_alias_of")       # a weak reference: see Tensor.detach
+        if alias_of is None or base._requires_grad:
+            break
+        base = alias_of()
         if base is None:
             return                                      # the tensor it was detached from is gone, with its views
     if base._requires_grad and base.__dict__.get("_views"):
@@ -409,6 +414,11 @@ class CopySlices(_Strided):
 
     def backward(self, ops, grad):
         fn, = self.saved(ops)
+        base = self.arrays[1]
+        if any(st == 0 and n > 1 for n, st in zip(base.shape, base.strides)):
+            # PyTorch first copies grad into a tensor laid out as the base: an expanded base has no such layout
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
         positions = self.positions
         cross = self.cross
         base_grad = _to_reals(ops, grad) if cross else grad
