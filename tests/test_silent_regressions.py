@@ -397,3 +397,14 @@ def test_write_through_a_view_of_a_detached_alias_regenerates_the_views_history(
             found.append(type(v.grad_fn).__name__)
         return found
     assert run(gradiente) == run(torch)
+
+
+def test_clone_of_memory_that_is_not_dense_has_torchs_layout():
+    """Seed 21660: clone of an expanded tensor; PyTorch keeps a non-dense input's order of strides
+    (``infer_dense_strides``, a broadcast dim staying where it stands), where NumPy's order "K" moved it."""
+    def run(lib):
+        b = lib.arange(24.0).reshape(2, 3, 4)
+        cases = [b[0, 0].expand(2, 4), b[:, ::2], b.permute(2, 0, 1)[::2], b[0].t()[::2],
+                 b[..., :1].expand(2, 3, 3), b.transpose(0, 1)[:, :, ::3]]
+        return [(c.clone().stride(), c.clone().tolist()) for c in cases]
+    assert run(gradiente) == run(torch)

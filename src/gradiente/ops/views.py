@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import forward_grad
+from ..core.creation import empty_in_layout_of, is_dense
 from ..core.forward_grad import state as _forward
 from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
@@ -237,8 +238,12 @@ def _copy(input, array):
 def clone(input, *, memory_format=None):
     """A copy with its own memory, recorded as CloneBackward0. The copy keeps the input's layout (strides)
     unless ``memory_format`` asks for a contiguous one, as in PyTorch."""
-    order = "C" if "contiguous" in str(memory_format) else "K"
-    return _copy(input, input._data.copy(order=order))
+    a = input._data
+    if "contiguous" in str(memory_format) or a.ndim < 2 or is_dense(a):
+        return _copy(input, a.copy(order="C" if "contiguous" in str(memory_format) else "K"))
+    out = empty_in_layout_of(a, a.dtype)    # PyTorch's layout for memory that is not dense (NumPy's "K" differs)
+    out[...] = a
+    return _copy(input, out)
 
 
 def contiguous(input, memory_format=None):
