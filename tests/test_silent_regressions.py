@@ -408,3 +408,36 @@ def test_clone_of_memory_that_is_not_dense_has_torchs_layout():
                  b[..., :1].expand(2, 3, 3), b.transpose(0, 1)[:, :, ::3]]
         return [(c.clone().stride(), c.clone().tolist()) for c in cases]
     assert run(gradiente) == run(torch)
+
+
+# --- rounding: floor division and remainder computed as PyTorch computes them ----------------------------------------
+
+ROUNDING_PAIRS = [(-0.14382936940778243, -0.014382936940778244), (7.0, 0.7), (-7.0, 0.7), (1.0, 0.0), (-1.0, 0.0),
+                  (0.0, 0.0), (0.0, -3.0), (-0.0, 3.0), (5.0, -0.0), (float("inf"), 2.0), (3.0, float("inf")),
+                  (-3.0, float("inf")), (float("nan"), 1.0), (-5.5, 2.0), (5.5, -2.0)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_floor_division_and_remainder_like_torch(dtype):
+    """Seed 22149: floor(x / y) where x / y rounds up to a whole number (-0.1438.../-0.01438... is 10.0 in floating
+    point) is one too many; PyTorch's div_floor works from fmod, and so does remainder's gradient. remainder's zero
+    takes the dividend's sign, as PyTorch's fmod-based kernel gives it."""
+    def run(lib):
+        a = lib.tensor([p[0] for p in ROUNDING_PAIRS], dtype=getattr(lib, dtype))
+        b = lib.tensor([p[1] for p in ROUNDING_PAIRS], dtype=getattr(lib, dtype))
+        values = [lib.div(a, b, rounding_mode="floor"), lib.floor_divide(a, b), lib.remainder(a, b),
+                  lib.remainder(a, 2.5), a // b]
+        return [[str(v) for v in t.tolist()] for t in values]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(gradiente) == run(torch)
+
+
+def test_remainder_gradient_uses_torchs_floor_quotient():
+    def run(lib, create_graph):
+        x = lib.tensor([-0.14382936940778243, 7.0, -5.5], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([-0.014382936940778244, 0.7, 2.0], dtype=lib.float64, requires_grad=True)
+        return [g.tolist() for g in lib.autograd.grad(lib.remainder(x, y).sum(), (x, y), create_graph=create_graph)]
+    for create_graph in (False, True):
+        assert run(gradiente, create_graph) == run(torch, create_graph)

@@ -404,7 +404,7 @@ def _rounded_div(x, y, mode):
     if mode in ("floor", "trunc"):
         _integer_division_operands(f"div_{mode}_cpu", xa, ya, target)
     if mode == "floor":
-        out = np.floor_divide(xa, ya) if target.kind in "iu" else np.floor(np.true_divide(xa, ya))
+        out = _floor_quotient(xa, ya)
     elif mode == "trunc":
         out = np.trunc(np.true_divide(xa, ya)) if target.kind not in "iu" else _int_trunc_div(xa, ya)
     else:
@@ -413,6 +413,14 @@ def _rounded_div(x, y, mode):
     if wants_grad(x, y):
         record(_ZeroGradBackward.named("DivBackward2"), (x, y), out)      # PyTorch's name, number or tensor
     return out
+
+
+def _floor_quotient(xa, ya):
+    """floor(x / y) as PyTorch's ``div_floor`` computes it for floats: from fmod, (x - fmod(x, y)) / y corrected,
+    which is NumPy's floor_divide (plain floor(x / y) is one too many where x / y rounds up to a whole number:
+    -0.1438.../-0.01438... is 10.0 in floating point, 9 by this)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(xa, ya)
 
 
 def _int_trunc_div(xa, ya):
@@ -425,10 +433,7 @@ def floor_divide(input, other):
     """Floor of input / other. Its gradient is zero almost everywhere; PyTorch does not define one."""
     xa, ya, target = promote_operands(input, other)
     _integer_division_operands("div_floor_cpu", xa, ya, target)
-    if target.kind in "iu":
-        out = broadcasting(np.floor_divide, xa, ya)
-    else:
-        out = np.floor(broadcasting(np.true_divide, xa, ya))
+    out = broadcasting(_floor_quotient, xa, ya)
     return _without_derivative("floor_divide", (input, other), as_result(out, target))
 
 
@@ -440,11 +445,19 @@ def remainder(input, other):
     """Python-style modulus (sign of the divisor); d/dx = 1, d/dy = -floor(x / y)."""
     xa, ya, target = promote_operands(input, other)
     _integer_division_operands("remainder_cpu", xa, ya, target)
-    out = as_result(broadcasting(np.remainder, xa, ya), target)
+    out = as_result(broadcasting(np.remainder if target.kind in "iu" else _float_remainder, xa, ya), target)
     if wants_grad(input, other):
         record(RemainderBackward1 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
                (input, other))
     return out
+
+
+def _float_remainder(xa, ya):
+    """x mod y with the sign of y, as PyTorch computes it: fmod(x, y), plus y where their signs differ. A zero
+    keeps fmod's sign (the dividend's), where NumPy's remainder gives it y's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mod = np.fmod(xa, ya)
+        return np.where((mod != 0) & ((np.asarray(ya) < 0) != (mod < 0)), mod + ya, mod)
 
 
 def _rmod(self, other):
@@ -467,11 +480,14 @@ def _rounded_quotient_backward(node, ops, grad, rounding):
     x, y = node.saved(ops)
     dy = None
     if node.next_functions[1][0] is not None:
-        if ops.recording:
-            quotient = x / y            # Tensors here: their methods record floor/trunc (FloorBackward0, ...)
-            dy = -grad * (quotient.floor() if rounding is np.floor else quotient.trunc())
+        mode = "floor" if rounding is np.floor else "trunc"
+        if ops.recording:               # Tensors here: the rounded division is recorded (DivBackward2)
+            dy = -grad * _rounded_div(x, y, mode)
         else:
-            dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
+            xa, ya = ops.raw(x), ops.raw(y)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                quotient = _floor_quotient(xa, ya) if mode == "floor" else np.trunc(np.true_divide(xa, ya))
+            dy = -grad * ops.constant(quotient, grad)
     return grad, dy
 
 
