@@ -441,3 +441,35 @@ def test_remainder_gradient_uses_torchs_floor_quotient():
         return [g.tolist() for g in lib.autograd.grad(lib.remainder(x, y).sum(), (x, y), create_graph=create_graph)]
     for create_graph in (False, True):
         assert run(gradiente, create_graph) == run(torch, create_graph)
+
+
+# --- signed zeros and exact statistics --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "row_slices", "scalar"])
+def test_softshrink_zero_signs_like_torch(dtype, layout):
+    """Seed 21359: inside [-λ, λ] PyTorch's scalar loop gives x·0 (-0.0 for a negative x), its vectorized loop +0.0;
+    which loop reaches an element depends on the tensor's size and layout (runs of adjacent elements, 2 vectors
+    a step). 1/x of the result shows the sign."""
+    makers = {"contiguous": lambda lib, n, d: lib.full((n,), -0.3, dtype=d),
+              "transposed": lambda lib, n, d: lib.full((n, 3), -0.3, dtype=d).t(),
+              "strided": lambda lib, n, d: lib.full((n, 6), -0.3, dtype=d)[:, ::2],
+              "row_slices": lambda lib, n, d: lib.full((3, n + 2), -0.3, dtype=d)[:, :n],
+              "scalar": lambda lib, n, d: lib.full((), -0.3, dtype=d)}
+
+    def run(lib):
+        return [lib.nn.functional.softshrink(makers[layout](lib, n, getattr(lib, dtype))).float().reciprocal().tolist()
+                for n in (1, 3, 7, 8, 9, 16, 17, 33)]
+    assert run(gradiente) == run(torch)
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "group_norm"])
+def test_normalizing_equal_values_gives_exact_zeros(norm):
+    """Seed 20734: layer norm of equal values; PyTorch's Welford mean is exactly their value, so the result is
+    exactly 0 (and its reciprocal inf), where a sum divided by the count was off in the last bit."""
+    def run(lib):
+        x = lib.full((1, 1, 3), 1.5574077246549023, dtype=lib.float64, requires_grad=True)
+        out = (lib.nn.functional.layer_norm(x, (3,)) if norm == "layer_norm"
+               else lib.nn.functional.group_norm(x, 1))
+        return out.tolist(), out.reciprocal().tolist()
+    assert run(gradiente) == run(torch)

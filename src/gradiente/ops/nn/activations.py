@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import dtype as dt
 from ...core import tensor
-from ...core.creation import keep_layout
+from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
@@ -543,9 +543,40 @@ def softshrink(input, lambd=0.5):
     if dt.kind(a.dtype) == "f" and not 0 <= lambd <= dt.finfo_of(a.dtype).max:
         raise RuntimeError(f"lambda must be in range [0, {float(dt.finfo_of(a.dtype).max):g}] for input dtype "
                            f"{scalar_name(a.dtype)}, but found {lambd:g}")
-    # x minus x clamped to [-λ, λ], as PyTorch's vectorized kernel computes it: +0.0 inside, nan for nan
-    return activation(input, lambda a: a - np.clip(a, -lambd, lambd), SoftshrinkBackward0, "softshrink_cpu",
-                      lambd=lambd)
+    scalar = scalar_loop_elements(a)
+
+    def forward(x):
+        # PyTorch's vectorized kernel computes x minus x clamped to [-λ, λ] (+0.0 inside), its scalar loop
+        # x * 0 inside (-0.0 for a negative x): each element as the loop that reaches it computes it
+        vectorized = x - np.clip(x, -lambd, lambd)
+        if not scalar.any():
+            return vectorized
+        inside = (x >= -lambd) & (x <= lambd)
+        return np.where(scalar & inside, x * 0, vectorized)
+    return activation(input, forward, SoftshrinkBackward0, "softshrink_cpu", lambd=lambd)
+
+
+def scalar_loop_elements(a):
+    """Which elements of ``a`` PyTorch's CPU elementwise kernels compute in their scalar loop rather than their
+    vectorized one (where the two differ in a last detail, such as the sign of a zero). The kernels step through
+    adjacent elements two 256-bit vectors at a time; what is left at the end of each run of adjacent elements,
+    and every element of a run that is not adjacent, goes through the scalar loop. A dense tensor is one run,
+    in memory order."""
+    block = 64 // a.itemsize
+    if a.size == 0:
+        return np.zeros(a.shape, bool)
+    steps = [(n, st // a.itemsize) for n, st in zip(a.shape, a.strides)]
+    if is_dense(a):
+        offsets = np.zeros(a.shape, np.int64)
+        for d, (n, step) in enumerate(steps):
+            offsets = offsets + (np.arange(n) * step).reshape((n,) + (1,) * (a.ndim - d - 1))
+        return offsets - offsets.min() >= a.size // block * block
+    fastest = min((d for d, (n, _) in enumerate(steps) if n > 1), key=lambda d: abs(steps[d][1]))
+    n, step = steps[fastest]
+    if abs(step) != 1:
+        return np.ones(a.shape, bool)
+    position = np.arange(n).reshape((n,) + (1,) * (a.ndim - fastest - 1))
+    return np.broadcast_to(position >= n // block * block, a.shape)
 
 
 def hardshrink(input, lambd=0.5):
