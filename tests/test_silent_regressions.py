@@ -473,3 +473,16 @@ def test_normalizing_equal_values_gives_exact_zeros(norm):
                else lib.nn.functional.group_norm(x, 1))
         return out.tolist(), out.reciprocal().tolist()
     assert run(gradiente) == run(torch)
+
+
+def test_size_one_strides_of_elementwise_results_like_torch():
+    """Seed 22914: remainder of a transposed (1, 3, 1) tensor, unfolded, compared with 0, then where: the size-1
+    dims' strides of each result are TensorIterator's, and a later op's layout is chosen by them."""
+    def run(lib):
+        v5 = lib.ones(3, 1)
+        v12 = lib.ones(1, 1, 3).transpose(2, -2)
+        v14 = lib.remainder(v12, v5)
+        v16 = v14.unfold(2, 1, 1)
+        c = v16 > 0
+        return [t.stride() for t in (v14, v16, c, lib.where(c, v16, v5), v16 * 2)]
+    assert run(gradiente) == run(torch)

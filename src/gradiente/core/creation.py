@@ -320,18 +320,29 @@ def in_iteration_layout(values, *operands):
     if values.__class__ is not np.ndarray or values.ndim < 2:
         return values
     arrays = [a for a in operands if a.__class__ is np.ndarray]
-    if len(arrays) < 2 or all(_strictly_c_order(a) for a in arrays):
+    if len(arrays) == 1:    # with numbers only: a dense operand's strides, its size-1 dims' included
+        a = arrays[0]
+        if a.shape != values.shape or not values.flags.owndata or _strictly_c_order(a) or not is_dense(a):
+            return values
+        wanted = tuple(st // a.itemsize * values.itemsize for st in a.strides)
+        if values.strides != wanted and all(n == 1 or st == w for n, st, w in zip(values.shape, values.strides,
+                                                                                  wanted)):
+            return np.lib.stride_tricks.as_strided(values, values.shape, wanted)
+        return values
+    if not arrays or all(_strictly_c_order(a) for a in arrays):
         return values
     shape = values.shape
     strides = [_iteration_strides(a, shape) for a in arrays]
     fast_to_slow = _dense_order(shape, *strides)
-    expected = values.itemsize
-    for d in fast_to_slow:
-        if shape[d] != 1 and values.strides[d] != expected:
-            break
-        expected *= shape[d]
-    else:
+    wanted, step = [0] * len(shape), values.itemsize
+    for d in fast_to_slow:      # TensorIterator's strides, a size-1 dim's included (a later op reads them)
+        wanted[d] = step
+        step *= shape[d]
+    wanted = tuple(wanted)
+    if values.strides == wanted:
         return values
+    if all(n == 1 or st == w for n, st, w in zip(shape, values.strides, wanted)) and values.flags.owndata:
+        return np.lib.stride_tricks.as_strided(values, shape, wanted)    # the same memory: only size-1 strides
     out = np.empty([shape[d] for d in fast_to_slow[::-1]], values.dtype).transpose(np.argsort(fast_to_slow[::-1]))
     out[...] = values
     return out
