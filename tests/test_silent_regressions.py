@@ -248,6 +248,11 @@ VERSION_PROGRAMS = {
     # seeds 20821, 21827: masked_select saves x and the mask
     "masked_select_input": lambda lib, x, y: _then(_keep(x * 1).masked_select(x > 0), "add_"),
     "masked_select_mask": lambda lib, x, y: _then(x.masked_select(_keep(x.detach() > 0)), "logical_not_"),
+    # seed 41176: gather saves x
+    "gather_input": lambda lib, x, y: _then(_keep(x * 1).gather(0, lib.tensor([2, 0])), "add_"),
+    # seed 42257: cummax saves x
+    "cummax_input": lambda lib, x, y: _then(_keep(x * 1).cummax(0).values, "sub_"),
+    "cummin_input": lambda lib, x, y: _then(_keep(x * 1).cummin(0).values, "sub_"),
 }
 _kept = []
 
@@ -347,6 +352,11 @@ OVERLAPS = {
     "size_one_slice": (lambda lib: lib.ones(2, 1, 1), lambda v: v[..., ::2].sub_(v, alpha=0.5)),
     "unsqueezed": (lambda lib: lib.ones(3), lambda v: v.unsqueeze(0).add_(v)),
     "shifted": (lambda lib: lib.ones(4), lambda v: v[1:].add_(v[:-1])),
+    # seed 42155: copy_ checks its source as TensorIterator does
+    "copy_from_own_element": (lambda lib: lib.ones(3), lambda v: v.copy_(v[0])),
+    "copy_shifted": (lambda lib: lib.ones(3), lambda v: v[1:].copy_(v[:2])),
+    "copy_expanded_slice": (lambda lib: lib.tensor(2.0), lambda v: v.expand(2)[..., ::2].copy_(v)),
+    "copy_itself": (lambda lib: lib.ones(3), lambda v: v.copy_(v)),
     "transposed": (lambda lib: lib.ones(3, 3), lambda v: v.mul_(v.t())),
     "shifted_float_power": (lambda lib: lib.ones(4, dtype=lib.float64), lambda v: v[1:].float_power_(v[:-1])),
     "the_same_tensor": (lambda lib: lib.ones(3), lambda v: v.add_(v)),

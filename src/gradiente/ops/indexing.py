@@ -466,7 +466,8 @@ def gather(input, dim, index, *, sparse_grad=False):
     where = _along(idx, d, a.shape[d])
     out = wrap(a[where])
     if wants_grad(input):
-        record(GatherBackward0, (input,), out, index=where)
+        # x and index saved as PyTorch saves them, so that changing either in place breaks backward
+        record(GatherBackward0, (input,), out, (input, index) if isinstance(index, Tensor) else (input,), index=where)
     return out
 
 
