@@ -496,3 +496,14 @@ def test_size_one_strides_of_elementwise_results_like_torch():
         c = v16 > 0
         return [t.stride() for t in (v14, v16, c, lib.where(c, v16, v5), v16 * 2)]
     assert run(gradiente) == run(torch)
+
+
+def test_dtype_conversion_of_memory_that_is_not_dense_has_torchs_layout():
+    """Seed 40767: bool() of an expanded tensor; PyTorch's copy keeps a non-dense input's order of strides
+    (``infer_dense_strides``), NumPy's astype put the broadcast dim first."""
+    def run(lib):
+        x = lib.arange(6.0).reshape(3, 2).t().expand(2, 2, 3)
+        y = lib.arange(12.0).reshape(3, 4)[:, ::2]
+        return [(t.stride(), str(t.dtype)[-5:]) for t in (x.bool(), x.to(lib.int32), x.double(), x.long(),
+                                                           y.double(), y.t().double(), y.half())]
+    assert run(gradiente) == run(torch)

@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.creation import in_iteration_layout
+from ..core.creation import empty_in_layout_of, in_iteration_layout, is_dense
 from ..core.diagnostics import state as _diagnostics
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
@@ -710,7 +710,13 @@ def cast(input, dtype):
     """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
     data = input._data
     to_real = data.dtype.kind == "c" and not dtype.is_complex
-    out = wrap((data.real if to_real else data).astype(dtype._np))
+    source = data.real if to_real else data
+    if source.ndim < 2 or is_dense(source):
+        out = wrap(source.astype(dtype._np))
+    else:       # PyTorch's layout for memory that is not dense (infer_dense_strides); NumPy's order "K" differs
+        values = empty_in_layout_of(source, dtype._np)
+        values[...] = source
+        out = wrap(values)
     if wants_grad(input) and (dtype.is_floating_point or dtype.is_complex):
         if to_real:     # PyTorch warns where the discarded imaginary part would have had a gradient
             warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
