@@ -334,11 +334,11 @@ def in_iteration_layout(values, *operands):
     shape = values.shape
     strides = [_iteration_strides(a, shape) for a in arrays]
     fast_to_slow = _dense_order(shape, *strides)
-    wanted, step = [0] * len(shape), values.itemsize
+    by_dim, step = [0] * len(shape), values.itemsize
     for d in fast_to_slow:      # TensorIterator's strides, a size-1 dim's included (a later op reads them)
-        wanted[d] = step
+        by_dim[d] = step
         step *= shape[d]
-    wanted = tuple(wanted)
+    wanted = tuple(by_dim)
     if values.strides == wanted:
         return values
     if all(n == 1 or st == w for n, st, w in zip(shape, values.strides, wanted)) and values.flags.owndata:

@@ -335,7 +335,7 @@ class Node:
         if saved is None:
             raise RuntimeError(_FREED + diagnostics.learner_explanation("graph_freed"))
         for i, version in self._saved_versions:
-            item = saved[i]
+            item: Any = saved[i]
             if version is not None:
                 if item._version_box[0] != version:
                     raise RuntimeError(_modified_message(item, version, node=self))
