@@ -731,8 +731,10 @@ def unfold(input, dimension, size, step):
         windows = (length - size) // step + 1
         shape = a.shape[:dim] + (windows,) + a.shape[dim + 1:] + (size,)
         strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
-        # overlapping windows share memory: in-place writes into them are refused (read-only)
-        array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=size <= step)
+        # overlapping windows share memory: in-place writes into them are refused (read-only), where PyTorch
+        # writes them in its own order; one window, or windows apart, may be written, as in PyTorch
+        writeable = (size <= step or windows <= 1) and a.flags.writeable
+        array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
     return _view(input, array, UnfoldBackward0, arrays=(array, a))
 
 
