@@ -357,6 +357,9 @@ OVERLAPS = {
     "copy_shifted": (lambda lib: lib.ones(3), lambda v: v[1:].copy_(v[:2])),
     "copy_expanded_slice": (lambda lib: lib.tensor(2.0), lambda v: v.expand(2)[..., ::2].copy_(v)),
     "copy_itself": (lambda lib: lib.ones(3), lambda v: v.copy_(v)),
+    # unfold views whose windows do not overlap take writes (adversarial case mul__into_non_overlapping_unfold)
+    "unfold_one_window": (lambda lib: lib.arange(2.0), lambda v: (v.unfold(0, 2, 1).mul_(2), v.tolist())[1]),
+    "unfold_windows_apart": (lambda lib: lib.arange(5.0), lambda v: (v.unfold(0, 2, 3).mul_(2), v.tolist())[1]),
     "transposed": (lambda lib: lib.ones(3, 3), lambda v: v.mul_(v.t())),
     "shifted_float_power": (lambda lib: lib.ones(4, dtype=lib.float64), lambda v: v[1:].float_power_(v[:-1])),
     "the_same_tensor": (lambda lib: lib.ones(3), lambda v: v.add_(v)),
@@ -375,7 +378,7 @@ def test_inplace_overlap_like_torch(name):
 
     def run(lib):
         v = make(lib)
-        return _error(lambda: act(v)) or "returns"
+        return _error(lambda: act(v)) or ("returns", v.tolist())
     assert run(gradiente) == run(torch)
 
 
