@@ -77,8 +77,9 @@ KNOWN = {
         lambda p, v: v.kind == CLEAR and v.what.count("one of the variables needed for gradient computation") == 2,
         "both raise PyTorch's in-place modification error, but the engine meets another changed saved value first"),
     "overlap_check": (lambda p, v: v.kind == CLEAR and "unsupported operation" in v.what,
-                      "gradiente refuses an in-place write into any expanded or overlapping-unfold view, and checks "
-                      "overlap before shapes; PyTorch refuses only zero strides (index_fill_ merely warns)"),
+                      "gradiente refuses an in-place write into an expanded view or unfold windows that overlap, and "
+                      "checks overlap before shapes; PyTorch refuses only zero strides, writes overlapping windows in "
+                      "its own order, and index_fill_ merely warns"),
     "argument_parser_wording": (
         lambda p, v: v.kind == CLEAR and "vs torch ('TypeError'" in v.what and "argument" in v.what,
         "PyTorch's argument parser refuses the arguments of an in-place method first, in the method's words "
