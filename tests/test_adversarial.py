@@ -445,10 +445,10 @@ CASES = [
     Case("errors torch does not raise", "index_fill__of_an_expanded_tensor",
          lambda lib, keep: lib.tensor(2.0).expand(2).index_fill_(0, lib.tensor([1, 0]), -1.0), known=(
              "gradiente refuses any in-place write into an expanded tensor; PyTorch's index_fill_ only warns")),
+    # one window, or windows apart, take in-place writes in both (gradiente still refuses overlapping windows,
+    # which PyTorch writes in its own order)
     Case("errors torch does not raise", "mul__into_non_overlapping_unfold",
-         lambda lib, keep: lib.arange(2.0).unfold(0, 2, 1).mul_(2), known=(
-             "gradiente treats every unfold view as overlapping; PyTorch refuses only zero strides (its "
-             "has_internal_overlap), so one window, or windows that do not overlap, take in-place writes")),
+         lambda lib, keep: lib.arange(2.0).unfold(0, 2, 1).mul_(2)),
     # security (more in test_serialization_safety.py)
     Case("security", "checkpoint_builds_on_float32", _crafted_build),
     Case("security", "truncated_checkpoint", _truncated_checkpoint),

@@ -1,5 +1,6 @@
 """The ops of ``ops/matmul.py`` from the op table: matmul for every rank combination (with PyTorch's graph), mm, mv,
-dot, bmm, addmm, baddbmm, addbmm, outer, einsum, trace; gradcheck in float64 and differential tests against PyTorch;
+dot, bmm, addmm, baddbmm, addbmm, outer, trace (einsum's errors too; the rest of einsum: test_ops_einsum.py);
+gradcheck in float64 and differential tests against PyTorch;
 then values, dtypes and error messages against PyTorch, and the node and gradient of addbmm_ on a non-leaf."""
 import warnings
 
@@ -10,8 +11,6 @@ from harness import (
     both_quietly,
     check_in_place_chain,
     check_same_error,
-    check_strides_match_torch,
-    on_both,
     spec_tests,
 )
 
@@ -55,24 +54,6 @@ SPECS = [
                                                                                     ((4,), (2, 3, 2), (2, 2, 4))]),
 ]
 
-EINSUMS = [
-    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("i,i->", [(3,), (3,)]),
-    ("i,j->ij", [(3,), (2,)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij->ji", [(2, 3)]),
-    ("ij->", [(2, 3)]), ("ij->j", [(2, 3)]), ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("iij->j", [(2, 2, 3)]),
-    ("ij,ij->i", [(2, 3), (2, 3)]), ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]), ("...ij,jk->...ik", [(3, 4), (4, 2)]),
-    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("bi,bj->bij", [(2, 3), (2, 4)]), ("i j , j -> i", [(2, 3), (3,)]),
-]
-
-# PyTorch records einsum as the permutes, views and bmm it decomposes the contraction into; gradiente records
-# one EinsumBackward0 node (documented in ``einsum``), so only values and gradients are compared.
-def _einsum(equation):
-    return lambda lib, *xs: lib.einsum(equation, *xs)
-
-
-SPECS += [OpSpec(f"einsum[{eq}]", _einsum(eq), [tuple(shapes)], check_name=False) for eq, shapes in EINSUMS]
-SPECS.append(OpSpec("einsum_list", lambda lib, x, y: lib.einsum("ij,j->i", [x, y]), [((2, 3), (3,))],
-                    check_name=False))
-
 
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
@@ -97,13 +78,6 @@ def test_matmul_graph_is_torchs_graph(shapes):
 def test_matmul_integers():
     g = gradiente.arange(6).reshape(2, 3) @ gradiente.arange(3)
     assert g.tolist() == [5, 14] and g.dtype == gradiente.int64
-
-
-def test_einsum_gradients_of_higher_order():
-    x = gradiente.randn(3, 3, dtype=gradiente.float64, requires_grad=True)
-    y = gradiente.randn(3, 4, dtype=gradiente.float64, requires_grad=True)
-    assert gradiente.autograd.gradgradcheck(lambda x, y: gradiente.einsum("ij,jk->ik", x, y) ** 2, (x, y))
-    assert gradiente.autograd.gradgradcheck(lambda x: gradiente.einsum("ii->i", x) ** 3, (x,))
 
 
 def test_matmul_double_backward():
@@ -182,41 +156,3 @@ def test_in_place_forms_record_torchs_nodes():
     def chain(lib, y):
         return [type(y.addbmm_(lib.ones(2, 3, 2), lib.ones(2, 2, 4)).grad_fn).__name__]
     check_in_place_chain(chain)
-
-
-@pytest.mark.parametrize("equation,operands", [
-    ("ij,jk->ik", lambda x: (x, x.t())),
-    ("ij,kj->ik", lambda x: (x, x)),
-    ("ij,jk->ki", lambda x: (x, x.t())),
-    ("bij,bjk->bik", lambda x: (x.reshape(1, 3, 4), x.t().reshape(1, 4, 3))),
-    ("i,j->ji", lambda x: (x[0], x[1])),
-    ("ij,ik->jk", lambda x: (x, x)),
-    ("ij->ji", lambda x: (x,)),
-    ("ii->i", lambda x: (x[:, :3],)),
-], ids=["mm", "mm_nt", "mm_transposed_out", "bmm", "outer", "tn", "transpose_view", "diagonal_view"])
-def test_einsum_result_strides_match_torch(equation, operands):
-    check_strides_match_torch(lambda lib, x: lib.einsum(equation, *operands(x)))
-
-
-def test_einsum_result_reshapes_to_a_view_as_in_torch():
-    """The issue's case: a contraction's result is contiguous, so reshape views it and a write reaches it."""
-    def run(lib):
-        y = lib.einsum("ij,kj->ik", lib.arange(6.0).reshape(2, 3), lib.ones(2, 3))
-        y.reshape(-1)[0] = 100.0
-        return y.view(4)
-    assert_same_tensors(*both_quietly(run))
-
-
-@pytest.mark.parametrize("equation,shapes", [("i,j->j", ((2,), (3,))), ("i,i->", ((2,), (2,))),
-                                             ("i,j->ij", ((2,), (3,))), ("...i,j->...j", ((2, 2), (3,))),
-                                             ("ij,jk->ik", ((2, 3), (3, 2)))])
-def test_einsum_of_mixed_float_dtypes_as_pytorch(equation, shapes):
-    """Issue 13, found by tools/random_programs.py: PyTorch's einsum promotes where it multiplies the operands
-    and refuses mixed dtypes only where it contracts two of them with bmm; gradiente refused every mix."""
-    def scenario(lib):
-        a = lib.ones(*shapes[0], requires_grad=True)
-        b = lib.ones(*shapes[1], dtype=lib.float64, requires_grad=True)
-        out = lib.einsum(equation, a, b)
-        out.sum().backward()
-        return str(out.dtype)[-7:], out.tolist(), str(a.grad.dtype)[-7:], a.grad.tolist(), b.grad.tolist()
-    on_both(scenario)

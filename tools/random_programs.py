@@ -71,26 +71,15 @@ SINGLE_CASTS = ("float()", "float32", "half()", "type_as")
 
 
 #: Disagreements understood and not fixed yet: name -> (does a verdict show it, why). ``tests/test_random_programs.py``
-#: lets a fixed seed end in one of these (and pins the first three with a strict xfail each); any other fails.
+#: lets a fixed seed end in one of these (and pins some with a strict xfail each); any other fails.
 KNOWN = {
-    "einsum": (lambda p, v: "EinsumBackward0" in v.what or ("stride" in v.what and "einsum" in " ".join(p.kinds)),
-               "gradiente's einsum is one primitive with a node of its own; PyTorch decomposes it into mul/bmm/sum "
-               "and views (MulBackward0, ViewBackward0), whose strides its outer products show"),
-    "create_graph_requires_grad": (
-        lambda p, v: v.what.startswith("requires_grad: ") and v.line >= p.kinds.index("grad") if "grad" in p.kinds
-        else False,
-        "under create_graph, a gradient through a piecewise-linear op (relu, hardtanh, max, where ...) is a "
-        "constant in gradiente and requires no grad; PyTorch's backward kernels take the saved input, so theirs "
-        "does (and a few of ours do where PyTorch's do not)"),
-    "stale_view_grad_fn": (lambda p, v: "grad_fn: Error vs torch" in v.what,
-                           "reading .grad_fn of a multi-output view whose base changed in place returns gradiente's "
-                           "Error node; PyTorch raises there (any op on the view raises in both)"),
     "version_check_order": (
         lambda p, v: v.kind == CLEAR and v.what.count("one of the variables needed for gradient computation") == 2,
         "both raise PyTorch's in-place modification error, but the engine meets another changed saved value first"),
     "overlap_check": (lambda p, v: v.kind == CLEAR and "unsupported operation" in v.what,
-                      "gradiente refuses an in-place write into any expanded or overlapping-unfold view, and checks "
-                      "overlap before shapes; PyTorch refuses only zero strides (index_fill_ merely warns)"),
+                      "gradiente refuses an in-place write into an expanded view or unfold windows that overlap, and "
+                      "checks overlap before shapes; PyTorch refuses only zero strides, writes overlapping windows in "
+                      "its own order, and index_fill_ merely warns"),
     "argument_parser_wording": (
         lambda p, v: v.kind == CLEAR and "vs torch ('TypeError'" in v.what and "argument" in v.what,
         "PyTorch's argument parser refuses the arguments of an in-place method first, in the method's words "
@@ -105,9 +94,6 @@ KNOWN = {
     "zero_tensor": (lambda p, v: "ZeroTensors are immutable" in v.what,
                     "PyTorch's internal ZeroTensor (sgn's gradient) refuses a later in-place write; gradiente has "
                     "none"),
-    "copysign_at_zero": (lambda p, v: v.what == "values" and "copysign" in p.kinds and "grad" in p.kinds,
-                         "the second derivative of copysign where its input is 0: PyTorch's formula divides 0 by 0 "
-                         "and gives nan, gradiente's gives 0"),
 }
 
 

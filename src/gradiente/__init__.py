@@ -82,6 +82,7 @@ from .ops.binary_math import *
 from .ops.comparison import *
 from .ops.complex_numbers import *
 from .ops.conversions import as_tensor, asarray
+from .ops.einsum import einsum
 from .ops.fill import *
 from .ops.indexing import *
 from .ops.joining import *

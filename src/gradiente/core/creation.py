@@ -359,28 +359,41 @@ def _strictly_decreasing(strides):
     return strides[-1] > 0 and all(a > b for a, b in zip(strides, strides[1:]))
 
 
-def in_iteration_layout(values, x, y):
-    """``values``, the result of an elementwise op of ``x`` and ``y`` (arrays or numbers), in the layout PyTorch's
-    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. ``x`` and
-    ``y`` are the operands as given, before any cast: a cast (``astype``) resets the strides of dims of size 1,
-    which TensorIterator reads."""
-    if (values.__class__ is not np.ndarray or values.ndim < 2 or x.__class__ is not np.ndarray
-            or y.__class__ is not np.ndarray or (_strictly_c_order(x) and _strictly_c_order(y))):
+def in_iteration_layout(values, *operands):
+    """``values``, the result of an elementwise op of ``operands`` (arrays or numbers), in the layout PyTorch's
+    TensorIterator gives it (NumPy's differs where the operands' layouts disagree): a copy only then. The
+    operands are best given as they came, before any cast: a cast (``astype``) resets the strides of dims of
+    size 1, which TensorIterator reads. A number decides nothing."""
+    if values.__class__ is not np.ndarray or values.ndim < 2:
+        return values
+    arrays = [a for a in operands if a.__class__ is np.ndarray]
+    if len(arrays) == 1:    # with numbers only: a dense operand's strides, its size-1 dims' included
+        a = arrays[0]
+        if a.shape != values.shape or not values.flags.owndata or _strictly_c_order(a) or not is_dense(a):
+            return values
+        wanted = tuple(st // a.itemsize * values.itemsize for st in a.strides)
+        if values.strides != wanted and all(n == 1 or st == w for n, st, w in zip(values.shape, values.strides,
+                                                                                  wanted)):
+            return np.lib.stride_tricks.as_strided(values, values.shape, wanted)
+        return values
+    if not arrays or all(_strictly_c_order(a) for a in arrays):
         return values
     shape = values.shape
-    if values.flags.c_contiguous and x.shape == shape and _strictly_decreasing(x.strides):
+    if values.flags.c_contiguous and arrays[0].shape == shape and _strictly_decreasing(arrays[0].strides):
         # the first operand's strides all differ and fall from the first dim to the last (a row-major slice, such
         # as a chunk of the gates): it alone orders every dim, in C order (``_dense_order``), which NumPy gave
         return values
-    strides = [_iteration_strides(a, shape) for a in (x, y)]
+    strides = [_iteration_strides(a, shape) for a in arrays]
     fast_to_slow = _dense_order(shape, *strides)
-    expected = values.itemsize
-    for d in fast_to_slow:
-        if shape[d] != 1 and values.strides[d] != expected:
-            break
-        expected *= shape[d]
-    else:
+    by_dim, step = [0] * len(shape), values.itemsize
+    for d in fast_to_slow:      # TensorIterator's strides, a size-1 dim's included (a later op reads them)
+        by_dim[d] = step
+        step *= shape[d]
+    wanted = tuple(by_dim)
+    if values.strides == wanted:
         return values
+    if all(n == 1 or st == w for n, st, w in zip(shape, values.strides, wanted)) and values.flags.owndata:
+        return np.lib.stride_tricks.as_strided(values, shape, wanted)    # the same memory: only size-1 strides
     out = np.empty([shape[d] for d in fast_to_slow[::-1]], values.dtype).transpose(np.argsort(fast_to_slow[::-1]))
     out[...] = values
     return out

@@ -212,6 +212,9 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
             node = pop(heap)[1]                 # the newest node with a gradient: all of it has arrived
             grad = buffers.pop(node)
             shared_in = shared.pop(node, 0) if shared else 0
+            saved = node._saved
+            if saved is None or saved:
+                node.check_saved()
             # its rule (on the general path, with hooks, captures and the rest around it)
             if everywhere or node._hooked or node in capturing or (run_only is not None and node not in run_only):
                 step = step_with_extras(node, grad, shared_in, ops, extras, buffers, lent)

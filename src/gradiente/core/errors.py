@@ -2,6 +2,7 @@
 and dtype names as PyTorch's messages print them."""
 import numpy as np
 
+from .creation import in_iteration_layout
 from .tensor import Tensor
 
 
@@ -21,9 +22,10 @@ def broadcast_error(*shapes):
 
 
 def broadcasting(np_fn, *arrays):
-    """``np_fn(*arrays)``, raising PyTorch's error where NumPy finds the shapes do not broadcast."""
+    """``np_fn(*arrays)``, an elementwise function, raising PyTorch's error where NumPy finds the shapes do not
+    broadcast; the result is laid out as PyTorch's TensorIterator lays it out (``in_iteration_layout``)."""
     try:
-        return np_fn(*arrays)
+        return in_iteration_layout(np_fn(*arrays), *arrays)
     except ValueError:
         shapes = [np.shape(a) for a in arrays]
         try:

@@ -22,6 +22,7 @@ import weakref
 import numpy as np
 
 from . import diagnostics, forward_grad, grad_mode
+from .creation import is_dense
 from .dtype import scalar_name
 from .engine import run_rule
 from .node import Node
@@ -74,8 +75,8 @@ def track_view(out, input, node_cls, multi_output=False):
     if base is None or "_view_meta" not in input.__dict__:
         base = input                            # ``input`` is no view (``detach()`` results have a _base, too)
     else:
-        if enabled and input.grad_fn.__class__ is Error:
-            raise RuntimeError(input.grad_fn.message)   # a stale view: PyTorch raises as it reads its grad_fn
+        if enabled and _raw_grad_fn(input).__class__ is Error:
+            raise RuntimeError(_raw_grad_fn(input).message)   # a stale view: PyTorch raises as it reads its grad_fn
         if meta is DEFAULT:
             meta = input.__dict__["_view_meta"]     # a view of a view keeps how the first one was made
             if meta is not DEFAULT and enabled:
@@ -140,7 +141,7 @@ def _view_error(view, meta, indirect=False):
     outputs, that is
     changed in place (or, ``indirect``, used after its base or another view was)."""
     what = "its base or another view of its base has been" if indirect else "is being"
-    node = view.grad_fn
+    node = _raw_grad_fn(view)
     if node.__class__ is Error:
         node = node.origin                      # the view's own op, before it went stale
     name = _op_name(node.name()) if node is not None else None
@@ -177,11 +178,15 @@ def check_inplace(tensor, others_require_grad=False):
 
 # --- the mechanism ----------------------------------------------------------------------------------------
 
-def apply_inplace(tensor, compute):
-    """Replace ``tensor``'s values by ``compute(old)`` (a function returning a new tensor) in place."""
+def apply_inplace(tensor, compute, inputs=()):
+    """Replace ``tensor``'s values by ``compute(old)`` (a function returning a new tensor) in place. ``inputs``:
+    the other tensors the op reads, which may not partly overlap ``tensor`` (PyTorch's TensorIterator check)."""
     forward = _forward.on
     before = forward_grad.tangent(tensor) if forward else None
-    if not check_inplace(tensor):
+    checked = check_inplace(tensor)
+    if inputs:
+        refuse_partial_overlap(tensor, inputs)
+    if not checked:
         with grad_mode.no_grad():
             result = compute(tensor)
         _write(tensor, result._data)
@@ -250,10 +255,15 @@ def untracked_change(tensor):
     to, such as a detached alias): the views of that memory still read the new values, so, as in PyTorch,
     each live view that requires grad now reads through AsStridedBackward0 over its base's history (and a
     view that may not follow in-place changes raises when used)."""
-    base = tensor._base
-    if base is None:
-        alias_of = tensor.__dict__.get("_alias_of")       # a weak reference: see Tensor.detach
-        base = alias_of() if alias_of is not None else tensor
+    base = tensor
+    while True:     # up to the memory's tracked base: through views, and detached aliases (and views of those)
+        if base._base is not None and base._base is not base and not base.__dict__.get("_views"):
+            base = base._base
+            continue
+        alias_of = base.__dict__.get("_alias_of")       # a weak reference: see Tensor.detach
+        if alias_of is None or base._requires_grad:
+            break
+        base = alias_of()
         if base is None:
             return                                      # the tensor it was detached from is gone, with its views
     if base._requires_grad and base.__dict__.get("_views"):
@@ -271,7 +281,7 @@ def _regenerate_views(base):
     edges, meta = ((base.grad_fn, 0),), ((base._data.shape, base._data.dtype),)
     for ref in live:
         view = ref()
-        if view.grad_fn.__class__ is Error:
+        if _raw_grad_fn(view).__class__ is Error:
             continue                            # already stale, with the message naming its first op
         if view.__dict__["_view_meta"] == DEFAULT:
             strided = AsStridedBackward0(edges, meta)
@@ -282,6 +292,8 @@ def _regenerate_views(base):
             error.message = _view_error(view, view.__dict__["_view_meta"], indirect=True)
             error.origin = view.grad_fn
             view.grad_fn, view._requires_grad = error, True
+            if view.__class__ is Tensor:
+                view.__class__ = StaleView
 
 
 # --- where a view lies in its base ------------------------------------------------------------------------
@@ -402,6 +414,11 @@ class CopySlices(_Strided):
 
     def backward(self, ops, grad):
         fn, = self.saved(ops)
+        base = self.arrays[1]
+        if any(st == 0 and n > 1 for n, st in zip(base.shape, base.strides)):
+            # PyTorch first copies grad into a tensor laid out as the base: an expanded base has no such layout
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
         positions = self.positions
         cross = self.cross
         base_grad = _to_reals(ops, grad) if cross else grad
@@ -437,6 +454,29 @@ class Error(Node):
 
     def backward(self, ops, grad):
         raise RuntimeError(self.message)
+
+
+#: a tensor's grad_fn as stored, without StaleView's check
+_raw_grad_fn = Tensor.__dict__["grad_fn"].__get__
+
+
+class StaleView(Tensor):
+    """A view made by an op with several views as outputs (split, unbind ...) after its base, or another view of
+    it, changed in place: its history is an ``Error`` node, and, as in PyTorch, reading ``grad_fn`` (or
+    ``is_leaf``) raises that node's message; anything else reads as on any tensor. Only such a view takes this
+    class (in place of Tensor), so ordinary tensors read ``grad_fn`` at no cost."""
+    __slots__ = ()
+
+    @property
+    def grad_fn(self):
+        node = _raw_grad_fn(self)
+        if node.__class__ is Error:
+            raise RuntimeError(node.message)
+        return node
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        Tensor.__dict__["grad_fn"].__set__(self, node)
 
 
 def _adopt_saved_output(tensor, result):
@@ -487,10 +527,39 @@ def _write(tensor, values):
         diagnostics.note_write(tensor)
 
 
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                    "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def refuse_partial_overlap(tensor, inputs):
+    """PyTorch's checks before an in-place op writes ``tensor``: no element of it may share memory with another
+    (a zero stride), and no input may overlap it only in part. An input on the very same bytes with the same
+    strides is a full overlap, which is allowed; PyTorch cannot tell for memory that is not dense, and lets it be."""
+    a = tensor._data
+    if a.size == 0:
+        return
+    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+    for other in inputs:
+        b = other._data
+        if other is tensor or b.size == 0 or storage_root(a) is not storage_root(b):
+            continue
+        if not (is_dense(a) and is_dense(b)):
+            continue
+        a_start, b_start = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+        a_end, b_end = a_start + a.nbytes, b_start + b.nbytes
+        if (a_start, a_end) == (b_start, b_end) and a.strides == b.strides:
+            continue
+        if a_start < b_end and b_start < a_end:
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def make_inplace(fn, name):
     """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        return apply_inplace(self, lambda old: fn(old, *args, **kwargs))
+        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        return apply_inplace(self, lambda old: fn(old, *args, **kwargs), inputs)
     method.__name__ = method.__qualname__ = name
     return method

@@ -22,7 +22,7 @@ import threading
 import weakref
 from typing import Any, Optional
 
-from . import anomaly, diagnostics, rules
+from . import anomaly, diagnostics, dtype, rules
 from .dtype import FROM_NUMPY
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum",
@@ -328,6 +328,21 @@ class Node:
         self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
         self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
 
+    def check_saved(self):
+        """Raise PyTorch's error if a saved tensor has changed in place since (or the values were freed). The
+        engine calls it before every rule that saved something, because PyTorch unpacks all of a node's saved
+        values before its formula runs: a changed value raises even where the rule needs no gradient from it."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED + diagnostics.learner_explanation("graph_freed"))
+        for i, version in self._saved_versions:
+            item: Any = saved[i]
+            if version is not None:
+                if item._version_box[0] != version:
+                    raise RuntimeError(_modified_message(item, version, node=self))
+            elif item.version_box[0] != item.version:
+                raise RuntimeError(_modified_message(None, item.version, item, self))
+
     def saved(self, ops):
         """The saved values as the rule's ``ops`` wants them: arrays, or tensors under create_graph."""
         saved = self._saved
@@ -521,6 +536,14 @@ def _forward_name(node_name):
     return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) in ("", "0") else m.group(1), node_name)
 
 
+def _type_string(np_dtype):
+    """The tensor's type as PyTorch's message names it: the legacy name (torch.FloatTensor) where there is one,
+    else ATen's (CPUBoolType, CPUBFloat16Type, CPUComplexFloatType)."""
+    if np_dtype.kind in "bc" or np_dtype == dtype.BFLOAT16:
+        return f"CPU{dtype.scalar_name(np_dtype)}Type"
+    return "torch." + FROM_NUMPY[np_dtype]._legacy
+
+
 def _modified_message(tensor, expected, saved_output=None, node=None):
     if tensor is not None:
         data, now, counter = tensor._data, tensor._version_box[0], tensor._version_box
@@ -533,13 +556,13 @@ def _modified_message(tensor, expected, saved_output=None, node=None):
         # PyTorch names a node's own saved output by the forward op: "output 0 of Exp", not ExpBackward0
         forward_name = _forward_name(node.name())
         origin = f", which is output {saved_output.output_nr} of {forward_name},"
-    kind = FROM_NUMPY[data.dtype]._legacy
+    kind = _type_string(data.dtype)
     shape = ", ".join(str(s) for s in data.shape)
     hint = (_HINT_IN_ANOMALY_MODE if anomaly.state.enabled else
             "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
             "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     message = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-               f"[torch.{kind} [{shape}]]{origin} is at version {now}; expected version {expected} instead. {hint}")
+               f"[{kind} [{shape}]]{origin} is at version {now}; expected version {expected} instead. {hint}")
     if diagnostics.state.sites:     # learner or anomaly mode recorded the lines: name both
         message += diagnostics.modified_addendum(node, counter, expected, now)
     return message

@@ -47,6 +47,13 @@ _PROFILES: dict[str, dict[str, float]] = {
 }
 
 
+
+class Invalid:
+    """Stands for the history of a stale view in its repr (``grad_fn=<Invalid>``, as PyTorch prints it)."""
+
+
+_INVALID = Invalid()
+
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
     """Set options for printing tensors.
 
@@ -291,8 +298,12 @@ def tensor_repr(t, tensor_contents=None):
         if text is None:
             text = _tensor_str(array, indent)
 
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")     # the class name, as PyTorch prints it
+    try:
+        node = t.grad_fn
+    except RuntimeError:                # a stale view's history: PyTorch prints it as <Invalid>
+        node = _INVALID
+    if node is not None:
+        suffixes.append(f"grad_fn=<{type(node).__name__}>")     # the class name, as PyTorch prints it
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     if forward_grad.state.level >= 0:

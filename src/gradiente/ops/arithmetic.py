@@ -10,14 +10,14 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.creation import in_iteration_layout
+from ..core.creation import empty_in_layout_of, in_iteration_layout, is_dense
 from ..core.diagnostics import state as _diagnostics
 from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
 from ..core.forward_grad import has_tangent
 from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
-from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change
+from ..core.inplace import apply_inplace, make_inplace, needs_grad, refuse_partial_overlap, untracked_change
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
@@ -404,7 +404,7 @@ def _rounded_div(x, y, mode):
     if mode in ("floor", "trunc"):
         _integer_division_operands(f"div_{mode}_cpu", xa, ya, target)
     if mode == "floor":
-        out = np.floor_divide(xa, ya) if target.kind in "iu" else np.floor(np.true_divide(xa, ya))
+        out = _floor_quotient(xa, ya)
     elif mode == "trunc":
         out = np.trunc(np.true_divide(xa, ya)) if target.kind not in "iu" else _int_trunc_div(xa, ya)
     else:
@@ -413,6 +413,14 @@ def _rounded_div(x, y, mode):
     if wants_grad(x, y):
         record(_ZeroGradBackward.named("DivBackward2"), (x, y), out)      # PyTorch's name, number or tensor
     return out
+
+
+def _floor_quotient(xa, ya):
+    """floor(x / y) as PyTorch's ``div_floor`` computes it for floats: from fmod, (x - fmod(x, y)) / y corrected,
+    which is NumPy's floor_divide (plain floor(x / y) is one too many where x / y rounds up to a whole number:
+    -0.1438.../-0.01438... is 10.0 in floating point, 9 by this)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(xa, ya)
 
 
 def _int_trunc_div(xa, ya):
@@ -425,10 +433,7 @@ def floor_divide(input, other):
     """Floor of input / other. Its gradient is zero almost everywhere; PyTorch does not define one."""
     xa, ya, target = promote_operands(input, other)
     _integer_division_operands("div_floor_cpu", xa, ya, target)
-    if target.kind in "iu":
-        out = broadcasting(np.floor_divide, xa, ya)
-    else:
-        out = np.floor(broadcasting(np.true_divide, xa, ya))
+    out = broadcasting(_floor_quotient, xa, ya)
     return _without_derivative("floor_divide", (input, other), as_result(out, target))
 
 
@@ -440,11 +445,19 @@ def remainder(input, other):
     """Python-style modulus (sign of the divisor); d/dx = 1, d/dy = -floor(x / y)."""
     xa, ya, target = promote_operands(input, other)
     _integer_division_operands("remainder_cpu", xa, ya, target)
-    out = as_result(broadcasting(np.remainder, xa, ya), target)
+    out = as_result(broadcasting(np.remainder if target.kind in "iu" else _float_remainder, xa, ya), target)
     if wants_grad(input, other):
         record(RemainderBackward1 if isinstance(other, Tensor) else RemainderBackward0, (input, other), out,
                (input, other))
     return out
+
+
+def _float_remainder(xa, ya):
+    """x mod y with the sign of y, as PyTorch computes it: fmod(x, y), plus y where their signs differ. A zero
+    keeps fmod's sign (the dividend's), where NumPy's remainder gives it y's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mod = np.fmod(xa, ya)
+        return np.where((mod != 0) & ((np.asarray(ya) < 0) != (mod < 0)), mod + ya, mod)
 
 
 def _rmod(self, other):
@@ -467,11 +480,14 @@ def _rounded_quotient_backward(node, ops, grad, rounding):
     x, y = node.saved(ops)
     dy = None
     if node.next_functions[1][0] is not None:
-        if ops.recording:
-            quotient = x / y            # Tensors here: their methods record floor/trunc (FloorBackward0, ...)
-            dy = -grad * (quotient.floor() if rounding is np.floor else quotient.trunc())
+        mode = "floor" if rounding is np.floor else "trunc"
+        if ops.recording:               # Tensors here: the rounded division is recorded (DivBackward2)
+            dy = -grad * _rounded_div(x, y, mode)
         else:
-            dy = -grad * ops.constant(rounding(np.true_divide(ops.raw(x), ops.raw(y))), grad)
+            xa, ya = ops.raw(x), ops.raw(y)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                quotient = _floor_quotient(xa, ya) if mode == "floor" else np.trunc(np.true_divide(xa, ya))
+            dy = -grad * ops.constant(quotient, grad)
     return grad, dy
 
 
@@ -694,7 +710,13 @@ def cast(input, dtype):
     """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
     data = input._data
     to_real = data.dtype.kind == "c" and not dtype.is_complex
-    out = wrap((data.real if to_real else data).astype(dtype._np))
+    source = data.real if to_real else data
+    if source.ndim < 2 or is_dense(source):
+        out = wrap(source.astype(dtype._np))
+    else:       # PyTorch's layout for memory that is not dense (infer_dense_strides); NumPy's order "K" differs
+        values = empty_in_layout_of(source, dtype._np)
+        values[...] = source
+        out = wrap(values)
     if wants_grad(input) and (dtype.is_floating_point or dtype.is_complex):
         if to_real:     # PyTorch warns where the discarded imaginary part would have had a gradient
             warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
@@ -708,12 +730,14 @@ def _augmented(op, ufunc):
     """``x.add_(y)`` / ``x += y``: ``op`` through the in-place mechanism, or, when nothing is recorded, one
     NumPy ``ufunc`` writing straight into x's memory (the optimizer pattern ``p -= lr * p.grad``)."""
     def method(self, other, **kwargs):
+        inputs = (other,) if isinstance(other, Tensor) else ()
         if not kwargs and _direct(self, other):
+            refuse_partial_overlap(self, inputs)
             ufunc(self._data, other._data if isinstance(other, Tensor) else other, out=self._data)
             self._version_box[0] += 1
             untracked_change(self)
             return self
-        return apply_inplace(self, lambda old: op(old, other, **kwargs))
+        return apply_inplace(self, lambda old: op(old, other, **kwargs), inputs)
     method.__name__ = method.__qualname__ = op.__name__ + "_"
     method.__doc__ = f"In-place ``{op.__name__}``."
     return method
@@ -810,7 +834,8 @@ def _addc(name, input, tensor1, tensor2, value, combine, node_cls):
     x, a, b = (t._data.astype(target, copy=False) for t in (input, tensor1, tensor2))
     v = np.asarray(value).astype(target)
     broadcast_shape(x.shape, a.shape, b.shape)
-    result = as_result(combine(x, v * a, b), target)
+    values = in_iteration_layout(combine(x, v * a, b), input._data, tensor1._data, tensor2._data)
+    result = as_result(values, target)
     if wants_grad(input, tensor1, tensor2):
         record(node_cls, (input, tensor1, tensor2), result, (tensor1, tensor2), value=value)
     return result

@@ -306,11 +306,20 @@ class CopysignBackward0(Node):
         dx = grad * self._sign_ratio(ops, grad) if _needs(self, 0) else None
         return (dx, ops.zeros_like(grad)) if len(self.next_functions) == 2 else dx
 
+    def _recorded_ratio(self, ops):
+        """out/x with 0 where x = 0, recorded from the saved values as PyTorch's formula computes it: so the
+        gradient requires grad wherever x does, and its derivative at x = 0 is PyTorch's (0/0: nan)."""
+        x, out = self.saved(ops)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ops.mask(ops.raw(x) != 0, out / x)
+
     def jvp(self, ops, x_t, y_t=None):
         return ops.zeros_like(y_t) if x_t is None else x_t * self._sign_ratio(ops, x_t)
 
     def _sign_ratio(self, ops, like):
         """out/x: ±1, and 0 where x = 0."""
+        if ops.recording:
+            return self._recorded_ratio(ops)
         x, out = self.saved(ops)
         xa = ops.raw(x)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -130,5 +130,5 @@ def copy_(input, src, non_blocking=False):
         src = wrap(np.asarray(src))
     elif not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-    return apply_inplace(input, lambda old: _copied(old, src))
+    return apply_inplace(input, lambda old: _copied(old, src), (src,))
 

@@ -466,7 +466,8 @@ def gather(input, dim, index, *, sparse_grad=False):
     where = _along(idx, d, a.shape[d])
     out = wrap(a[where])
     if wants_grad(input):
-        record(GatherBackward0, (input,), out, index=where)
+        # x and index saved as PyTorch saves them, so that changing either in place breaks backward
+        record(GatherBackward0, (input,), out, (input, index) if isinstance(index, Tensor) else (input,), index=where)
     return out
 
 
@@ -705,7 +706,9 @@ def masked_select(input, mask):
     m = np.broadcast_to(m, shape).copy()
     out = wrap(np.broadcast_to(a, shape)[m])
     if wants_grad(input):
-        record(MaskedSelectBackward0, (input,), out, mask=m)
+        # x and the mask are saved as PyTorch saves them, so that changing either in place breaks backward
+        saved = (input, mask) if isinstance(mask, Tensor) else (input,)
+        record(MaskedSelectBackward0, (input,), out, saved, mask=m)
     return out
 
 
@@ -792,5 +795,5 @@ def take(input, index):
     flat = _flat_positions(idx, a.size, "take(): tried to take from an empty tensor")
     out = wrap(a.reshape(-1)[flat].reshape(idx.shape))
     if wants_grad(input):
-        record(TakeBackward0, (input,), out, index=flat)
+        record(TakeBackward0, (input,), out, (input,), index=flat)     # saved as PyTorch saves it (versions)
     return out

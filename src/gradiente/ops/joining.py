@@ -241,8 +241,15 @@ class CatBackward0(Node):
 
     def backward(self, ops, grad):
         grads, start = [], 0
-        for (node, _), size in zip(self.next_functions, self.sizes):
-            grads.append(ops.narrow(grad, self.dim, start, size) if node is not None and size is not None else None)
+        for (node, _), size, meta in zip(self.next_functions, self.sizes, self._input_meta):
+            if node is None:
+                grads.append(None)
+            elif meta is not None and tuple(meta[0]) == (0,):  # as PyTorch: a new empty tensor (no grad required)
+                grads.append(ops.zeros((0,), grad))
+            elif size is None:
+                grads.append(None)
+            else:
+                grads.append(ops.narrow(grad, self.dim, start, size))
             start += size or 0
         return tuple(grads)
 

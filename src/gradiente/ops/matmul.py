@@ -1,5 +1,5 @@
 """Linear algebra: the products (mm, mv, dot, bmm, addmm, baddbmm), matmul built from them as PyTorch builds
-it, outer, einsum, trace, and the 2-D transpose ``t``.
+it, outer, trace, and the 2-D transpose ``t`` (einsum, decomposed into these, is ``ops/einsum.py``).
 
 ``matmul`` follows PyTorch's own decomposition (ATen's ``_matmul_impl``), step for step: a batch of
 matrices times a matrix is folded into one ``mm`` and unfolded again (UnsafeViewBackward0 over
@@ -30,7 +30,7 @@ from .views import (
     unsqueeze,
 )
 
-__all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "matmul", "mm", "mv", "outer", "t", "trace", "addbmm"]
+__all__ = ["addmm", "baddbmm", "bmm", "dot", "ger", "matmul", "mm", "mv", "outer", "t", "trace", "addbmm"]
 
 def _same_dtype(xa, ya):
     if xa.dtype != ya.dtype:
@@ -398,117 +398,6 @@ def t(input):
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
     return _view(input, a.T, TBackward0)
-
-
-# --- einsum ----------------------------------------------------------------------------------------------
-
-class EinsumBackward0(Node):
-    """out = einsum(equation, x₁, x₂, ...);  dxᵢ = einsum of grad with the other operands, back to xᵢ's
-    subscripts (spread over the diagonal where xᵢ repeats a subscript)."""
-    holomorphic = True
-    __slots__ = ()
-    formula = "∂ einsum/∂xᵢ: the same contraction with grad in xᵢ's place"
-
-    def backward(self, ops, grad):
-        operands = self.saved(ops)
-        grads = []
-        for i, (node, _) in enumerate(self.next_functions):
-            grads.append(_einsum_grad(ops, i, self.subscripts, self.output, operands, grad, self.sizes)
-                         if node is not None else None)
-        return tuple(grads)
-
-
-def _einsum_grad(ops, i, inputs, output, operands, grad, sizes):
-    subs = inputs[i]
-    others = [s for j, s in enumerate(inputs) if j != i]
-    unique = "".join(dict.fromkeys(subs))
-    present = set(output).union(*others)
-    computed = "".join(c for c in unique if c in present)
-    g = ops.einsum(",".join(others + [output]) + "->" + computed,
-                   *[x for j, x in enumerate(operands) if j != i], grad)
-    if len(computed) < len(unique):             # subscripts summed inside xᵢ alone: the gradient is constant along them
-        g = ops.reshape(g, tuple(sizes[c] if c in present else 1 for c in unique))
-        g = ops.expand(g, tuple(sizes[c] for c in unique))
-    if len(unique) < len(subs):                 # a repeated subscript (a diagonal): put the gradient back on it
-        grids = np.indices(tuple(sizes[c] for c in unique), sparse=True)
-        g = ops.embed(g, tuple(sizes[c] for c in subs), tuple(grids[unique.index(c)] for c in subs))
-    return g
-
-
-def _parse_einsum(equation, arrays):
-    """The equation with ``...`` spelled out as letters, as (input subscripts, output subscripts)."""
-    equation = equation.replace(" ", "")
-    lhs, arrow, rhs = equation.partition("->")
-    inputs = lhs.split(",")
-    if len(inputs) > len(arrays):
-        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
-    if len(inputs) < len(arrays):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
-    spare = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in equation]
-    n_ell = max((a.ndim - len(s.replace("...", "")) for s, a in zip(inputs, arrays) if "..." in s), default=0)
-    ell = "".join(spare[:n_ell][::-1])
-    spelled = []
-    for k, (s, a) in enumerate(zip(inputs, arrays)):
-        if "..." in s:
-            s = s.replace("...", ell[n_ell - (a.ndim - len(s.replace("...", ""))):])
-        elif len(s) != a.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
-                               f"number of dimensions ({a.ndim}) for operand {k} and no ellipsis was given")
-        spelled.append(s)
-    if arrow:
-        output = rhs.replace("...", ell)
-        for c in output:
-            if c not in "".join(spelled):
-                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
-                                   "operand")
-    else:
-        counts = {}
-        for c in "".join(spelled):
-            counts[c] = counts.get(c, 0) + 1
-        output = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
-    return spelled, output
-
-
-def _einsum_dtypes(arrays, inputs, output):
-    """The operands in one dtype, as PyTorch's einsum takes them: a label summed over in two operands makes
-    PyTorch contract them with bmm, which refuses mixed dtypes; otherwise it multiplies them, and mul promotes."""
-    if all(a.dtype == arrays[0].dtype for a in arrays):
-        return arrays
-    contracted = any(c not in output and sum(c in s for s in inputs) > 1 for c in set("".join(inputs)))
-    if contracted:
-        wrong = next(a for a in arrays if a.dtype != arrays[0].dtype)
-        raise RuntimeError(f"expected scalar type {dt.scalar_name(arrays[0].dtype)} but found "
-                           f"{dt.scalar_name(wrong.dtype)}")
-    target = np.result_type(*arrays)
-    return [a.astype(target, copy=False) for a in arrays]
-
-
-@autocast_entry
-def einsum(equation, *operands):
-    """Einstein summation (``einsum('ij,jk->ik', a, b)``), operands as arguments or one list.
-
-    Differs from PyTorch on purpose in one visible way: the result's grad_fn is one ``EinsumBackward0``
-    node, where PyTorch shows the permutes, reshapes and bmm it decomposes the contraction into."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    arrays = [x._data for x in operands]
-    inputs, output = _parse_einsum(equation, arrays)
-    arrays = _einsum_dtypes(arrays, inputs, output)
-    sizes = {}
-    for k, (s, a) in enumerate(zip(inputs, arrays)):
-        for c, n in zip(s, a.shape):
-            if sizes.get(c, n) != n and n != 1 and sizes[c] != 1:
-                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
-                                   f"with previously seen size {sizes[c]}")
-            sizes[c] = max(sizes.get(c, n), n)
-    spelled = ",".join(inputs) + "->" + output
-    values = np.einsum(spelled, *map(dt.widened, arrays), optimize=len(arrays) > 1)
-    if len(arrays) > 1:     # a contraction's result is contiguous, as PyTorch's bmm leaves it (NumPy's may not be)
-        values = np.asarray(values, order="C")
-    out = as_result(values, arrays[0].dtype)
-    if wants_grad(*operands):
-        record(EinsumBackward0, operands, out, operands, subscripts=inputs, output=output, sizes=sizes)
-    return out
 
 
 # --- addbmm: a batch of products summed ---------------------------------------------------------------------

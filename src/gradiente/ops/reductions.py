@@ -148,7 +148,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         return out
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
-    out = as_result(np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim), target)
+    values = np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim)
+    out = as_result(_contiguous_strides(values) if keepdim else values, target)
     if wants_grad(input):
         record(SumBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim)
     return out
@@ -200,6 +201,21 @@ def _sum_to_size(x, shape):
 
 
 # --- shared pieces -------------------------------------------------------------------------------------
+
+def _contiguous_strides(values):
+    """A C-ordered result with PyTorch's strides on its size-1 dims too (NumPy's keepdims leaves other ones there,
+    which no view reads but TensorIterator does, when it lays out a later elementwise result)."""
+    if values.__class__ is not np.ndarray or values.ndim < 2 or not values.flags.c_contiguous:
+        return values
+    strides, step = [], values.itemsize
+    for n in reversed(values.shape):
+        strides.append(step)
+        step *= n if n else 1
+    strides = tuple(reversed(strides))
+    if strides == values.strides:
+        return values
+    return np.lib.stride_tricks.as_strided(values, values.shape, strides, writeable=values.flags.writeable)
+
 
 def unsqueeze_reduced(ops, t, axes, keepdim, ndim):
     """A reduced result given back its reduced dims (as size 1), so that it broadcasts against the input."""
@@ -525,9 +541,14 @@ def median(input, dim=None, keepdim=False):
 
 # --- var, std ------------------------------------------------------------------------------------------
 
-def _var_backward(ops, grad, x, axes, keepdim, dof):
-    """d var / dx = 2 (x - mean) / dof, with the reduced gradient broadcast back."""
-    grad = unsqueeze_reduced(ops, grad, axes, keepdim, ops.raw(x).ndim)
+def _var_backward(ops, grad, x, axes, keepdim, dof, whole=False):
+    """d var / dx = 2 (x - mean) / dof, with the reduced gradient broadcast back. A variance of everything (or of
+    a 0-d x) with no degrees of freedom left has, as in PyTorch, the constant nan where x is its mean and inf
+    elsewhere: a gradient that requires grad only where ``grad`` does."""
+    xa = ops.raw(x)
+    if dof <= 0 and (whole or xa.ndim == 0):
+        return grad * ops.constant(np.where(xa == xa.mean(), np.nan, np.inf).astype(xa.real.dtype), grad)
+    grad = unsqueeze_reduced(ops, grad, axes, keepdim, xa.ndim)
     scale = 2.0 / dof if dof != 0 else math.inf
     return (scale * grad) * (x - ops.mean(x, axes, keepdim=True))
 
@@ -538,7 +559,7 @@ class VarBackward0(Node):
 
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
-        return (_var_backward(ops, grad, x, self.axes, self.keepdim, self.dof),)
+        return (_var_backward(ops, grad, x, self.axes, self.keepdim, self.dof, self.whole),)
 
 
 class StdBackward0(Node):
@@ -549,7 +570,7 @@ class StdBackward0(Node):
         x, out = self.saved(ops)
         with np.errstate(divide="ignore", invalid="ignore"):
             grad_var = ops.mask(ops.raw(out) != 0, grad / (out * 2))
-        return (_var_backward(ops, grad_var, x, self.axes, self.keepdim, self.dof),)
+        return (_var_backward(ops, grad_var, x, self.axes, self.keepdim, self.dof, self.whole),)
 
 
 # var, std and their means are computed in double for the narrower floating types, as PyTorch's CPU kernels
@@ -583,9 +604,10 @@ def _var_std(input, dim, unbiased, keepdim, correction, name):
     result = as_result(value, a.real.dtype if a.dtype.kind == "c" else a.dtype)
     if wants_grad(input):
         if name == "std":
-            record(StdBackward0, (input,), result, (input, result), axes=axes, keepdim=keepdim, dof=dof)
+            record(StdBackward0, (input,), result, (input, result), axes=axes, keepdim=keepdim, dof=dof,
+                   whole=dim is None)
         else:
-            record(VarBackward0, (input,), result, (input,), axes=axes, keepdim=keepdim, dof=dof)
+            record(VarBackward0, (input,), result, (input,), axes=axes, keepdim=keepdim, dof=dof, whole=dim is None)
     return result
 
 
@@ -835,7 +857,7 @@ def _moments_backward(ops, node, x, grad_var, grad_mean):
     if grad_mean is not None:
         parts.append(expand_reduced(ops, grad_mean / node.count, node.axes, node.keepdim, node.shape))
     if grad_var is not None:
-        parts.append(_var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof))
+        parts.append(_var_backward(ops, grad_var, x, node.axes, node.keepdim, node.dof, node.whole))
     return parts[0] if len(parts) == 1 else parts[1] + parts[0]
 
 
@@ -889,7 +911,7 @@ def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
         # std's rule reads std; var's reads only x, as PyTorch's (so var may then change in place)
         saved = (input,) if name == "var_mean" else (input, spread)
         record(node_cls, (input,), (spread, mean), saved, axes=axes, keepdim=keepdim, shape=a.shape,
-               count=count, dof=count - correction)
+               count=count, dof=count - correction, whole=dim is None)
     return spread, mean
 
 
@@ -1121,7 +1143,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     kept = ~np.isnan(a) if dt.kind(a.dtype) == "f" else np.ones(a.shape, dtype=bool)
     out = as_result(np.where(kept, a, 0).sum(axis=axes, dtype=target, keepdims=keepdim), target)
     if wants_grad(input):
-        record(NansumBackward0, (input,), out, kept=kept, axes=axes, keepdim=keepdim)
+        # x is saved though the rule reads only its mask: PyTorch saves x, so changing it in place breaks backward
+        record(NansumBackward0, (input,), out, (input,), kept=kept, axes=axes, keepdim=keepdim)
     return out
 
 

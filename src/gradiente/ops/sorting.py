@@ -44,7 +44,7 @@ class SortBackward0(Node):
     keepdim = True          # a reduction (kthvalue, mode) records its own: without keepdim its dim comes back first
 
     def backward(self, ops, grad):
-        (indices,) = self.saved(ops)
+        indices = self.saved(ops)[0]        # cummax and cummin save x too, as PyTorch (for its version)
         indices, dim, shape = ops.raw(indices), self.dim, self._input_meta[0][0]
         if len(shape) == 0:
             return (grad,)
@@ -122,7 +122,7 @@ def _stable_order(a, dim, descending):
     return (a.shape[dim] - 1) - np.flip(flipped, dim)
 
 
-def _taken(input, indices, dim, shape, node_cls, pair, *, preserve_layout=False, **attrs):
+def _taken(input, indices, dim, shape, node_cls, pair, *, preserve_layout=False, save_input=False, **attrs):
     """The ``(values, indices)`` pair of an op that takes the elements of ``input`` at ``indices`` along
     ``dim`` (the result reshaped to ``shape``), recorded with ``node_cls`` if input requires grad.
     ``preserve_layout``: both laid out as ``input`` (sort's results, as PyTorch's)."""
@@ -133,7 +133,7 @@ def _taken(input, indices, dim, shape, node_cls, pair, *, preserve_layout=False,
     values, indices = wrap(values), wrap(indices)
     if wants_grad(input):
         # The indices are saved as a tensor, so that changing them in place before backward is caught.
-        record(node_cls, (input,), values, (indices,), dim=dim, **attrs)
+        record(node_cls, (input,), values, (indices, input) if save_input else (indices,), dim=dim, **attrs)
     return pair(values, indices)
 
 
@@ -258,7 +258,7 @@ def _running_extreme(input, dim, name, accumulate, node_cls, pair):
     positions = np.arange(work.shape[d]).reshape([-1 if i == d else 1 for i in range(work.ndim)])
     # contiguous, as PyTorch's scan kernels write them (NumPy's accumulate keeps the input's layout)
     indices = c_order(np.maximum.accumulate(np.where(reached, positions, 0), axis=d))
-    return _taken(input, indices, d, a.shape, node_cls, pair)
+    return _taken(input, indices, d, a.shape, node_cls, pair, save_input=True)
 
 
 def cummax(input, dim):

@@ -12,6 +12,7 @@ from ..core.creation import empty, from_numpy, ones_like, tensor, zeros, zeros_l
 from ..core.dtype import FROM_NUMPY
 from ..core.tensor import Tensor
 from . import binary_math, complex_numbers, joining, rearranging, reductions, selection, unary, views
+from . import einsum as einsum_ops
 from . import matmul as matrix_products
 from .indexing import embed as _embed
 from .nn.activations import threshold_backward as _threshold_backward
@@ -42,7 +43,7 @@ class TensorOps:
                                                   complex_numbers.imag))
     xlogy = staticmethod(binary_math.xlogy)
     matmul = staticmethod(matrix_products.matmul)
-    einsum = staticmethod(matrix_products.einsum)
+    einsum = staticmethod(einsum_ops.einsum)
 
     @staticmethod
     def logical_not(condition):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import forward_grad, layouts
+from ..core.creation import empty_in_layout_of, is_dense
 from ..core.forward_grad import state as _forward
 from ..core.inplace import AsStridedBackward0, check_inplace, track_view
 from ..core.node import Node
@@ -240,8 +241,12 @@ def clone(input, *, memory_format=None):
     unless ``memory_format`` asks for a contiguous one, as in PyTorch."""
     if layouts.is_channels_last(memory_format):
         return _copy(input, layouts.in_memory_format(input._data, memory_format))
-    order = "C" if "contiguous" in str(memory_format) else "K"
-    return _copy(input, input._data.copy(order=order))
+    a = input._data
+    if "contiguous" in str(memory_format) or a.ndim < 2 or is_dense(a):
+        return _copy(input, a.copy(order="C" if "contiguous" in str(memory_format) else "K"))
+    out = empty_in_layout_of(a, a.dtype)    # PyTorch's layout for memory that is not dense (NumPy's "K" differs)
+    out[...] = a
+    return _copy(input, out)
 
 
 def contiguous(input, memory_format=None):
@@ -327,7 +332,25 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     """A new size-1 dim at ``dim`` (in ``-ndim-1 .. ndim``). A view."""
     a = input._data
-    return _shape_view(input, a[(slice(None),) * _wrap_dim(dim, a.ndim + 1) + (None,)], UnsqueezeBackward0)
+    d = _wrap_dim(dim, a.ndim + 1)
+    return _shape_view(input, _with_unit_dim(a, d), UnsqueezeBackward0)
+
+
+def _with_unit_dim(a, d):
+    """``a`` with a size-1 dim at ``d``, whose stride is PyTorch's: the size times the stride of the dim it goes
+    before (one element at the end). NumPy gives it stride 0; no view reads a size-1 dim's stride, but
+    TensorIterator does, when it picks the layout of an elementwise result (``in_iteration_layout``)."""
+    stride = a.shape[d] * a.strides[d] if d < a.ndim else a.itemsize
+    shape, strides = a.shape[:d] + (1,) + a.shape[d:], a.strides[:d] + (stride,) + a.strides[d:]
+    root = storage_root(a)      # made on the memory's owner, so that the view's storage is still the base's
+    try:
+        offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        out = np.ndarray(shape, a.dtype, buffer=root, offset=offset, strides=strides)
+    except (TypeError, ValueError):     # an owner that lends no buffer: NumPy's own view (stride 0)
+        return a[(slice(None),) * d + (None,)]
+    if not a.flags.writeable:
+        out.flags.writeable = False
+    return out
 
 
 def _squeeze_result(input, dim):
@@ -721,8 +744,10 @@ def unfold(input, dimension, size, step):
         windows = (length - size) // step + 1
         shape = a.shape[:dim] + (windows,) + a.shape[dim + 1:] + (size,)
         strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
-        # overlapping windows share memory: in-place writes into them are refused (read-only)
-        array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=size <= step)
+        # overlapping windows share memory: in-place writes into them are refused (read-only), where PyTorch
+        # writes them in its own order; one window, or windows apart, may be written, as in PyTorch
+        writeable = (size <= step or windows <= 1) and a.flags.writeable
+        array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
     return _view(input, array, UnfoldBackward0, arrays=(array, a))
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import dtype as dt
 from ...core import tensor
-from ...core.creation import keep_layout
+from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
@@ -67,6 +67,32 @@ def _saved(node, ops):
     return node.saved(ops)[0]
 
 
+class PiecewiseGradientBackward(Node):
+    """Base of the nodes PyTorch records for the gradient of a piecewise-linear activation under create_graph
+    (``hardtanh_backward`` ...): out = grad where ``keep``, else grad·``outside``, an op of (grad, x);
+    dgrad = the same;  dx = 0 (flat wherever it has a derivative)"""
+    formula = "d/dgrad (grad · slope(x)) = slope(x);  d/dx = 0"
+    keep: np.ndarray
+    outside: float
+
+    def backward(self, ops, grad):
+        x = _saved(self, ops)
+        return piecewise_gradient(ops, type(self), grad, x, self.keep, self.outside), ops.zeros_like(x)
+
+
+def piecewise_gradient(ops, node_cls, grad, x, keep, outside=0.0):
+    """``grad`` where ``keep`` (a boolean array read off ``x``), ``grad * outside`` elsewhere. Under create_graph
+    it is recorded as PyTorch's ``*_backward`` kernel is, a ``node_cls`` of (grad, x): its result requires grad
+    wherever ``x`` does, even from a constant ``grad``, and the second derivative flows to ``grad`` alone."""
+    if not ops.recording:
+        return ops.mask(keep, grad) if outside == 0 else ops.select(keep, grad, grad * outside)
+    g = grad._data
+    out = wrap(np.where(keep, g, np.zeros((), g.dtype) if outside == 0 else g * outside))
+    if wants_grad(grad, x):
+        record(node_cls, (grad, x), out, (x,), keep=keep, outside=outside)
+    return out
+
+
 # --- relu, hardtanh, relu6, threshold ---------------------------------------------------------------------
 
 def relu(input, inplace=False):
@@ -83,12 +109,18 @@ class HardtanhBackward0(Node):
     formula = "d/dx hardtanh(x) = 1 inside (min_val, max_val), 0 outside"
 
     def backward(self, ops, grad):
-        x = ops.raw(_saved(self, ops))
+        x = _saved(self, ops)
+        xa = ops.raw(x)
         # At a nan input PyTorch's own answer depends on the tensor's size (1 in its scalar loop, 0 in its
         # vectorized one); 0, the answer for all but the smallest tensors, is kept here.
-        return (ops.mask((x > self.min_val) & (x < self.max_val), grad),)
+        keep = (xa > self.min_val) & (xa < self.max_val)
+        return (piecewise_gradient(ops, HardtanhBackwardBackward0, grad, x, keep),)
 
     jvp = self_adjoint_jvp
+
+
+class HardtanhBackwardBackward0(PiecewiseGradientBackward):
+    """hardtanh's gradient under create_graph: out = grad where min_val < x < max_val, else 0"""
 
 
 class HardtanhBackward1(HardtanhBackward0):
@@ -185,9 +217,14 @@ class LeakyReluBackward0(Node):
     formula = "d/dx leaky_relu(x) = 1 if x > 0 else negative_slope"
 
     def backward(self, ops, grad):
-        return (ops.select(ops.raw(_saved(self, ops)) > 0, grad, grad * self.negative_slope),)
+        x = _saved(self, ops)
+        return (piecewise_gradient(ops, LeakyReluBackwardBackward0, grad, x, ops.raw(x) > 0, self.negative_slope),)
 
     jvp = self_adjoint_jvp
+
+
+class LeakyReluBackwardBackward0(PiecewiseGradientBackward):
+    """leaky_relu's gradient under create_graph: out = grad where x > 0, else negative_slope·grad"""
 
 
 class LeakyReluBackward1(LeakyReluBackward0):
@@ -473,9 +510,12 @@ class SoftshrinkBackward0(Node):
     """out = x - λ for x > λ, x + λ for x < -λ, else 0;  dx = grad outside [-λ, λ], else 0 (nan: see hardtanh)"""
     formula = "d/dx softshrink(x) = 1 outside [-λ, λ], 0 inside"
 
+    gradient_node = None    # set below: the node of this gradient under create_graph
+
     def backward(self, ops, grad):
-        x = ops.raw(_saved(self, ops))
-        return (ops.mask((x < -self.lambd) | (x > self.lambd), grad),)
+        x = _saved(self, ops)
+        xa = ops.raw(x)
+        return (piecewise_gradient(ops, self.gradient_node, grad, x, (xa < -self.lambd) | (xa > self.lambd)),)
 
     jvp = self_adjoint_jvp
 
@@ -485,15 +525,58 @@ class HardshrinkBackward0(SoftshrinkBackward0):
     formula = "d/dx hardshrink(x) = 1 outside [-λ, λ], 0 inside"
 
 
+class SoftshrinkBackwardBackward0(PiecewiseGradientBackward):
+    """softshrink's gradient under create_graph: out = grad outside [-λ, λ], else 0"""
+
+
+class HardshrinkBackwardBackward0(PiecewiseGradientBackward):
+    """hardshrink's gradient under create_graph: out = grad outside [-λ, λ], else 0"""
+
+
+SoftshrinkBackward0.gradient_node = SoftshrinkBackwardBackward0
+HardshrinkBackward0.gradient_node = HardshrinkBackwardBackward0
+
+
 def softshrink(input, lambd=0.5):
     """x shrunk towards 0 by λ, and 0 inside [-λ, λ] (``SoftshrinkBackward0``)."""
     a = input._data
     if dt.kind(a.dtype) == "f" and not 0 <= lambd <= dt.finfo_of(a.dtype).max:
         raise RuntimeError(f"lambda must be in range [0, {float(dt.finfo_of(a.dtype).max):g}] for input dtype "
                            f"{scalar_name(a.dtype)}, but found {lambd:g}")
-    # x minus x clamped to [-λ, λ], as PyTorch's vectorized kernel computes it: +0.0 inside, nan for nan
-    return activation(input, lambda a: a - np.clip(a, -lambd, lambd), SoftshrinkBackward0, "softshrink_cpu",
-                      lambd=lambd)
+    scalar = scalar_loop_elements(a)
+
+    def forward(x):
+        # PyTorch's vectorized kernel computes x minus x clamped to [-λ, λ] (+0.0 inside), its scalar loop
+        # x * 0 inside (-0.0 for a negative x): each element as the loop that reaches it computes it
+        vectorized = x - np.clip(x, -lambd, lambd)
+        if not scalar.any():
+            return vectorized
+        inside = (x >= -lambd) & (x <= lambd)
+        return np.where(scalar & inside, x * 0, vectorized)
+    return activation(input, forward, SoftshrinkBackward0, "softshrink_cpu", lambd=lambd)
+
+
+def scalar_loop_elements(a):
+    """Which elements of ``a`` PyTorch's CPU elementwise kernels compute in their scalar loop rather than their
+    vectorized one (where the two differ in a last detail, such as the sign of a zero). The kernels step through
+    adjacent elements two 256-bit vectors at a time; what is left at the end of each run of adjacent elements,
+    and every element of a run that is not adjacent, goes through the scalar loop. A dense tensor is one run,
+    in memory order."""
+    block = 64 // a.itemsize
+    if a.size == 0:
+        return np.zeros(a.shape, bool)
+    steps = [(n, st // a.itemsize) for n, st in zip(a.shape, a.strides)]
+    if is_dense(a):
+        offsets = np.zeros(a.shape, np.int64)
+        for d, (n, step) in enumerate(steps):
+            offsets = offsets + (np.arange(n) * step).reshape((n,) + (1,) * (a.ndim - d - 1))
+        return offsets - offsets.min() >= a.size // block * block
+    fastest = min((d for d, (n, _) in enumerate(steps) if n > 1), key=lambda d: abs(steps[d][1]))
+    n, step = steps[fastest]
+    if abs(step) != 1:
+        return np.ones(a.shape, bool)
+    position = np.arange(n).reshape((n,) + (1,) * (a.ndim - fastest - 1))
+    return np.broadcast_to(position >= n // block * block, a.shape)
 
 
 def hardshrink(input, lambd=0.5):

@@ -8,7 +8,8 @@
 import math
 
 from ..autocast import autocast_entry
-from ..matmul import addmm, einsum
+from ..einsum import einsum
+from ..matmul import addmm
 from ._common import shape_text
 
 __all__ = ["bilinear", "linear"]

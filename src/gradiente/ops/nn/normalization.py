@@ -70,6 +70,20 @@ def _mean(a, axes):
     return _sum(a, axes) / rows.shape[1]
 
 
+def _statistics_mean(a, axes):
+    """The mean that layer and group norm subtract: ``_mean``, but exactly the value of a row whose elements are
+    all equal. PyTorch's kernel (Welford's update, m += (x - m) / n) gets that value exactly, so such a row
+    normalizes to exact zeros; a sum divided by the count may be off in the last bit, and 1/x or log of the
+    result would then be huge instead of inf."""
+    mean = _mean(a, axes)
+    if a.size:
+        first = a.min(axis=axes, keepdims=True)
+        constant = first == a.max(axis=axes, keepdims=True)
+        if constant.any():
+            mean = np.where(constant, first, mean)
+    return mean
+
+
 def _mean_of_product(a, b, axes):
     """``(a * b).mean(axis=axes, keepdims=True)`` for a and b of one shape and dtype."""
     rows, other = _trailing(a, axes), _trailing(b, axes)
@@ -256,7 +270,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     out_dtype = xa.dtype
     xa = _half_in_float32(xa)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
-    mean = _mean(xa, stat_axes)
+    mean = _statistics_mean(xa, stat_axes)
     centered = xa - mean
     var = _mean_of_product(centered, centered, stat_axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
@@ -465,7 +479,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     out_dtype = xa.dtype
     grouped = _half_in_float32(xa).reshape(n, num_groups, -1)
-    mean = _mean(grouped, (2,))
+    mean = _statistics_mean(grouped, (2,))
     centered = grouped - mean
     rstd = (1.0 / np.sqrt(_mean_of_product(centered, centered, (2,)) + eps)).astype(grouped.dtype)
     xhat = centered * rstd

@@ -1,0 +1,512 @@
+"""Silent differences from PyTorch found by the random programs (issue 13, "never silently wrong"), each fixed in
+the library and pinned here by name, compared with real PyTorch on the same inputs: values, dtypes, strides,
+grad_fn chains, requires_grad, gradients, and the exceptions (type and message).
+
+``tools/random_programs.py`` finds such cases; its shrunk reproducer becomes a test here."""
+import random
+
+import numpy as np
+import pytest
+from harness import OpSpec, spec_tests
+
+import gradiente
+
+torch = pytest.importorskip("torch")
+
+
+def _leaves(lib, shapes, dtype="float64", seed=0):
+    rng = np.random.RandomState(seed)
+    return [lib.from_numpy(rng.standard_normal(s).astype(dtype)).requires_grad_() for s in shapes]
+
+
+def _graph(t):
+    """Every node below ``t`` (depth first, inputs in order) as (depth, class name, a leaf's shape): the graph's
+    whole shape, and which input each path reaches."""
+    found, stack = [], [(t.grad_fn, 0)]
+    while stack:
+        node, depth = stack.pop()
+        name = type(node).__name__ if node is not None else None
+        leaf = tuple(node.variable.shape) if name == "AccumulateGrad" else None     # which input: by its shape
+        found.append((depth, name, leaf))
+        if node is not None:
+            stack.extend((n, depth + 1) for n, _ in reversed(node.next_functions))
+    return found
+
+
+def _strides(t):
+    """Strides of the dims that move through memory: a size-1 dim's stride is a convention each kernel picks
+    (as ``tools/random_programs.py`` compares them)."""
+    return tuple(st if n > 1 and t.numel() else None for st, n in zip(t.stride(), t.shape))
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as error:  # the error itself is what is compared
+        return type(error).__name__, str(error).replace("gradiente.", "torch.")
+    return None
+
+
+# --- (a) einsum: PyTorch's decomposition, node for node -------------------------------------------------------
+
+EINSUMS = [
+    ("...i,...j->...ij", [(2, 3), (2, 3)]), ("...i,...i->...", [(2, 3), (2, 3)]), ("...i,j->...j", [(2, 3), (3,)]),
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]), ("ij->", [(2, 3)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("i,i->", [(3,), (3,)]), ("i,j,k->ijk", [(2,), (3,), (4,)]), ("ij->ji", [(2, 3)]),
+    ("...i,...j->...ij", [(1, 3), (2, 1)]), ("ijk,jk->ik", [(2, 3, 1), (3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ijk,ijl->", [(2, 3, 4), (2, 3, 5)]), ("iij,j->ij", [(2, 2, 3), (3,)]), ("ab,b,bc->ac", [(2, 3), (3,), (3, 4)]),
+    ("i,j->", [(2,), (3,)]), ("ij,k,l->ij", [(2, 3), (4,), (5,)]), ("ij,jk->ik", [(2, 1), (1, 4)]),
+    ("ij,jk->ik", [(0, 3), (3, 4)]), ("Ba,aB", [(2, 3), (3, 2)]), ("i...->...", [(2, 3, 4)]), ("ii", [(3, 3)]),
+    ("i...j,j...->...", [(2, 3, 4, 5), (5, 4)]), ("a...a->...", [(2, 3, 2)]), ("ij,ij", [(2, 3), (2, 1)]),
+    ("...i,oij,...j->...o", [(2, 3), (4, 3, 5), (2, 5)]),
+]
+
+
+def _einsum_outcome(lib, equation, shapes, seed=0):
+    xs = _leaves(lib, shapes, seed=seed)
+    out = lib.einsum(equation, *xs)
+    grads = lib.autograd.grad(out, xs, lib.from_numpy(np.random.RandomState(seed + 1).standard_normal(
+        tuple(out.shape))), allow_unused=True)
+    return out, grads
+
+
+def _assert_einsum_like_torch(equation, shapes, seed=0):
+    ours, our_grads = _einsum_outcome(gradiente, equation, shapes, seed)
+    theirs, their_grads = _einsum_outcome(torch, equation, shapes, seed)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _strides(ours) == _strides(theirs), (equation, shapes)
+    assert _graph(ours) == _graph(theirs), (equation, shapes)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUMS, ids=[f"{e}|{s}" for e, s in EINSUMS])
+def test_einsum_records_torchs_decomposition(equation, shapes):
+    """Random programs, seeds 20000-: einsum was one EinsumBackward0 node with NumPy's layout; PyTorch's result is
+    a permuted bmm (or mul) output with PermuteBackward0/ViewBackward0/BmmBackward0 beneath it."""
+    _assert_einsum_like_torch(equation, shapes)
+
+
+def _random_einsum(rng):
+    letters = "abcdB"
+    n_ops = rng.choice([1, 2, 2, 2, 3])
+    sizes = {c: rng.choice([1, 2, 3, 4]) for c in letters}
+    terms, shapes = [], []
+    for _ in range(n_ops):
+        term = "".join(rng.choice(letters) for _ in range(rng.randrange(0, 4)))
+        terms.append(term)
+        shapes.append(tuple(1 if rng.random() < 0.2 else sizes[c] for c in term))
+    for k, term in enumerate(terms):    # a repeated subscript needs one size within its operand
+        first = {}
+        shapes[k] = tuple(first.setdefault(c, n) for c, n in zip(term, shapes[k]))
+    used = sorted(set("".join(terms)))
+    output = "".join(rng.sample(used, rng.randrange(0, len(used) + 1)))
+    return ",".join(terms) + ("->" + output if rng.random() < 0.8 else ""), shapes
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_random_einsums_match_torch(seed):
+    """Random equations (repeated subscripts, broadcast size-1 dims, 1-3 operands, implicit outputs): the graph,
+    strides, values and gradients are PyTorch's, or both raise alike."""
+    equation, shapes = _random_einsum(random.Random(seed))
+    expected = _error(lambda: torch.einsum(equation, *_leaves(torch, shapes)))
+    assert _error(lambda: gradiente.einsum(equation, *_leaves(gradiente, shapes))) == expected
+    if expected is None:
+        _assert_einsum_like_torch(equation, shapes, seed)
+
+
+@pytest.mark.parametrize("equation,shapes", [("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]),
+                                             ("ab,b,bc->ac", [(2, 3), (3,), (3, 4)]), ("ij,ij", [(2, 3), (2, 1)])])
+def test_einsum_gradcheck(equation, shapes):
+    xs = _leaves(gradiente, shapes)
+    assert gradiente.autograd.gradcheck(lambda *xs: gradiente.einsum(equation, *xs), xs)
+    assert gradiente.autograd.gradgradcheck(lambda *xs: gradiente.einsum(equation, *xs), xs)
+
+
+EINSUM_ERRORS = [
+    ("ii->i", [(2, 3)]), ("ii,i", [(3, 2), (4,)]), ("i,jj", [(2,), (3, 4)]), ("ij,ii", [(2, 3), (3, 2)]),
+    ("ij,jk", [(2, 3), (4, 5)]), ("ijk", [(2, 3)]), ("i->j", [(2,)]), ("i,j", [(2,), (3,), (4,)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUM_ERRORS, ids=[e for e, _ in EINSUM_ERRORS])
+def test_einsum_errors_are_torchs(equation, shapes):
+    expected = _error(lambda: torch.einsum(equation, *_leaves(torch, shapes)))
+    assert expected is not None
+    assert _error(lambda: gradiente.einsum(equation, *_leaves(gradiente, shapes))) == expected
+
+
+
+# --- (b) under create_graph, a gradient through a piecewise-linear op requires grad where PyTorch's does ----------
+
+def _gradient_of(activation):
+    """The gradient of ``activation`` at x for an upstream g, taken with create_graph: PyTorch's
+    ``*_backward`` kernel of (g, x), recorded as its ``...BackwardBackward0`` node."""
+    def fn(lib, x, g):
+        return lib.autograd.grad(activation(lib.nn.functional, x), x, g, create_graph=True)[0]
+    return fn
+
+
+PIECEWISE = {
+    "hardtanh": lambda F, x: F.hardtanh(x), "relu6": lambda F, x: F.relu6(x * 4),
+    "softshrink": lambda F, x: F.softshrink(x), "hardshrink": lambda F, x: F.hardshrink(x),
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.2), "hardtanh_inplace": lambda F, x: F.hardtanh(x * 1, inplace=True),
+}
+SPECS = [OpSpec(f"gradient_of_{name}", _gradient_of(f), [((5,), (5,)), ((2, 3), (2, 3))])
+         for name, f in PIECEWISE.items()]
+test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
+
+
+def _second_order(lib, program):
+    """``program(lib, x)`` -> a first-order result; its gradient (constant upstream, create_graph) as what is
+    compared: requires_grad, grad_fn name, values, and the gradient of its weighted sum."""
+    x = lib.from_numpy(np.array([0.3, -2.0, 0.0, 0.7, 8.0])).requires_grad_()
+    out = program(lib, x)
+    g, = lib.autograd.grad(out, x, lib.ones_like(out), create_graph=True, allow_unused=True)
+    if not g.requires_grad:
+        return False, None, g.tolist(), None
+    gg, = lib.autograd.grad((g * lib.arange(5.0, dtype=lib.float64)).sum(), x, allow_unused=True)
+    return True, type(g.grad_fn).__name__, g.tolist(), None if gg is None else gg.tolist()
+
+
+SECOND_ORDER = {
+    # seed 21605: a gradient that reaches hardtanh as a constant (through ceil) still requires grad in PyTorch
+    "hardtanh_after_constant_gradient": lambda lib, x: lib.nn.functional.hardtanh(x).ceil().sum() + x.sum(),
+    "hardtanh": lambda lib, x: lib.nn.functional.hardtanh(x),
+    # seeds 22445, 20419: softshrink's gradient is an op of (grad, x)
+    "softshrink": lambda lib, x: lib.nn.functional.softshrink(x),
+    "hardshrink": lambda lib, x: lib.nn.functional.hardshrink(x),
+    "leaky_relu": lambda lib, x: lib.nn.functional.leaky_relu(x, 0.1),
+    # seeds 22797, 21647, 22696, 22049: copysign's gradient is grad·(out/x) computed from the saved values, and its
+    # derivative where x = 0 is PyTorch's nan (it was the KNOWN difference copysign_at_zero)
+    "copysign_tensor": lambda lib, x: lib.copysign(x, -x.detach()),
+    "copysign_number": lambda lib, x: lib.copysign(x, -1.5),
+    "copysign_self": lambda lib, x: lib.copysign(x, x),
+    # seed 20823: var of a 0-d tensor (no degrees of freedom): PyTorch's gradient is grad times a constant
+    # (nan or inf), so from a constant upstream it requires no grad
+    "var_of_0d": lambda lib, x: lib.var(x[0], 0) + x.sum(),
+    "var_mean_of_0d": lambda lib, x: lib.var_mean(x[1], 0)[0] + x.sum(),
+    "var_of_one_element_no_dim": lambda lib, x: lib.var(x[:1]) + x.sum(),
+    "var_with_dim": lambda lib, x: lib.var(x[:1], 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_second_order_like_torch(name):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = (_second_order(lib, SECOND_ORDER[name]) for lib in (gradiente, torch))
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(np.array(ours[2]), np.array(theirs[2]))
+    np.testing.assert_array_equal(np.array(ours[3], dtype=float), np.array(theirs[3], dtype=float))
+
+
+# --- (e) a stale multi-output view: reading grad_fn raises, as in PyTorch ------------------------------------------
+
+def _stale_view_outcomes(lib):
+    x = lib.arange(4.0, dtype=lib.float64, requires_grad=True)
+    v0 = x * 1
+    v1 = v0.split(2)[0]
+    v0.mul_(2)
+    found = [v1.requires_grad, v1._version, repr(v1)]
+    for read in (lambda: v1.grad_fn, lambda: v1.is_leaf, v1.sum, lambda: v1.mul_(2),
+                 lambda: v1.detach().tolist()):
+        found.append(_error(read) or read())
+    with lib.no_grad():
+        found.append((v1 * 2).tolist())
+    return found
+
+
+def test_stale_multi_output_view_reads_like_torch():
+    """Seeds 20055, 21104, 22062, 22126, 22705 (the KNOWN difference stale_view_grad_fn): a split/unbind output
+    whose base changed in place returned an Error node from .grad_fn; PyTorch raises its message there (and from
+    is_leaf, and from any recorded op), prints grad_fn=<Invalid>, and still detaches and computes under no_grad."""
+    ours = [str(v).replace("gradiente", "torch") for v in _stale_view_outcomes(gradiente)]
+    assert ours == [str(v) for v in _stale_view_outcomes(torch)]
+
+
+# --- (d) version counters: every saved tensor is checked before a node's rule runs, as PyTorch unpacks them all ---
+
+def _version_outcome(lib, program):
+    x = lib.from_numpy(np.array([0.5, -1.5, 2.0])).requires_grad_()
+    y = lib.from_numpy(np.array([-0.3, 0.8, 1.1])).requires_grad_()
+    out = program(lib, x, y)
+    return _error(lambda: lib.autograd.grad(out.sum(), [x, y], allow_unused=True))
+
+
+VERSION_PROGRAMS = {
+    # seed 20489: copysign saved its first input's result; only the sign's input needs a gradient, and PyTorch
+    # still unpacks (and checks) every saved value
+    "copysign_unused_saved_value": lambda lib, x, y: _changed(lib.copysign(x.detach() * 1, y), "sin_"),
+    # seeds 22138, 20138: nansum saves x (for its mask)
+    "nansum_input": lambda lib, x, y: _then(lib.nansum(_keep(x * 1)), "add_"),
+    # seed 21891: take saves x
+    "take_input": lambda lib, x, y: _then(_keep(x * 1).take(lib.tensor([0, 2])), "mul_"),
+    # seeds 20821, 21827: masked_select saves x and the mask
+    "masked_select_input": lambda lib, x, y: _then(_keep(x * 1).masked_select(x > 0), "add_"),
+    "masked_select_mask": lambda lib, x, y: _then(x.masked_select(_keep(x.detach() > 0)), "logical_not_"),
+    # seed 41176: gather saves x
+    "gather_input": lambda lib, x, y: _then(_keep(x * 1).gather(0, lib.tensor([2, 0])), "add_"),
+    # seed 42257: cummax saves x
+    "cummax_input": lambda lib, x, y: _then(_keep(x * 1).cummax(0).values, "sub_"),
+    "cummin_input": lambda lib, x, y: _then(_keep(x * 1).cummin(0).values, "sub_"),
+}
+_kept = []
+
+
+def _keep(t):
+    """Remember ``t`` so that ``_then`` can change it in place after the op under test used it."""
+    _kept.append(t)
+    return t
+
+
+def _then(out, method):
+    getattr(_kept.pop(), method)(*(() if method == "logical_not_" else (1,)))
+    return out
+
+
+def _changed(t, method):
+    getattr(t, method)()
+    return t * 1
+
+
+@pytest.mark.parametrize("name", sorted(VERSION_PROGRAMS))
+def test_saved_values_changed_in_place_raise_like_torch(name):
+    ours = _version_outcome(gradiente, VERSION_PROGRAMS[name])
+    theirs = _version_outcome(torch, VERSION_PROGRAMS[name])
+    assert theirs is not None and "modified by an inplace operation" in theirs[1]
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64", "float32", "float64"])
+def test_modified_saved_value_names_its_type_as_torch(dtype):
+    """PyTorch names a changed saved tensor by its legacy type (torch.HalfTensor) where it has one, else by
+    ATen's name (CPUBFloat16Type, CPUComplexFloatType, CPUBoolType)."""
+    def run(lib):
+        y = lib.ones(3, dtype=getattr(lib, dtype), requires_grad=True)
+        z = (y * 1).exp()
+        z.add_(1)
+        return _error(lambda: lib.autograd.grad(z.sum().abs(), y))
+    assert run(gradiente) == run(torch)
+
+
+def test_cat_gradient_of_an_empty_input_is_a_new_tensor():
+    """Seed 5068 (CI): cat's gradient for a 1-d empty input is a fresh empty tensor in PyTorch, which under
+    create_graph requires no grad (group_norm of an empty batch showed it); also for the legacy empty input that
+    cat skips beside others."""
+    def run(lib):
+        x = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        y = lib.ones(3, 2, dtype=lib.float64, requires_grad=True)
+        z = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        found = []
+        for parts in ([x, y], [x, z], [z, x, z], [x * 1, x * 2]):
+            out = lib.cat(parts) * lib.ones(1, dtype=lib.float64, requires_grad=True)
+            gs = lib.autograd.grad(out, parts, lib.ones_like(out), create_graph=True, allow_unused=True)
+            found.append([(tuple(g.shape), g.requires_grad) for g in gs])
+        return found
+    assert run(gradiente) == run(torch)
+
+
+# --- layouts: every elementwise op lays its result out as TensorIterator does ------------------------------------
+
+LAYOUT_OPS = {
+    # seed 20904
+    "xlogy": lambda lib, a, b: lib.xlogy(a, b.abs()),
+    # seed 22149
+    "remainder": lambda lib, a, b: lib.remainder(a, b),
+    "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "atan2": lambda lib, a, b: lib.atan2(a, b),
+    "copysign": lambda lib, a, b: lib.copysign(a, b),
+    "maximum_clamp": lambda lib, a, b: a.clamp(min=b),
+    # seeds 20291, 22337, 20865: three operands
+    "addcdiv": lambda lib, a, b: lib.addcdiv(b, a, b.exp()),
+    "addcmul": lambda lib, a, b: lib.addcmul(b, a, b),
+    "where": lambda lib, a, b: lib.where(b > 0, a, b),
+    "lerp_tensor": lambda lib, a, b: lib.lerp(b, a, b.sigmoid()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_OPS))
+@pytest.mark.parametrize("layouts", ["transposed_first", "transposed_second", "permuted_3d"])
+def test_elementwise_result_strides_like_torch(name, layouts):
+    def run(lib):
+        base = lib.from_numpy(np.random.RandomState(3).standard_normal((2, 3, 4)))
+        if layouts == "permuted_3d":
+            a, b = base.permute(2, 0, 1), base.permute(2, 0, 1).contiguous() + 1
+        else:
+            t, c = base[0].t(), base[1].t().contiguous()
+            a, b = (t, c) if layouts == "transposed_first" else (c, t)
+        out = LAYOUT_OPS[name](lib, a.requires_grad_(), b)
+        return tuple(out.shape), out.stride()
+    assert run(gradiente) == run(torch)
+
+
+# --- (c) overlap: an in-place op whose input overlaps the written tensor only in part is refused, as in PyTorch ----
+
+#: name -> (the tensor, what is done to it)
+OVERLAPS = {
+    # seed 20621: v[..., ::2] of a (2, 1, 1) tensor covers v's bytes with another stride on its size-1 dim
+    "size_one_slice": (lambda lib: lib.ones(2, 1, 1), lambda v: v[..., ::2].sub_(v, alpha=0.5)),
+    "unsqueezed": (lambda lib: lib.ones(3), lambda v: v.unsqueeze(0).add_(v)),
+    "shifted": (lambda lib: lib.ones(4), lambda v: v[1:].add_(v[:-1])),
+    # seed 42155: copy_ checks its source as TensorIterator does
+    "copy_from_own_element": (lambda lib: lib.ones(3), lambda v: v.copy_(v[0])),
+    "copy_shifted": (lambda lib: lib.ones(3), lambda v: v[1:].copy_(v[:2])),
+    "copy_expanded_slice": (lambda lib: lib.tensor(2.0), lambda v: v.expand(2)[..., ::2].copy_(v)),
+    "copy_itself": (lambda lib: lib.ones(3), lambda v: v.copy_(v)),
+    # unfold views whose windows do not overlap take writes (adversarial case mul__into_non_overlapping_unfold)
+    "unfold_one_window": (lambda lib: lib.arange(2.0), lambda v: (v.unfold(0, 2, 1).mul_(2), v.tolist())[1]),
+    "unfold_windows_apart": (lambda lib: lib.arange(5.0), lambda v: (v.unfold(0, 2, 3).mul_(2), v.tolist())[1]),
+    "transposed": (lambda lib: lib.ones(3, 3), lambda v: v.mul_(v.t())),
+    "shifted_float_power": (lambda lib: lib.ones(4, dtype=lib.float64), lambda v: v[1:].float_power_(v[:-1])),
+    "the_same_tensor": (lambda lib: lib.ones(3), lambda v: v.add_(v)),
+    "same_bytes_same_strides": (lambda lib: lib.ones(3), lambda v: v.view(3).add_(v)),
+    "disjoint_halves": (lambda lib: lib.ones(4), lambda v: v[:2].mul_(v[2:])),
+    "interleaved": (lambda lib: lib.ones(6), lambda v: v[::2].add_(v[1::2])),
+    "expanded_target": (lambda lib: lib.ones(3), lambda v: v.expand(3, 3).add_(1)),
+    "leaf_first": (lambda lib: lib.ones(4, requires_grad=True), lambda v: v[1:].add_(v[:-1])),
+    "recorded": (lambda lib: lib.ones(4, requires_grad=True) * 1, lambda v: v[1:].add_(v[:-1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAPS))
+def test_inplace_overlap_like_torch(name):
+    make, act = OVERLAPS[name]
+
+    def run(lib):
+        v = make(lib)
+        return _error(lambda: act(v)) or ("returns", v.tolist())
+    assert run(gradiente) == run(torch)
+
+
+def test_backward_through_a_write_into_an_expanded_base_raises_like_torch():
+    """Seed 22852: a recorded write into (a view of) a detached expanded tensor; PyTorch's CopySlices copies the
+    gradient into the base's layout first, which an expanded base refuses."""
+    def run(lib):
+        x = lib.tensor(0.7, requires_grad=True)
+        v = (x * 2).expand(2).detach()
+        v[..., 0] = x * 3
+        return _error(lambda: lib.autograd.grad(v.max(), x))
+    expected = run(torch)
+    assert expected is not None and "more than one element" in expected[1]
+    assert run(gradiente) == expected
+
+
+# --- (e) a view's grad_fn after its memory changed through a detached alias ------------------------------------------
+
+def test_write_through_a_view_of_a_detached_alias_regenerates_the_views_history():
+    """Seed 22724: instance_norm's result (a view) detached, then written through a view of the detached alias;
+    PyTorch's view then reads its history through AsStridedBackward0, as after any change of its memory."""
+    def run(lib):
+        found = []
+        for write in (lambda v: v.detach()[..., ::2].add_(1), lambda v: v.detach().add_(1),
+                      lambda v: v.detach()[0].mul_(2)):
+            x = lib.arange(4.0, requires_grad=True) * 1
+            v = x.view(2, 2)
+            write(v)
+            found.append(type(v.grad_fn).__name__)
+        return found
+    assert run(gradiente) == run(torch)
+
+
+def test_clone_of_memory_that_is_not_dense_has_torchs_layout():
+    """Seed 21660: clone of an expanded tensor; PyTorch keeps a non-dense input's order of strides
+    (``infer_dense_strides``, a broadcast dim staying where it stands), where NumPy's order "K" moved it."""
+    def run(lib):
+        b = lib.arange(24.0).reshape(2, 3, 4)
+        cases = [b[0, 0].expand(2, 4), b[:, ::2], b.permute(2, 0, 1)[::2], b[0].t()[::2],
+                 b[..., :1].expand(2, 3, 3), b.transpose(0, 1)[:, :, ::3]]
+        return [(c.clone().stride(), c.clone().tolist()) for c in cases]
+    assert run(gradiente) == run(torch)
+
+
+# --- rounding: floor division and remainder computed as PyTorch computes them ----------------------------------------
+
+ROUNDING_PAIRS = [(-0.14382936940778243, -0.014382936940778244), (7.0, 0.7), (-7.0, 0.7), (1.0, 0.0), (-1.0, 0.0),
+                  (0.0, 0.0), (0.0, -3.0), (-0.0, 3.0), (5.0, -0.0), (float("inf"), 2.0), (3.0, float("inf")),
+                  (-3.0, float("inf")), (float("nan"), 1.0), (-5.5, 2.0), (5.5, -2.0)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_floor_division_and_remainder_like_torch(dtype):
+    """Seed 22149: floor(x / y) where x / y rounds up to a whole number (-0.1438.../-0.01438... is 10.0 in floating
+    point) is one too many; PyTorch's div_floor works from fmod, and so does remainder's gradient. remainder's zero
+    takes the dividend's sign, as PyTorch's fmod-based kernel gives it."""
+    def run(lib):
+        a = lib.tensor([p[0] for p in ROUNDING_PAIRS], dtype=getattr(lib, dtype))
+        b = lib.tensor([p[1] for p in ROUNDING_PAIRS], dtype=getattr(lib, dtype))
+        values = [lib.div(a, b, rounding_mode="floor"), lib.floor_divide(a, b), lib.remainder(a, b),
+                  lib.remainder(a, 2.5), a // b]
+        return [[str(v) for v in t.tolist()] for t in values]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(gradiente) == run(torch)
+
+
+def test_remainder_gradient_uses_torchs_floor_quotient():
+    def run(lib, create_graph):
+        x = lib.tensor([-0.14382936940778243, 7.0, -5.5], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([-0.014382936940778244, 0.7, 2.0], dtype=lib.float64, requires_grad=True)
+        return [g.tolist() for g in lib.autograd.grad(lib.remainder(x, y).sum(), (x, y), create_graph=create_graph)]
+    for create_graph in (False, True):
+        assert run(gradiente, create_graph) == run(torch, create_graph)
+
+
+# --- signed zeros and exact statistics --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "row_slices", "scalar"])
+def test_softshrink_zero_signs_like_torch(dtype, layout):
+    """Seed 21359: inside [-λ, λ] PyTorch's scalar loop gives x·0 (-0.0 for a negative x), its vectorized loop +0.0;
+    which loop reaches an element depends on the tensor's size and layout (runs of adjacent elements, 2 vectors
+    a step). 1/x of the result shows the sign."""
+    makers = {"contiguous": lambda lib, n, d: lib.full((n,), -0.3, dtype=d),
+              "transposed": lambda lib, n, d: lib.full((n, 3), -0.3, dtype=d).t(),
+              "strided": lambda lib, n, d: lib.full((n, 6), -0.3, dtype=d)[:, ::2],
+              "row_slices": lambda lib, n, d: lib.full((3, n + 2), -0.3, dtype=d)[:, :n],
+              "scalar": lambda lib, n, d: lib.full((), -0.3, dtype=d)}
+
+    def run(lib):
+        return [lib.nn.functional.softshrink(makers[layout](lib, n, getattr(lib, dtype))).float().reciprocal().tolist()
+                for n in (1, 3, 7, 8, 9, 16, 17, 33)]
+    assert run(gradiente) == run(torch)
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "group_norm"])
+def test_normalizing_equal_values_gives_exact_zeros(norm):
+    """Seed 20734: layer norm of equal values; PyTorch's Welford mean is exactly their value, so the result is
+    exactly 0 (and its reciprocal inf), where a sum divided by the count was off in the last bit."""
+    def run(lib):
+        x = lib.full((1, 1, 3), 1.5574077246549023, dtype=lib.float64, requires_grad=True)
+        out = (lib.nn.functional.layer_norm(x, (3,)) if norm == "layer_norm"
+               else lib.nn.functional.group_norm(x, 1))
+        return out.tolist(), out.reciprocal().tolist()
+    assert run(gradiente) == run(torch)
+
+
+def test_size_one_strides_of_elementwise_results_like_torch():
+    """Seed 22914: remainder of a transposed (1, 3, 1) tensor, unfolded, compared with 0, then where: the size-1
+    dims' strides of each result are TensorIterator's, and a later op's layout is chosen by them."""
+    def run(lib):
+        v5 = lib.ones(3, 1)
+        v12 = lib.ones(1, 1, 3).transpose(2, -2)
+        v14 = lib.remainder(v12, v5)
+        v16 = v14.unfold(2, 1, 1)
+        c = v16 > 0
+        return [t.stride() for t in (v14, v16, c, lib.where(c, v16, v5), v16 * 2)]
+    assert run(gradiente) == run(torch)
+
+
+def test_dtype_conversion_of_memory_that_is_not_dense_has_torchs_layout():
+    """Seed 40767: bool() of an expanded tensor; PyTorch's copy keeps a non-dense input's order of strides
+    (``infer_dense_strides``), NumPy's astype put the broadcast dim first."""
+    def run(lib):
+        x = lib.arange(6.0).reshape(3, 2).t().expand(2, 2, 3)
+        y = lib.arange(12.0).reshape(3, 4)[:, ::2]
+        return [(t.stride(), str(t.dtype)[-5:]) for t in (x.bool(), x.to(lib.int32), x.double(), x.long(),
+                                                           y.double(), y.t().double(), y.half())]
+    assert run(gradiente) == run(torch)
