@@ -12,7 +12,6 @@ one per backward call.
 """
 import os
 import sys
-import traceback
 import warnings
 from types import FrameType
 from typing import Optional
@@ -54,6 +53,7 @@ def remember(node):
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame = frame.f_back
     metadata = node.metadata
+    import traceback  # here: anomaly mode is rare, and the module costs import time
     metadata["traceback_"] = traceback.format_stack(frame) if frame is not None else []
     if state.running is not None:
         metadata["parent_"] = state.running

@@ -5,10 +5,6 @@ with this module's name: ``gradiente.return_types.max(\\nvalues=tensor(...),\\ni
 """
 import collections
 
-__all__ = ["aminmax", "cummax", "cummin", "frexp", "kthvalue", "linalg_cholesky_ex", "linalg_eigh",
-           "linalg_inv_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "max", "median",
-           "min", "mode", "slogdet", "sort", "topk"]
-
 
 def _return_type(name, fields=("values", "indices")):
     base = collections.namedtuple(name, fields)  # type: ignore[misc]  # a name made at runtime, by design
@@ -25,22 +21,24 @@ def _return_type(name, fields=("values", "indices")):
     return cls
 
 
-max = _return_type("max")
-min = _return_type("min")
-median = _return_type("median")
-sort = _return_type("sort")
-topk = _return_type("topk")
-kthvalue = _return_type("kthvalue")
-mode = _return_type("mode")
-cummax = _return_type("cummax")
-cummin = _return_type("cummin")
-aminmax = _return_type("aminmax", ("min", "max"))
-slogdet = _return_type("slogdet", ("sign", "logabsdet"))
-linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))
-linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))
-linalg_solve_ex = _return_type("linalg_solve_ex", ("result", "info"))
-linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
-linalg_qr = _return_type("linalg_qr", ("Q", "R"))
-linalg_eigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
-linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
-frexp = _return_type("frexp", ("mantissa", "exponent"))
+_FIELDS = {
+    "max": ("values", "indices"), "min": ("values", "indices"), "median": ("values", "indices"),
+    "sort": ("values", "indices"), "topk": ("values", "indices"), "kthvalue": ("values", "indices"),
+    "mode": ("values", "indices"), "cummax": ("values", "indices"), "cummin": ("values", "indices"),
+    "aminmax": ("min", "max"), "slogdet": ("sign", "logabsdet"), "linalg_slogdet": ("sign", "logabsdet"),
+    "linalg_inv_ex": ("inverse", "info"), "linalg_solve_ex": ("result", "info"), "linalg_cholesky_ex": ("L", "info"),
+    "linalg_qr": ("Q", "R"), "linalg_eigh": ("eigenvalues", "eigenvectors"), "linalg_svd": ("U", "S", "Vh"),
+    "frexp": ("mantissa", "exponent"),
+}
+
+
+__all__ = sorted(_FIELDS)
+
+
+def __getattr__(name):
+    """Each class is made on first use and kept (a named tuple costs about 50 µs to make, and ``import
+    gradiente`` need not pay for the ones a program never meets)."""
+    if name not in _FIELDS:
+        raise AttributeError(f"module 'gradiente.return_types' has no attribute '{name}'")
+    cls = globals()[name] = _return_type(name, _FIELDS[name])
+    return cls
