@@ -32,7 +32,7 @@ _FIELDS = {
 }
 
 
-__all__ = sorted(_FIELDS)
+__all__ = list(_FIELDS)     # every name is made on first use (__getattr__)
 
 
 def __getattr__(name):
