@@ -48,7 +48,7 @@ def fuse_linear_bn_eval(linear, bn):
     if linear.training or bn.training:
         raise AssertionError("Fusion only for eval!")
     fused_linear = copy.deepcopy(linear)
-    if linear.out_features != bn.num_features and bn.num_features != 1:
+    if bn.num_features not in (linear.out_features, 1):
         raise AssertionError("To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
                              f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}")
     if bn.running_mean is None or bn.running_var is None:

@@ -9,21 +9,29 @@ tensor), the keys PyTorch writes, so checkpoints move between the two libraries.
 """
 import collections.abc
 import copyreg
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from copy import deepcopy
 
 from ...core.grad_mode import no_grad
 from ...core.tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
            "remove_parametrizations", "type_before_parametrizations", "transfer_parametrizations_and_params"]
 
-# Inside `cached()`, each parametrized tensor is computed once: keyed by (id(module), tensor_name).
-_cache: dict = {}
-_cache_enabled = 0
+
+
+class _CacheState:
+    """Inside `cached()` (``depth`` > 0), each parametrized tensor is computed once: ``values`` is keyed by
+    (id(module), tensor_name)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.values = {}
+
+
+_cache = _CacheState()
 
 
 @contextmanager
@@ -31,14 +39,13 @@ def cached():
     """Within this context, each parametrized tensor is computed on its first access and reused after that
     (useful when a forward pass reads a parametrized weight many times, as an RNN's loop does). The cached
     values are dropped when the outermost ``cached()`` exits."""
-    global _cache, _cache_enabled
-    _cache_enabled += 1
+    _cache.depth += 1
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        _cache.depth -= 1
+        if not _cache.depth:
+            _cache.values = {}
 
 
 def _register_parameter_or_buffer(module, name, tensor):
@@ -71,10 +78,8 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
-                    try:
+                    with suppress(NotImplementedError):
                         new = module.right_inverse(new)
-                    except NotImplementedError:
-                        pass
         if not isinstance(new, Tensor) and not isinstance(new, collections.abc.Sequence):
             raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                              f"Got {type(new).__name__}")
@@ -188,12 +193,12 @@ def _inject_property(module, tensor_name):
 
     def get_parametrized(self):
         parametrization = self.parametrizations[tensor_name]
-        if not _cache_enabled:
+        if not _cache.depth:
             return parametrization()
         key = (id(module), tensor_name)
-        tensor = _cache.get(key)
+        tensor = _cache.values.get(key)
         if tensor is None:
-            tensor = _cache[key] = parametrization()
+            tensor = _cache.values[key] = parametrization()
         return tensor
 
     def set_original(self, value):
