@@ -4,8 +4,9 @@
 Each optimizer repeats the operations of PyTorch's single-tensor implementation in the same order, with
 the same float32 rounding (``optim._kernels``), so a training run follows PyTorch's trajectory.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils  # swa_utils, Adafactor, SparseAdam: issue 16 item 4
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -18,6 +19,7 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "ASGD",
-           "Rprop", "LBFGS", "lr_scheduler"]
+           "Rprop", "LBFGS", "lr_scheduler", "Adafactor", "SparseAdam", "swa_utils"]
