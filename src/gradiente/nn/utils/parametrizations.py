@@ -132,10 +132,9 @@ def _geqrf_reflectors(q):
     ``right_inverse`` stores (so the householder map gives back ``q``)."""
     packed, tau = np.linalg.qr(q._data, mode="raw")
     a = np.swapaxes(packed, -1, -2).copy()
-    diag = np.einsum("...ii->...i", a)
-    signs = np.sign(diag)
+    signs = np.sign(np.diagonal(a, axis1=-2, axis2=-1))
     signs[tau == 0.0] *= -1
-    idx = np.arange(diag.shape[-1])
+    idx = np.arange(signs.shape[-1])
     a[..., idx, idx] = signs
     return Tensor._make(a.astype(q._data.dtype))
 

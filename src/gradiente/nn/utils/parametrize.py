@@ -300,8 +300,8 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         if not leave_parametrized:
             raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized "
                              "in terms of a sequence of tensors.")
-        with no_grad():
-            t = getattr(module, tensor_name)
+        # Not under no_grad: whether the originals require grad decides whether the result is a Parameter.
+        t = getattr(module, tensor_name)
         original = Parameter(t.detach()) if t.requires_grad else t
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]

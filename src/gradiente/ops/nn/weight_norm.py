@@ -1,5 +1,6 @@
 """Weight normalisation, ``torch._weight_norm(v, g, dim)``: ``w = v · g / ‖v‖``, the norm taken over every dim
-of ``v`` but ``dim`` (over all of them for ``dim=-1``), with PyTorch's node ``WeightNormInterfaceBackward0``.
+of ``v`` but ``dim`` (over all of them for ``dim=-1``), with PyTorch's node ``WeightNormInterfaceBackward0`` where
+PyTorch's CPU kernel has one (``dim`` first or last), composed of plain ops elsewhere, as PyTorch does.
 ``norm_except_dim`` is that norm, kept as size-1 dims."""
 import numpy as np
 
@@ -58,7 +59,10 @@ def _weight_norm(v, g, dim=0):
     shape with 1 in the normed dims (what ``norm_except_dim`` gives), or is 0-dim for ``dim=-1``."""
     if not isinstance(v, Tensor) or not isinstance(g, Tensor):
         raise TypeError("_weight_norm(): argument 'v' and 'g' must be Tensor")
-    dims = _other_dims(v.dim(), dim if dim != -1 else None)
+    if dim not in (0, v.dim() - 1):
+        # PyTorch's CPU kernel (one node) serves only the first and last dims; the others are composed.
+        return v * (g / norm_except_dim(v, 2, dim))
+    dims = _other_dims(v.dim(), dim)
     va, ga = v._data, g._data
     n = np.sqrt(np.sum(va * va, axis=dims, keepdims=True))
     out = wrap((va * (ga / n)).astype(va.dtype, copy=False))
