@@ -117,7 +117,9 @@ class AveragedModel(Module):
                 p_averaged.detach().copy_(p_model.detach())
         if self.n_averaged > 0:
             if self.multi_avg_fn is not None:
-                self.multi_avg_fn(averaged, current, self.n_averaged)
+                # One call per dtype, as PyTorch groups the lists (an integer buffer goes its own way).
+                for averaged_group, current_group in _grouped_by_dtype(averaged, current):
+                    self.multi_avg_fn(averaged_group, current_group, self.n_averaged)
             elif self.avg_fn is None:
                 # PyTorch's CPU path: the one-tensor SWA mean, parameter by parameter.
                 avg_fn = get_swa_avg_fn()
@@ -131,6 +133,16 @@ class AveragedModel(Module):
                 b_swa.detach().copy_(b_model.detach())
         with no_grad():
             self.n_averaged += 1
+
+
+def _grouped_by_dtype(averaged, current):
+    """``(averaged, current)`` pairs of lists, one per dtype of ``averaged``, in order of first appearance."""
+    groups = {}
+    for a, c in zip(averaged, current, strict=True):
+        pair = groups.setdefault(a.dtype, ([], []))
+        pair[0].append(a)
+        pair[1].append(c)
+    return list(groups.values())
 
 
 def update_bn(loader, model, device=None):
