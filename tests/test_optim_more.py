@@ -265,6 +265,136 @@ def test_update_bn_matches_torch():
 
 
 def test_optim_all_names():
-    for name in ("Adafactor", "SparseAdam", "swa_utils"):
+    for name in ("Adafactor", "SparseAdam", "swa_utils", "Muon", "swap_in_optimizer_params_and_state"):
         assert name in gradiente.optim.__all__ and name in torch.optim.__all__
     assert sorted(gradiente.optim.swa_utils.__all__) == sorted(torch.optim.swa_utils.__all__)
+
+
+# --- Muon -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("config", [{}, {"lr": 0.02, "nesterov": False}, {"adjust_lr_fn": "match_rms_adamw"},
+                                    {"momentum": 0.8, "weight_decay": 0.0, "ns_steps": 3}])
+@pytest.mark.parametrize("shape", [(6, 4), (3, 5)])
+def test_muon_steps_match_torch(config, shape):
+    def run(lib):
+        m = lib.nn.Linear(shape[1], shape[0], bias=False)
+        opt = lib.optim.Muon(m.parameters(), **config)
+        history = []
+        for _ in range(5):
+            opt.zero_grad()
+            m(lib.randn(8, shape[1])).pow(2).sum().backward()
+            opt.step()
+            history.append(m.weight.detach().clone())
+        return history, opt.state[m.weight]["momentum_buffer"], repr(opt), list(opt.state_dict()["state"][0])
+    g, t = both(run)
+    for a, b in zip(g[0], t[0]):
+        close(a, b, rtol=1e-5, atol=1e-6)
+    close(g[1], t[1], rtol=1e-5, atol=1e-6)
+    assert g[2:] == t[2:]
+
+
+def test_newton_schulz_is_torchs_bit_for_bit():
+    from torch.optim._muon import _zeropower_via_newtonschulz as theirs
+
+    from gradiente.optim.muon import _zeropower_via_newtonschulz as ours
+    x = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+    for shape_x in (x, x.T.copy()):
+        a = ours(gradiente.tensor(shape_x), (3.4445, -4.775, 2.0315), 5, 1e-7)
+        b = theirs(torch.tensor(shape_x), (3.4445, -4.775, 2.0315), 5, 1e-7)
+        np.testing.assert_array_equal(a.float().numpy(), b.float().numpy())
+        assert str(a.dtype) == str(b.dtype).replace("torch", "gradiente")
+
+
+@pytest.mark.parametrize("kwargs", [{"lr": -1.0}, {"momentum": -0.5}, {"weight_decay": -1.0},
+                                    {"adjust_lr_fn": "other"}])
+def test_muon_argument_errors(kwargs):
+    check_same_error(lambda lib: lib.optim.Muon([lib.ones(2, 2, requires_grad=True)], **kwargs))
+
+
+def test_muon_rejects_non_matrices_and_bad_iterations():
+    check_same_error(lambda lib: lib.optim.Muon([lib.ones(3, requires_grad=True)]))
+
+    def too_many_steps(lib):
+        p = lib.ones(2, 2, requires_grad=True)
+        p.grad = lib.ones(2, 2)
+        lib.optim.Muon([p], ns_steps=100).step()
+    check_same_error(too_many_steps)
+
+
+# --- swap_in_optimizer_params_and_state ---------------------------------------------------------------------------
+
+def test_swap_in_optimizer_params_and_state_matches_torch():
+    def run(lib):
+        model = lib.nn.Linear(3, 2)
+        opt = lib.optim.Adam(model.parameters(), lr=0.1)
+        model(lib.randn(4, 3)).sum().backward()
+        opt.step()
+        live_params = [p.detach().clone() for p in model.parameters()]
+        params_list = opt.param_groups[0]["params"]
+        other = {n: p.detach().clone().requires_grad_() for n, p in model.named_parameters()}
+        for p in other.values():
+            p.grad = lib.ones_like(p)
+        osd = opt.state_dict()
+        osd = {"state": {k: {kk: vv.clone() for kk, vv in v.items()} for k, v in osd["state"].items()},
+               "param_groups": [dict(g, lr=0.5) for g in osd["param_groups"]]}
+        with lib.optim.swap_in_optimizer_params_and_state(opt, other, osd):
+            inside_lr = opt.param_groups[0]["lr"]
+            opt.step()
+        return (live_params, [p.detach() for p in model.parameters()], list(other.values()),
+                osd["state"][0]["exp_avg"], inside_lr, opt.param_groups[0]["lr"],
+                opt.param_groups[0]["params"] is params_list, osd["state"][0]["step"])
+    g, t = both(run)
+    for a, b in zip(g[0] + g[1] + g[2], t[0] + t[1] + t[2]):
+        close(a, b, rtol=1e-6)
+    for a, b in zip(g[0], g[1]):
+        close(a, b, rtol=0, atol=0)
+    close(g[3], t[3])
+    assert g[4:7] == t[4:7] == (0.5, 0.1, True)
+    close(g[7], t[7])
+
+
+def test_swap_in_optimizer_params_and_state_errors():
+    def fresh(lib):
+        p = lib.ones(2, requires_grad=True)
+        opt = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+        return p, opt
+
+    def uninitialized(lib):
+        p, opt = fresh(lib)
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"p": p}, opt.state_dict()):
+            pass
+    check_same_error(uninitialized)
+
+    def stepped(lib):
+        p, opt = fresh(lib)
+        p.grad = lib.ones(2)
+        opt.step()
+        return p, opt
+
+    def extra_key(lib):
+        p, opt = stepped(lib)
+        osd = opt.state_dict()
+        osd["state"][7] = {}
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"p": p}, osd):
+            pass
+    check_same_error(extra_key)
+
+    def wrong_keys(lib):
+        p, opt = stepped(lib)
+        osd = opt.state_dict()
+        osd["param_groups"][0]["new"] = 1
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"p": p}, osd):
+            pass
+    check_same_error(wrong_keys)
+
+    def not_a_dict(lib):
+        p, opt = stepped(lib)
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"p": p}, [1]):
+            pass
+    check_same_error(not_a_dict)
+
+    def too_few(lib):
+        _p, opt = stepped(lib)
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {}, opt.state_dict()):
+            pass
+    check_same_error(too_few)
