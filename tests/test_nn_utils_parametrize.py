@@ -590,6 +590,7 @@ def test_skip_init():
         "__init__": lambda self, n: lib.nn.Module.__init__(self)}), 2))
 
 
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.stateless.functional_call` is deprecated:FutureWarning")
 def test_stateless_functional_call_warns_and_matches():
     def run(lib):
         m = lib.nn.Linear(3, 2)
@@ -613,3 +614,30 @@ def test_stateless_shares_func_functional_call():
 
     from gradiente.nn.utils import stateless
     assert stateless._functional_call is sys.modules["gradiente.func.functional_call"].functional_call
+
+
+# --- gradients through the composed parametrizations, float64 ------------------------------------------------------
+
+@pytest.mark.parametrize("shape,mapping", [((4, 4), "matrix_exp"), ((4, 3), "cayley"), ((4, 3), "householder"),
+                                           ((2, 5), "householder"), ((2, 3, 3), "cayley")])
+def test_orthogonal_forward_gradcheck(shape, mapping):
+    from gradiente.nn.utils.parametrizations import _OrthMaps, _Orthogonal
+    x = gradiente.tensor(np.random.default_rng(1).standard_normal(shape) * 0.5, requires_grad=True)
+    orth = _Orthogonal(x.detach(), getattr(_OrthMaps, mapping), use_trivialization=False)
+    assert gradiente.autograd.gradcheck(orth, (x,))
+
+
+def test_spectral_norm_forward_gradcheck_in_eval():
+    m = gradiente.nn.Linear(4, 3).double()
+    gradiente.nn.utils.parametrizations.spectral_norm(m)
+    sn = m.parametrizations.weight[0].eval()
+    w = gradiente.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
+    assert gradiente.autograd.gradcheck(sn, (w,))
+
+
+def test_torch_weight_norm_checkpoint_loads_here():
+    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(4, 3))
+    g = gradiente.nn.utils.parametrizations.weight_norm(gradiente.nn.Linear(4, 3))
+    g.load_state_dict({k: gradiente.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    close(g(gradiente.tensor(x)), t(torch.tensor(x)))
