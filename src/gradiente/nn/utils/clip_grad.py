@@ -67,3 +67,37 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
+
+
+# --- issue 16 item 4: the two halves of clip_grad_norm_, public in PyTorch 2.13 ---
+__all__ += ["get_total_norm", "clip_grads_with_norm_"]
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The ``norm_type``-norm of ``tensors`` (a Tensor or an iterable of them) taken together as one vector:
+    the norm of their norms. A 0-dim tensor; ``tensor(0.)`` for no tensors. ``error_if_nonfinite``: raise
+    if it is nan or inf."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return Tensor._make(np.zeros((), dtype=np.float32))
+    norms = np.stack([_vector_norm(t._data, norm_type) for t in tensors])
+    total = np.asarray(_vector_norm(norms, norm_type)).astype(norms.dtype)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
+                           "anyway, set `error_if_nonfinite=False`")
+    return Tensor._make(total)
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients of ``parameters`` in place by ``min(max_norm / (total_norm + 1e-6), 1)``, with
+    ``total_norm`` already computed (by ``get_total_norm``). Returns None."""
+    grads = _grads(parameters)
+    if not grads:
+        return
+    total = total_norm._data
+    coef = np.minimum(np.asarray(float(max_norm) / (total + total.dtype.type(1e-6)), total.dtype), 1.0)
+    for g in grads:
+        g._data *= coef.astype(g._data.dtype)
+        g._bump_version()
