@@ -557,8 +557,6 @@ def test_fuse_conv_bn_weights_defaults():
         assert type(a).__name__ == type(b).__name__ == "Parameter"
 
 
-# gradiente has no channels_last layout (its arrays are NumPy's C or transposed orders): the conversion keeps
-# the parameter objects and their values, which is what a program can observe besides strides.
 @pytest.mark.parametrize("dims", [2, 3])
 def test_convert_conv_weight_memory_format_keeps_values_and_parameters(dims):
     def run(lib):
@@ -571,8 +569,10 @@ def test_convert_conv_weight_memory_format_keeps_values_and_parameters(dims):
                    else lib.nn.utils.convert_conv3d_weight_memory_format)
         assert convert(net, fmt) is net
         return before, [net[0].weight, net[1][0].weight], [a is b for a, b in zip(weights, [net[0].weight,
-                                                                                           net[1][0].weight])]
+                                                                                           net[1][0].weight])], \
+            [w.stride() for w in weights]
     g, t = both(run)
+    assert g[3] == t[3]
     for a, b, c in zip(g[0], t[0], g[1]):
         close(a, b)
         close(c, a)

@@ -555,11 +555,18 @@ def refuse_partial_overlap(tensor, inputs):
             raise RuntimeError(_PARTIAL_OVERLAP)
 
 
+#: fills read their 0-d value as a number before writing (PyTorch's ``value.item()``): no overlap to refuse
+_FILLS = frozenset({"index_fill_", "masked_fill_", "fill_", "fill_diagonal_"})
+
+
 def make_inplace(fn, name):
     """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
+    reads_numbers = name in _FILLS
+
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)
+                  and not (reads_numbers and a._data.ndim == 0)]
         return apply_inplace(self, lambda old: fn(old, *args, **kwargs), inputs)
     method.__name__ = method.__qualname__ = name
     return method

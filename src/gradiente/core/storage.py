@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from . import layouts
 from .dtype import FROM_NUMPY
 from .grad_mode import state as _mode
 from .inplace import check_inplace
@@ -108,7 +109,10 @@ def resize_(self, *size, memory_format=None):
     if any(n < 0 for n in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     a = self._data
-    if a.shape == shape and (a.flags.c_contiguous or a.size == 0):
+    channels_last = layouts.is_channels_last(memory_format)
+    if channels_last and a.shape == shape and layouts.is_in_memory_format(a, memory_format):
+        return self
+    if not channels_last and a.shape == shape and (a.flags.c_contiguous or a.size == 0):
         return self                             # nothing changes: no new version, as in PyTorch
     root, itemsize = storage_root(a), a.itemsize
     offset = self.storage_offset() if root.flags.c_contiguous else 0
@@ -120,6 +124,11 @@ def resize_(self, *size, memory_format=None):
         old = root.reshape(-1).view(a.dtype)[offset:] if root.flags.c_contiguous else a.reshape(-1)
         flat[:min(numel, old.size)] = old[:numel]
         array = flat.reshape(shape)
+    if channels_last:       # the same memory read in that order of dims (strides change, as in PyTorch)
+        order = layouts.dims_in_memory_order(memory_format, len(shape))
+        if order is None:
+            layouts.in_memory_format(a, memory_format)      # raises PyTorch's error for the rank
+        array = array.reshape([shape[d] for d in order]).transpose(np.argsort(order))
     self._version_box[0] += 1
     self._data = array
     # A leaf with new memory is a new variable to autograd, as in PyTorch: graphs recorded before the change

@@ -380,8 +380,13 @@ _NOTHING_TO_BATCH = frozenset((
 def ops_without_rules():
     """The public functions (``torch.*``, ``torch.nn.functional.*``, ``torch.special.*``, ``torch.linalg.*``) that
     run per example under vmap, by name (docs/architecture.md lists them)."""
+    import gradiente
     with _swap:
         if not _tables:
             _build_tables()
-    return sorted({name for _, _, plain in _tables for name, fn in plain.items()
-                   if op_behind(fn) not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH})
+    # (a name torch.* loads on first use is listed where it lives, e.g. nn.functional: whether the top-level
+    # namespace holds it yet depends on what ran before)
+    lazy = gradiente._LAZY_ATTRIBUTES
+    return sorted({name for namespace, _, plain in _tables for name, fn in plain.items()
+                   if op_behind(fn) not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH
+                   and not (namespace is vars(gradiente) and name in lazy)})

@@ -1,9 +1,5 @@
 """Changing the memory layout of every convolution weight in a model (``channels_last`` and back), as
-``torch.nn.utils.memory_format``.
-
-Intended difference, for now: gradiente has no ``channels_last`` layout (its arrays are in NumPy's orders), so
-the weights are copied in place (same Parameter objects, same values) and keep their layout; ``memory_format``
-is passed to ``clone`` and ``resize_``, which take what gradiente knows of it.
+``torch.nn.utils.memory_format``: the same Parameter objects, the same values, the strides of the format.
 """
 from ..modules.conv import Conv2d, Conv3d, ConvTranspose2d
 
