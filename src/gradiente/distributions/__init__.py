@@ -14,27 +14,47 @@ support sets), ``utils`` (broadcasting, probs/logits), ``exp_family``, one modul
 
 Every sampler draws the random numbers PyTorch draws for the same seed, in the same order. Intended
 differences from PyTorch: the gradients of Gamma/Beta/Dirichlet ``rsample`` are exact where PyTorch's are
-approximations (they agree to about 1e-3, see ``_reparam``); transforms,
-``TransformedDistribution`` and the distributions not listed in ``__all__`` are not written yet.
+approximations (they agree to about 1e-3, see ``_reparam``). The distributions of PyTorch not listed in
+``__all__`` are not written yet.
+
+``transforms`` holds the maps that ``TransformedDistribution`` pushes a base distribution through (LogNormal,
+Gumbel, Weibull... are built so); ``constraint_registry`` maps constraints to them (``biject_to``,
+``transform_to``).
 """
-from . import constraints
+from . import constraint_registry, constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .cauchy import Cauchy, HalfCauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lognormal import HalfNormal, LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .pareto import Pareto
 from .poisson import Poisson
+from .student_t import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *
+from .transforms import __all__ as _transform_names
 from .uniform import Uniform
+from .weibull import Weibull
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "Exponential",
-           "ExponentialFamily", "Gamma", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Poisson", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Kumaraswamy", "Laplace", "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "StudentT", "TransformedDistribution", "Uniform",
+           "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to"]
+__all__.extend(_transform_names)  # PyTorch's namespace has every transform too
