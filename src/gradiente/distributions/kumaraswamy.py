@@ -66,4 +66,4 @@ class Kumaraswamy(TransformedDistribution):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
         h0 = digamma(self.concentration0 + 1) + euler_constant
-        return t0 + t1 * h0 + log(self.concentration1) + log(self.concentration0)
+        return t0 + t1 * h0 - log(self.concentration1) - log(self.concentration0)
