@@ -315,3 +315,91 @@ def test_pareto_and_weibull_laws_by_their_moments():
               GD.Gumbel(gradiente.tensor(1.0), gradiente.tensor(2.0)), GD.LogNormal(0.0, 0.5)):
         x = d.sample((20000,))
         assert abs(x.mean().item() - d.mean.item()) < 3 * math.sqrt(d.variance.item() / 20000)
+
+
+# --- KL divergences ---------------------------------------------------------------------------------------------
+
+def _kl_makers(lib):
+    f = lib.float64
+
+    def t(values):
+        return lib.tensor(values, dtype=f, requires_grad=True)
+
+    return {
+        "Cauchy": lambda D: D.Cauchy(t([0.0, 1.0]), t([1.0, 2.0])),
+        "ContinuousBernoulli": lambda D: D.ContinuousBernoulli(t([0.2, 0.7])),
+        "Geometric": lambda D: D.Geometric(t([0.3, 0.6])),
+        "Gumbel": lambda D: D.Gumbel(t([0.5, -1.0]), t([1.5, 0.7])),
+        "HalfNormal": lambda D: D.HalfNormal(t([1.0, 2.5])),
+        "Pareto": lambda D: D.Pareto(t([1.0, 2.0]), t([3.5, 2.5])),
+        "Pareto_low": lambda D: D.Pareto(t([0.5, 3.0]), t([0.8, 1.5])),
+        "Beta": lambda D: D.Beta(t([2.0, 0.5]), t([1.5, 3.0])),
+        "Exponential": lambda D: D.Exponential(t([1.5, 0.5])),
+        "Gamma": lambda D: D.Gamma(t([2.0, 0.5]), t([1.5, 3.0])),
+        "Laplace": lambda D: D.Laplace(t([0.0, 1.0]), t([1.0, 0.5])),
+        "Normal": lambda D: D.Normal(t([0.3, -0.4]), t([1.2, 0.6])),
+        "Uniform": lambda D: D.Uniform(t([0.1, 0.2]), t([0.8, 0.9])),
+        "Uniform_wide": lambda D: D.Uniform(t([1.5, 2.0]), t([3.0, 4.5])),
+        "LogNormal": lambda D: D.LogNormal(t([0.3, -0.4]), t([1.2, 0.6])),
+    }
+
+
+KL_PAIRS = [(p, q) for p in ["Cauchy", "ContinuousBernoulli", "Geometric", "Gumbel", "HalfNormal", "Pareto",
+                             "Pareto_low", "Beta", "Exponential", "Gamma", "Laplace", "Normal", "Uniform",
+                             "Uniform_wide", "LogNormal"]
+            for q in ["Cauchy", "ContinuousBernoulli", "Geometric", "Gumbel", "HalfNormal", "Pareto", "Beta",
+                      "Exponential", "Gamma", "Normal", "Uniform", "LogNormal"]]
+
+
+@pytest.mark.parametrize(("p_name", "q_name"), KL_PAIRS)
+def test_kl_divergence_matches_torch(p_name, q_name):
+    ours_make, theirs_make = _kl_makers(gradiente), _kl_makers(torch)
+    tp, tq = theirs_make[p_name](TD), theirs_make[q_name](TD)
+    try:
+        expected = TD.kl_divergence(tp, tq)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            GD.kl_divergence(ours_make[p_name](GD), ours_make[q_name](GD))
+        return
+    gp, gq = ours_make[p_name](GD), ours_make[q_name](GD)
+    got = GD.kl_divergence(gp, gq)
+    assert_close(got, expected, scale=100)
+    if not np.isfinite(expected.detach().numpy()).all() or not expected.requires_grad:
+        return
+    got.sum().backward()
+    expected.sum().backward()
+    ours_leaves = [v for v in (*gp.__dict__.values(), *gq.__dict__.values())
+                   if isinstance(v, gradiente.Tensor) and v.is_leaf and v.requires_grad]
+    their_leaves = [v for v in (*tp.__dict__.values(), *tq.__dict__.values())
+                    if isinstance(v, torch.Tensor) and v.is_leaf and v.requires_grad]
+    for a, b in zip(ours_leaves, their_leaves):
+        if b.grad is not None:
+            assert_close(a.grad, b.grad, scale=1000)
+
+
+def test_kl_gradcheck_for_the_new_pairs():
+    def make(values):
+        return gradiente.tensor(values, dtype=gradiente.float64, requires_grad=True)
+
+    loc, scale = make([0.5, -1.0]), make([1.5, 0.7])
+    loc2, scale2 = make([0.3, -0.4]), make([1.2, 0.6])
+    assert gradcheck(lambda a, b, c, d: GD.kl_divergence(GD.Gumbel(a, b), GD.Gumbel(c, d)), (loc, scale, loc2, scale2))
+    assert gradcheck(lambda a, b, c, d: GD.kl_divergence(GD.Cauchy(a, b), GD.Cauchy(c, d)), (loc, scale, loc2, scale2))
+    assert gradcheck(lambda a, b, c, d: GD.kl_divergence(GD.Gumbel(a, b), GD.Normal(c, d)), (loc, scale, loc2, scale2))
+    assert gradcheck(lambda a, b, c, d: GD.kl_divergence(GD.LogNormal(a, b), GD.LogNormal(c, d)),
+                     (loc, scale, loc2, scale2))
+    probs, probs2 = make([0.2, 0.7]), make([0.4, 0.9])
+    assert gradcheck(lambda a, b: GD.kl_divergence(GD.ContinuousBernoulli(a), GD.ContinuousBernoulli(b)),
+                     (probs, probs2))
+    assert gradcheck(lambda a, b: GD.kl_divergence(GD.Geometric(a), GD.Geometric(b)), (probs, probs2))
+    alpha, alpha2 = make([3.5, 2.5]), make([3.0, 4.0])
+    assert gradcheck(lambda a, b, c, d: GD.kl_divergence(GD.Pareto(a, b), GD.Pareto(c, d)),
+                     (scale2, alpha, scale2.detach() * 0.5, alpha2))
+
+
+def test_kl_of_transformed_distributions_with_different_transforms_is_not_implemented():
+    for D in (GD, TD):
+        p = D.TransformedDistribution(D.Normal(0.0, 1.0), [D.transforms.ExpTransform()])
+        q = D.TransformedDistribution(D.Normal(0.0, 1.0), [D.transforms.SigmoidTransform()])
+        with pytest.raises(NotImplementedError):
+            D.kl_divergence(p, q)

@@ -22,6 +22,7 @@ Gumbel, Weibull... are built so); ``constraint_registry`` maps constraints to th
 ``transform_to``).
 """
 from . import constraint_registry, constraints, transforms
+from . import kl_more as _kl_more  # registers the KL pairs of the distributions added with the transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
