@@ -111,6 +111,8 @@ SPECS = [
          [[0.0, 1.0, -1.0], POS, [0.3, 0.05, -0.2]], tol=10, torch64_fails=True),
     Spec("GeneralizedPareto_heavy", lambda D, m, s, c: D.GeneralizedPareto(m, s, c),
          [[0.0, 1.0, -1.0], POS, [1.5, 0.7, 0.45]], tol=10, torch64_fails=True),
+    Spec("VonMises", lambda D, m, k: D.VonMises(m, k), [[0.0, 1.0, -2.0], [0.5, 4.0, 0.05]], rsample=False,
+         cdf=False, moments=("mean", "variance", "mode"), tol=10),
 ]
 
 
@@ -464,3 +466,14 @@ def test_generalized_pareto_exponential_branch_at_zero_concentration():
     assert_close(a.cdf(gradiente.tensor(value)), b.cdf(torch.tensor(value)))
     assert_close(a.icdf(gradiente.tensor([0.2, 0.9])), b.icdf(torch.tensor([0.2, 0.9])))
     assert repr(a.support) == repr(b.support).replace("torch.", "gradiente.")
+
+
+def test_von_mises_tiny_concentration_and_float32_samples():
+    # κ below 1e-5 takes the Taylor form of the proposal; the sampler runs in float64 and returns float32.
+    for loc, kappa in (([0.0, 1.0], [1e-6, 2.0]), ([3.0, -3.0], [50.0, 0.3])):
+        gradiente.manual_seed(7)
+        torch.manual_seed(7)
+        a = GD.VonMises(gradiente.tensor(loc), gradiente.tensor(kappa)).sample((5,))
+        b = TD.VonMises(torch.tensor(loc), torch.tensor(kappa)).sample((5,))
+        assert_close(a, b)
+        assert_close(gradiente.rand(1), torch.rand(1))

@@ -61,6 +61,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *
 from .transforms import __all__ as _transform_names
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
@@ -69,6 +70,6 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Co
            "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
            "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "StudentT", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "kl_divergence",
-           "register_kl", "transform_to"]
+           "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "constraints",
+           "kl_divergence", "register_kl", "transform_to"]
 __all__.extend(_transform_names)  # PyTorch's namespace has every transform too
