@@ -113,6 +113,8 @@ SPECS = [
          [[0.0, 1.0, -1.0], POS, [1.5, 0.7, 0.45]], tol=10, torch64_fails=True),
     Spec("VonMises", lambda D, m, k: D.VonMises(m, k), [[0.0, 1.0, -2.0], [0.5, 4.0, 0.05]], rsample=False,
          cdf=False, moments=("mean", "variance", "mode"), tol=10),
+    Spec("LKJCholesky", lambda D, c: D.LKJCholesky(3, c), [[0.5, 1.0, 2.5]], rsample=False, cdf=False, moments=(),
+         tol=10),
 ]
 
 
@@ -305,6 +307,9 @@ def _error(call):
     lambda D, lib: D.Geometric(lib.tensor([0.0, 0.5])),
     lambda D, lib: D.Geometric(lib.tensor([1.5])),
     lambda D, lib: D.Geometric(),
+    lambda D, lib: D.LKJCholesky(1, 1.0),
+    lambda D, lib: D.LKJCholesky(3, lib.tensor([-1.0])),
+    lambda D, lib: D.LKJCholesky(2, 1.0).log_prob(lib.tensor([[1.0, 0.0], [0.5, 0.5]])),
     lambda D, lib: D.LowRankMultivariateNormal(lib.tensor(0.0), lib.ones(1, 1), lib.ones(1)),
     lambda D, lib: D.LowRankMultivariateNormal(lib.zeros(3), lib.ones(2, 1), lib.ones(3)),
     lambda D, lib: D.LowRankMultivariateNormal(lib.zeros(3), lib.ones(3, 1), lib.ones(2)),
