@@ -482,3 +482,74 @@ def test_von_mises_tiny_concentration_and_float32_samples():
         b = TD.VonMises(torch.tensor(loc), torch.tensor(kappa)).sample((5,))
         assert_close(a, b)
         assert_close(gradiente.rand(1), torch.rand(1))
+
+
+# --- Wishart ----------------------------------------------------------------------------------------------------
+
+SCALE = [[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 0.7]]
+
+
+def _wishart(D, dtype, given, requires_grad=False):
+    lib = lib_of(D)
+    df = lib.tensor([4.0, 6.5], dtype=getattr(lib, dtype), requires_grad=requires_grad)
+    scale = np.array(SCALE)
+    matrix = {"covariance_matrix": scale, "precision_matrix": np.linalg.inv(scale),
+              "scale_tril": np.linalg.cholesky(scale)}[given]
+    param = lib.tensor(matrix, dtype=getattr(lib, dtype), requires_grad=requires_grad)
+    return D.Wishart(df, **{given: param}), (df, param)
+
+
+@pytest.mark.filterwarnings("ignore:Singular sample detected")
+@pytest.mark.parametrize("given", ["covariance_matrix", "precision_matrix", "scale_tril"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_wishart_against_torch(given, dtype):
+    ours, our_leaves = _wishart(GD, dtype, given, requires_grad=True)
+    theirs, their_leaves = _wishart(TD, dtype, given, requires_grad=True)
+    assert repr(ours) == repr(theirs).replace("torch.", "gradiente.")
+    tol = 1000 if dtype == "float32" else 100
+    for name in ("mean", "mode", "variance", "covariance_matrix", "precision_matrix", "scale_tril"):
+        assert_close(getattr(ours, name), getattr(theirs, name), tol)
+    assert_close(ours.entropy(), theirs.entropy(), tol)
+    gradiente.manual_seed(0)
+    torch.manual_seed(0)
+    a, b = ours.rsample((2,)), theirs.rsample((2,))
+    assert_close(a, b, tol)
+    assert_close(gradiente.rand(1), torch.rand(1))
+    c, d = ours.log_prob(gradiente.tensor(b.detach().numpy())), theirs.log_prob(b.detach())
+    assert_close(c, d, tol)
+    c.sum().backward()
+    d.sum().backward()
+    for x, y in zip(our_leaves, their_leaves):
+        np.testing.assert_allclose(to_np(x.grad), to_np(y.grad), rtol=1e-4, atol=1e-4)
+    big, their_big = ours.expand((3, 2)), theirs.expand((3, 2))
+    assert tuple(big.batch_shape) == tuple(their_big.batch_shape)
+    assert_close(big.mean, their_big.mean, tol)
+
+
+def test_wishart_warns_as_torch_and_gradchecks():
+    for D in (GD, TD):
+        with pytest.warns(UserWarning, match="Singular sample detected"):
+            _wishart(D, "float64", "scale_tril")[0].rsample()
+        with pytest.warns(UserWarning, match="Low df values detected"):
+            D.Wishart(lib_of(D).tensor(2.5), lib_of(D).eye(3))
+    value = gradiente.tensor(np.array(SCALE) * 3)
+
+    def log_prob(df, tril):
+        return GD.Wishart(df, scale_tril=tril.tril()).log_prob(value)
+
+    leaves = (gradiente.tensor([4.0, 6.5], dtype=gradiente.float64, requires_grad=True),
+              gradiente.tensor(np.linalg.cholesky(np.array(SCALE)), requires_grad=True))
+    assert gradcheck(log_prob, leaves)
+
+
+@pytest.mark.parametrize("call", [
+    lambda D, lib: D.Wishart(3.0),
+    lambda D, lib: D.Wishart(3.0, lib.eye(2), lib.eye(2)),
+    lambda D, lib: D.Wishart(3.0, lib.ones(2)),
+    lambda D, lib: D.Wishart(0.5, lib.eye(2)),
+    lambda D, lib: D.Wishart(3.0, lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+])
+def test_wishart_errors(call):
+    ours, theirs = _error(lambda: call(GD, gradiente)), _error(lambda: call(TD, torch))
+    assert theirs is not None
+    assert ours == (theirs[0], theirs[1].replace("torch.", "gradiente."))
