@@ -553,3 +553,37 @@ def test_wishart_errors(call):
     ours, theirs = _error(lambda: call(GD, gradiente)), _error(lambda: call(TD, torch))
     assert theirs is not None
     assert ours == (theirs[0], theirs[1].replace("torch.", "gradiente."))
+
+
+def _gaussians(D, lib):
+    t = lambda v: lib.tensor(v, dtype=lib.float64, requires_grad=True)  # noqa: E731
+    return {
+        "lowrank": lambda: D.LowRankMultivariateNormal(t([[0.0, 1.0, 2.0], [1.0, -1.0, 0.5]]),
+                                                       t([[1.0, 0.5], [0.2, -1.0], [0.3, 0.4]]), t([1.0, 2.0, 0.5])),
+        "lowrank2": lambda: D.LowRankMultivariateNormal(t([0.5, 0.0, -1.0]), t([[0.3], [1.0], [-0.5]]),
+                                                        t([0.7, 1.5, 2.0])),
+        "mvn": lambda: D.MultivariateNormal(t([0.2, 0.1, 0.0]), scale_tril=t(np.linalg.cholesky(np.array(SCALE)))),
+        "lowrank_2d": lambda: D.LowRankMultivariateNormal(t([0.0, 1.0]), t([[1.0], [0.5]]), t([1.0, 2.0])),
+    }
+
+
+@pytest.mark.parametrize(("p", "q"), [("lowrank", "lowrank2"), ("lowrank2", "lowrank"), ("mvn", "lowrank"),
+                                      ("lowrank", "mvn"), ("lowrank", "lowrank_2d"), ("mvn", "lowrank_2d"),
+                                      ("lowrank_2d", "mvn")])
+def test_kl_low_rank_gaussians(p, q):
+    ours, theirs = _gaussians(GD, gradiente), _gaussians(TD, torch)
+    gp, gq, tp, tq = ours[p](), ours[q](), theirs[p](), theirs[q]()
+    err_ours = _error(lambda: GD.kl_divergence(gp, gq))
+    err_theirs = _error(lambda: TD.kl_divergence(tp, tq))
+    assert err_ours == err_theirs
+    if err_theirs is not None:
+        return
+    a, b = GD.kl_divergence(gp, gq), TD.kl_divergence(tp, tq)
+    assert_close(a, b, scale=100)
+    a.sum().backward()
+    b.sum().backward()
+    for name in ("loc", "_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_unbroadcasted_scale_tril"):
+        for x, y in ((gp, tp), (gq, tq)):
+            leaf_x, leaf_y = x.__dict__.get(name), y.__dict__.get(name)
+            if leaf_y is not None and leaf_y.is_leaf:
+                assert_close(leaf_x.grad, leaf_y.grad, scale=1000)

@@ -1,9 +1,11 @@
 """The KL pairs of PyTorch's table that involve the distributions added with the transforms (Cauchy,
-ContinuousBernoulli, Geometric, Gumbel, HalfNormal, Pareto, TransformedDistribution), registered into
+ContinuousBernoulli, Geometric, Gumbel, HalfNormal, LowRankMultivariateNormal, Pareto,
+TransformedDistribution), registered into
 ``kl``'s table on import. The closed forms are PyTorch's, term for term, so that the numbers agree."""
 import math
 
-from .. import exp, inf, ones_like, where
+from .. import diag_embed, exp, inf, ones_like, where
+from ..ops.linalg import solve_triangular
 from .beta import Beta
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
@@ -14,10 +16,13 @@ from .gumbel import Gumbel
 from .kl import _kl_normal_normal, _register_infinite_kl, _x_log_x, kl_divergence, register_kl
 from .laplace import Laplace
 from .lognormal import HalfNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .pareto import Pareto
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
+from .utils import broadcast_shapes
 from .utils import euler_constant as _euler_gamma
 
 __all__ = []
@@ -227,3 +232,72 @@ def _kl_uniform_pareto(p, q):
     return result
 
 
+
+
+# --- low-rank multivariate normals ----------------------------------------------------------------------------
+
+def _event_shapes_must_match(p, q, names):
+    if p.event_shape != q.event_shape:
+        # PyTorch's message, spaces and all (its source continues the string on an indented line)
+        raise ValueError(f"KL-divergence between two {names} with" + " " * 26 + "different event shapes "
+                         "cannot be computed")
+
+
+def _batch_trace_xxt(x):
+    """tr(X Xᵀ) over the last two dims: the squared Frobenius norm."""
+    return x.pow(2).sum((-2, -1))
+
+
+def _lowrank_precision_factor(q):
+    """A with Σq⁻¹ = Dq⁻¹ - Aᵀ A (Woodbury): Cq⁻¹ᐟ² Wqᵀ Dq⁻¹, Cq the capacitance."""
+    wt_dinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return solve_triangular(q._capacitance_tril, wt_dinv, upper=False)
+
+
+def _lowrank_logdet(d):
+    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril)
+
+
+def _lowrank_mahalanobis_to(q, p):
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc,
+                                      q._capacitance_tril)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _event_shapes_must_match(p, q, "Low Rank Multivariate Normals")
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_mahalanobis_to(q, p)
+    # tr(Σq⁻¹ Σp) with Σq⁻¹ = Dq⁻¹ - AᵀA and Σp = Dp + Wp Wpᵀ, one trace per product
+    A = _lowrank_precision_factor(q)
+    term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
+    term22 = _batch_trace_xxt(p._unbroadcasted_cov_factor * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_xxt(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_xxt(A.matmul(p._unbroadcasted_cov_factor))
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    _event_shapes_must_match(p, q, "(Low Rank) Multivariate Normals")
+    term1 = _lowrank_logdet(q) - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _lowrank_mahalanobis_to(q, p)
+    A = _lowrank_precision_factor(q)
+    term21 = _batch_trace_xxt(p._unbroadcasted_scale_tril * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_xxt(A.matmul(p._unbroadcasted_scale_tril))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    _event_shapes_must_match(p, q, "(Low Rank) Multivariate Normals")
+    term1 = 2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    batch = broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2])
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(batch + (n, n))
+    p_cov_factor = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    p_cov_diag = diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term21 = _batch_trace_xxt(solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_xxt(solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
