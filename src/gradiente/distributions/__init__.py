@@ -9,13 +9,15 @@
 
 Modules: ``distribution`` (the base class: shapes, validation, repr), ``constraints`` (parameter and
 support sets), ``utils`` (broadcasting, probs/logits), ``exp_family``, one module per distribution, ``kl``
-(the closed forms and ``register_kl``). Samplers that need more than one call to the generator per element
+(the closed forms and ``register_kl``; ``kl_more`` adds the pairs of the later distributions, so that the table
+is PyTorch's). Samplers that need more than one call to the generator per element
 (Gamma, Dirichlet, binomial, Poisson) live in ``_samplers``, with their gradients in ``_reparam``.
 
 Every sampler draws the random numbers PyTorch draws for the same seed, in the same order. Intended
 differences from PyTorch: the gradients of Gamma/Beta/Dirichlet ``rsample`` are exact where PyTorch's are
-approximations (they agree to about 1e-3, see ``_reparam``). The distributions of PyTorch not listed in
-``__all__`` are not written yet.
+approximations (they agree to about 1e-3, see ``_reparam``), and so are those of the distributions built on
+Gamma (Chi2, StudentT, InverseGamma, FisherSnedecor, Wishart); GeneralizedPareto's float64 ``log_prob`` works
+where PyTorch's raises. Every distribution of ``torch.distributions.__all__`` is here.
 
 ``transforms`` holds the maps that ``TransformedDistribution`` pushes a base distribution through (LogNormal,
 Gumbel, Weibull... are built so); ``constraint_registry`` maps constraints to them (``biject_to``,
