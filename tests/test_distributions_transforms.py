@@ -180,8 +180,11 @@ def test_caching_returns_the_same_objects():
         assert compose.inv(z) is not None
 
 
-def test_equality():
+def test_equality_and_no_hash():
     for T, lib in ((GT, gradiente), (TT, torch)):
+        for t in (T.ExpTransform(), T.ExpTransform().inv, T.AffineTransform(0.0, 1.0), T.identity_transform):
+            with pytest.raises(TypeError, match="unhashable type"):
+                hash(t)
         assert T.ExpTransform() == T.ExpTransform()
         assert T.ExpTransform() != T.SigmoidTransform()
         assert T.ExpTransform().inv == T.ExpTransform().inv

@@ -88,7 +88,7 @@ class Transform:
     def __ne__(self, other):
         return not self.__eq__(other)
 
-    __hash__ = object.__hash__
+    __hash__ = None  # unhashable, as PyTorch's: equality is by value, so no hash would agree with it
 
     def __call__(self, x):
         """y = t(x), from the cache when ``x`` is the last input."""
@@ -167,7 +167,7 @@ class _InverseTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, _InverseTransform) and self._inv == other._inv
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def __repr__(self):
         return f"{self.__class__.__name__}({self._inv!r})"
@@ -198,7 +198,7 @@ class ComposeTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, ComposeTransform) and self.parts == other.parts
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -406,7 +406,7 @@ class ExpTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, ExpTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return x.exp()
@@ -441,7 +441,7 @@ class PowerTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all().item())
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return x.pow(self.exponent)
@@ -476,7 +476,7 @@ class SigmoidTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SigmoidTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -501,7 +501,7 @@ class TanhTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, TanhTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return x.tanh()
@@ -525,7 +525,7 @@ class SoftplusTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SoftplusTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return softplus(x)
@@ -546,7 +546,7 @@ class AbsTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, AbsTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return x.abs()
@@ -599,7 +599,7 @@ class AffineTransform(Transform):
             return False
         return _same_parameter(self.loc, other.loc) and _same_parameter(self.scale, other.scale)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     @property
     def sign(self):
@@ -646,7 +646,7 @@ class SoftmaxTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, SoftmaxTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
@@ -675,7 +675,7 @@ class StickBreakingTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, StickBreakingTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     @staticmethod
     def _offset(x):
@@ -716,7 +716,7 @@ class LowerCholeskyTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, LowerCholeskyTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -734,7 +734,7 @@ class PositiveDefiniteTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, PositiveDefiniteTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         lower = LowerCholeskyTransform()(x)
@@ -755,7 +755,7 @@ class CorrCholeskyTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, CorrCholeskyTransform)
 
-    __hash__ = object.__hash__
+    __hash__ = None
 
     def _call(self, x):
         eps = float(_finfo(x).eps)
