@@ -587,3 +587,15 @@ def test_kl_low_rank_gaussians(p, q):
             leaf_x, leaf_y = x.__dict__.get(name), y.__dict__.get(name)
             if leaf_y is not None and leaf_y.is_leaf:
                 assert_close(leaf_x.grad, leaf_y.grad, scale=1000)
+
+
+def test_every_distribution_lives_in_the_module_torch_names():
+    import importlib
+    for name in TD.__all__:
+        theirs = getattr(TD, name)
+        if not isinstance(theirs, type) or name in ("OneHotCategorical", "OneHotCategoricalStraightThrough"):
+            continue  # gradiente keeps those two in categorical.py
+        module = theirs.__module__.replace("torch.", "gradiente.", 1)
+        assert getattr(importlib.import_module(module), name) is getattr(GD, name), name
+    assert GD.relaxed_bernoulli.LogitRelaxedBernoulli.__name__ == "LogitRelaxedBernoulli"
+    assert GD.relaxed_categorical.ExpRelaxedCategorical.__name__ == "ExpRelaxedCategorical"

@@ -1,16 +1,13 @@
-"""The Cauchy distribution and its fold onto [0, inf), HalfCauchy."""
+"""The Cauchy (Lorentz) distribution."""
 import math
 from typing import ClassVar
 
 from .. import atan, empty, full, inf, nan, tan
 from . import constraints
-from ._folded import _Folded
 from ._location import _LocScale
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
 
-__all__ = ["Cauchy", "HalfCauchy"]
+__all__ = ["Cauchy"]
 
 
 class Cauchy(_LocScale, Distribution):
@@ -56,27 +53,3 @@ class Cauchy(_LocScale, Distribution):
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()
-
-
-class HalfCauchy(_Folded, TransformedDistribution):
-    """The law of |X| for X ~ Cauchy(0, scale), on [0, inf); its mean and variance are infinite."""
-
-    arg_constraints: ClassVar[dict] = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def mean(self):
-        return full(self._extended_shape(), inf, dtype=self.scale.dtype)
-
-    @property
-    def variance(self):
-        return self.base_dist.variance

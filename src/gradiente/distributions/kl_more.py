@@ -13,9 +13,9 @@ from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .kl import _kl_normal_normal, _register_infinite_kl, _x_log_x, kl_divergence, register_kl
 from .laplace import Laplace
-from .lognormal import HalfNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal

@@ -1,14 +1,12 @@
-"""Distributions that are a Normal pushed through a transform: LogNormal (exp) and HalfNormal (|x|)."""
-import math
+"""The log-normal distribution: a Normal pushed through exp."""
 from typing import ClassVar
 
 from . import constraints
-from ._folded import _Folded
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform, ExpTransform
+from .transforms import ExpTransform
 
-__all__ = ["HalfNormal", "LogNormal"]
+__all__ = ["LogNormal"]
 
 
 class LogNormal(TransformedDistribution):
@@ -52,27 +50,3 @@ class LogNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc
-
-
-class HalfNormal(_Folded, TransformedDistribution):
-    """The law of |X| for X ~ Normal(0, scale), on [0, inf)."""
-
-    arg_constraints: ClassVar[dict] = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
