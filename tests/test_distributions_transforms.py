@@ -345,3 +345,31 @@ def test_transformed_distribution_errors(call):
     ours, theirs = _error(lambda: call(GD, gradiente)), _error(lambda: call(TD, torch))
     assert theirs is not None
     assert ours == (theirs[0], theirs[1].replace("torch.", "gradiente."))
+
+
+def test_pickled_transforms_rebuild_their_inverse():
+    import pickle
+    for T in (GT, TT):
+        t = T.ComposeTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)])
+        _ = t.inv
+        back = pickle.loads(pickle.dumps(t))
+        assert repr(back) == repr(t)
+        assert back.inv.inv is back
+
+
+def test_forward_mode_through_transformed_log_prob():
+    # The JVP rules of the ops a TransformedDistribution is built from give the same directional derivative.
+    results = []
+    for lib in (gradiente, torch):
+        D = lib.distributions
+
+        def log_prob(loc, D=D, lib=lib):
+            d = D.TransformedDistribution(D.Normal(loc, 1.0), [D.transforms.AffineTransform(0.5, 2.0),
+                                                               D.transforms.TanhTransform()])
+            return d.log_prob(lib.tensor([0.2, -0.4], dtype=lib.float64))
+
+        loc = lib.tensor([0.1, -0.3], dtype=lib.float64)
+        tangent = lib.tensor([1.0, 0.5], dtype=lib.float64)
+        results.append(lib.func.jvp(log_prob, (loc,), (tangent,)))
+    for a, b in zip(*results):
+        assert_close(a, b, tol=1e-12)
