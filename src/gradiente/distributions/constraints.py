@@ -17,7 +17,8 @@ from ..core import dtype as dt
 from ..ops import linalg
 from .utils import _format
 
-__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean",
+           "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "independent", "integer_interval", "interval", "half_open_interval", "is_dependent",
            "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
            "one_hot", "positive", "positive_semidefinite", "positive_definite", "positive_integer", "real",
@@ -179,6 +180,35 @@ class _Stack(_Pieces):
     def check(self, value):
         slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return _stack_tensors([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: ``base_constraint`` (the components') checked on the value with
+    the mixture dim put back, valid where every component would accept it."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        kept = value.dim() - self.event_dim
+        return result.reshape(result.shape[:kept] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 # --- sets of numbers --------------------------------------------------------------------------------------
