@@ -48,6 +48,9 @@ from .core.dtype import (
 )
 from .core.dtype import result_type as _result_type
 from .core.grad_mode import *
+
+# --- sparse COO tensors (issue 16): gradiente.sparse holds the rest
+from .core.layout import layout, sparse_coo, strided
 from .core.printing import set_printoptions
 from .core.random import (
     Generator,
@@ -94,11 +97,15 @@ from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
 from .ops.sorting import aten_unique as _unique
 from .ops.sorting import aten_unique2 as _unique2
+from .ops.sparse_coo import sparse_coo_tensor
+from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.views import *
 from .version import __version__
+
+# --- end of sparse COO names
 
 
 def _silence_numpy_float_warnings():
@@ -115,7 +122,7 @@ newaxis = None      # as NumPy's: x[:, newaxis] adds a dim
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu")
+                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "sparse")
 
 
 def result_type(tensor1, tensor2):

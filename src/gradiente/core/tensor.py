@@ -17,6 +17,7 @@ import numpy as np
 
 from . import diagnostics
 from . import dtype as dt
+from . import layout as _layouts
 from .device import _NO_ACCELERATOR, as_device, device, unavailable
 from .device import CPU as _CPU
 from .grad_mode import _State as _ModeState
@@ -161,7 +162,7 @@ class Tensor:
     is_sparse = False
     is_quantized = False
     is_meta = False
-    layout = "torch.strided"
+    layout = _layouts.strided
 
     def is_floating_point(self):
         return dt.kind(self._data.dtype) == "f"
