@@ -38,7 +38,7 @@ def not_on_sparse(op_name, backend="SparseCPU"):
         f"Could not run 'aten::{op_name}' with arguments from the '{backend}' backend. This could be because the "
         "operator doesn't exist for this backend, or was omitted during the selective/custom build process (if "
         "using custom build). If you are a Facebook employee using PyTorch on mobile, please visit "
-        "https://fburl.com/ptmverify for possible resolutions.")
+        "https://fburl.com/ptmfixes for possible resolutions.")
 
 
 class SparseCooTensor(Tensor):

@@ -446,7 +446,7 @@ class SparseSumBackward0(Node):
 def sparse_sum(input, dim=None, dtype=None):
     """``torch.sparse.sum``: the sum of all entries (a dense scalar), or over ``dim`` (an int or a tuple): a sparse
     tensor while some sparse dims remain, else dense. Summing over no dim is refused, as in PyTorch."""
-    _need_sparse(input, "sparse.sum")
+    _need_sparse(input, "coalesce")      # PyTorch coalesces first, and says so
     values = input._data if dtype is None else input._data.astype(dtype._np)
     if dim is None:
         out = Tensor._make(np.asarray(values.sum(), dtype=values.dtype))
