@@ -327,8 +327,9 @@ def _sparse_and_dense_grads(node, grad, edges_at):
     return grad_s, grad_d
 
 
-class _SparseDenseProduct(Node):
-    """out = S @ D for a sparse S;  dS[k] = grad[row_k] · D[col_k];  dD = Sᵀ @ grad"""
+class MmBackward0(Node):
+    """out = S @ D for a sparse S (torch.mm, matmul, spmm: PyTorch names the node as for dense mm);
+    dS[k] = grad[row_k] · D[col_k];  dD = Sᵀ @ grad"""
     __slots__ = ()
     formula = "∂(SD)/∂S = (G·Dᵀ) at S's entries,  ∂(SD)/∂D = Sᵀ·G"
 
@@ -345,11 +346,6 @@ class _SparseDenseProduct(Node):
             part = _spmm_array(self.indices, self.values, self.rows, d_t)
             out = part if out is None else out + part
         return out
-
-
-class MmBackward0(_SparseDenseProduct):
-    """torch.mm / matmul / spmm with a sparse first operand (PyTorch names the node as for dense mm)"""
-    __slots__ = ()
 
 
 class SparseAddmmBackward0(Node):
