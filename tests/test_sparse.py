@@ -1,7 +1,8 @@
 """Sparse COO tensors against PyTorch: construction and printing, coalescing, the parts (indices, values, nnz,
 dims), to_dense/to_sparse, sparse @ dense in each of its spellings, torch.sparse.addmm/sum/softmax/log_softmax,
 scaling, errors and the invariant checks; an op table (float64 gradchecks on the dense operands and the values,
-PyTorch's nodes and gradients; no second derivatives, which gradiente lacks here); then a small graph convolution and an embedding-style recommender trained a few steps, printing what PyTorch prints."""
+PyTorch's nodes and gradients; no second derivatives, which gradiente lacks here); then a small graph
+convolution and an embedding-style recommender trained a few steps, printing what PyTorch prints."""
 import warnings
 
 import numpy as np
@@ -46,6 +47,14 @@ SPECS = [
            extra=NO_DOUBLE_BACKWARD),
     OpSpec("scaled", lambda lib, v: (sp(lib, v) * 2.5).to_dense() + (-sp(lib, v) / 4).to_dense(), [((5,),)],
            extra=NO_DOUBLE_BACKWARD),
+    # PyTorch cannot differentiate Tensor.sum(dim) of a sparse tensor (test_sum_method_has_pytorchs_backward_error)
+    OpSpec("sum_method", lambda lib, v: sp(lib, v).sum(1).to_dense(), [((5,),)], gradcheck=False, torch_grad=False),
+    OpSpec("t", lambda lib, v, d: lib.sparse.mm(sp(lib, v).t(), d), [((5,), (3, 2))], extra=NO_DOUBLE_BACKWARD),
+    OpSpec("transpose", lambda lib, v: sp(lib, v).transpose(0, 1).to_dense(), [((5,),)],
+           extra=NO_DOUBLE_BACKWARD),
+    # (float32 values: too coarse for gradcheck's finite differences; its gradient is compared with PyTorch's)
+    OpSpec("to_float32", lambda lib, v: sp(lib, v).float().to_dense(), [((5,),)], dtypes=("float64",),
+           gradcheck=False),
     OpSpec("to_sparse", lambda lib, x: x.to_sparse().to_dense(), [((3, 3),)], extra=NO_DOUBLE_BACKWARD),
     OpSpec("to_sparse_dim", lambda lib, x: x.to_sparse(1).to_dense(), [((3, 2),)], extra=NO_DOUBLE_BACKWARD),
 ]
@@ -270,6 +279,19 @@ def test_scaling_and_negation():
          ).backward()
         return scaled, halved, negated, left, v.grad
     same_print(run)
+
+
+def test_transposes_conversions_and_method_sums():
+    def run(lib):
+        s, _ = uncoalesced(lib, requires_grad=True)
+        c = s.coalesce()
+        return (s.t(), c.t().is_coalesced(), s.transpose(1, 0), s.double(), s.to(lib.float64), s.to("cpu").dtype,
+                s.sum(0), s.sum(dim=1), s.sum((0, 1)), s.detach(), s.requires_grad, s.is_leaf)
+    same_print(run)
+
+
+def test_sum_method_has_pytorchs_backward_error():
+    same_error(lambda lib: uncoalesced(lib, requires_grad=True)[0].sum(0).to_dense().sum().backward())
 
 
 def test_sparse_mask():

@@ -556,6 +556,11 @@ SPARSE_METHODS = (
     (sparse_coo.neg, "neg", "negative", "__neg__"),
     (sparse_coo.sparse_dense_mm, "mm", "matmul", "__matmul__"),
     (sparse_coo.sum_of_sparse, "sum"),
+    (sparse_coo.t, "t"),
+    (sparse_coo.transpose, "transpose"),
+    (sparse_coo.to, "to"),
+    (sparse_coo.double, "double"),
+    (sparse_coo.float_, "float"),
 )
 
 

@@ -439,9 +439,9 @@ class SparseSumBackward0(Node):
         return (np.broadcast_to(picked, self.values_shape).copy(),)
 
 
-def sparse_sum(input, dim=None, dtype=None):
+def sparse_sum(input, dim=None, dtype=None, *, _node=None):
     """``torch.sparse.sum``: the sum of all entries (a dense scalar), or over ``dim`` (an int or a tuple): a sparse
-    tensor while some sparse dims remain, else dense. Summing over no dim is refused, as in PyTorch."""
+    tensor while some sparse dims remain, else dense. (``_node``: the node class of the method form.)"""
     _need_sparse(input, "coalesce")      # PyTorch coalesces first, and says so
     values = input._data if dtype is None else input._data.astype(dtype._np)
     if dim is None:
@@ -470,15 +470,121 @@ def sparse_sum(input, dim=None, dtype=None):
         out = make_sparse(kept_indices[:, first], merged, size, coalesced=True)
         record_attrs.update(dense_result=False, merged_into=merged_into)
     if wants_grad(input):
-        record(SparseSumBackward0, (input,), out, **record_attrs)
+        record(_node or SparseSumBackward0, (input,), out, **record_attrs)
     return out
 
 
+class SumBackward1(SparseSumBackward0):
+    """``Tensor.sum(dim)`` of a sparse tensor, recorded under PyTorch's name. PyTorch 2.13 cannot run this node
+    backward (its rule expands a sparse gradient), so neither does gradiente: the same error, where torch.sparse.sum
+    has a gradient."""
+    __slots__ = ()
+
+    def backward(self, ops, grad):
+        raise RuntimeError("expand is unsupported for Sparse tensors")
+
+
 def sum_of_sparse(input, dim=None, keepdim=False, *, dtype=None):
-    """``Tensor.sum()`` of a sparse tensor: all entries, a dense scalar (PyTorch's SumBackward0)."""
-    if dim is not None or keepdim:
-        raise NotImplementedError("sum over dims of a sparse tensor: use torch.sparse.sum")
-    return sparse_sum(input, None, dtype)
+    """``Tensor.sum()`` of a sparse tensor: all entries, a dense scalar (SumBackward0); over ``dim``, as
+    ``torch.sparse.sum`` but recorded as SumBackward1. ``keepdim`` is not supported for sparse tensors here."""
+    if keepdim:
+        raise NotImplementedError("gradiente's sum of a sparse tensor has no keepdim")
+    return sparse_sum(input, dim, dtype, _node=SumBackward1)
+
+
+# --- rearranging and converting: the entries keep their order, so gradients pass entry for entry --------------
+
+class TBackward0(Node):
+    """out = the sparse tensor with two index rows swapped;  dx = grad (the entries keep their order)"""
+    __slots__ = ()
+    complex_ok = True
+    formula = "∂out[k]/∂x[k] = 1"
+
+    def backward(self, ops, grad):
+        _arrays_only(ops, self)
+        return (grad,)
+
+    def jvp(self, ops, x_t):
+        return x_t
+
+
+class TransposeBackward0(TBackward0):
+    """``transpose(a, b)``'s node: the same rule as ``t()``'s"""
+    __slots__ = ()
+
+
+def transpose(input, dim0, dim1):
+    """The sparse tensor with sparse dims ``dim0`` and ``dim1`` swapped: index rows swap, values stay."""
+    n = input.dim()
+    dim0, dim1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    k = input._sparse_indices.shape[0]
+    if dim0 >= k or dim1 >= k:
+        raise NotImplementedError("gradiente transposes only the sparse dims of a sparse tensor")
+    return _swapped(input, dim0, dim1, TransposeBackward0)
+
+
+def t(input):
+    """The transpose of a sparse matrix (2 sparse dims; at most 2 dims, as PyTorch's ``t``)."""
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
+                           f"{sparse_dim(input)} sparse and {dense_dim(input)} dense dimensions")
+    return _swapped(input, 0, input.dim() - 1, TBackward0)
+
+
+def _swapped(input, dim0, dim1, node_cls):
+    order = list(range(input._sparse_indices.shape[0]))
+    order[dim0], order[dim1] = order[dim1], order[dim0]
+    size = list(input._sparse_size)
+    size[dim0], size[dim1] = size[dim1], size[dim0]
+    out = make_sparse(input._sparse_indices[order], input._data, size, coalesced=input._coalesced and dim0 == dim1)
+    if wants_grad(input):
+        record(node_cls, (input,), out)
+    return out
+
+
+class ToCopyBackward0(Node):
+    """out = x's values in another dtype;  dx = grad in x's dtype"""
+    __slots__ = ()
+    complex_ok = True
+    formula = "∂out/∂x = 1 (cast back)"
+
+    def backward(self, ops, grad):
+        _arrays_only(ops, self)
+        return (grad.astype(self.source_dtype),)
+
+    def jvp(self, ops, x_t):
+        return x_t.astype(self.target_dtype)
+
+
+def to_dtype(input, dtype):
+    """The sparse tensor with its values in ``dtype`` (itself if they already are)."""
+    if input._data.dtype == dtype._np:
+        return input
+    out = make_sparse(input._sparse_indices, input._data.astype(dtype._np), input._sparse_size, input._coalesced)
+    if wants_grad(input):
+        record(ToCopyBackward0, (input,), out, source_dtype=input._data.dtype, target_dtype=dtype._np)
+    return out
+
+
+def to(input, *args, **kwargs):
+    """``Tensor.to`` of a sparse tensor: a dtype (positional or ``dtype=``), or a CPU device, which it is on."""
+    dtype = kwargs.pop("dtype", None)
+    for arg in args:
+        if isinstance(arg, dt.dtype):
+            dtype = arg
+        elif str(arg) != "cpu":
+            raise NotImplementedError(f"gradiente's sparse Tensor.to takes a dtype or 'cpu', not {arg!r}")
+    return input if dtype is None else to_dtype(input, dtype)
+
+
+def double(input, memory_format=None):
+    """The sparse tensor in float64."""
+    return to_dtype(input, dt.float64)
+
+
+def float_(input, memory_format=None):
+    """The sparse tensor in float32."""
+    return to_dtype(input, dt.float32)
 
 
 # --- scaling by a number ---------------------------------------------------------------------------------------
