@@ -2,8 +2,9 @@
 
 A gradient that reaches a sparse tensor is one value per stored entry (``core/sparse_tensor.py``): the gradient
 at that entry's position, duplicates each getting the whole of it, as PyTorch's ``sparse_mask`` gives. So the
-rules below move per-entry arrays, and never build a dense array the size of a sparse tensor except ``to_dense``'s
-forward. Rules compute on arrays; under ``create_graph`` they refuse (no double backward through sparse ops).
+rules below move per-entry arrays, and build a dense array only where the result is dense (``to_dense``, the
+products, a dense input's gradient). The linear rules compute with ``ops`` (so they also serve ``create_graph``);
+those of the products, softmaxes and dtype copies compute on arrays and refuse ``create_graph``.
 """
 import numpy as np
 
@@ -46,7 +47,6 @@ class SparseCooTensorWithDimsAndTensorsBackward0(Node):
     formula = "∂out/∂values = the gradient at each stored entry"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
         return (grad,)
 
     def jvp(self, ops, values_t):
@@ -121,8 +121,7 @@ class CoalesceBackward0(Node):
     formula = "∂out/∂x[k] = the gradient of out's entry that x's entry k was added into"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        return (grad[self.merged_into],)
+        return (ops.getitem(grad, (self.merged_into,)),)
 
     def jvp(self, ops, x_t):
         out = np.zeros((self.nnz,) + x_t.shape[1:], dtype=x_t.dtype)
@@ -177,7 +176,6 @@ class ValuesBackward0(Node):
     formula = "∂values/∂x = identity on the stored entries"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
         return (grad,)
 
     def jvp(self, ops, x_t):
@@ -227,8 +225,7 @@ class ToDenseBackward0(Node):
     formula = "∂dense/∂x[k] = the gradient at entry k's position"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        return (grad[tuple(self.indices)],)
+        return (ops.getitem(grad, tuple(self.indices)),)
 
     def jvp(self, ops, x_t):
         out = np.zeros(self.size, dtype=x_t.dtype)
@@ -257,10 +254,7 @@ class ToSparseBackward1(Node):
     formula = "∂sparse/∂x = the entries' gradients scattered into x's shape"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        dense = np.zeros(self.size, dtype=grad.dtype)
-        dense[tuple(self.indices)] = grad
-        return (dense,)
+        return (ops.embed(grad, self.size, tuple(self.indices)),)
 
     def jvp(self, ops, x_t):
         return x_t[tuple(self.indices)]
@@ -413,8 +407,7 @@ class SumBackward0(Node):
     formula = "∂Σx/∂x[k] = 1"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        return (np.broadcast_to(grad, self.values_shape).copy(),)
+        return (ops.expand(grad, self.values_shape),)
 
     def jvp(self, ops, x_t):
         return x_t.sum()
@@ -427,16 +420,16 @@ class SparseSumBackward0(Node):
     formula = "∂out/∂x[k] = the gradient at the position entry k was summed into"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        if self.dense_result:
-            picked = grad[tuple(self.kept_indices)] if self.kept_indices.shape[0] else np.broadcast_to(
-                grad, (self.values_shape[0],) + grad.shape)
-        else:
-            picked = grad[self.merged_into]
+        if not self.dense_result:
+            picked = ops.getitem(grad, (self.merged_into,))
+        elif self.kept_indices.shape[0]:
+            picked = ops.getitem(grad, tuple(self.kept_indices))
+        else:       # every sparse dim summed: each entry gets the whole (dense) gradient
+            picked = ops.expand(ops.unsqueeze(grad, 0), (self.values_shape[0],) + tuple(grad.shape))
         # summed dense dims come back as size-1 axes, then broadcast to each entry's values
         for axis in self.summed_dense_axes:
-            picked = np.expand_dims(picked, axis)
-        return (np.broadcast_to(picked, self.values_shape).copy(),)
+            picked = ops.unsqueeze(picked, axis)
+        return (ops.expand(picked, self.values_shape),)
 
 
 def sparse_sum(input, dim=None, dtype=None, *, _node=None):
@@ -501,7 +494,6 @@ class TBackward0(Node):
     formula = "∂out[k]/∂x[k] = 1"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
         return (grad,)
 
     def jvp(self, ops, x_t):
@@ -596,7 +588,6 @@ class MulBackward0(Node):
     formula = "∂(cx)/∂x = c"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
         return (grad * self.factor,)
 
     def jvp(self, ops, x_t):
