@@ -1,7 +1,7 @@
 """Sparse COO tensors against PyTorch: construction and printing, coalescing, the parts (indices, values, nnz,
 dims), to_dense/to_sparse, sparse @ dense in each of its spellings, torch.sparse.addmm/sum/softmax/log_softmax,
 scaling, errors and the invariant checks; an op table (float64 gradchecks on the dense operands and the values,
-PyTorch's nodes and gradients; second derivatives of the linear ops); then a small graph convolution and an
+PyTorch's nodes and gradients, second derivatives); then a small graph convolution and an
 embedding-style recommender trained a few steps, printing what PyTorch prints."""
 import warnings
 
@@ -24,32 +24,30 @@ def sp(lib, values):
 
 
 # The op table: gradcheck and gradgradcheck in float64, PyTorch's values, node and gradients through each sparse
-# node. The products' and softmaxes' rules compute on arrays only: their gradgradcheck is expected to fail.
-NO_DOUBLE_BACKWARD = {"xfail": {"gradgradcheck": "gradiente's sparse rules compute on arrays only"}}
+# node.
 SPECS = [
-    OpSpec("sparse.mm", lambda lib, v, d: lib.sparse.mm(sp(lib, v), d), [((5,), (3, 2))], extra=NO_DOUBLE_BACKWARD),
-    OpSpec("mm_sparse", lambda lib, v, d: lib.mm(sp(lib, v), d), [((5,), (3, 4))], extra=NO_DOUBLE_BACKWARD),
-    OpSpec("matmul_sparse", lambda lib, v, d: sp(lib, v) @ d, [((5,), (3, 1))], extra=NO_DOUBLE_BACKWARD),
+    OpSpec("sparse.mm", lambda lib, v, d: lib.sparse.mm(sp(lib, v), d), [((5,), (3, 2))]),
+    OpSpec("mm_sparse", lambda lib, v, d: lib.mm(sp(lib, v), d), [((5,), (3, 4))]),
+    OpSpec("matmul_sparse", lambda lib, v, d: sp(lib, v) @ d, [((5,), (3, 1))]),
     OpSpec("sparse.addmm", lambda lib, m, v, d: lib.sparse.addmm(m, sp(lib, v), d, beta=0.5, alpha=1.5),
-           [((3, 2), (5,), (3, 2))], extra=NO_DOUBLE_BACKWARD),
+           [((3, 2), (5,), (3, 2))]),
     OpSpec("to_dense", lambda lib, v: sp(lib, v).to_dense(), [((5,),), ((5, 2),)]),
     OpSpec("coalesce", lambda lib, v: sp(lib, v).coalesce().to_dense(), [((5,),)]),
     OpSpec("values", lambda lib, v: sp(lib, v).coalesce().values(), [((5,),), ((5, 2),)]),
     OpSpec("sparse.sum", lambda lib, v: lib.sparse.sum(sp(lib, v)), [((5,),)]),
     OpSpec("sparse.sum_dim", lambda lib, v: lib.sparse.sum(sp(lib, v), 0).to_dense(), [((5,),), ((5, 2),)]),
     OpSpec("sparse.sum_all_dims", lambda lib, v: lib.sparse.sum(sp(lib, v), (0, 1)), [((5,),)]),
-    OpSpec("sparse.softmax", lambda lib, v: lib.sparse.softmax(sp(lib, v), 1).to_dense(), [((5,),)],
-           extra=NO_DOUBLE_BACKWARD),
-    OpSpec("sparse.log_softmax", lambda lib, v: lib.sparse.log_softmax(sp(lib, v), 0).to_dense(), [((5,),)],
-           extra=NO_DOUBLE_BACKWARD),
+    OpSpec("sparse.softmax", lambda lib, v: lib.sparse.softmax(sp(lib, v), 1).to_dense(), [((5,),)]),
+    OpSpec("sparse.log_softmax", lambda lib, v: lib.sparse.log_softmax(sp(lib, v), 0).to_dense(), [((5,),)]),
     OpSpec("scaled", lambda lib, v: (sp(lib, v) * 2.5).to_dense() + (-sp(lib, v) / 4).to_dense(), [((5,),)]),
     # PyTorch cannot differentiate Tensor.sum(dim) of a sparse tensor (test_sum_method_has_pytorchs_backward_error)
     OpSpec("sum_method", lambda lib, v: sp(lib, v).sum(1).to_dense(), [((5,),)], gradcheck=False, torch_grad=False),
-    OpSpec("t", lambda lib, v, d: lib.sparse.mm(sp(lib, v).t(), d), [((5,), (3, 2))], extra=NO_DOUBLE_BACKWARD),
+    OpSpec("t", lambda lib, v, d: lib.sparse.mm(sp(lib, v).t(), d), [((5,), (3, 2))]),
     OpSpec("transpose", lambda lib, v: sp(lib, v).transpose(0, 1).to_dense(), [((5,),)]),
     # (float32 values: too coarse for gradcheck's finite differences; its gradient is compared with PyTorch's)
     OpSpec("to_float32", lambda lib, v: sp(lib, v).float().to_dense(), [((5,),)], dtypes=("float64",),
            gradcheck=False),
+    OpSpec("to_float64", lambda lib, v: sp(lib, v).double().to_dense(), [((5,),)], dtypes=("float32",)),
     OpSpec("to_sparse", lambda lib, x: x.to_sparse().to_dense(), [((3, 3),)]),
     OpSpec("to_sparse_dim", lambda lib, x: x.to_sparse(1).to_dense(), [((3, 2),)]),
 ]
@@ -287,6 +285,14 @@ def test_transposes_conversions_and_method_sums():
 
 def test_sum_method_has_pytorchs_backward_error():
     same_error(lambda lib: uncoalesced(lib, requires_grad=True)[0].sum(0).to_dense().sum().backward())
+
+
+def test_a_dtype_copy_gives_the_gradient_in_the_values_dtype():
+    def run(lib):
+        s, v = uncoalesced(lib, requires_grad=True)
+        (s.double().to_dense() * lib.arange(9.0, dtype=lib.float64).reshape(3, 3)).sum().backward()
+        return v.grad
+    same_print(run)
 
 
 def test_sparse_mask():

@@ -3,8 +3,8 @@
 A gradient that reaches a sparse tensor is one value per stored entry (``core/sparse_tensor.py``): the gradient
 at that entry's position, duplicates each getting the whole of it, as PyTorch's ``sparse_mask`` gives. So the
 rules below move per-entry arrays, and build a dense array only where the result is dense (``to_dense``, the
-products, a dense input's gradient). The linear rules compute with ``ops`` (so they also serve ``create_graph``);
-those of the products, softmaxes and dtype copies compute on arrays and refuse ``create_graph``.
+products, a dense input's gradient). Every rule computes with ``ops``, so it also serves ``create_graph`` (second
+derivatives); only the tangent rules of forward mode compute on arrays.
 """
 import numpy as np
 
@@ -16,11 +16,6 @@ from ..core.tensor import Tensor, _wrap_dim
 
 #: whether sparse_coo_tensor checks its indices (torch.sparse.check_sparse_tensor_invariants sets it)
 invariant_checks = {"enabled": False}
-
-
-def _arrays_only(ops, node):
-    if ops.recording:
-        raise NotImplementedError(f"{type(node).__name__}: gradiente has no double backward through sparse ops")
 
 
 def _layout_name(t):
@@ -308,16 +303,26 @@ def _spmm_array(indices, values, rows, d):
     return out
 
 
-def _sparse_and_dense_grads(node, grad, edges_at):
-    """The two gradients of S @ D: S's at each entry (the row of grad dotted with D's row), D's = Sᵀ @ grad."""
+def _entry_values(s):
+    """S's values as a dense tensor whose gradient goes to S entry for entry (a product's rule under create_graph
+    reads them so; ``values()`` would refuse an uncoalesced S)."""
+    out = Tensor._make(s._data)
+    if wants_grad(s):
+        record(ValuesBackward0, (s,), out)
+    return out
+
+
+def _sparse_and_dense_grads(node, ops, grad, edges_at):
+    """The two gradients of S @ D: S's at each entry (the row of grad dotted with D's row), D's = Sᵀ @ grad,
+    computed with ``ops`` from the saved S and D, so that under create_graph they are recorded."""
     rows, cols = node.indices
-    (d,) = node.saved_dense
+    s_values, d = node.saved(ops)
+    if ops.recording:
+        s_values = _entry_values(s_values)
     s_edge, d_edge = edges_at
-    grad_s = (grad[rows] * d[cols]).sum(axis=1) if s_edge else None
-    grad_d = None
-    if d_edge:
-        grad_d = np.zeros(node.dense_shape, dtype=grad.dtype)
-        np.add.at(grad_d, cols, node.values[:, None] * grad[rows])
+    grad_rows = ops.getitem(grad, (rows,))
+    grad_s = ops.sum(grad_rows * ops.getitem(d, (cols,)), 1) if s_edge else None
+    grad_d = ops.embed(ops.unsqueeze(s_values, 1) * grad_rows, node.dense_shape, (cols,)) if d_edge else None
     return grad_s, grad_d
 
 
@@ -328,9 +333,8 @@ class MmBackward0(Node):
     formula = "∂(SD)/∂S = (G·Dᵀ) at S's entries,  ∂(SD)/∂D = Sᵀ·G"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
         edges = self.next_functions
-        return _sparse_and_dense_grads(self, grad, (edges[0][0] is not None, edges[1][0] is not None))
+        return _sparse_and_dense_grads(self, ops, grad, (edges[0][0] is not None, edges[1][0] is not None))
 
     def jvp(self, ops, s_t, d_t):
         out = None
@@ -348,10 +352,9 @@ class SparseAddmmBackward0(Node):
     formula = "∂out/∂M = β·G,  ∂out/∂S = α(G·Dᵀ) at S's entries,  ∂out/∂D = α·Sᵀ·G"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
         edges = self.next_functions
-        grad_m = self.beta * grad if edges[0][0] is not None else None
-        grad_s, grad_d = _sparse_and_dense_grads(self, self.alpha * grad,
+        grad_m = grad * self.beta if edges[0][0] is not None else None
+        grad_s, grad_d = _sparse_and_dense_grads(self, ops, grad * self.alpha,
                                                  (edges[1][0] is not None, edges[2][0] is not None))
         return grad_m, grad_s, grad_d
 
@@ -365,7 +368,8 @@ class SparseAddmmBackward0(Node):
 
 
 def _product_record(node_cls, inputs, out, s, d, **attrs):
-    record(node_cls, inputs, out, indices=s._sparse_indices, values=s._data, rows=s._sparse_size[0],
+    # S and D saved for the rule (S reads as its values); their arrays kept as well for the tangent rule
+    record(node_cls, inputs, out, (s, d), indices=s._sparse_indices, values=s._data, rows=s._sparse_size[0],
            saved_dense=(d._data,), dense_shape=d._data.shape, **attrs)
 
 
@@ -541,8 +545,7 @@ class ToCopyBackward0(Node):
     formula = "∂out/∂x = 1 (cast back)"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        return (grad.astype(self.source_dtype),)
+        return (grad,)      # the engine brings each gradient to its input's dtype (fix_meta)
 
     def jvp(self, ops, x_t):
         return x_t.astype(self.target_dtype)
@@ -640,6 +643,11 @@ def _softmax_groups(input, dim):
     return group.reshape(-1)
 
 
+def _group_sums(ops, x, group, groups):
+    """Each entry's group total of ``x`` (the softmax's Σ along dim), computed with ``ops``."""
+    return ops.getitem(ops.embed(x, (groups,), (group,)), (group,))
+
+
 def _group_max(values, group, groups):
     top = np.full(groups, -np.inf, dtype=values.dtype)
     np.maximum.at(top, group, values)
@@ -652,11 +660,8 @@ class SparseSoftmaxBackward0(Node):
     formula = "∂softmax/∂x = y·(g − Σ g·y)"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        y = self.result
-        dot = np.zeros(self.groups, dtype=grad.dtype)
-        np.add.at(dot, self.group, grad * y)
-        return (y * (grad - dot[self.group]),)
+        (y,) = self.saved(ops)
+        return (y * (grad - _group_sums(ops, grad * y, self.group, self.groups)),)
 
 
 class SparseLogSoftmaxBackward0(Node):
@@ -665,10 +670,8 @@ class SparseLogSoftmaxBackward0(Node):
     formula = "∂logsoftmax/∂x = g − softmax·Σ g"
 
     def backward(self, ops, grad):
-        _arrays_only(ops, self)
-        total = np.zeros(self.groups, dtype=grad.dtype)
-        np.add.at(total, self.group, grad)
-        return (grad - np.exp(self.result) * total[self.group],)
+        (y,) = self.saved(ops)
+        return (grad - ops.exp(y) * _group_sums(ops, grad, self.group, self.groups),)
 
 
 def _sparse_softmax(input, dim, dtype, log):
@@ -684,7 +687,7 @@ def _sparse_softmax(input, dim, dtype, log):
     result = shifted - np.log(total)[group] if log else np.exp(shifted) / total[group]
     out = make_sparse(source._sparse_indices, result.astype(values.dtype), source._sparse_size, coalesced=True)
     if wants_grad(source):
-        record(SparseLogSoftmaxBackward0 if log else SparseSoftmaxBackward0, (source,), out, result=result, group=group,
+        record(SparseLogSoftmaxBackward0 if log else SparseSoftmaxBackward0, (source,), out, (out,), group=group,
                groups=groups)
     return out
 
