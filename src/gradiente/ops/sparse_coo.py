@@ -426,14 +426,18 @@ class SparseSumBackward0(Node):
     def backward(self, ops, grad):
         if not self.dense_result:
             picked = ops.getitem(grad, (self.merged_into,))
-        elif self.kept_indices.shape[0]:
-            picked = ops.getitem(grad, tuple(self.kept_indices))
         else:       # every sparse dim summed: each entry gets the whole (dense) gradient
             picked = ops.expand(ops.unsqueeze(grad, 0), (self.values_shape[0],) + tuple(grad.shape))
         # summed dense dims come back as size-1 axes, then broadcast to each entry's values
         for axis in self.summed_dense_axes:
             picked = ops.unsqueeze(picked, axis)
         return (ops.expand(picked, self.values_shape),)
+
+    def jvp(self, ops, x_t):
+        summed = ops.sum(x_t, self.summed_dense_axes) if self.summed_dense_axes else x_t
+        if self.dense_result:
+            return ops.sum(summed, 0)
+        return ops.embed(summed, (self.nnz_out,) + tuple(summed.shape[1:]), (self.merged_into,))
 
 
 def sparse_sum(input, dim=None, dtype=None, *, _node=None):
@@ -465,7 +469,7 @@ def sparse_sum(input, dim=None, dtype=None, *, _node=None):
         merged = np.zeros((positions.size,) + summed_values.shape[1:], dtype=values.dtype)
         np.add.at(merged, merged_into, summed_values)
         out = make_sparse(kept_indices[:, first], merged, size, coalesced=True)
-        record_attrs.update(dense_result=False, merged_into=merged_into)
+        record_attrs.update(dense_result=False, merged_into=merged_into, nnz_out=positions.size)
     if wants_grad(input):
         record(_node or SparseSumBackward0, (input,), out, **record_attrs)
     return out
@@ -479,6 +483,8 @@ class SumBackward1(SparseSumBackward0):
 
     def backward(self, ops, grad):
         raise RuntimeError("expand is unsupported for Sparse tensors")
+
+    jvp = SparseSumBackward0.jvp
 
 
 def sum_of_sparse(input, dim=None, keepdim=False, *, dtype=None):
@@ -663,6 +669,10 @@ class SparseSoftmaxBackward0(Node):
         (y,) = self.saved(ops)
         return (y * (grad - _group_sums(ops, grad * y, self.group, self.groups)),)
 
+    def jvp(self, ops, x_t):
+        (y,) = self.saved(ops)
+        return y * (x_t - _group_sums(ops, x_t * y, self.group, self.groups))
+
 
 class SparseLogSoftmaxBackward0(Node):
     """out = log-softmax within each group;  dx = grad − exp(out) · Σ_group grad"""
@@ -672,6 +682,10 @@ class SparseLogSoftmaxBackward0(Node):
     def backward(self, ops, grad):
         (y,) = self.saved(ops)
         return (grad - ops.exp(y) * _group_sums(ops, grad, self.group, self.groups),)
+
+    def jvp(self, ops, x_t):
+        (y,) = self.saved(ops)
+        return x_t - _group_sums(ops, ops.exp(y) * x_t, self.group, self.groups)
 
 
 def _sparse_softmax(input, dim, dtype, log):
