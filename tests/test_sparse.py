@@ -40,9 +40,6 @@ SPECS = [
     OpSpec("sparse_softmax", lambda lib, v: lib.sparse.softmax(sp(lib, v), 1).to_dense(), [((5,),)]),
     OpSpec("sparse_log_softmax", lambda lib, v: lib.sparse.log_softmax(sp(lib, v), 0).to_dense(), [((5,),)]),
     OpSpec("sparse_scaled", lambda lib, v: (sp(lib, v) * 2.5).to_dense() + (-sp(lib, v) / 4).to_dense(), [((5,),)]),
-    # PyTorch cannot differentiate Tensor.sum(dim) of a sparse tensor (test_sum_method_has_pytorchs_backward_error)
-    OpSpec("sparse_sum_method", lambda lib, v: sp(lib, v).sum(1).to_dense(), [((5,),)], gradcheck=False,
-           torch_grad=False),
     OpSpec("sparse_t", lambda lib, v, d: lib.sparse.mm(sp(lib, v).t(), d), [((5,), (3, 2))]),
     OpSpec("sparse_transpose", lambda lib, v: sp(lib, v).transpose(0, 1).to_dense(), [((5,),)]),
     # (float32 values: too coarse for gradcheck's finite differences; its gradient is compared with PyTorch's)

@@ -484,8 +484,6 @@ class SumBackward1(SparseSumBackward0):
     def backward(self, ops, grad):
         raise RuntimeError("expand is unsupported for Sparse tensors")
 
-    jvp = SparseSumBackward0.jvp
-
 
 def sum_of_sparse(input, dim=None, keepdim=False, *, dtype=None):
     """``Tensor.sum()`` of a sparse tensor: all entries, a dense scalar (SumBackward0); over ``dim``, as
