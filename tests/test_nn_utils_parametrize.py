@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from harness import OpSpec
 
 import gradiente
 
@@ -641,3 +642,12 @@ def test_torch_weight_norm_checkpoint_loads_here():
     g.load_state_dict({k: gradiente.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
     x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
     close(g(gradiente.tensor(x)), t(torch.tensor(x)))
+
+
+#: the weight-norm primitive (``torch._weight_norm``, node WeightNormInterfaceBackward0 for the first or last dim)
+#: in the shared op table: values, node names, gradients against torch, gradcheck and the engine's checks
+WEIGHT_NORM_SPECS = [
+    OpSpec("weight_norm_interface_dim0", lambda lib, v, g: lib._weight_norm(v, g, 0), [((3, 4), (3, 1)),
+                                                                                        ((2, 3, 4), (2, 1, 1))]),
+    OpSpec("weight_norm_interface_last", lambda lib, v, g: lib._weight_norm(v, g, -1), [((3, 4), (1, 4))]),
+]

@@ -88,6 +88,7 @@ from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
 from .ops.matmul import *
+from .ops.nn.weight_norm import _weight_norm, norm_except_dim
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import *
@@ -97,6 +98,8 @@ from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
 from .ops.sorting import aten_unique as _unique
 from .ops.sorting import aten_unique2 as _unique2
+from .ops.sparse_coo import sparse_coo_tensor
+from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
@@ -122,7 +125,7 @@ absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctanh = (abs, acos, acosh,
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random")
+                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random", "sparse")
 
 
 def result_type(tensor1, tensor2):

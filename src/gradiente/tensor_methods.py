@@ -16,6 +16,7 @@ import numpy as np
 from . import _config, functional_aliases, tensor_extras
 from .core import backward, creation, printing, random, storage
 from .core.inplace import make_inplace
+from .core.sparse_tensor import SparseCooTensor  # sparse COO tensors (issue 16)
 from .core.tensor import Tensor
 from .numpy_names import accept_numpy_names
 from .ops import (
@@ -36,6 +37,7 @@ from .ops import (
     selection,
     softmax,
     sorting,
+    sparse_coo,  # sparse COO tensors (issue 16)
     special,
     statistics,
     unary,
@@ -572,6 +574,35 @@ METHODS = (
     (tensor_extras.reinforce, "reinforce"),
     (property(tensor_extras.volatile), "volatile"),
     (property(tensor_extras.is_nested), "is_nested"),
+    # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
+    (sparse_coo.to_dense, "to_dense"),
+    (sparse_coo.to_sparse, "to_sparse"),
+    (sparse_coo.coalesce, "coalesce"),
+    (sparse_coo.is_coalesced, "is_coalesced"),
+    (sparse_coo.indices, "indices"),
+    (sparse_coo.values, "values"),
+    (sparse_coo._indices, "_indices"),
+    (sparse_coo._values, "_values"),
+    (sparse_coo._nnz, "_nnz"),
+    (sparse_coo.sparse_dim, "sparse_dim"),
+    (sparse_coo.dense_dim, "dense_dim"),
+    (sparse_coo.sparse_mask, "sparse_mask"),
+    # --- end of sparse COO rows
+)
+
+#: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a
+#: sparse tensor has (issue 16; every other public method refuses it, core/sparse_tensor.py)
+SPARSE_METHODS = (
+    (sparse_coo.mul, "mul", "multiply", "__mul__", "__rmul__"),
+    (sparse_coo.div, "div", "divide", "true_divide", "__truediv__"),
+    (sparse_coo.neg, "neg", "negative", "__neg__"),
+    (sparse_coo.sparse_dense_mm, "mm", "matmul", "__matmul__"),
+    (sparse_coo.sum_of_sparse, "sum"),
+    (sparse_coo.t, "t"),
+    (sparse_coo.transpose, "transpose"),
+    (sparse_coo.to, "to"),
+    (sparse_coo.double, "double"),
+    (sparse_coo.float_, "float"),
 )
 
 
@@ -581,6 +612,9 @@ def _bind():
             what = make_inplace(what.op, names[0])
         for name in names:
             setattr(Tensor, name, accept_numpy_names(what, name) if callable(what) else what)
+    for what, *names in SPARSE_METHODS:
+        for name in names:
+            setattr(SparseCooTensor, name, what)
 
 
 def rebind(methods):

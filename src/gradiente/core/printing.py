@@ -241,11 +241,13 @@ def _tensor_str(array, indent):
 _MODULE = "gradiente."
 
 
-def _add_suffixes(text, suffixes, indent):
-    """Append ``, suffix`` items, wrapping to a new line (aligned under the values) when too long."""
+def _add_suffixes(text, suffixes, indent, last_line_len=None):
+    """Append ``, suffix`` items, wrapping to a new line (aligned under the values) when too long.
+    ``last_line_len``: PyTorch's count where it differs from the text's (a sparse tensor's forced newline)."""
     parts = [text]
     # PyTorch's count, two more than the last line's length (kept: it decides where lines wrap)
-    last_line_len = len(text) - text.rfind("\n") + 1
+    if last_line_len is None:
+        last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
         # measured as PyTorch's "torch.float64", so that lines break where they break in PyTorch
         suffix_len = len(suffix) - suffix.count(_MODULE) * (len(_MODULE) - len("torch."))

@@ -15,6 +15,7 @@ from ..core.dtype import scalar_name
 from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from . import sparse_coo
 from .autocast import autocast_entry
 from .views import (
     _mT,
@@ -114,7 +115,9 @@ class BmmBackward0(MmBackward0):
 
 @autocast_entry
 def mm(input, mat2):
-    """The product of two matrices."""
+    """The product of two matrices (the first may be sparse COO: ``ops/sparse_coo.py``)."""
+    if input.is_sparse:
+        return sparse_coo.sparse_dense_mm(input, mat2)
     xa, ya = input._data, mat2._data
     if xa.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -264,6 +267,8 @@ def matmul(input, other):
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         bad = other if isinstance(input, Tensor) else input
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(bad).__name__}")
+    if input.is_sparse:
+        return sparse_coo.sparse_dense_mm(input, other)
     d1, d2 = input._data.ndim, other._data.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
