@@ -129,3 +129,16 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return _softmax_ops.softmax(-input, dim, dtype)
+
+# --- issue 16: 3-D convolution and pooling, power-average pooling ---------------------------------------------
+from ..ops.nn.convolution import conv_transpose3d  # noqa: F401, E402
+from ..ops.nn.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401, E402
+from ..ops.nn.pooling3d import (  # noqa: F401, E402
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
+# --- end issue 16 ----------------------------------------------------------------------------------------------

@@ -35,11 +35,11 @@ LOWER_PRECISION_FP, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 
 # PyTorch 2.13's AutocastCPU lists, by the name of our function that implements each op. Ops PyTorch computes
 # through a listed one are listed under their own name (einsum and tensordot run bmm/mm, so their results are in
-# lower precision too; linalg_vecdot is vecdot). Ops of PyTorch's lists that gradiente lacks (conv_transpose3d, stft,
+# lower precision too; linalg_vecdot is vecdot). Ops of PyTorch's lists that gradiente lacks (stft,
 # the fft and most linalg functions, 3-d pooling) are left out.
 POLICIES = {
     **dict.fromkeys(["conv1d", "conv2d", "conv3d", "bmm", "mm", "vecdot", "baddbmm", "addmm", "addbmm", "linear",
-                     "matmul", "conv_transpose1d", "conv_transpose2d", "prelu",
+                     "matmul", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
                      "scaled_dot_product_attention", "einsum", "tensordot"], LOWER_PRECISION_FP),
     **dict.fromkeys(["binary_cross_entropy", "grid_sample", "polar", "prod", "quantile", "nanquantile", "cdist",
                      "trace", "view_as_complex", "cholesky", "cholesky_inverse", "cholesky_solve", "inverse",

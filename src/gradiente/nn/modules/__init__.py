@@ -118,3 +118,13 @@ __all__ = [
     "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
 ]
 __all__ += _transformer.__all__ + _resampling.__all__ + _rnn.__all__
+
+# --- issue 16: the 3-D layers and power-average pooling ---------------------------------------------------------
+from . import pooling3d as _pooling3d  # noqa: E402
+from .batchnorm import BatchNorm3d  # noqa: E402
+from .conv import ConvTranspose3d  # noqa: E402
+from .instancenorm import InstanceNorm3d  # noqa: E402
+from .pooling3d import *  # noqa: E402
+
+__all__ += ["BatchNorm3d", "ConvTranspose3d", "InstanceNorm3d"] + _pooling3d.__all__
+# --- end issue 16 ------------------------------------------------------------------------------------------------

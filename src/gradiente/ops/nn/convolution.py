@@ -31,7 +31,8 @@ from ...core.record import record, wants_grad, wrap
 from ..autocast import autocast_entry
 from ._array_rules import record_gradients
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "convolution_nd"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "convolution_nd"]
 
 
 # --- strided windows ------------------------------------------------------------------------------------------
@@ -491,4 +492,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     ``(C_in, H, W)``, ``weight (C_in, C_out/groups, kh, kw)``. Output height ``(H - 1)·stride - 2·padding +
     dilation·(kh - 1) + output_padding + 1``, and likewise the width."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv_transpose2d",
+                          transposed=True, output_padding=output_padding)
+
+
+@autocast_entry
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution, the adjoint of ``conv3d``: ``input (N, C_in, D, H, W)`` or ``(C_in, D, H, W)``,
+    ``weight (C_in, C_out/groups, kd, kh, kw)``; each output size as ``conv_transpose2d``'s."""
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv_transpose3d",
                           transposed=True, output_padding=output_padding)
