@@ -142,6 +142,10 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     ``avg_pool2d``'s (the window's size, without the padding if ``count_include_pad`` is False, or
     ``divisor_override``)."""
     xa, batched = _as_5d(input)
+    kt, kh, kw = _tuple(kernel_size, 3, "kernel_size")
+    t, h, w = xa.shape[2:]
+    if t < kt or h < kh or w < kw:      # PyTorch checks the unpadded input first
+        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size (kT: {kt} kH: {kh} kW: {kw})")
     kernel, stride, pad, _, out_size, pads = _geometry(xa, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override:
         divisor = np.asarray(divisor_override, dtype=xa.dtype)
