@@ -4,7 +4,7 @@ AdaptiveMaxPool3d, LPPool1d/2d/3d, ConvTranspose3d, BatchNorm3d, InstanceNorm3d)
 float64 gradcheck and gradgradcheck (the op-spec table), indices, reprs and error messages."""
 import numpy as np
 import pytest
-from harness import OpSpec, check_same_error, spec_tests
+from harness import OpSpec, backward_of, check_same_error, spec_tests
 
 import gradiente
 
@@ -49,6 +49,19 @@ SPECS = [
            [((2, 4, 3, 2, 3), (4, 3, 2, 3, 2), (3,))]),
     OpSpec("conv_transpose3d_groups", lambda lib, x, w: F(lib).conv_transpose3d(x, w, groups=2, dilation=(1, 2, 1)),
            [((4, 2, 3, 3), (4, 1, 2, 2, 2))]),
+]
+
+# the gradients of the pools under create_graph, as ops of (x, upstream gradient): their nodes are the pools'
+# ``<Pool>BackwardBackward0`` (named and computed as PyTorch's), the pool's map applied again
+_X = (1, 2, 4, 5, 4)
+SPECS += [
+    OpSpec(f"{name}_backward", backward_of(op), [(_X, v)])
+    for name, op, v in [
+        ("avg_pool3d", lambda lib, x: F(lib).avg_pool3d(x, 2, 1, 1), (1, 2, 5, 6, 5)),
+        ("max_pool3d", lambda lib, x: F(lib).max_pool3d(x, 2, 1), (1, 2, 3, 4, 3)),
+        ("adaptive_avg_pool3d", lambda lib, x: F(lib).adaptive_avg_pool3d(x, (2, 3, 3)), (1, 2, 2, 3, 3)),
+        ("adaptive_max_pool3d", lambda lib, x: F(lib).adaptive_max_pool3d(x, (3, 2, 3)), (1, 2, 3, 2, 3)),
+    ]
 ]
 
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)

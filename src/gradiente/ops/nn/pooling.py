@@ -98,12 +98,13 @@ class _PoolBackwardBackward(Node):
         return self.pool.apply(ops, ggx, self.first), d_x
 
 
-def _pool_pair(name, formula):
-    """A pooling's node and the node of its gradient under create_graph, named as PyTorch names them."""
+def _pool_pair(name, formula, module=__name__):
+    """A pooling's node and the node of its gradient under create_graph, named as PyTorch names them, defined in
+    ``module`` (the module whose op records them)."""
     double = type(f"{name}BackwardBackward0", (_PoolBackwardBackward,), {"__doc__": _PoolBackwardBackward.__doc__,
-                                                                         "__module__": __name__})
+                                                                         "__module__": module})
     node = type(f"{name}Backward0", (_PoolBackward,), {"__doc__": f"{_PoolBackward.__doc__};  {formula}",
-                                                       "formula": formula, "double": double, "__module__": __name__})
+                                                       "formula": formula, "double": double, "__module__": module})
     return node, double
 
 

@@ -22,13 +22,13 @@ __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_
            "adaptive_max_pool3d_with_indices"]
 
 MaxPool3DWithIndicesBackward0, MaxPool3DWithIndicesBackwardBackward0 = _pool_pair(
-    "MaxPool3DWithIndices", "∂max/∂x = 1 at the window's maximum, 0 elsewhere")
+    "MaxPool3DWithIndices", "∂max/∂x = 1 at the window's maximum, 0 elsewhere", __name__)
 AvgPool3DBackward0, AvgPool3DBackwardBackward0 = _pool_pair(
-    "AvgPool3D", "∂mean/∂x = 1/divisor for each element of the window")
+    "AvgPool3D", "∂mean/∂x = 1/divisor for each element of the window", __name__)
 AdaptiveAvgPool3DBackward0, AdaptiveAvgPool3DBackwardBackward0 = _pool_pair(
-    "AdaptiveAvgPool3D", "∂mean/∂x = 1/window size for each element of the window")
+    "AdaptiveAvgPool3D", "∂mean/∂x = 1/window size for each element of the window", __name__)
 AdaptiveMaxPool3DBackward0, AdaptiveMaxPool3DBackwardBackward0 = _pool_pair(
-    "AdaptiveMaxPool3D", "∂max/∂x = 1 at the adaptive window's maximum, 0 elsewhere")
+    "AdaptiveMaxPool3D", "∂max/∂x = 1 at the adaptive window's maximum, 0 elsewhere", __name__)
 
 
 def _as_5d(input):
