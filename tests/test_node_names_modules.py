@@ -297,6 +297,43 @@ SPECS = [spec for _, spec in all_op_specs(skip=(__name__,))]
 # spec name -> why gradiente's graph differs from PyTorch's on purpose
 OP_DIFFERENCES: dict[str, str] = {}
 
+# spec name -> how gradiente's graph still differs from PyTorch's (not intended: each is a strict xfail, so a fix
+# shows up as an unexpected pass and its entry must go). The values and gradients of these rows match PyTorch's
+# (their own test files check them); only the recorded nodes differ.
+_CREATE_GRAPH_NORM = ("the gradient under create_graph: PyTorch records its double-backward formula (with "
+                      "NativeGroupNormBackward0 inside); gradiente's rule records a composed formula")
+_CREATE_GRAPH_RULES = ("the gradient under create_graph: PyTorch's formulas for mean and rsqrt record a broadcast "
+                       "divided by a number (DivBackward1) and products with numbers (MulBackward1); gradiente's "
+                       "rules record ExpandBackward0, DivBackward0 and MulBackward0")
+_NO_EDGE_TO_X = "the double-backward node has no edge to x (PyTorch's has one, which gets zeros)"
+_QUANTILE = ("PyTorch's quantile composes in-place ops on its intermediates (TransposeBackward1, UnsqueezeBackward1, "
+             "MulBackward1); gradiente's composition uses out-of-place ones")
+OP_GAPS = {
+    "group_norm_dx": _CREATE_GRAPH_NORM, "group_norm_dweight": _CREATE_GRAPH_NORM,
+    "group_norm_plain_dx": _CREATE_GRAPH_NORM,
+    "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
+    "area3d_backward": _NO_EDGE_TO_X, "rrelu_eval_backward": _NO_EDGE_TO_X,
+    "pad_packed_round_trip": "PyTorch's pad_packed_sequence writes through views (ViewBackward0); gradiente slices",
+    "add_alpha": "PyTorch's AddBackward0 carries alpha; gradiente multiplies the other operand first (MulBackward0)",
+    "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
+                    "resolve_neg); gradiente conjugates at once",
+    "tensordot_all": "PyTorch's tensordot of two flattened vectors calls dot (DotBackward0); gradiente's calls mm",
+    "inner": "likewise: PyTorch's inner of two vectors is dot (DotBackward0)",
+    "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
+                        "gradiente composes it from recorded ops",
+    "cdist_mm_forced": "likewise",
+    "index_put_mask": "gradiente views the values (ViewBackward0) before index_put; PyTorch passes them as they are",
+    "quantile_q_linear": _QUANTILE, "quantile_q_lower": _QUANTILE, "quantile_q_higher": _QUANTILE,
+    "quantile_q_midpoint": _QUANTILE, "quantile_q_nearest": _QUANTILE,
+    "cov_aweights": "PyTorch's cov scales by the weights with a different order of products (DivBackward0, "
+                    "MulBackward1) than gradiente's",
+}
+
+
+def _op_param(spec):
+    marks = [pytest.mark.xfail(strict=True, reason=OP_GAPS[spec.name])] if spec.name in OP_GAPS else []
+    return pytest.param(spec, id=spec.name, marks=marks)
+
 
 def _run_spec(lib, spec):
     inputs = make_tensors(lib, spec, spec.shapes[0], 0, "float64")
@@ -305,7 +342,7 @@ def _run_spec(lib, spec):
         return _output_tensors(spec.fn(lib, *inputs), lib)
 
 
-@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in SPECS if s.torch_grad and s.check_name])
+@pytest.mark.parametrize("spec", [_op_param(s) for s in SPECS if s.torch_grad and s.check_name])
 def test_op_graph_names_match_torch(spec):
     try:
         theirs = _run_spec(torch, spec)
