@@ -64,6 +64,21 @@ SPECS += [
     ]
 ]
 
+
+
+def _pool_then_unpool(**unpool_args):
+    """max_unpool3d of a max pool's values and indices: gradients reach x through both nodes."""
+    def fn(lib, x):
+        values, indices = F(lib).max_pool3d(x, 2, 2, return_indices=True)
+        return F(lib).max_unpool3d(values * 2, indices, 2, 2, **unpool_args)
+    return fn
+
+
+SPECS += [
+    OpSpec("max_unpool3d", _pool_then_unpool(), [((2, 3, 4, 4, 6),), ((2, 4, 6, 4),)]),
+    OpSpec("max_unpool3d_output_size", _pool_then_unpool(output_size=(5, 4, 7)), [((1, 2, 5, 4, 7),)]),
+]
+
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
@@ -101,9 +116,16 @@ def test_max_pool3d_nan_wins_as_in_torch():
     lambda lib: F(lib).adaptive_avg_pool3d(lib.zeros(3, 4, 4), 2),
     lambda lib: F(lib).adaptive_max_pool3d(lib.zeros(3, 4, 4), 2),
     lambda lib: F(lib).adaptive_max_pool3d(lib.zeros(1, 2, 3, 4, dtype=lib.int64), 2),
+    lambda lib: F(lib).max_unpool3d(lib.zeros(2, 2, 2), lib.zeros(2, 2, 2, dtype=lib.int64), 2),
+    lambda lib: F(lib).max_unpool3d(lib.zeros(1, 2, 2, 2), lib.zeros(1, 2, 2, 2, dtype=lib.int32), 2),
+    lambda lib: F(lib).max_unpool3d(lib.zeros(1, 2, 2, 2), lib.zeros(1, 2, 2, 1, dtype=lib.int64), 2),
+    lambda lib: F(lib).max_unpool3d(lib.zeros(1, 2, 2, 2), lib.arange(8).reshape(1, 2, 2, 2) * 20, 2),
+    lambda lib: F(lib).max_unpool3d(lib.zeros(1, 2, 2, 2), lib.zeros(1, 2, 2, 2, dtype=lib.int64), 2,
+                                    output_size=(9, 4, 4)),
 ], ids=["avg_rank", "max_rank", "pad_too_large", "avg_kernel_too_large",
         "avg_kernel_too_large_padded", "max_output_too_small", "adaptive_avg_rank", "adaptive_max_rank",
-        "adaptive_max_int"])
+        "adaptive_max_int", "unpool_rank", "unpool_int32", "unpool_shapes", "unpool_index",
+        "unpool_size"])
 def test_errors_match_torch(call):
     check_same_error(call)
 
@@ -160,3 +182,17 @@ def test_new_names_exist_as_in_torch():
     for name in ["avg_pool3d", "max_pool3d", "max_pool3d_with_indices", "adaptive_avg_pool3d", "adaptive_max_pool3d",
                  "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "conv_transpose3d"]:
         assert callable(getattr(gradiente.nn.functional, name)) and hasattr(torch.nn.functional, name)
+
+
+def test_max_unpool3d_layer_matches_torch():
+    x = np.random.RandomState(5).randn(2, 3, 4, 4, 4)
+    outs = []
+    for lib in (torch, gradiente):
+        pool, unpool = lib.nn.MaxPool3d(2, return_indices=True), lib.nn.MaxUnpool3d(2)
+        t = lib.tensor(x, requires_grad=True)
+        out = unpool(*pool(t), output_size=(2, 3, 5, 4, 5))
+        out.sum().backward()
+        outs.append((repr(unpool), out.detach().numpy(), t.grad.numpy(), out.grad_fn.name()))
+    assert outs[0][0] == outs[1][0] and outs[0][3] == outs[1][3]
+    np.testing.assert_array_equal(outs[1][1], outs[0][1])
+    np.testing.assert_array_equal(outs[1][2], outs[0][2])

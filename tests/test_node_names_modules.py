@@ -186,6 +186,8 @@ MODULES = {
                     _unpool(lambda F: lambda x: F.max_pool1d(x, 2, return_indices=True))),
     "MaxUnpool2d": (lambda nn: nn.MaxUnpool2d(2), [X(2, 3, 4, 4)],
                     _unpool(lambda F: lambda x: F.max_pool2d(x, 2, return_indices=True))),
+    "MaxUnpool3d": (lambda nn: nn.MaxUnpool3d(2), [X(1, 2, 4, 4, 4)],
+                    _unpool(lambda F: lambda x: F.max_pool3d(x, 2, return_indices=True))),
     "PairwiseDistance": (lambda nn: nn.PairwiseDistance(), [X(2, 3), X(2, 3)], None),
     "CosineSimilarity": (lambda nn: nn.CosineSimilarity(), [X(2, 3), X(2, 3)], None),
     "ChannelShuffle": (lambda nn: nn.ChannelShuffle(2), [X(1, 4, 2, 2)], None),

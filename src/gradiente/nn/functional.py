@@ -141,6 +141,7 @@ from ..ops.nn.pooling3d import (  # noqa: F401, E402
     avg_pool3d,
     max_pool3d,
     max_pool3d_with_indices,
+    max_unpool3d,
 )
 from ..ops.nn.triplet_distance import triplet_margin_with_distance_loss  # noqa: F401, E402
 # --- end issue 16 ----------------------------------------------------------------------------------------------

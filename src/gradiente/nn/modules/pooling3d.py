@@ -1,11 +1,14 @@
-"""The 3-D pooling layers, ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d``, ``AdaptiveMaxPool3d`` (the ops are in
-``ops/nn/pooling3d.py``), and the power-average layers ``LPPool1d/2d/3d`` (``ops/nn/lp_pooling.py``)."""
+"""The 3-D pooling layers, ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d``, ``AdaptiveMaxPool3d``,
+``MaxUnpool3d`` (the ops are in ``ops/nn/pooling3d.py``), and the power-average layers ``LPPool1d/2d/3d``
+(``ops/nn/lp_pooling.py``)."""
 from ...ops.nn import lp_pooling
 from ...ops.nn import pooling3d as _pooling3d
 from .module import Module
-from .pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd
+from .pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd, _MaxUnpoolNd
+from .utils import _triple
 
-__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool1d", "LPPool2d",
+           "LPPool3d"]
 
 
 class MaxPool3d(_MaxPoolNd):
@@ -48,6 +51,15 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return _pooling3d.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool3d``: ``forward(input, indices, output_size=None)``."""
+
+    _expand = staticmethod(_triple)
+
+    def forward(self, input, indices, output_size=None):
+        return _pooling3d.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class _LPPoolNd(Module):

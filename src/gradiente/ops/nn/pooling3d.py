@@ -1,5 +1,5 @@
 """3-D pooling: ``max_pool3d``, ``avg_pool3d``, ``adaptive_avg_pool3d``, ``adaptive_max_pool3d`` (and the
-``_with_indices`` forms), on ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)`` input.
+``_with_indices`` forms) and ``max_unpool3d``, on ``(N, C, D, H, W)`` or unbatched ``(C, D, H, W)`` input.
 
 The same construction as the 2-D pools of ``pooling.py``, whose nodes and linear maps these reuse: the strided
 window view of the padded input (``convolution._windows``, written for any number of spatial dims) reduced over
@@ -13,13 +13,14 @@ import numpy as np
 from ...core import dtype as dt
 from ...core.dtype import scalar_name
 from ...core.record import record, wants_grad, wrap
+from ..autocast import autocast_entry
 from ._common import shape_text
 from .convolution import _col2im, _out_size, _pad, _tuple, _windows
-from .max_pooling import _adaptive_taps
+from .max_pooling import MaxUnpool2DBackward0, _adaptive_taps, _unpool_output_size
 from .pooling import _averaging_matrix, _avg_divisor, _LinearPoolMap, _MaxPoolMap, _pool_pair, _pooled, _window_argmax
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-           "adaptive_max_pool3d_with_indices"]
+           "adaptive_max_pool3d_with_indices", "max_unpool3d"]
 
 MaxPool3DWithIndicesBackward0, MaxPool3DWithIndicesBackwardBackward0 = _pool_pair(
     "MaxPool3DWithIndices", "∂max/∂x = 1 at the window's maximum, 0 elsewhere", __name__)
@@ -227,3 +228,42 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     (N, C, *output_size)``; ``return_indices`` also gives each maximum's flat position in its ``D·H·W`` volume."""
     result, indices = adaptive_max_pool3d_with_indices(input, output_size)
     return (result, indices) if return_indices else result
+
+
+class MaxUnpool3DBackward0(MaxUnpool2DBackward0):
+    """out = zeros with out.flat[indices] = x (per volume);  dx = grad.flat[indices]"""
+
+
+@autocast_entry
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d``: each value of ``input`` placed at its ``indices`` (flat positions in
+    its ``D·H·W`` volume, as ``max_pool3d(..., return_indices=True)`` gives them) in a zero volume;
+    ``(N, C, D, H, W) -> (N, C, Do, Ho, Wo)``."""
+    kernel_size = _tuple(kernel_size, 3, "kernel_size")
+    stride = kernel_size if stride is None else _tuple(stride, 3, "stride")
+    padding = _tuple(padding, 3, "padding")
+    out_size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    if indices._data.dtype != np.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    if input.dim() not in (4, 5):
+        raise RuntimeError("Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with "
+                           f"{input.dim()} dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({shape_text(input.shape)}) but got indices tensor with shape: "
+                           f"{shape_text(indices.shape)}")
+    xa = input._data
+    volumes = math.prod(xa.shape[:-3])
+    index = indices._data.reshape(volumes, -1)
+    size = math.prod(out_size)
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"Found an invalid max index: {index[bad][-1]} (output volumes are of size "
+                           f"{'x'.join(map(str, out_size))})")
+    rows = np.arange(volumes)[:, None]
+    out = np.zeros((volumes, size), dtype=xa.dtype)
+    out[rows, index] = xa.reshape(volumes, -1)
+    result = wrap(out.reshape(xa.shape[:-3] + tuple(out_size)))
+    if wants_grad(input):
+        record(MaxUnpool3DBackward0, (input,), result, rows=rows, index=index, x_shape=xa.shape)
+    return result
