@@ -239,6 +239,20 @@ MODULES = {
     "RNNCell": (lambda nn: nn.RNNCell(3, 4), [X(BATCH, 3)], None),
     "LSTMCell": (lambda nn: nn.LSTMCell(3, 4), [X(BATCH, 3)], None),
     "GRUCell": (lambda nn: nn.GRUCell(3, 4), [X(BATCH, 3)], None),
+    # lazy layers: the first input completes them, then they are the plain layers
+    "LazyLinear": (lambda nn: nn.LazyLinear(4), [X(2, 3)], None),
+    "LazyConv1d": (lambda nn: nn.LazyConv1d(3, 2), [X(2, 2, 5)], None),
+    "LazyConv2d": (lambda nn: nn.LazyConv2d(3, 2), [X(2, 2, 4, 4)], None),
+    "LazyConv3d": (lambda nn: nn.LazyConv3d(3, 2), [X(1, 2, 3, 3, 3)], None),
+    "LazyConvTranspose1d": (lambda nn: nn.LazyConvTranspose1d(3, 2), [X(2, 2, 4)], None),
+    "LazyConvTranspose2d": (lambda nn: nn.LazyConvTranspose2d(3, 2), [X(2, 2, 3, 3)], None),
+    "LazyConvTranspose3d": (lambda nn: nn.LazyConvTranspose3d(3, 2), [X(1, 2, 2, 2, 2)], None),
+    "LazyBatchNorm1d": (lambda nn: nn.LazyBatchNorm1d(), [X(4, 3)], None),
+    "LazyBatchNorm2d": (lambda nn: nn.LazyBatchNorm2d(), [X(2, 3, 2, 2)], None),
+    "LazyBatchNorm3d": (lambda nn: nn.LazyBatchNorm3d(), [X(2, 3, 2, 2, 2)], None),
+    "LazyInstanceNorm1d": (lambda nn: nn.LazyInstanceNorm1d(), [X(2, 3, 4)], None),
+    "LazyInstanceNorm2d": (lambda nn: nn.LazyInstanceNorm2d(), [X(2, 3, 2, 3)], None),
+    "LazyInstanceNorm3d": (lambda nn: nn.LazyInstanceNorm3d(), [X(2, 3, 2, 2, 3)], None),
 }
 
 # classes with no forward of their own to compare
@@ -272,7 +286,8 @@ def _run_module(lib, name, arrays):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")         # nn.Transformer's note on nested tensors, in both libraries
         module = make(lib.nn).double()
-    if lib is gradiente:
+    if lib is gradiente and not getattr(module, "has_uninitialized_params", lambda: False)():
+        # (a lazy layer draws its values on its first input, from the same seed as PyTorch's: nothing to copy)
         theirs = _run_module.torch_module
         module.load_state_dict({k: gradiente.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
     else:
