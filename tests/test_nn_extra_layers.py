@@ -1,5 +1,6 @@
 """Issue 16's smaller additions against PyTorch: ``F.triplet_margin_with_distance_loss`` and
-``nn.TripletMarginWithDistanceLoss``, ``F.max_pool1d_with_indices`` / ``max_pool2d_with_indices``, ``nn.Container``
+``nn.TripletMarginWithDistanceLoss``, ``F.multilabel_margin_loss`` and ``nn.MultiLabelMarginLoss``,
+``F.max_pool1d_with_indices`` / ``max_pool2d_with_indices``, ``nn.Container``
 and ``nn.NLLLoss2d``: values, gradients, node names, reprs, float64 gradcheck and error messages."""
 import numpy as np
 import pytest
@@ -33,6 +34,33 @@ SPECS = [
            [((2, 3, 4, 5),)]),
     OpSpec("max_pool1d_with_indices", lambda lib, x: F(lib).max_pool1d_with_indices(x, 3, 2, ceil_mode=True),
            [((2, 3, 8),)]),
+]
+
+
+
+def _scores_and_label_lists(rng, shapes):
+    """Scores, and per row a list of distinct classes ended by -1 (the rest of the row is ignored)."""
+    x_shape, _ = shapes
+    scores = rng.uniform(-1, 1, x_shape)
+    n_classes = x_shape[-1]
+    rows = []
+    for _ in range(int(np.prod(x_shape[:-1]))):
+        count = rng.randint(0, n_classes + 1)
+        row = np.concatenate([rng.permutation(n_classes)[:count], [-1] * (n_classes - count)])
+        if count < n_classes - 1:
+            row[count + 1:] = rng.randint(0, n_classes, n_classes - count - 1)     # after the -1: ignored
+        rows.append(row)
+    return [scores, np.array(rows, dtype=np.int64).reshape(x_shape)]
+
+
+def _multilabel(reduction):
+    return lambda lib, x, t: F(lib).multilabel_margin_loss(x, t, reduction=reduction)
+
+
+SPECS += [
+    OpSpec(f"multilabel_margin_loss_{reduction}", _multilabel(reduction), [((5, 4), (5, 4)), ((6,), (6,))],
+           grad_inputs=[0], make_inputs=_scores_and_label_lists)
+    for reduction in ("mean", "sum", "none")
 ]
 
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
@@ -97,3 +125,29 @@ def test_nllloss2d_is_nllloss_on_images():
     assert outs[0][:2] == outs[1][:2] and outs[0][4] == outs[1][4]
     np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-12)
     np.testing.assert_allclose(outs[1][3], outs[0][3], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: F(lib).multilabel_margin_loss(lib.zeros(3, 4), lib.zeros(2, 4, dtype=lib.int64)),
+    lambda lib: F(lib).multilabel_margin_loss(lib.zeros(3, 4), lib.zeros(3, 4)),
+    lambda lib: F(lib).multilabel_margin_loss(lib.zeros(3, 4), lib.zeros(3, 4, dtype=lib.int32)),
+    lambda lib: F(lib).multilabel_margin_loss(lib.zeros(3, 4), lib.full((3, 4), 4, dtype=lib.int64)),
+    lambda lib: F(lib).multilabel_margin_loss(lib.zeros(2, 3, 4), lib.zeros(2, 3, 4, dtype=lib.int64)),
+], ids=["sizes", "float_target", "int32_target", "out_of_range", "rank"])
+def test_multilabel_margin_errors_match_torch(call):
+    check_same_error(call)
+
+
+def test_multilabel_margin_layer_matches_torch():
+    x = np.random.RandomState(3).randn(3, 4)
+    y = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0]])
+    outs = []
+    for lib in (torch, gradiente):
+        layer = lib.nn.MultiLabelMarginLoss(reduction="sum")
+        t = lib.tensor(x, requires_grad=True)
+        out = layer(t, lib.tensor(y))
+        out.backward()
+        outs.append((repr(layer), out.item(), t.grad.numpy(), out.grad_fn.name()))
+    assert outs[0][0] == outs[1][0] and outs[0][3] == outs[1][3]
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-12)
+    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-12, atol=1e-15)

@@ -216,6 +216,8 @@ MODULES = {
                                  [X(3, 4), C(lambda rng: rng.randint(0, 2, (3, 4)).astype(np.float64))], None),
     "CosineEmbeddingLoss": (lambda nn: nn.CosineEmbeddingLoss(), [X(3, 4), X(3, 4), SIGNS(3)], None),
     "MarginRankingLoss": (lambda nn: nn.MarginRankingLoss(0.1), [X(3), X(3), SIGNS(3)], None),
+    "MultiLabelMarginLoss": (lambda nn: nn.MultiLabelMarginLoss(),
+                             [X(2, 4), C(lambda rng: np.array([[3, 0, -1, 1], [1, -1, 0, 0]]))], None),
     "MultiMarginLoss": (lambda nn: nn.MultiMarginLoss(), [X(3, 4), LABELS(4, 3)], None),
     "TripletMarginLoss": (lambda nn: nn.TripletMarginLoss(), [X(3, 4), X(3, 4), X(3, 4)], None),
     "TripletMarginWithDistanceLoss": (lambda nn: nn.TripletMarginWithDistanceLoss(swap=True),

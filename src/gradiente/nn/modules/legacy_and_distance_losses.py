@@ -1,11 +1,13 @@
-"""Layers PyTorch keeps for old programs, ``Container`` and ``NLLLoss2d``, and ``TripletMarginWithDistanceLoss``
-(the triplet loss under any distance function, ``ops/nn/triplet_distance.py``)."""
+"""Layers PyTorch keeps for old programs, ``Container`` and ``NLLLoss2d``, and two losses:
+``TripletMarginWithDistanceLoss`` (the triplet loss under any distance function, ``ops/nn/triplet_distance.py``)
+and ``MultiLabelMarginLoss`` (``ops/nn/multilabel_margin.py``)."""
+from ...ops.nn.multilabel_margin import multilabel_margin_loss
 from ...ops.nn.triplet_distance import triplet_margin_with_distance_loss
 from .distance import PairwiseDistance
 from .loss import NLLLoss, _Loss
 from .module import Module
 
-__all__ = ["Container", "NLLLoss2d", "TripletMarginWithDistanceLoss"]
+__all__ = ["Container", "NLLLoss2d", "TripletMarginWithDistanceLoss", "MultiLabelMarginLoss"]
 
 
 class Container(Module):
@@ -43,3 +45,16 @@ class TripletMarginWithDistanceLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
                                                  margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss (``F.multilabel_margin_loss``): input ``(N, C)`` or ``(C,)``, target of class
+    indices of the same shape, each row's list ended by the first -1."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+
+    def forward(self, input, target):
+        return multilabel_margin_loss(input, target, reduction=self.reduction)
