@@ -151,3 +151,36 @@ def test_multilabel_margin_layer_matches_torch():
     assert outs[0][0] == outs[1][0] and outs[0][3] == outs[1][3]
     np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-12)
     np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"tau": 0.5, "dim": 0}, {"hard": True}, {"hard": True, "tau": 2.0, "dim": 0}],
+                         ids=["soft", "soft_tau_dim0", "hard", "hard_tau_dim0"])
+def test_gumbel_softmax_draws_and_differentiates_as_torch(kwargs):
+    logits = np.random.RandomState(4).randn(3, 5)
+    weights = np.random.RandomState(5).randn(3, 5)
+    seen = []
+    for lib in (torch, gradiente):
+        lib.manual_seed(7)
+        x = lib.tensor(logits, requires_grad=True)
+        out = F(lib).gumbel_softmax(x, **kwargs)
+        (out * lib.tensor(weights)).sum().backward()
+        seen.append((out.detach().numpy(), x.grad.numpy(), out.grad_fn.name()))
+    (t_out, t_grad, t_name), (g_out, g_grad, g_name) = seen
+    assert g_name == t_name
+    np.testing.assert_allclose(g_out, t_out, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(g_grad, t_grad, rtol=1e-10, atol=1e-14)
+
+
+def test_gumbel_softmax_gradcheck():
+    logits = gradiente.tensor(np.random.RandomState(6).randn(2, 4), requires_grad=True)
+
+    def sample(x):
+        gradiente.manual_seed(1)        # the same draw at every evaluation
+        return F(gradiente).gumbel_softmax(x, tau=0.7)
+    assert gradiente.autograd.gradcheck(sample, (logits,), eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+def test_gumbel_softmax_warns_of_eps_as_torch():
+    for lib in (torch, gradiente):
+        with pytest.warns(UserWarning, match="`eps` parameter is deprecated and has no effect."):
+            F(lib).gumbel_softmax(lib.zeros(2, 3), eps=0.1)

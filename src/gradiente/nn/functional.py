@@ -132,6 +132,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 # --- issue 16: 3-D convolution and pooling, power-average pooling, pools with indices, triplet loss ---
 from ..ops.nn.convolution import conv_transpose3d  # noqa: F401, E402
+from ..ops.nn.gumbel import gumbel_softmax  # noqa: F401, E402
 from ..ops.nn.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401, E402
 from ..ops.nn.multilabel_margin import multilabel_margin_loss  # noqa: F401, E402
 from ..ops.nn.pooling import max_pool1d_with_indices, max_pool2d_with_indices  # noqa: F401, E402
