@@ -649,5 +649,6 @@ def test_torch_weight_norm_checkpoint_loads_here():
 WEIGHT_NORM_SPECS = [
     OpSpec("weight_norm_interface_dim0", lambda lib, v, g: lib._weight_norm(v, g, 0), [((3, 4), (3, 1)),
                                                                                         ((2, 3, 4), (2, 1, 1))]),
-    OpSpec("weight_norm_interface_last", lambda lib, v, g: lib._weight_norm(v, g, -1), [((3, 4), (1, 4))]),
+    OpSpec("weight_norm_interface_last", lambda lib, v, g: lib._weight_norm(v, g, 1), [((3, 4), (1, 4))]),
+    OpSpec("weight_norm_whole", lambda lib, v, g: lib._weight_norm(v, g, -1), [((3, 4), ())]),
 ]

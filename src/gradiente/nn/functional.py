@@ -129,3 +129,21 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return _softmax_ops.softmax(-input, dim, dtype)
+
+# --- issue 16: 3-D convolution and pooling, power-average pooling, pools with indices, triplet loss ---
+from ..ops.nn.convolution import conv_transpose3d  # noqa: F401, E402
+from ..ops.nn.gumbel import gumbel_softmax  # noqa: F401, E402
+from ..ops.nn.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401, E402
+from ..ops.nn.multilabel_margin import multilabel_margin_loss  # noqa: F401, E402
+from ..ops.nn.pooling import max_pool1d_with_indices, max_pool2d_with_indices  # noqa: F401, E402
+from ..ops.nn.pooling3d import (  # noqa: F401, E402
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool3d,
+)
+from ..ops.nn.triplet_distance import triplet_margin_with_distance_loss  # noqa: F401, E402
+# --- end issue 16 ----------------------------------------------------------------------------------------------

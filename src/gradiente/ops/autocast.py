@@ -35,15 +35,16 @@ LOWER_PRECISION_FP, FP32, PROMOTE = "lower_precision_fp", "fp32", "promote"
 
 # PyTorch 2.13's AutocastCPU lists, by the name of our function that implements each op. Ops PyTorch computes
 # through a listed one are listed under their own name (einsum and tensordot run bmm/mm, so their results are in
-# lower precision too; linalg_vecdot is vecdot). Ops of PyTorch's lists that gradiente lacks (conv_transpose3d, stft,
+# lower precision too; linalg_vecdot is vecdot). Ops of PyTorch's lists that gradiente lacks (stft,
 # the fft and most linalg functions, 3-d pooling) are left out.
 POLICIES = {
     **dict.fromkeys(["conv1d", "conv2d", "conv3d", "bmm", "mm", "vecdot", "baddbmm", "addmm", "addbmm", "linear",
-                     "matmul", "conv_transpose1d", "conv_transpose2d", "prelu",
+                     "matmul", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
                      "scaled_dot_product_attention", "einsum", "tensordot"], LOWER_PRECISION_FP),
     **dict.fromkeys(["binary_cross_entropy", "grid_sample", "polar", "prod", "quantile", "nanquantile", "cdist",
                      "trace", "view_as_complex", "cholesky", "cholesky_inverse", "cholesky_solve", "inverse",
-                     "lu_solve", "pinverse", "max_unpool2d", "mse_loss", "cosine_embedding_loss", "nll_loss",
+                     "lu_solve", "pinverse", "max_unpool2d", "max_unpool3d", "mse_loss", "cosine_embedding_loss",
+                     "nll_loss",
                      "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy", "l1_loss",
                      "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
                      "multi_margin_loss", "kl_div", "binary_cross_entropy_with_logits"], FP32),

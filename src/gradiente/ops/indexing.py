@@ -295,6 +295,9 @@ class CopyBackwards(IndexPutBackward0):
     """out = v copied over all of x;  dx = 0;  dv = grad"""
     __slots__ = ()
 
+    def name(self):
+        return "torch::autograd::CopyBackwards"       # PyTorch's C++ name, as copy_'s node (ops/fill.py) gives it
+
 
 class FillBackward3(IndexPutBackward0):
     """out = x with every element set to a number;  dx = 0"""

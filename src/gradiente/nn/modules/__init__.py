@@ -118,3 +118,18 @@ __all__ = [
     "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
 ]
 __all__ += _transformer.__all__ + _resampling.__all__ + _rnn.__all__
+
+# --- issue 16: the 3-D layers, power-average pooling, Container, NLLLoss2d, TripletMarginWithDistanceLoss ---
+from . import lazy as _lazy  # noqa: E402
+from . import legacy_and_distance_losses as _legacy_and_distance_losses  # noqa: E402
+from . import pooling3d as _pooling3d  # noqa: E402
+from .batchnorm import BatchNorm3d  # noqa: E402
+from .conv import ConvTranspose3d  # noqa: E402
+from .instancenorm import InstanceNorm3d  # noqa: E402
+from .lazy import *  # noqa: E402
+from .legacy_and_distance_losses import *  # noqa: E402
+from .pooling3d import *  # noqa: E402
+
+__all__ += ["BatchNorm3d", "ConvTranspose3d", "InstanceNorm3d"]
+__all__ += _pooling3d.__all__ + _legacy_and_distance_losses.__all__ + _lazy.__all__
+# --- end issue 16 ------------------------------------------------------------------------------------------------

@@ -1,18 +1,18 @@
-"""Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d`` (their adjoints).
+"""Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d/3d`` (their adjoints).
 See ``ops.nn.convolution`` for the computation."""
 from ...core.creation import empty
-from ...ops.nn.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
+from ...ops.nn.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 # the functions a layer runs, by its number of spatial dims
 _CONVOLUTIONS = {1: conv1d, 2: conv2d, 3: conv3d}
-_TRANSPOSED_CONVOLUTIONS = {1: conv_transpose1d, 2: conv_transpose2d}
+_TRANSPOSED_CONVOLUTIONS = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}
 
 
 class _ConvNd(Module):
@@ -195,4 +195,15 @@ class ConvTranspose2d(_ConvTransposeNd):
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
                          _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution: ``(N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out)``; weight
+    ``(C_in, C_out/groups, kd, kh, kw)``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
+                         _triple(dilation), True, _triple(output_padding), groups, bias, padding_mode,
                          device=device, dtype=dtype)

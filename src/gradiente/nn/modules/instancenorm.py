@@ -1,11 +1,11 @@
-"""``InstanceNorm1d``/``InstanceNorm2d``: each channel of each sample normalized over its own spatial dims
+"""``InstanceNorm1d/2d/3d``: each channel of each sample normalized over its own spatial dims
 (``F.instance_norm``), optionally with an affine map and running statistics (``_NormBase``)."""
 import warnings
 
 from ...ops.nn.normalization_composed import instance_norm
 from .batchnorm import _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -53,3 +53,8 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Normalizes each channel of each sample of ``(N, C, H, W)`` (or ``(C, H, W)``) input over its plane."""
     _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalizes each channel of each sample of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input over its volume."""
+    _no_batch_dim = 4

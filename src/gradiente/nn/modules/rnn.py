@@ -1,7 +1,7 @@
 """Recurrent layers: ``RNN`` (tanh or ReLU), ``LSTM`` and ``GRU`` over whole sequences, and the one-step cells
 ``RNNCell``, ``LSTMCell`` and ``GRUCell``.
 
-Each layer is composed from differentiable ops (``linear``, ``sigmoid``, ``tanh``, ``chunk``, ``stack``,
+Each layer is composed from differentiable ops (``linear``, ``sigmoid``, ``tanh``, ``unsafe_chunk``, ``stack``,
 ``cat``), so it needs no backward code: the gradients of the input, the initial state and every weight come
 from the ops. The gate math, the parameter names and shapes, their registration order and their initial
 values for a given seed are PyTorch's; the graph's node names are those of the composing ops, not of
@@ -66,8 +66,8 @@ def _gru_step(x_gates, state, w):
 
     (h - n)·z + n is (1 - z)·n + z·h written as PyTorch evaluates it, so float32 results round the same way."""
     h = state[0]
-    h_reset, h_update, h_new = F.linear(h, w.w_hh, w.b_hh).chunk(3, 1)
-    x_reset, x_update, x_new = x_gates.chunk(3, 1)
+    h_reset, h_update, h_new = F.linear(h, w.w_hh, w.b_hh).unsafe_chunk(3, 1)
+    x_reset, x_update, x_new = x_gates.unsafe_chunk(3, 1)
     reset = (h_reset + x_reset).sigmoid()
     update = (h_update + x_update).sigmoid()
     new = (x_new + reset * h_new).tanh()

@@ -110,6 +110,13 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         return dq, per_kv_head(dk), per_kv_head(dv)
 
 
+def _in_layout_of(like, values):
+    """``values`` copied into an array laid out in memory as ``like`` is (NumPy's order 'K')."""
+    laid_out = np.empty_like(like)
+    laid_out[...] = values
+    return laid_out
+
+
 def _flash_attention(q, k, v, mask, is_causal, scale):
     """The fused kernel's result, computed directly: ``softmax(scale·q·kᵀ + mask)·v`` over all keys at once."""
     qa, ka, va = q._data, k._data, v._data
@@ -126,7 +133,12 @@ def _flash_attention(q, k, v, mask, is_causal, scale):
     total = e.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         probs = np.where(total == 0, np.zeros((), qa.dtype), e / total)
-    result = wrap(np.matmul(probs, va))
+    out = np.matmul(probs, va)
+    if out.shape == qa.shape:
+        # the kernel writes its result in the query's memory layout, so that multi-head attention's permute and
+        # reshape afterwards are a view in PyTorch (ViewBackward0, not a copy): the same here
+        out = _in_layout_of(qa, out)
+    result = wrap(out)
     if wants_grad(q, k, v):
         record(ScaledDotProductFlashAttentionForCpuBackward0, (q, k, v), result, saved=(q, k, v), probs=probs,
                scale=np.asarray(scale, qa.dtype), repeats=repeats)
@@ -231,8 +243,10 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 def _split_projection(proj, parts, embed_dim):
     """The ``parts`` projections packed along the last dim of ``proj``, each made contiguous (they are
-    viewed per head next)."""
-    return proj.unflatten(-1, (parts, embed_dim)).movedim(-2, 0).contiguous().unbind(0)
+    viewed per head next). The steps are PyTorch's (unsqueeze, transpose, squeeze, then one select per part),
+    so the graph shows PyTorch's nodes."""
+    packed = proj.unflatten(-1, (parts, embed_dim)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+    return tuple(packed[i] for i in range(parts))
 
 
 def _in_projection_packed(q, k, v, w, b):

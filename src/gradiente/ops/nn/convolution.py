@@ -28,10 +28,13 @@ from ...core import dtype as dt
 from ...core.dtype import cpp_name, scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from .. import _warnings
 from ..autocast import autocast_entry
+from . import padding as _padding
 from ._array_rules import record_gradients
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "convolution_nd"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "convolution_nd"]
 
 
 # --- strided windows ------------------------------------------------------------------------------------------
@@ -430,6 +433,23 @@ def _transposed_size(sizes, stride, pads, dilation, output_padding, kernel):
     return out_size
 
 
+_WARNED: set = set()        # the warnings given already: PyTorch gives these once per process
+
+
+def _pad_odd_one_out(input, pads):
+    """``padding='same'`` with an odd total padding, as PyTorch does it: the input padded by the extra element at
+    the end of each such axis first (a copy, recorded as ``ConstantPadNdBackward0``), then the convolution's
+    symmetric padding."""
+    if "padded copy" not in _WARNED:
+        _WARNED.add("padded copy")
+        _warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a zero-padded "
+                       "copy of the input be created", UserWarning, stacklevel=4)
+    amounts = []
+    for before, after in reversed(pads):        # F.pad lists the last axis first
+        amounts += [0, after - before]
+    return _padding.pad(input, amounts), tuple((before, before) for before, _ in pads)
+
+
 def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spatial, name, transposed=False,
                    output_padding=0):
     """Every convolution, ``conv{n}d`` and ``conv_transpose{n}d``: the arguments checked in PyTorch's order, with
@@ -445,6 +465,9 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
     stride, pads, dilation, output_padding = _geometry(x_shape, w_shape, stride, padding, dilation, output_padding,
                                                        groups, n_spatial, transposed)
     _check_shapes(x_shape, w_shape, bias, groups, transposed)
+    if any(before != after for before, after in pads):
+        input, pads = _pad_odd_one_out(input, pads)
+        x_shape = input._data.shape
     if transposed:
         _check_output_padding(stride, dilation, output_padding)
     else:
@@ -491,4 +514,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     ``(C_in, H, W)``, ``weight (C_in, C_out/groups, kh, kw)``. Output height ``(H - 1)·stride - 2·padding +
     dilation·(kh - 1) + output_padding + 1``, and likewise the width."""
     return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv_transpose2d",
+                          transposed=True, output_padding=output_padding)
+
+
+@autocast_entry
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution, the adjoint of ``conv3d``: ``input (N, C_in, D, H, W)`` or ``(C_in, D, H, W)``,
+    ``weight (C_in, C_out/groups, kd, kh, kw)``; each output size as ``conv_transpose2d``'s."""
+    return convolution_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv_transpose3d",
                           transposed=True, output_padding=output_padding)

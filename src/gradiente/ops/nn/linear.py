@@ -8,11 +8,28 @@
 import math
 
 from ..autocast import autocast_entry
-from ..einsum import einsum
 from ..matmul import addmm
-from ._common import shape_text
+from .trilinear import trilinear
 
 __all__ = ["bilinear", "linear"]
+
+
+def _check_bilinear_shapes(input1, input2, weight, bias):
+    """PyTorch's checks of ``bilinear``'s shapes, in its order and words."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got {input1.shape[d]} "
+                               f"and {input2.shape[d]}")
+    for which, size, expected in (("input1", input1.shape[-1], weight.shape[1]),
+                                  ("input2", input2.shape[-1], weight.shape[2])):
+        if size != expected:
+            raise RuntimeError(f"bilinear(): {which} size does not match weight size: got {size} but expected "
+                               f"{expected}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{weight.shape[0]}")
 
 
 @autocast_entry
@@ -36,10 +53,11 @@ def linear(input, weight, bias=None):
 
 def bilinear(input1, input2, weight, bias=None):
     """x1ᵀ·A·x2 + b for each output feature: input1 (*, in1), input2 (*, in2), weight (out, in1, in2).
-    Composed from ``einsum`` here; PyTorch records one ``_trilinear`` node instead (same values and gradients)."""
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
-                           f"{shape_text(input1.shape[:-1])} and {shape_text(input2.shape[:-1])}")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    As PyTorch: the batch dims flattened (``ViewBackward0``), one ``TrilinearBackward0``, viewed back, plus the
+    bias (``AddBackward0``)."""
+    _check_bilinear_shapes(input1, input2, weight, bias)
+    rows1 = input1.reshape(-1, input1.shape[-1])
+    rows2 = input2.reshape(-1, input2.shape[-1])
+    out = trilinear(rows1, weight, rows2).reshape(*input1.shape[:-1], weight.shape[0])
     return out + bias if bias is not None else out
 

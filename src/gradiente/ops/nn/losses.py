@@ -18,7 +18,7 @@ from ...core.record import promote_operands, record, wants_grad, wrap
 from .._warnings import warn
 from ..autocast import autocast_entry
 from ..binary_math import xlogy
-from ._common import add_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
+from ._common import add_scalar, mul_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
 
 __all__ = [
     "binary_cross_entropy",
@@ -343,7 +343,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     else:
         loss = input - target * add_scalar(input, eps).log()
     if full:
-        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        # the scalar products as PyTorch's C++ writes them (0.5 * log(2π * target)): MulBackward1 nodes
+        stirling = target * target.log() - target + mul_scalar(mul_scalar(target, 2 * math.pi).log(), 0.5)
         loss += stirling.masked_fill(target <= 1, 0)
     return reduce_tensor(loss, reduction)
 

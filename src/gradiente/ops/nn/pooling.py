@@ -26,7 +26,8 @@ from ...core.tensor import Tensor
 from ._array_rules import record_gradients
 from .convolution import _check_input_rank, _col2im, _out_size, _pad, _tuple, _windows
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "max_pool1d_with_indices", "max_pool2d_with_indices"]
 
 
 def _as_4d(input, n_spatial, name):
@@ -98,12 +99,13 @@ class _PoolBackwardBackward(Node):
         return self.pool.apply(ops, ggx, self.first), d_x
 
 
-def _pool_pair(name, formula):
-    """A pooling's node and the node of its gradient under create_graph, named as PyTorch names them."""
+def _pool_pair(name, formula, module=__name__):
+    """A pooling's node and the node of its gradient under create_graph, named as PyTorch names them, defined in
+    ``module`` (the module whose op records them)."""
     double = type(f"{name}BackwardBackward0", (_PoolBackwardBackward,), {"__doc__": _PoolBackwardBackward.__doc__,
-                                                                         "__module__": __name__})
+                                                                         "__module__": module})
     node = type(f"{name}Backward0", (_PoolBackward,), {"__doc__": f"{_PoolBackward.__doc__};  {formula}",
-                                                       "formula": formula, "double": double, "__module__": __name__})
+                                                       "formula": formula, "double": double, "__module__": module})
     return node, double
 
 
@@ -363,3 +365,16 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling to a fixed length: ``(N, C, L) -> (N, C, output_size)``."""
     return _adaptive_avg_pool(input, output_size, 1)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """``max_pool2d`` and each maximum's flat position in its ``H·W`` plane (``return_indices`` is ignored, as in
+    PyTorch)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """``max_pool1d`` and each maximum's position along the last axis."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 1)

@@ -26,7 +26,7 @@ __all__ = ["lstm_layer", "lstm_step"]
 def lstm_step(x_gates, state, w_hh, b_hh, w_hr=None):
     """One recorded LSTM step from the input's part of the gates: the new ``(h, c)``."""
     h, c = state
-    in_gate, forget_gate, cell_gate, out_gate = (linear(h, w_hh, b_hh) + x_gates).chunk(4, 1)
+    in_gate, forget_gate, cell_gate, out_gate = joining.unsafe_chunk(linear(h, w_hh, b_hh) + x_gates, 4, 1)
     c = unary.sigmoid(forget_gate) * c + unary.sigmoid(in_gate) * unary.tanh(cell_gate)
     h = unary.sigmoid(out_gate) * unary.tanh(c)
     if w_hr is not None:
