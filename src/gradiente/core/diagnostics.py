@@ -189,7 +189,7 @@ def modified_addendum(node, counter, expected, now):
     else:
         lines.append(f"  saved    by {name} (its line was not recorded: the mode was off when it ran)")
     for version, site, op in changes:
-        what = f"in place by {op}" if op else "in place"
+        what = f"in place by {op.removeprefix('torch::autograd::')}" if op else "in place"
         lines.append(f"  modified at {site}, {what} (version {version - 1} → {version}):  {site.code}")
     if not changes:
         lines.append("  modified: the in-place change was not recorded (the mode was off when it ran)")

@@ -59,9 +59,11 @@ from ..ops.nn import (
     dropout,
     embedding,
     losses,
+    lp_pooling,
     normalization,
     padding,
     pooling,
+    pooling3d,
     sparse,
 )
 from ..ops.nn import linear as nn_linear
@@ -802,9 +804,13 @@ def _spatial(spatial_dims):
     return rule
 
 
-_rule(_spatial(1), convolution.conv1d, pooling.max_pool1d, pooling.avg_pool1d, pooling.adaptive_avg_pool1d)
-_rule(_spatial(2), convolution.conv2d, pooling.max_pool2d, pooling.avg_pool2d, pooling.adaptive_avg_pool2d)
-_rule(_spatial(3), convolution.conv3d)
+_rule(_spatial(1), convolution.conv1d, pooling.max_pool1d, pooling.avg_pool1d, pooling.adaptive_avg_pool1d,
+      lp_pooling.lp_pool1d)
+_rule(_spatial(2), convolution.conv2d, pooling.max_pool2d, pooling.avg_pool2d, pooling.adaptive_avg_pool2d,
+      lp_pooling.lp_pool2d)
+_rule(_spatial(3), convolution.conv3d, pooling3d.max_pool3d, pooling3d.max_pool3d_with_indices, pooling3d.avg_pool3d,
+      pooling3d.adaptive_avg_pool3d, pooling3d.adaptive_max_pool3d, pooling3d.adaptive_max_pool3d_with_indices,
+      lp_pooling.lp_pool3d)
 
 
 # --- dropout ------------------------------------------------------------------------------------------------
