@@ -16,9 +16,11 @@ import types
 
 from ..core.tensor import Tensor
 from ..viz.names import Names, caller_frame
+from .html import to_html
 from .record import GraphFreedError, record_backward
 from .render import to_markdown, to_text
 from .steps import build_step
+from .symbols import expression
 from .why_no_grad import Diagnosis, why_no_grad
 
 __all__ = ["Diagnosis", "Explanation", "explain", "record_backward", "why_no_grad"]
@@ -51,7 +53,7 @@ def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate
     words(lang)
     if not isinstance(output, Tensor):
         raise TypeError(f"explain() expects a Tensor, got {type(output).__name__}")
-    names = _WalkNames(params, frame, output)
+    names = _WalkNames(params, frame, output, lang)
     leaves = _leaves(output)
     if accumulate is None:
         accumulate = not any(t.grad is not None for t in leaves)
@@ -130,14 +132,27 @@ class Explanation:
     def _repr_markdown_(self):
         return self.to_markdown()
 
+    def to_html(self, lang=None):
+        """The walkthrough as self-contained HTML: a table, the notes, the results and the graph as SVG."""
+        return to_html(self, lang or self.lang)
+
+    def _repr_html_(self):
+        return self.to_html()
+
+
+_DEEPEST = 6       # how many ops deep an intermediate's name may spell out its expression
+_LONGEST = 40      # and how long it may be
+
 
 class _WalkNames:
     """Names for the walkthrough: leaves (params, then the caller's variables, then "leaf 1"...), the
     node outputs the caller holds in variables, and the output itself ("y" when unnamed)."""
 
-    def __init__(self, params, frame, output):
+    def __init__(self, params, frame, output, lang="en"):
+        self.lang = lang
         self._names = Names(params, frame, auto=True)
         self._numbered = {}
+        self._expressions = {}
         self.output_name = self._names.of_tensor(output) or _find_name(frame, output) or "y"
         self.previous_grads = {}
 
@@ -151,6 +166,25 @@ class _WalkNames:
 
     def node(self, node):
         return self._names.of_node(node)
+
+    def value(self, node, depth=0):
+        """How the value ``node`` feeds forward is called: a leaf's name, a variable the caller holds, or
+        the expression that made it; ``c`` for a constant (no node)."""
+        if node is None:
+            return "c"
+        if hasattr(node, "variable"):
+            return self.leaf(node.variable)
+        return self.node(node) or self.expression(node, depth) or type(node).__name__
+
+    def expression(self, node, depth=0):
+        """The expression ``node`` computes from its inputs' names (``w·x + b``), or None if unknown."""
+        if id(node) not in self._expressions:
+            if depth > _DEEPEST:                    # a deep graph is named by class, not a page-long formula
+                return None
+            self._expressions[id(node)] = None      # a guard while the inputs are named
+            text = expression(node, [self.value(nxt, depth + 1) for nxt, _ in node.next_functions])
+            self._expressions[id(node)] = text if text is None or len(text) <= _LONGEST else None
+        return self._expressions[id(node)]
 
 
 def _find_name(frame, tensor):
