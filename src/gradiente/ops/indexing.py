@@ -718,6 +718,7 @@ def nonzero(input, *, as_tuple=False):
 
 
 def argwhere(input):
+    """The indices of the nonzero elements, one row per element: shape ``(count, input.dim())``, int64."""
     return nonzero(input)
 
 
