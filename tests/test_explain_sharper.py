@@ -40,10 +40,21 @@ def test_names_flow_into_leaves_and_intermediates(lang):
     np.testing.assert_array_equal(e.grads["w"], tw.grad.numpy())
     np.testing.assert_array_equal(e.grads["b"], tb.grad.numpy())
     text = str(e)
-    for expected in ("w·c + b", "sin(w·c + b)", "exp(sin(w·c + b))", "w.grad", "b.grad"):
+    for expected in ("w·x + b", "sin(w·x + b)", "exp(sin(w·x + b))", "w.grad", "b.grad"):
         assert expected in text
     assert [s.expression for s in e.steps if not s.is_leaf] == [
-        "sum(exp(sin(w·c + b)))", "exp(sin(w·c + b))", "sin(w·c + b)", "w·c + b", "w·c"]
+        "sum(exp(sin(w·x + b)))", "exp(sin(w·x + b))", "sin(w·x + b)", "w·x + b", "w·x"]
+
+
+def test_a_constant_is_named_by_the_variable_holding_it_else_c():
+    w, tw = _pair([0.5, -1.0])
+    scale = gradiente.tensor([3.0, 4.0], dtype=gradiente.float64)
+    e = explain((w * scale).sum() + (w * 2).sum(), params={"w": w})
+    (tw * torch.tensor([3.0, 4.0], dtype=torch.float64)).sum().add((tw * 2).sum()).backward()
+    np.testing.assert_array_equal(e.grads["w"], tw.grad.numpy())
+    expressions = [s.expression for s in e.steps if not s.is_leaf]
+    assert "w·scale" in expressions and "w·c" in expressions
+    assert "∂/∂w = scale" in str(e)
 
 
 def test_renamed_leaves_follow_params():

@@ -54,6 +54,7 @@ def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate
     if not isinstance(output, Tensor):
         raise TypeError(f"explain() expects a Tensor, got {type(output).__name__}")
     names = _WalkNames(params, frame, output, lang)
+    names.remember_constants(output)            # before the pass frees what the nodes saved
     leaves = _leaves(output)
     if accumulate is None:
         accumulate = not any(t.grad is not None for t in leaves)
@@ -153,6 +154,7 @@ class _WalkNames:
         self._names = Names(params, frame, auto=True)
         self._numbered = {}
         self._expressions = {}
+        self._constants = {}
         self.output_name = self._names.of_tensor(output) or _find_name(frame, output) or "y"
         self.previous_grads = {}
 
@@ -176,13 +178,40 @@ class _WalkNames:
             return self.leaf(node.variable)
         return self.node(node) or self.expression(node, depth) or type(node).__name__
 
+    def inputs(self, node, depth=0):
+        """The names of ``node``'s inputs, in order; a tensor that needs no gradient (it has no node) is named
+        after the caller's variable when the node saved that very tensor (``x`` in ``w * x``), else ``c``."""
+        names = [self.value(nxt, depth) for nxt, _ in node.next_functions]
+        constant = self._constants.get(node)
+        if constant and names.count("c") == 1:
+            names[names.index("c")] = constant
+        return names
+
+    def remember_constants(self, output):
+        """For each node with an input that needs no gradient, the name of the tensor it saved for that
+        input, if the caller holds it in a variable (read now: the backward pass frees saved values)."""
+        from ..viz.saved import saved_attributes
+        from ..viz.walk import reachable
+        if output.grad_fn is None:
+            return
+        for node in reachable([output.grad_fn]):
+            if all(nxt is not None for nxt, _ in node.next_functions):
+                continue
+            try:
+                saved = [v for _, v in saved_attributes(node) if isinstance(v, Tensor) and not v.requires_grad]
+            except Exception:  # a node whose saved values cannot be read is named without them
+                continue
+            named = [self._names.of_tensor(v) for v in saved]
+            if len(named) == 1 and named[0]:
+                self._constants[node] = named[0]
+
     def expression(self, node, depth=0):
         """The expression ``node`` computes from its inputs' names (``w·x + b``), or None if unknown."""
         if id(node) not in self._expressions:
             if depth > _DEEPEST:                    # a deep graph is named by class, not a page-long formula
                 return None
             self._expressions[id(node)] = None      # a guard while the inputs are named
-            text = expression(node, [self.value(nxt, depth + 1) for nxt, _ in node.next_functions])
+            text = expression(node, self.inputs(node, depth + 1))
             self._expressions[id(node)] = text if text is None or len(text) <= _LONGEST else None
         return self._expressions[id(node)]
 

@@ -59,7 +59,7 @@ def build_step(record, index, names):
         step.leaf_name = names.leaf(node.variable)
     else:
         step.out_name = names.node(node)
-        step.input_names = [names.value(nxt) for nxt, _ in node.next_functions]
+        step.input_names = names.inputs(node)
         step.expression = names.expression(node)
         step.symbolic = derivatives(node, step.input_names, names.lang)
         step.passes = _passes(node, record, step.incoming)
