@@ -86,6 +86,7 @@ class TypedStorage(UntypedStorage):
 
 
 def untyped_storage(self):
+    """The bytes under this tensor and every view of it, as an ``UntypedStorage`` (shared, not copied)."""
     return UntypedStorage(self._data)
 
 
@@ -138,6 +139,7 @@ def resize_(self, *size, memory_format=None):
 
 
 def resize_as_(self, other, memory_format=None):
+    """``self.resize_(other.shape)``: gives ``self`` the shape of ``other``, in place."""
     return resize_(self, other._data.shape)
 
 

@@ -119,6 +119,7 @@ class Tensor:
     # --- shape and type --------------------------------------------------------------------------------
     @property
     def shape(self):
+        """The sizes of the dimensions, a ``gradiente.Size`` (a tuple): ``(2, 3)`` for a 2×3 matrix."""
         return Size(self._data.shape)
 
     @property
@@ -132,27 +133,32 @@ class Tensor:
         return self._data.itemsize
 
     def size(self, dim=None):
+        """The shape as a ``Size``, or the length of dimension ``dim`` (negative counts from the end)."""
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self):
+        """The number of dimensions: 0 for a scalar, 2 for a matrix (also ``ndim``, ``ndimension()``)."""
         return self._data.ndim
 
     ndimension = dim
     ndim = property(dim)
 
     def numel(self):
+        """The number of elements: the product of the shape (also ``nelement()``)."""
         return self._data.size
 
     nelement = numel
 
     @property
     def dtype(self):
+        """The element type, a ``gradiente.dtype`` such as ``gradiente.float32``."""
         return dt.FROM_NUMPY[self._data.dtype]
 
     @property
     def device(self):
+        """Always ``device(type='cpu')``: gradiente computes on the CPU with NumPy."""
         return _CPU
 
     is_cpu = True
@@ -165,34 +171,46 @@ class Tensor:
     layout = strided
 
     def is_floating_point(self):
+        """Whether the dtype is a floating-point one (float16/32/64, bfloat16)."""
         return dt.kind(self._data.dtype) == "f"
 
     def is_complex(self):
+        """Whether the dtype is complex (complex64 or complex128)."""
         return self._data.dtype.kind == "c"
 
     def element_size(self):
+        """The bytes of one element: 4 for float32."""
         return self._data.itemsize
 
     def stride(self, dim=None):
+        """How many elements to step in memory to move one place along each dimension (a tuple), or along
+        ``dim``; counted in elements, as PyTorch does, not in NumPy's bytes."""
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
+        """Where this tensor's first element lies in its storage, in elements (nonzero for views such as
+        ``x[1:]``)."""
         base = storage_root(self._data)
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
+        """The memory address of the first element (an int); equal for tensors that start at the same place."""
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
+        """Whether the elements lie in memory in row-major order without gaps, or, for ``channels_last`` (4-d)
+        and ``channels_last_3d`` (5-d), in that order of dims."""
         if is_channels_last(memory_format):
             return is_in_memory_format(self._data, memory_format)
         return self._data.flags.c_contiguous
 
     def get_device(self):
+        """-1, the number PyTorch gives a CPU tensor."""
         return -1
 
     def cpu(self, memory_format=None):
+        """This tensor itself: it is already on the CPU (as in PyTorch, no copy is made)."""
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -200,6 +218,7 @@ class Tensor:
         _to_accelerator("cuda", device)
 
     def xpu(self, device=None, non_blocking=False, memory_format=None):
+        """A copy on an XPU device, which a CPU-only build lacks: raises PyTorch's error."""
         _to_accelerator("xpu", device)
 
     def pin_memory(self, device=None):
@@ -207,6 +226,7 @@ class Tensor:
         raise RuntimeError(_NO_ACCELERATOR)
 
     def is_pinned(self, device=None):
+        """False: page-locked memory exists only where there is an accelerator."""
         return False
 
     # --- values ----------------------------------------------------------------------------------------
@@ -219,6 +239,7 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
+        """The values as nested Python lists of numbers (a number for a 0-d tensor); cuts the graph."""
         if self._requires_grad and _diagnostics.sites:
             diagnostics.note_cut("tolist", self)
         return self._data.tolist()
@@ -417,6 +438,7 @@ class Tensor:
 
     @property
     def output_nr(self):
+        """Which output of its ``grad_fn`` this tensor is (0 for ops with one output and for leaves)."""
         return self._output_nr
 
     @property

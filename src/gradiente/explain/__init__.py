@@ -16,9 +16,11 @@ import types
 
 from ..core.tensor import Tensor
 from ..viz.names import Names, caller_frame
+from .html import to_html
 from .record import GraphFreedError, record_backward
 from .render import to_markdown, to_text
 from .steps import build_step
+from .symbols import expression
 from .why_no_grad import Diagnosis, why_no_grad
 
 __all__ = ["Diagnosis", "Explanation", "explain", "record_backward", "why_no_grad"]
@@ -51,7 +53,8 @@ def _explain(frame, output, gradient=None, *, params=None, lang="en", accumulate
     words(lang)
     if not isinstance(output, Tensor):
         raise TypeError(f"explain() expects a Tensor, got {type(output).__name__}")
-    names = _WalkNames(params, frame, output)
+    names = _WalkNames(params, frame, output, lang)
+    names.remember_constants(output)            # before the pass frees what the nodes saved
     leaves = _leaves(output)
     if accumulate is None:
         accumulate = not any(t.grad is not None for t in leaves)
@@ -130,14 +133,28 @@ class Explanation:
     def _repr_markdown_(self):
         return self.to_markdown()
 
+    def to_html(self, lang=None):
+        """The walkthrough as self-contained HTML: a table, the notes, the results and the graph as SVG."""
+        return to_html(self, lang or self.lang)
+
+    def _repr_html_(self):
+        return self.to_html()
+
+
+_DEEPEST = 6       # how many ops deep an intermediate's name may spell out its expression
+_LONGEST = 40      # and how long it may be
+
 
 class _WalkNames:
     """Names for the walkthrough: leaves (params, then the caller's variables, then "leaf 1"...), the
     node outputs the caller holds in variables, and the output itself ("y" when unnamed)."""
 
-    def __init__(self, params, frame, output):
+    def __init__(self, params, frame, output, lang="en"):
+        self.lang = lang
         self._names = Names(params, frame, auto=True)
         self._numbered = {}
+        self._expressions = {}
+        self._constants = {}
         self.output_name = self._names.of_tensor(output) or _find_name(frame, output) or "y"
         self.previous_grads = {}
 
@@ -151,6 +168,52 @@ class _WalkNames:
 
     def node(self, node):
         return self._names.of_node(node)
+
+    def value(self, node, depth=0):
+        """How the value ``node`` feeds forward is called: a leaf's name, a variable the caller holds, or
+        the expression that made it; ``c`` for a constant (no node)."""
+        if node is None:
+            return "c"
+        if hasattr(node, "variable"):
+            return self.leaf(node.variable)
+        return self.node(node) or self.expression(node, depth) or type(node).__name__
+
+    def inputs(self, node, depth=0):
+        """The names of ``node``'s inputs, in order; a tensor that needs no gradient (it has no node) is named
+        after the caller's variable when the node saved that very tensor (``x`` in ``w * x``), else ``c``."""
+        names = [self.value(nxt, depth) for nxt, _ in node.next_functions]
+        constant = self._constants.get(node)
+        if constant and names.count("c") == 1:
+            names[names.index("c")] = constant
+        return names
+
+    def remember_constants(self, output):
+        """For each node with an input that needs no gradient, the name of the tensor it saved for that
+        input, if the caller holds it in a variable (read now: the backward pass frees saved values)."""
+        from ..viz.saved import saved_attributes
+        from ..viz.walk import reachable
+        if output.grad_fn is None:
+            return
+        for node in reachable([output.grad_fn]):
+            if all(nxt is not None for nxt, _ in node.next_functions):
+                continue
+            try:
+                saved = [v for _, v in saved_attributes(node) if isinstance(v, Tensor) and not v.requires_grad]
+            except Exception:  # a node whose saved values cannot be read is named without them
+                continue
+            named = [self._names.of_tensor(v) for v in saved]
+            if len(named) == 1 and named[0]:
+                self._constants[node] = named[0]
+
+    def expression(self, node, depth=0):
+        """The expression ``node`` computes from its inputs' names (``w·x + b``), or None if unknown."""
+        if id(node) not in self._expressions:
+            if depth > _DEEPEST:                    # a deep graph is named by class, not a page-long formula
+                return None
+            self._expressions[id(node)] = None      # a guard while the inputs are named
+            text = expression(node, self.inputs(node, depth + 1))
+            self._expressions[id(node)] = text if text is None or len(text) <= _LONGEST else None
+        return self._expressions[id(node)]
 
 
 def _find_name(frame, tensor):

@@ -42,6 +42,8 @@ MESSAGES = {
         "words": ("shape", "mean", "min", "max"),
         "freed": "Call explain(y) instead of y.backward(), or call y.backward(retain_graph=True) first.",
         "unnamed": "leaf {i}",
+        "symbolic": "local derivatives",
+        "notes": "Notes",
     },
     "es": {
         "title": "Retropropagación de {output}, paso a paso (regla de la cadena)",
@@ -75,6 +77,8 @@ MESSAGES = {
         "words": ("forma", "media", "mín", "máx"),
         "freed": "Llama a explain(y) en lugar de y.backward(), o antes a y.backward(retain_graph=True).",
         "unnamed": "hoja {i}",
+        "symbolic": "derivadas locales",
+        "notes": "Notas",
     },
 }
 

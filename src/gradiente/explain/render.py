@@ -1,6 +1,8 @@
 """Writing a walkthrough: plain text for terminals, Markdown with LaTeX for notebooks, in English or Spanish."""
 from ..viz.summary import format_shape, format_values
 from .messages import words
+from .notes import notes
+from .symbols import bracket
 
 __all__ = ["to_markdown", "to_text"]
 
@@ -91,9 +93,22 @@ class _Writer:
         op = self.op_name(step)
         if op:
             title += f": {op}"
-        if step.out_name:
-            title += f"  ({self.w['output_is'].format(name=self.code(step.out_name))})"
+        shown = step.out_name or step.expression
+        if shown:
+            title += f"  ({self.w['output_is'].format(name=self.code(shown))})"
         return title
+
+    def symbolic(self, step):
+        """The local derivative with respect to each input, named (``∂/∂x = cos(x)``); its values are
+        in the lines that pass the gradient on."""
+        if not step.symbolic:
+            return []
+        parts = [f"∂/∂{bracket(name)} = {form}" for name, form, (nxt, _) in
+                 zip(step.input_names, step.symbolic, step.node.next_functions) if nxt is not None]
+        return [f"{self.w['symbolic']}: " + ", ".join(self.code(part) for part in parts)] if parts else []
+
+    def notes(self, steps):
+        return notes(steps, self.lang)
 
     def body(self, step):
         lines = []
@@ -103,6 +118,7 @@ class _Writer:
             lines.append(f"{self.w['receives'].format(name=self.code(step.leaf_name))} {self.values(step.incoming)}")
             return lines
         lines.append(self.rule(step))
+        lines += self.symbolic(step)
         if step.contributions:
             lines += self.meeting(step)
         elif step.incoming is not None:
@@ -150,6 +166,10 @@ def to_text(explanation, lang):
         lines.append(w.heading(step))
         lines += [("      " + line[1]) if isinstance(line, tuple) else ("    " + line) for line in w.body(step)]
         lines.append("")
+    found = w.notes(steps)
+    if found:
+        lines.append(w.w["notes"])
+        lines += ["    " + note for note in found] + [""]
     lines.append(w.w["result"])
     lines += ["    " + line for line in w.result_lines()]
     return "\n".join(lines)
@@ -170,6 +190,9 @@ def to_markdown(explanation, lang):
         lines.append("")
         lines += [f"  - {line[1]}" if isinstance(line, tuple) else f"- {line}" for line in w.body(step)]
         lines.append("")
+    found = w.notes(steps)
+    if found:
+        lines += [f"**{w.w['notes']}**", ""] + [f"- {note}" for note in found] + [""]
     lines.append(f"**{w.w['result']}**")
     lines.append("")
     lines += [f"- {line}" for line in w.result_lines()]

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..core.node import AccumulateGrad
 from .messages import ATTRIBUTES, LATEX, OPS
+from .symbols import derivatives
 
 __all__ = ["Pass", "Step", "build_step"]
 
@@ -39,6 +40,10 @@ class Step:
         self.contributions = []         # [(consumer node, input_nr, gradient)] when several arrive
         self.passes = []
         self.n_inputs = sum(1 for nxt, _ in node.next_functions if nxt is not None)
+        self.consumers = []             # the nodes that passed it a gradient
+        self.expression = None          # what it computes, in the learner's names (``w·x + b``)
+        self.symbolic = None            # per input, its local derivative in those names (``cos(x)``)
+        self.input_names = []
 
 
 def build_step(record, index, names):
@@ -47,12 +52,16 @@ def build_step(record, index, names):
     step = Step(index + 1, node)
     step.incoming = record.incoming.get(node)
     contributions = record.contributions.get(node, [])
+    step.consumers = [consumer for consumer, _, _ in contributions]
     if len(contributions) > 1:
         step.contributions = contributions
     if step.is_leaf:
         step.leaf_name = names.leaf(node.variable)
     else:
         step.out_name = names.node(node)
+        step.input_names = names.inputs(node)
+        step.expression = names.expression(node)
+        step.symbolic = derivatives(node, step.input_names, names.lang)
         step.passes = _passes(node, record, step.incoming)
     return step
 

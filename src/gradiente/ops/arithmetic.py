@@ -624,6 +624,8 @@ def _pow_scalar_base(exponent, base):
 
 
 def float_power(input, exponent):
+    """``input ** exponent`` computed in double precision, whatever the inputs' dtypes: the result is
+    float64 (complex128 for complex inputs)."""
     return pow(input.double() if isinstance(input, Tensor) else input,
                exponent.double() if isinstance(exponent, Tensor) else exponent)
 
@@ -636,6 +638,7 @@ def square(input):
 
 
 def neg(input):
+    """``-input``, elementwise (also ``negative``); raises for bool tensors, as PyTorch does."""
     if input._data.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -650,6 +653,7 @@ negative = neg
 
 
 def positive(input):
+    """``+input``: ``input`` itself, unchanged; raises for bool tensors, as PyTorch does."""
     if input._data.dtype == np.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input

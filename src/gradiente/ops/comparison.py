@@ -121,6 +121,7 @@ signbit = _value_test("signbit", np.signbit)
 
 
 def isreal(input):
+    """Elementwise, whether each value has a zero imaginary part (always True for real dtypes); bool."""
     a = input._data
     return as_result(a.imag == 0 if a.dtype.kind == "c" else np.ones(a.shape, np.bool_), np.bool_)
 

@@ -735,6 +735,7 @@ def nonzero_static(input, *, size, fill_value=-1):
 
 
 def argwhere(input):
+    """The indices of the nonzero elements, one row per element: shape ``(count, input.dim())``, int64."""
     return nonzero(input)
 
 

@@ -135,12 +135,14 @@ def flip(input, *dims):
 
 
 def fliplr(input):
+    """``input`` with its columns (dimension 1) in reverse order; needs at least 2 dimensions. A copy."""
     if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input):
+    """``input`` with its rows (dimension 0) in reverse order; needs at least 1 dimension. A copy."""
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)

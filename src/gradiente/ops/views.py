@@ -202,6 +202,7 @@ def _view_dtype(input, dtype):
 
 
 def view_as(input, other):
+    """``input.view(other.shape)``: the same memory seen with ``other``'s shape (a view, no copy)."""
     return view(input, other._data.shape)
 
 
@@ -217,6 +218,7 @@ def reshape(input, *shape):
 
 
 def reshape_as(input, other):
+    """``input.reshape(other.shape)``: a view where the memory allows, else a copy."""
     return reshape(input, other._data.shape)
 
 
@@ -479,6 +481,7 @@ def _H(self):
 
 
 def _mH(self, name="mH"):
+    """The conjugate transpose of the last two dimensions (``mH``); for real tensors, ``mT``."""
     if self._data.ndim == 0 and name == "mH":
         return _zero_dim_identity(self, "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
     if self._data.ndim < 2:
@@ -557,10 +560,13 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    """``input.expand(other.shape)``: dimensions of size 1 repeated, as a view, to ``other``'s shape."""
     return expand(input, other._data.shape)
 
 
 def broadcast_to(input, size):
+    """``input`` broadcast to ``size`` as a view (``expand``); its gradient sums back over the
+    broadcast dimensions."""
     return expand(input, size)
 
 
@@ -775,10 +781,12 @@ def _in_place_view(self, view, node_cls):
 
 
 def transpose_(self, dim0, dim1):
+    """Swaps dimensions ``dim0`` and ``dim1`` of ``self`` in place (also ``swapaxes_``, ``swapdims_``)."""
     return _in_place_view(self, transpose(self, dim0, dim1), TransposeBackward1)
 
 
 def t_(self):
+    """Transposes a tensor of at most 2 dimensions in place."""
     if self._data.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
     return _in_place_view(self, transpose(self, 0, 1 if self._data.ndim == 2 else 0), TBackward1)
@@ -794,4 +802,6 @@ def unsqueeze_(self, dim):
 
 
 def as_strided_(self, size, stride, storage_offset=None):
+    """Makes ``self`` show its storage with ``size``, ``stride`` (in elements) and ``storage_offset``, in
+    place."""
     return _in_place_view(self, as_strided(self, size, stride, storage_offset), AsStridedBackward1)

@@ -30,6 +30,7 @@ _HIGHLIGHT_FN = {**_HIGHLIGHT, "fillcolor": "lightgrey"}   # a filled node with 
 
 
 def size_to_str(size):
+    """A shape written as torchviz writes it in a node's label: ``(2, 3)``."""
     return format_shape(size)
 
 
