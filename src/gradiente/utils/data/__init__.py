@@ -3,6 +3,8 @@ from . import distributed
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .distributed import DistributedSampler
+# issue 16: datasets made of datasets
+from .combined import ChainDataset, StackDataset
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -14,4 +16,5 @@ from .sampler import (
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info", "Dataset", "IterableDataset",
            "TensorDataset", "ConcatDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
-           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]
+           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
+           "ChainDataset", "StackDataset"]
