@@ -35,5 +35,5 @@ def test_assert_allclose_matches_torch(make, kwargs):
 
 
 def test_assert_allclose_message_override():
-    with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="^custom$"):
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError, match=r"^custom$"):
         gradiente.testing.assert_allclose(gradiente.tensor([1.0]), gradiente.tensor([2.0]), msg="custom")

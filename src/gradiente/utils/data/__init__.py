@@ -1,10 +1,9 @@
 """``torch.utils.data``: datasets, samplers, ``DataLoader`` and ``random_split``."""
 from . import distributed
+from .combined import ChainDataset, StackDataset  # issue 16: datasets made of datasets
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .distributed import DistributedSampler
-# issue 16: datasets made of datasets
-from .combined import ChainDataset, StackDataset
 from .sampler import (
     BatchSampler,
     RandomSampler,
