@@ -13,7 +13,8 @@ POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_po
                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
                "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
-BESSEL = ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0"]
+BESSEL = ["modified_bessel_i0", "modified_bessel_i1", "spherical_bessel_j0", "modified_bessel_k0", "modified_bessel_k1",
+          "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"]
 POINTS = [-3.0, -1.0, -0.7, -0.5, 0.0, 0.3, 0.5, 0.99, 1.0, 2.0, math.inf, -math.inf]
 DEGREES = [-1, 0, 1, 2, 3, 5, 7, 9, 12, 20]
 
