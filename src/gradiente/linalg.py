@@ -2,3 +2,6 @@
 decompositions. The ops themselves, each beside its derivative rule, are in ``gradiente/ops/linalg.py``."""
 from .ops.linalg import *
 from .ops.linalg import __all__
+
+# issue 16: the functions PyTorch composes from other ops
+from .ops.linalg_composite import cond, tensorinv, tensorsolve, vander

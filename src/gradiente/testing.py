@@ -14,9 +14,10 @@ import warnings
 import numpy as np
 
 from .core import dtype as dt
+from .core.creation import tensor as _tensor
 from .core.tensor import Tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_close", "make_tensor", "assert_allclose"]
 
 #: default (rtol, atol) per dtype; any other dtype (integers, bool) must match exactly
 _TOLERANCES = {
@@ -292,3 +293,27 @@ def _bounds(low, high, default_low, default_high, info, lowest, highest):
     elif low >= high:
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
     return max(low, lowest), min(high, highest)
+
+
+# --- the deprecated alias (issue 16) ---------------------------------------------------------------------------
+
+#: assert_allclose's own defaults, looser than assert_close's; other dtypes must match exactly
+_ALLCLOSE_TOLERANCES = {dt.float16: (1e-3, 1e-3), dt.float32: (1e-4, 1e-5), dt.float64: (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated form of ``assert_close``, kept because old tests call it: warns FutureWarning with PyTorch's
+    text, turns non-tensors into tensors (``expected`` in ``actual``'s dtype), ignores dtype and stride
+    differences, treats nan as equal by default and has looser float defaults (float32: rtol 1e-4, atol 1e-5)."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = _tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = _tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        defaults = [_ALLCLOSE_TOLERANCES.get(d, (0.0, 0.0)) for d in (actual.dtype, expected.dtype)]
+        rtol, atol = max(r for r, _ in defaults), max(a for _, a in defaults)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
+                 check_dtype=False, check_stride=False, msg=msg or None)

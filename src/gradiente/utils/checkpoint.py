@@ -360,3 +360,10 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return run(end + 1, len(functions) - 1)(input)
+
+
+# issue 16: device states and the names of selective activation checkpointing (not implemented; see the module)
+from .checkpoint_policies import *  # noqa: E402,F403
+from .checkpoint_policies import __all__ as _policy_names  # noqa: E402
+
+__all__ = __all__ + _policy_names  # noqa: PLE0605

@@ -1,0 +1,81 @@
+"""ChainDataset and StackDataset against torch.utils.data's, item for item and error for error."""
+import pytest
+import torch
+
+import gradiente
+from gradiente.utils import data as gdata
+
+
+def _stream(module, values):
+    class Stream(module.IterableDataset):
+        def __iter__(self):
+            return iter(values)
+
+        def __len__(self):
+            return len(values)
+    return Stream()
+
+
+def _both(make):
+    return make(torch.utils.data, torch), make(gdata, gradiente)
+
+
+def test_chain_reads_streams_in_order_and_sums_lengths():
+    ours, theirs = (m.ChainDataset([_stream(m, [1, 2]), _stream(m, [3])]) for m in (gdata, torch.utils.data))
+    assert list(ours) == list(theirs) == [1, 2, 3]
+    assert len(ours) == len(theirs) == 3
+
+
+def test_chain_rejects_map_style_parts_when_read():
+    for module, lib in ((gdata, gradiente), (torch.utils.data, torch)):
+        chain = module.ChainDataset([module.TensorDataset(lib.arange(3))])
+        with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+            list(chain)
+        with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+            len(chain)
+
+
+def test_stack_tuple_and_dict_samples_match_torch():
+    ref = torch.utils.data.StackDataset(torch.utils.data.TensorDataset(torch.arange(4.0)), [10, 11, 12, 13])
+    got = gdata.StackDataset(gdata.TensorDataset(gradiente.arange(4.0)), [10, 11, 12, 13])
+    assert len(got) == len(ref) == 4
+    assert got[2][0][0].item() == ref[2][0][0].item() and got[2][1] == ref[2][1]
+    named_ref = torch.utils.data.StackDataset(x=[1, 2], y=["a", "b"])
+    named = gdata.StackDataset(x=[1, 2], y=["a", "b"])
+    assert named[1] == named_ref[1] == {"x": 2, "y": "b"}
+    assert named.__getitems__([1, 0]) == named_ref.__getitems__([1, 0])
+
+
+def test_stack_batches_through_getitems_and_with_the_dataloader():
+    class Batched:
+        def __len__(self):
+            return 3
+
+        def __getitems__(self, indices):
+            return [i * 100 for i in indices]
+
+        def __getitem__(self, index):
+            return index * 100
+
+    ref = torch.utils.data.StackDataset(Batched(), [5, 6, 7]).__getitems__([2, 0])
+    got = gdata.StackDataset(Batched(), [5, 6, 7]).__getitems__([2, 0])
+    assert got == ref == [(200, 7), (0, 5)]
+    loader = gdata.DataLoader(gdata.StackDataset(gradiente.arange(4), gradiente.arange(4) * 2), batch_size=2)
+    ref_loader = torch.utils.data.DataLoader(torch.utils.data.StackDataset(torch.arange(4), torch.arange(4) * 2),
+                                             batch_size=2)
+    for ours, theirs in zip(loader, ref_loader):
+        assert [t.tolist() for t in ours] == [t.tolist() for t in theirs]
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (([1], [2]), {"x": [3]}, "Supported either"),
+    ((), {}, "At least one dataset should be passed"),
+    (([1, 2], [3]), {}, "Size mismatch between datasets"),
+])
+def test_stack_errors_match_torch(args, kwargs, message):
+    with pytest.raises(ValueError) as ref:
+        torch.utils.data.StackDataset(*args, **kwargs)
+    with pytest.raises(ValueError) as got:
+        gdata.StackDataset(*args, **kwargs)
+    assert str(got.value) == str(ref.value)
+    assert message in str(got.value)
