@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
 import public_names
 
 #: the share of PyTorch's public names gradiente has, never to fall below this (the issue's target is 0.97)
-COVERAGE_FLOOR = 0.70
+COVERAGE_FLOOR = 0.81
 
 
 @pytest.fixture(scope="module")

@@ -170,3 +170,13 @@ def test_older_linear_algebra_methods_match_torch():
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     ours, theirs = (lib.tensor(A - 0.5).prelu(lib.tensor([0.25], dtype=lib.float64)) for lib in LIBS)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_small_names_kept_for_old_code_and_re_exports():
+    for lib in LIBS:
+        with pytest.raises(RuntimeError, match=r"torch.autograd.variable\(...\) is deprecated"):
+            lib.autograd.variable(1)
+        assert lib.nn.functional.Tensor is lib.Tensor and lib.fft.Tensor is lib.Tensor
+    ours, theirs = gradiente.nn.functional, torch.nn.functional
+    assert ours.GRID_SAMPLE_INTERPOLATION_MODES == theirs.GRID_SAMPLE_INTERPOLATION_MODES
+    assert ours.GRID_SAMPLE_PADDING_MODES == theirs.GRID_SAMPLE_PADDING_MODES

@@ -1,4 +1,5 @@
 """``torch.fft``: discrete Fourier transforms, differentiable (``gradiente/ops/fft.py`` defines them)."""
+from .core.tensor import Tensor  # noqa: F401 - torch.fft.Tensor is torch.Tensor
 from .ops.fft import (
     fft,
     fft2,

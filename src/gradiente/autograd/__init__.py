@@ -30,7 +30,7 @@ from .gradcheck import gradcheck, gradgradcheck  # binds the names to the functi
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
            "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph",
-           "SavedTensor", "set_multithreading_enabled"]
+           "SavedTensor", "set_multithreading_enabled", "variable"]
 
 
 class _VariableMeta(type):
@@ -52,6 +52,12 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             t.requires_grad_(True)
         return t
+
+
+
+def variable(*args, **kwargs):
+    """Removed long ago in PyTorch (``torch.tensor`` makes tensors): raises its message."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
 
 
 def __getattr__(name):

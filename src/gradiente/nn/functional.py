@@ -25,6 +25,7 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 """
 import warnings
 
+from ..core.tensor import Tensor  # noqa: F401 - torch.nn.functional.Tensor is torch.Tensor
 from ..ops import softmax as _softmax_ops
 from ..ops.nn.activations import (  # noqa: F401
     celu,
@@ -146,4 +147,9 @@ from ..ops.nn.pooling3d import (  # noqa: F401, E402
     max_unpool3d,
 )
 from ..ops.nn.triplet_distance import triplet_margin_with_distance_loss  # noqa: F401, E402
+
 # --- end issue 16 ----------------------------------------------------------------------------------------------
+
+#: grid_sample's modes by name, as PyTorch numbers them for its kernels
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
