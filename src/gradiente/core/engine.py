@@ -522,10 +522,11 @@ def _before_rule(node, grads, shared_in, ops, extras, watched, lent, runs):
             slot = extras.capture.get((node, nr))
             if slot is not None and g is not None:
                 captured[slot] = g if captured[slot] is None else captured[slot] + g
-                # the engine's own: a sum, or an array that owns its memory and came in unmarked; once captured
-                # it is marked and lent, so whatever the walk does with it next leaves this one alone
-                extras.owned[slot] = not ops.recording and captured[slot].__class__ is np.ndarray and (
-                    captured[slot] is not g or (not shared_in >> nr & 1 and g.base is None))
+                # the engine's own: a sum, or memory (a view of it included) that came in unmarked and that no
+                # user code was lent; once captured it is marked and lent, so the rest of the walk leaves it alone
+                memory = _memory(captured[slot])
+                extras.owned[slot] = not ops.recording and memory is not None and (
+                    captured[slot] is not g or (not shared_in >> nr & 1 and id(memory) not in lent))
                 shared_in |= 1 << nr
                 if not ops.recording:
                     _lend(lent, g)

@@ -177,10 +177,18 @@ def _matmul(x, y):
     if dt.BFLOAT16 in (x.dtype, y.dtype):
         result = np.matmul(dt.widened(x), dt.widened(y))
         return result.astype(dt.BFLOAT16) if x.dtype == y.dtype else result
-    if x.ndim > 2 and y.ndim > 2 and x.shape[-1] == 1:
-        # stacks of outer products (per-example weight gradients under vmap): with one term per element, the
-        # broadcast product is the same numbers, about twice as fast as NumPy's loop of tiny matrix products
-        return x * y
+    if x.ndim == 3 and y.ndim == 3:
+        if x.shape[-1] == 1:
+            # stacks of outer products (per-example weight gradients under vmap): with one term per element, the
+            # broadcast product is the same numbers, about twice as fast as NumPy's loop of tiny matrix products
+            return x * y
+        # one matrix broadcast over the stack (a parameter under vmap, expanded: a batch stride of 0): one matrix
+        # product over all the rows at once, where NumPy would copy the expansion and loop
+        if x.strides[0] == 0 and x.shape[0] == y.shape[0]:
+            return (y.transpose(0, 2, 1).reshape(-1, y.shape[1]) @ x[0].T).reshape(
+                y.shape[0], y.shape[2], x.shape[1]).transpose(0, 2, 1)
+        if y.strides[0] == 0 and x.shape[0] == y.shape[0]:
+            return (x.reshape(-1, x.shape[2]) @ y[0]).reshape(x.shape[0], x.shape[1], y.shape[2])
     return np.matmul(x, y)
 
 
