@@ -70,18 +70,25 @@ def _mean(a, axes):
     return _sum(a, axes) / rows.shape[1]
 
 
-def _statistics_mean(a, axes):
-    """The mean that layer and group norm subtract: ``_mean``, but exactly the value of a row whose elements are
-    all equal. PyTorch's kernel (Welford's update, m += (x - m) / n) gets that value exactly, so such a row
-    normalizes to exact zeros; a sum divided by the count may be off in the last bit, and 1/x or log of the
-    result would then be huge instead of inf."""
+def _centered_statistics(a, axes):
+    """``(mean, a - mean, variance)`` over ``axes``, as layer and group norm take them, with a row whose elements
+    are all equal centred to exact zeros. PyTorch's kernel (Welford's update, m += (x - m) / n) gets such a row's
+    mean exactly; a sum divided by the count may be off in the last bit, and 1/x or log of the normalized row
+    would then be huge instead of inf. Only a row whose variance is at rounding level can be one, so the common
+    case pays one comparison of the per-row statistics and no extra pass over the data."""
     mean = _mean(a, axes)
+    centered = a - mean
+    var = _mean_of_product(centered, centered, axes)
     if a.size:
-        first = a.min(axis=axes, keepdims=True)
-        constant = first == a.max(axis=axes, keepdims=True)
-        if constant.any():
-            mean = np.where(constant, first, mean)
-    return mean
+        rounding = np.finfo(a.dtype).eps * np.abs(mean)
+        if (var <= 4 * rounding * rounding).any():
+            first = a.min(axis=axes, keepdims=True)
+            constant = first == a.max(axis=axes, keepdims=True)
+            if constant.any():
+                mean = np.where(constant, first, mean)
+                centered = a - mean
+                var = np.where(constant, 0, var).astype(var.dtype, copy=False)
+    return mean, centered, var
 
 
 def _mean_of_product(a, b, axes):
@@ -270,9 +277,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     out_dtype = xa.dtype
     xa = _half_in_float32(xa)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
-    mean = _statistics_mean(xa, stat_axes)
-    centered = xa - mean
-    var = _mean_of_product(centered, centered, stat_axes)
+    _, centered, var = _centered_statistics(xa, stat_axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
@@ -479,9 +484,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     out_dtype = xa.dtype
     grouped = _half_in_float32(xa).reshape(n, num_groups, -1)
-    mean = _statistics_mean(grouped, (2,))
-    centered = grouped - mean
-    rstd = (1.0 / np.sqrt(_mean_of_product(centered, centered, (2,)) + eps)).astype(grouped.dtype)
+    _, centered, var = _centered_statistics(grouped, (2,))
+    rstd = (1.0 / np.sqrt(var + eps)).astype(grouped.dtype)
     xhat = centered * rstd
     shape = (1, c) + (1,) * (xa.ndim - 2)
     result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape).astype(out_dtype, copy=False))
