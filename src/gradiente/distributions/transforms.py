@@ -134,6 +134,15 @@ class Transform:
         return shape
 
 
+class _Parameterless(Transform):
+    """A transform without parameters: equal to any other of its class (PyTorch compares them so)."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = None
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform: its domain and codomain swapped, its calls the inverse's."""
 
@@ -395,7 +404,7 @@ class ReshapeTransform(Transform):
         return self._swap_event(shape, self.out_shape, self.in_shape)
 
 
-class ExpTransform(Transform):
+class ExpTransform(_Parameterless):
     """y = exp(x): the real line onto the positive numbers; log-det x."""
 
     domain = constraints.real
@@ -403,10 +412,6 @@ class ExpTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         return x.exp()
@@ -465,7 +470,7 @@ def _clipped_sigmoid(x):
     return x.sigmoid().clamp(min=float(finfo.tiny), max=1.0 - float(finfo.eps))
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_Parameterless):
     """y = σ(x) = 1/(1 + e^-x): the real line onto the unit interval."""
 
     domain = constraints.real
@@ -473,10 +478,6 @@ class SigmoidTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -490,7 +491,7 @@ class SigmoidTransform(Transform):
         return -softplus(-x) - softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_Parameterless):
     """y = tanh(x): the real line onto (-1, 1); log-det 2(log 2 - x - softplus(-2x)), the stable form."""
 
     domain = constraints.real
@@ -498,10 +499,6 @@ class TanhTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         return x.tanh()
@@ -514,7 +511,7 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_Parameterless):
     """y = log(1 + e^x): the real line onto the positive numbers."""
 
     domain = constraints.real
@@ -522,10 +519,6 @@ class SoftplusTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         return softplus(x)
@@ -537,16 +530,12 @@ class SoftplusTransform(Transform):
         return -softplus(-x)
 
 
-class AbsTransform(Transform):
+class AbsTransform(_Parameterless):
     """y = |x|: not invertible; ``inv`` returns y (the non-negative preimage)."""
 
     domain = constraints.real
     codomain = constraints.positive
 
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         return x.abs()
@@ -636,17 +625,13 @@ def _needs_vector(shape):
         raise ValueError("Too few dimensions on input")
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_Parameterless):
     """Real vectors onto the simplex by softmax over the last dim. Not a bijection (adding a constant to x
     changes nothing), so it has no log-det; ``inv`` is log."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
 
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
@@ -664,7 +649,7 @@ class SoftmaxTransform(Transform):
         return shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_Parameterless):
     """Real vectors of length K onto the simplex of K + 1 entries, by breaking a stick: each sigmoid takes its
     fraction of what is left. Bijective, with a log-det (used by ``biject_to(simplex)``)."""
 
@@ -672,10 +657,6 @@ class StickBreakingTransform(Transform):
     codomain = constraints.simplex
     bijective = True
 
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = None
 
     @staticmethod
     def _offset(x):
@@ -706,17 +687,13 @@ class StickBreakingTransform(Transform):
         return shape[:-1] + (shape[-1] - 1,)
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_Parameterless):
     """Square matrices onto lower-triangular ones with a positive diagonal: the strict lower triangle kept,
     the diagonal exponentiated. Not bijective as a map of all matrices (the upper triangle is dropped)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -725,16 +702,12 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_Parameterless):
     """Square matrices onto positive-definite ones: L Lᵀ with L = LowerCholeskyTransform()(x)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
 
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         lower = LowerCholeskyTransform()(x)
@@ -744,7 +717,7 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_Parameterless):
     """Real vectors of length D(D-1)/2 onto Cholesky factors of D×D correlation matrices: tanh maps each entry
     into (-1, 1), and a stick-breaking on each row's squared norm gives rows of unit length."""
 
@@ -752,10 +725,6 @@ class CorrCholeskyTransform(Transform):
     codomain = constraints.corr_cholesky
     bijective = True
 
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = None
 
     def _call(self, x):
         eps = float(_finfo(x).eps)
