@@ -412,7 +412,6 @@ class ExpTransform(_Parameterless):
     bijective = True
     sign = +1
 
-
     def _call(self, x):
         return x.exp()
 
@@ -478,7 +477,6 @@ class SigmoidTransform(_Parameterless):
     bijective = True
     sign = +1
 
-
     def _call(self, x):
         return _clipped_sigmoid(x)
 
@@ -499,7 +497,6 @@ class TanhTransform(_Parameterless):
     bijective = True
     sign = +1
 
-
     def _call(self, x):
         return x.tanh()
 
@@ -519,7 +516,6 @@ class SoftplusTransform(_Parameterless):
     bijective = True
     sign = +1
 
-
     def _call(self, x):
         return softplus(x)
 
@@ -535,7 +531,6 @@ class AbsTransform(_Parameterless):
 
     domain = constraints.real
     codomain = constraints.positive
-
 
     def _call(self, x):
         return x.abs()
@@ -632,7 +627,6 @@ class SoftmaxTransform(_Parameterless):
     domain = constraints.real_vector
     codomain = constraints.simplex
 
-
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
         return probs / probs.sum(-1, True)
@@ -694,7 +688,6 @@ class LowerCholeskyTransform(_Parameterless):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
 
@@ -707,7 +700,6 @@ class PositiveDefiniteTransform(_Parameterless):
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
 
     def _call(self, x):
         lower = LowerCholeskyTransform()(x)
@@ -724,7 +716,6 @@ class CorrCholeskyTransform(_Parameterless):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
 
     def _call(self, x):
         eps = float(_finfo(x).eps)
