@@ -65,8 +65,8 @@ class AvgPool1d(_AvgPoolNd):
                                 self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
-    """The mean of each window: ``(N, C, H, W) -> (N, C, H_out, W_out)``."""
+class _AvgPoolWithDivisor(_AvgPoolNd):
+    """What AvgPool2d and AvgPool3d share: their arguments, ``divisor_override`` among them."""
 
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
 
@@ -79,6 +79,10 @@ class AvgPool2d(_AvgPoolNd):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
+
+
+class AvgPool2d(_AvgPoolWithDivisor):
+    """The mean of each window: ``(N, C, H, W) -> (N, C, H_out, W_out)``."""
 
     def forward(self, input):
         return _pooling.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,

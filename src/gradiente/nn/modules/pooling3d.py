@@ -4,7 +4,7 @@
 from ...ops.nn import lp_pooling
 from ...ops.nn import pooling3d as _pooling3d
 from .module import Module
-from .pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd, _MaxUnpoolNd
+from .pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolWithDivisor, _MaxPoolNd, _MaxUnpoolNd
 from .utils import _triple
 
 __all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool1d", "LPPool2d",
@@ -19,20 +19,8 @@ class MaxPool3d(_MaxPoolNd):
                                      ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool3d(_AvgPoolNd):
+class AvgPool3d(_AvgPoolWithDivisor):
     """The mean of each window: ``(N, C, D, H, W) -> (N, C, D_out, H_out, W_out)``."""
-
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
 
     def forward(self, input):
         return _pooling3d.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
