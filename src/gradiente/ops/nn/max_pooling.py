@@ -2,6 +2,8 @@
 ``_with_indices`` forms) and its partial inverse, max unpooling (``max_unpool1d/2d``). Each records PyTorch's
 node (``AdaptiveMaxPool2DBackward0``, ``MaxUnpool2DBackward0``); the 1-D forms run the 2-D ones over a unit
 axis, as PyTorch records them."""
+import math
+
 import numpy as np
 
 from ...core import dtype as dt
@@ -160,21 +162,27 @@ def _max_unpool2d_node(input, indices, out_hw):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({shape_text(input.shape)}) but got indices tensor with shape: "
                            f"{shape_text(indices.shape)}")
+    return scatter_unpooled(input, indices, tuple(out_hw), MaxUnpool2DBackward0)
+
+
+def scatter_unpooled(input, indices, out_size, node_cls):
+    """Each plane (or volume) of ``input`` scattered into zeros of ``out_size`` at ``indices`` (flat positions
+    within the plane), recorded as ``node_cls``: max_unpool2d's and max_unpool3d's shared step."""
     xa = input._data
-    planes = int(np.prod(xa.shape[:-2]))
+    planes = math.prod(xa.shape[:-len(out_size)])
     index = indices._data.reshape(planes, -1)
-    size = out_hw[0] * out_hw[1]
+    size = math.prod(out_size)
     bad = (index < 0) | (index >= size)
     if bad.any():
         # PyTorch's kernel keeps going and reports the last invalid index it met
         raise RuntimeError(f"Found an invalid max index: {index[bad][-1]} (output volumes are of size "
-                           f"{out_hw[0]}x{out_hw[1]})")
+                           f"{'x'.join(map(str, out_size))})")
     rows = np.arange(planes)[:, None]
     out = np.zeros((planes, size), dtype=xa.dtype)
     out[rows, index] = xa.reshape(planes, -1)
-    result = wrap(out.reshape(xa.shape[:-2] + tuple(out_hw)))
+    result = wrap(out.reshape(xa.shape[:-len(out_size)] + out_size))
     if wants_grad(input):
-        record(MaxUnpool2DBackward0, (input,), result, rows=rows, index=index, x_shape=xa.shape)
+        record(node_cls, (input,), result, rows=rows, index=index, x_shape=xa.shape)
     return result
 
 

@@ -16,7 +16,7 @@ from ...core.record import record, wants_grad, wrap
 from ..autocast import autocast_entry
 from ._common import shape_text
 from .convolution import _col2im, _out_size, _pad, _tuple, _windows
-from .max_pooling import MaxUnpool2DBackward0, _adaptive_taps, _unpool_output_size
+from .max_pooling import MaxUnpool2DBackward0, _adaptive_taps, _unpool_output_size, scatter_unpooled
 from .pooling import _averaging_matrix, _avg_divisor, _LinearPoolMap, _MaxPoolMap, _pool_pair, _pooled, _window_argmax
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
@@ -252,18 +252,4 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({shape_text(input.shape)}) but got indices tensor with shape: "
                            f"{shape_text(indices.shape)}")
-    xa = input._data
-    volumes = math.prod(xa.shape[:-3])
-    index = indices._data.reshape(volumes, -1)
-    size = math.prod(out_size)
-    bad = (index < 0) | (index >= size)
-    if bad.any():
-        raise RuntimeError(f"Found an invalid max index: {index[bad][-1]} (output volumes are of size "
-                           f"{'x'.join(map(str, out_size))})")
-    rows = np.arange(volumes)[:, None]
-    out = np.zeros((volumes, size), dtype=xa.dtype)
-    out[rows, index] = xa.reshape(volumes, -1)
-    result = wrap(out.reshape(xa.shape[:-3] + tuple(out_size)))
-    if wants_grad(input):
-        record(MaxUnpool3DBackward0, (input,), result, rows=rows, index=index, x_shape=xa.shape)
-    return result
+    return scatter_unpooled(input, indices, tuple(out_size), MaxUnpool3DBackward0)
