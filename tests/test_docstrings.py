@@ -10,7 +10,7 @@ _spec = importlib.util.spec_from_file_location("api_reference", HOOK)
 api_reference = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(api_reference)
 
-MISSING_AT_MOST = 45
+MISSING_AT_MOST = 0
 
 COURSE_NAMES = [
     "Tensor.backward", "Tensor.grad", "Tensor.requires_grad", "Tensor.requires_grad_", "Tensor.is_leaf",

@@ -51,7 +51,8 @@ def docstring(value):
     target = value.fget if isinstance(value, property) else value
     if isinstance(target, (staticmethod, classmethod)):
         target = target.__func__
-    doc = getattr(target, "__doc__", None)
+    # inspect.getdoc also finds a slot's docstring (``Tensor.grad_fn``'s, from its class's ``__slots__`` dict)
+    doc = inspect.getdoc(target) if inspect.ismemberdescriptor(target) else getattr(target, "__doc__", None)
     if isinstance(target, type) and doc == type.__doc__:
         return ""
     return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else ""

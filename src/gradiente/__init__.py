@@ -129,14 +129,18 @@ _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "lina
 
 
 def result_type(tensor1, tensor2):
+    """The dtype that an operation on ``tensor1`` and ``tensor2`` (tensors or numbers) would produce, by
+    PyTorch's type promotion."""
     return _result_type(tensor1, tensor2)
 
 
 def is_floating_point(input):
+    """True if ``input``'s dtype is a floating-point dtype (float16, bfloat16, float32 or float64)."""
     return input.is_floating_point()
 
 
 def numel(input):
+    """The number of elements of ``input`` (the product of its sizes)."""
     return input.numel()
 
 

@@ -80,6 +80,8 @@ def set_num_interop_threads(int):
 
 
 def get_num_interop_threads():
+    """The number of threads PyTorch would use between operations; gradiente runs operations one after another,
+    so this only reports the setting."""
     return _settings["num_interop_threads"]
 
 
@@ -94,10 +96,13 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 
 def are_deterministic_algorithms_enabled():
+    """True after ``use_deterministic_algorithms(True)``. gradiente's CPU operations are deterministic either
+    way; the flag is kept for programs that read it."""
     return _settings["deterministic"]
 
 
 def is_deterministic_algorithms_warn_only_enabled():
+    """True if ``use_deterministic_algorithms(True, warn_only=True)`` was called."""
     return _settings["warn_only"]
 
 
@@ -119,6 +124,8 @@ def set_deterministic_debug_mode(debug_mode):
 
 
 def get_deterministic_debug_mode():
+    """The deterministic debug mode as a number: 0 (default), 1 (warn) or 2 (error), as
+    ``set_deterministic_debug_mode`` set it."""
     if not _settings["deterministic"]:
         return 0
     return 1 if _settings["warn_only"] else 2
@@ -137,6 +144,8 @@ def set_float32_matmul_precision(precision):
 
 
 def get_float32_matmul_precision():
+    """The float32 matrix-product precision setting ('highest', 'high' or 'medium'); gradiente always computes at
+    'highest'."""
     return _settings["matmul_precision"]
 
 
@@ -162,6 +171,7 @@ def set_warn_always(b):
 
 
 def is_warn_always_enabled():
+    """True after ``set_warn_always(True)``: warnings PyTorch gives once per process are then given every time."""
     return _settings["warn_always"]
 
 
@@ -261,6 +271,7 @@ def can_cast(from_, to):
 
 
 def is_complex(input):
+    """True if ``input``'s dtype is complex (complex64 or complex128)."""
     _require("is_complex", input, "input", 1)
     return input.is_complex()
 
@@ -278,6 +289,7 @@ def is_nonzero(input):
 
 
 def is_same_size(input, other):
+    """True if ``input`` and ``other`` have the same shape."""
     _require("is_same_size", input, "input", 1)
     _require("is_same_size", other, "other", 2)
     return input._data.shape == other._data.shape

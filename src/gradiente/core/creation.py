@@ -214,10 +214,14 @@ def _filled(size, value, dtype, requires_grad, fname, device=None):
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of the given size filled with 0 (float32 by default, or ``dtype``). The size is a sequence or
+    separate integers; anything else raises PyTorch's TypeError."""
     return _filled(size, 0, dtype, requires_grad, "zeros", device)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """A tensor of the given size filled with 1 (float32 by default, or ``dtype``). The size is a sequence or
+    separate integers; anything else raises PyTorch's TypeError."""
     return _filled(size, 1, dtype, requires_grad, "ones", device)
 
 
@@ -281,6 +285,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor holding the number ``s``, of the default floating dtype unless ``dtype`` is given."""
     return _filled((), s, dtype or dt.get_default_dtype(), requires_grad, "scalar_tensor", device)
 
 
@@ -447,26 +452,35 @@ def is_dense(array):
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """A tensor shaped like ``input`` (with its dtype unless ``dtype`` is given, and its memory layout) filled
+    with 0."""
     check_device(device, "zeros_like", "aten::empty_strided")
     return _like(input, 0, dtype, requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """A tensor shaped like ``input`` (with its dtype unless ``dtype`` is given, and its memory layout) filled
+    with 1."""
     check_device(device, "ones_like", "aten::empty_strided")
     return _like(input, 1, dtype, requires_grad)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """A tensor shaped like ``input``, its values unspecified in PyTorch; gradiente fills it with 0, so a program
+    that reads it before writing sees zeros rather than garbage."""
     check_device(device, "empty_like", "aten::empty_strided")
     return _like(input, 0, dtype, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """A tensor shaped like ``input`` (with its dtype unless ``dtype`` is given, and its memory layout) filled
+    with ``fill_value``."""
     check_device(device, "full_like", "aten::empty_strided")
     return _like(input, fill_value, dtype, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """The n-by-m identity matrix (m = n unless given): ones on the main diagonal, zeros elsewhere."""
     _check_dtype(dtype, "eye")
     check_device(device, "eye")
     if n < 0:

@@ -113,6 +113,8 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
+    """Sets the dtype that Python floats become in new tensors (float32 at start): one of float32, float64,
+    float16 and bfloat16, as in PyTorch."""
     if not isinstance(d, dtype) or d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d

@@ -26,10 +26,14 @@ state = _State()
 
 
 def is_grad_enabled():
+    """True when operations are recorded for backward in this thread (False inside ``no_grad`` or
+    ``inference_mode``)."""
     return state.enabled
 
 
 def is_inference_mode_enabled():
+    """True inside ``inference_mode()`` in this thread: tensors made there are inference tensors that never join
+    a graph."""
     return state.inference
 
 

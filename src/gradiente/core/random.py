@@ -54,6 +54,7 @@ def seed():
 
 
 def initial_seed():
+    """The seed the default generator was last seeded with (by ``manual_seed``, or from the system at start)."""
     return default_generator.initial_seed()
 
 
@@ -63,6 +64,8 @@ def get_rng_state():
 
 
 def set_rng_state(new_state):
+    """Restores the default generator to ``new_state``, a uint8 tensor from ``get_rng_state()``: the draws that
+    follow repeat those that followed when the state was taken."""
     default_generator.set_state(new_state)
 
 
@@ -580,6 +583,8 @@ def _like(input, dtype, device, fname):
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               generator=None):
+    """A tensor shaped like ``input`` of values drawn uniformly from [0, 1), the same draws PyTorch makes for the
+    same seed."""
     array = _like(input, dtype, device, "rand_like")
     _float_dtype_check(array.dtype, "check_uniform_bounds")
     gen = _generator(generator)
@@ -588,6 +593,8 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                generator=None):
+    """A tensor shaped like ``input`` of values drawn from the standard normal distribution, the same draws
+    PyTorch makes for the same seed."""
     array = _like(input, dtype, device, "randn_like")
     _float_dtype_check(array.dtype, "normal_kernel_cpu")
     std = 1 / math.sqrt(2) if array.dtype.kind == "c" else 1.0

@@ -66,6 +66,7 @@ def _to_accelerator(kind, device):
 
 
 def is_tensor(obj):
+    """True if ``obj`` is a gradiente Tensor (Parameters included)."""
     return isinstance(obj, Tensor)
 
 
@@ -79,7 +80,12 @@ def is_inference(input):
 class Tensor:
     """An n-dimensional array that records the operations applied to it when it requires grad."""
 
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_version_box", "__weakref__", "__dict__")
+    # A dict of slots gives ``grad_fn`` (a plain attribute, read on every op) a docstring at no cost per tensor
+    __slots__ = {"_data": None, "_requires_grad": None,
+                 "grad_fn": "The graph node that made this tensor (``None`` for a leaf or a tensor that does not "
+                            "require grad): its backward computes the vector-Jacobian product of that operation, "
+                            "and its ``next_functions`` lead to the nodes of its inputs.",
+                 "_output_nr": None, "_version_box": None, "__weakref__": None, "__dict__": None}
     # Published as gradiente.Tensor, so it prints as PyTorch's <class 'torch.Tensor'> does
     __module__ = "gradiente"
     _data: np.ndarray

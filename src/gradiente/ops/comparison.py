@@ -75,6 +75,8 @@ def comparison_into_input(compare, op_name):
                    tuple(t for t in (input, other) if isinstance(t, Tensor)), out)
         return out
     into_input.__name__ = into_input.__qualname__ = f"{compare.__name__}_"
+    into_input.__doc__ = (f"``x.{compare.__name__}_(other)``: writes ``{compare.__name__}(x, other)`` into ``x`` "
+                          "in place, as 1 where it holds and 0 elsewhere, in ``x``'s dtype; returns ``x``.")
     return into_input
 
 

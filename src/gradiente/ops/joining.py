@@ -487,6 +487,8 @@ def unsafe_split(tensor, split_size_or_sections, dim=0):
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``unsafe_split`` with the sizes listed: pieces sharing ``input``'s memory that autograd does not track as
+    views, so they may be changed in place."""
     return unsafe_split(input, list(split_sizes), dim)
 
 

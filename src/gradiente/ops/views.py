@@ -793,11 +793,13 @@ def t_(self):
 
 
 def squeeze_(self, dim=None):
+    """Removes size-1 dimensions (all, or ``dim``) from ``self``'s shape in place; returns ``self``."""
     node = SqueezeBackward3 if dim is None else SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4
     return _in_place_view(self, squeeze(self, dim), node)
 
 
 def unsqueeze_(self, dim):
+    """Inserts a size-1 dimension at ``dim`` into ``self``'s shape in place; returns ``self``."""
     return _in_place_view(self, unsqueeze(self, dim), UnsqueezeBackward1)
 
 
