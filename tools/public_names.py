@@ -218,6 +218,17 @@ def coverage(results):
     return (total - missing) / total, total, missing
 
 
+def in_scope_coverage(results, reasons):
+    """The share of the names in scope that gradiente has: PyTorch's names less those absent by design (GPU
+    kernels, JIT, quantization... each with its reason in the table), the census the issue itself describes.
+    ``reasons`` maps (namespace label, name) to the reason a name is absent."""
+    gaps = sum(reasons.get((label(space), name), NOT_YET) == NOT_YET
+               for space, (_, lacking) in results.items() for name in lacking)
+    _, total, missing = coverage(results)
+    present = total - missing
+    return present / (present + gaps), present + gaps, gaps
+
+
 _HEADER = """# PyTorch's public names in gradiente
 
 gradiente follows PyTorch 2.13's API name for name. `tools/public_names.py` lists PyTorch's public names in each
@@ -233,10 +244,11 @@ def write_table(results, path=TABLE):
     fraction, total, missing = coverage(results)
     reasons = {(label(space), name): old.get((label(space), name)) or default_reason(space, name)
                for space, (_, lacking) in results.items() for name in lacking}
-    gaps = sum(reason == NOT_YET for reason in reasons.values())
+    in_scope, scope, gaps = in_scope_coverage(results, reasons)
     lines = [_HEADER, f"**Coverage: {total - missing} of {total} names ({fraction:.1%}).** Of the {missing} names "
              f"gradiente lacks, {missing - gaps} are absent by design (the reason is given) and {gaps} are gaps "
-             f"still to fill (\"{NOT_YET}\").\n\n",
+             f"still to fill (\"{NOT_YET}\"). **In scope** (PyTorch's names less those absent by design): "
+             f"{total - missing} of {scope} ({in_scope:.1%}).\n\n",
              "| namespace | present | of |\n|---|---|---|\n"]
     for space, (names, lacking) in results.items():
         lines.append(f"| `{label(space)}` | {len(names) - len(lacking)} | {len(names)} |\n")
@@ -259,6 +271,9 @@ def main():
         print(f"{label(space):<32}{len(names) - len(lacking):>5} / {len(names):<5} {' '.join(lacking)}")
     fraction, total, missing = coverage(results)
     print(f"\ncoverage: {total - missing} of {total} ({fraction:.1%})")
+    in_scope, scope, gaps = in_scope_coverage(results, read_table())
+    print(f"in scope (less the absences by design in the table): {total - missing} of {scope} ({in_scope:.1%}), "
+          f"{gaps} gaps")
     if args.write:
         write_table(results)
         print(f"wrote {os.path.relpath(TABLE, ROOT)}")
