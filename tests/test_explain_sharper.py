@@ -241,3 +241,34 @@ def test_html_graph_is_inline_svg():
     except Exception:
         pytest.skip("no Graphviz here to draw the graph")
     assert '<div class="graph"><svg' in html and "MulBackward0" in html.split('<div class="graph">')[1]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_names_given_to_make_dot_are_reused_by_explain(lang):
+    # a learner names the leaves once, when drawing; the walkthrough that follows uses the same names
+    w = gradiente.tensor([2.0], requires_grad=True)
+    b = gradiente.tensor([1.0], requires_grad=True)
+    loss = (w * 3 + b).sum()
+    gradiente.viz.make_dot(loss, params={"peso": w, "sesgo": b})
+    text = str(explain(loss, lang=lang))
+    assert "peso.grad = [3.]" in text and "sesgo.grad = [1.]" in text
+    assert " w" not in text.replace("wa", "")        # not the variable names guessed from this frame
+
+
+def test_remembered_names_keep_no_tensor_alive():
+    import gc
+    import weakref
+
+    from gradiente.viz.names import remembered_name
+
+    def draw():   # in its own frame: to_text reads the caller's variables, which Python keeps while it runs
+        v = gradiente.tensor([1.0], requires_grad=True)
+        gradiente.viz.to_text(v * 2, params={"v0": v})
+        assert remembered_name(v) == "v0"
+        return weakref.ref(v)
+
+    ref = draw()
+    gc.collect()
+    assert ref() is None
+    fresh = gradiente.tensor([1.0])
+    assert remembered_name(fresh) is None

@@ -7,10 +7,11 @@ backward node to the name of a caller's variable whose ``grad_fn`` it is (``z = 
 alive while the names are in use, so an id cannot be reused.
 """
 import sys
+import weakref
 
 from ..core.tensor import Tensor
 
-__all__ = ["Names", "caller_frame", "named_tensors"]
+__all__ = ["Names", "caller_frame", "named_tensors", "remembered_name"]
 
 
 def named_tensors(params):
@@ -30,6 +31,23 @@ def caller_frame(depth):
     return sys._getframe(depth + 1)
 
 
+#: names once given through ``params=`` (to ``make_dot``, ``to_text`` or ``explain``), by ``id(tensor)``: a later
+#: drawing or walkthrough of the same tensors names them the same way without being told again. Weak, so a
+#: name never keeps a tensor alive, and forgotten with its tensor (before its id can be reused).
+_remembered = {}
+
+
+def _remember(name, tensor):
+    key = id(tensor)
+    _remembered[key] = (name, weakref.ref(tensor, lambda _, key=key: _remembered.pop(key, None)))
+
+
+def remembered_name(tensor):
+    """The name last given to ``tensor`` through ``params=``, or None."""
+    entry = _remembered.get(id(tensor))
+    return entry[0] if entry is not None and entry[1]() is tensor else None
+
+
 class Names:
     """Names from ``params``; with a ``frame``, the values of the caller's non-leaf tensors, and with
     ``auto=True`` also names from the caller's variables wherever ``params`` gives none."""
@@ -43,6 +61,7 @@ class Names:
             if not isinstance(tensor, Tensor):
                 raise TypeError(f"params must map names to Tensors; {name!r} is a {type(tensor).__name__}")
             self._add_tensor(name, tensor)
+            _remember(name, tensor)
         if frame is not None:
             for name, value in _visible_variables(frame):
                 if isinstance(value, Tensor):
@@ -65,11 +84,15 @@ class Names:
 
     def _add_tensor(self, name, tensor, overwrite=True):
         if overwrite or id(tensor) not in self.tensors:
-            self.tensors[id(tensor)] = name
+            # a name the user gave once (``params=``) wins over one guessed from a variable
+            self.tensors[id(tensor)] = name if overwrite else remembered_name(tensor) or name
             self._alive.append(tensor)
 
     def of_tensor(self, tensor, default=""):
-        return self.tensors.get(id(tensor), default)
+        name = self.tensors.get(id(tensor))
+        if name is None:
+            name = remembered_name(tensor)
+        return default if name is None else name
 
     def of_node(self, node, default=None):
         return self.nodes.get(node, default)
