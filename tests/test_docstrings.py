@@ -33,7 +33,7 @@ def test_the_names_the_course_teaches_have_docstrings():
 def test_public_names_without_a_docstring_do_not_grow():
     missing = api_reference.missing_docstrings()
     total = sum(len(entries) for entries in api_reference.public_api().values())
-    assert total > 900, total           # the reference covers Tensor, the torch-level functions, autograd, viz
+    assert total > 1700, total          # Tensor, the torch-level functions, autograd, viz, func, nn, optim, data...
     assert len(missing) <= MISSING_AT_MOST, (
         f"{len(missing)} public names lack a docstring (at most {MISSING_AT_MOST}); the new ones are among: "
         + ", ".join(missing))

@@ -1,8 +1,9 @@
 """MkDocs hook: the API reference, generated from the docstrings at build time.
 
 ``public_api()`` lists what the reference documents, page by page: every Tensor method and property, every function
-of the ``gradiente`` namespace, the ``autograd`` names, and ``viz``/``explain``. ``tests/test_docstrings.py`` uses the
-same list to count the public names that still lack a docstring.
+of the ``gradiente`` namespace, the ``autograd`` names, ``viz``/``explain``, and the functions and classes of
+``func``, ``nn``, ``optim``, ``utils.data``, ``linalg``, ``special``, ``fft``, ``sparse`` and ``distributions``.
+``tests/test_docstrings.py`` uses the same list to count the public names that still lack a docstring.
 """
 import importlib
 import inspect
@@ -20,7 +21,41 @@ PAGES = {
                                           "and `autograd.functional`."),
     "reference/viz-explain.md": ("viz and explain", "Seeing the graph (`gradiente.viz`) and the chain-rule "
                                                     "walkthrough (`gradiente.explain`)."),
+    "reference/func.md": ("func and forward mode", "`gradiente.func` (PyTorch's `torch.func`: `grad`, `vmap`, "
+                                                    "`jacrev`, ...) and `gradiente.autograd.forward_ad`."),
+    "reference/nn.md": ("nn", "`gradiente.nn`: modules and layers, `nn.functional`, `nn.init` and `nn.utils`."),
+    "reference/optim-data.md": ("optim and data", "`gradiente.optim` and its schedulers, `gradiente.utils.data` "
+                                                  "and `gradiente.utils.checkpoint`."),
+    "reference/math.md": ("linalg, special, fft, sparse", "`gradiente.linalg`, `gradiente.special`, "
+                                                          "`gradiente.fft` and `gradiente.sparse`."),
+    "reference/distributions.md": ("distributions", "`gradiente.distributions`: distributions, transforms, "
+                                                    "constraints and the KL table."),
 }
+
+#: the submodules each of the later pages documents, name by name (their ``__all__``, else their public names)
+MODULE_PAGES = {
+    "reference/func.md": ("func", "autograd.forward_ad"),
+    "reference/nn.md": ("nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn", "nn.utils.parametrize",
+                        "nn.utils.parametrizations", "nn.utils.stateless"),
+    "reference/optim-data.md": ("optim", "optim.lr_scheduler", "optim.swa_utils", "utils.data",
+                                "utils.checkpoint"),
+    "reference/math.md": ("linalg", "special", "fft", "sparse"),
+    "reference/distributions.md": ("distributions", "distributions.transforms", "distributions.constraints",
+                                   "distributions.kl"),
+}
+
+
+def module_entries(path):
+    """[(qualified name, object)] of a submodule's public functions and classes (``path`` under gradiente)."""
+    module = importlib.import_module(f"gradiente.{path}")
+    names = getattr(module, "__all__", None) or [name for name in dir(module) if not name.startswith("_")]
+    entries = []
+    for name in sorted(names):
+        value = getattr(module, name, None)
+        # classes and functions only: constants and constraint instances document themselves by their repr
+        if isinstance(value, type) or inspect.isfunction(value) or inspect.isbuiltin(value):
+            entries.append((f"gradiente.{path}.{name}", value))
+    return entries
 
 
 def public_api():
@@ -42,8 +77,11 @@ def public_api():
     drawing = [(f"gradiente.viz.{name}", getattr(viz, name)) for name in viz.__all__
                if callable(getattr(viz, name))]
     drawing += [("gradiente.explain", explain.explain), ("gradiente.explain.Explanation", explain.Explanation)]
-    return {"reference/tensor.md": tensor, "reference/functions.md": functions, "reference/autograd.md": grads,
-            "reference/viz-explain.md": drawing}
+    api = {"reference/tensor.md": tensor, "reference/functions.md": functions, "reference/autograd.md": grads,
+           "reference/viz-explain.md": drawing}
+    for page, modules in MODULE_PAGES.items():
+        api[page] = [entry for module in modules for entry in module_entries(module)]
+    return api
 
 
 def docstring(value):

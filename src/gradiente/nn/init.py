@@ -98,15 +98,18 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 
 def constant_(tensor, val):
+    """Fills ``tensor`` with ``val`` in place, without recording it (as under ``no_grad``); returns ``tensor``."""
     with grad_mode.no_grad():
         return _fill(tensor, val)
 
 
 def ones_(tensor):
+    """Fills ``tensor`` with 1 in place, without recording it; returns ``tensor``."""
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor):
+    """Fills ``tensor`` with 0 in place, without recording it; returns ``tensor``."""
     return constant_(tensor, 0.0)
 
 

@@ -36,6 +36,8 @@ class CheckpointError(RuntimeError):
 
 
 def noop_context_fn():
+    """The default ``context_fn`` of ``checkpoint``: two empty contexts, one for the forward pass and one for its
+    recomputation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
@@ -54,6 +56,8 @@ def detach_variable(inputs):
 
 
 def check_backward_validity(inputs):
+    """Warns, as PyTorch's reentrant checkpoint does, when none of ``inputs`` is a tensor that requires grad: the
+    checkpointed segment would then get no gradients."""
     if not any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
 

@@ -45,14 +45,18 @@ class _ConstantPadNd(_PadNd):
 
 
 class ConstantPad1d(_ConstantPadNd):
+    """Pads the last dimension with ``value``: ``padding`` is an int or (left, right)."""
     dims = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
+    """Pads the last 2 dimensions with ``value``: ``padding`` is an int or (left, right, top, bottom)."""
     dims = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
+    """Pads the last 3 dimensions with ``value``: ``padding`` is an int or (left, right, top, bottom, front,
+    back)."""
     dims = 3
 
 
@@ -67,38 +71,49 @@ class _ZeroPad:
 
 
 class ZeroPad1d(_ZeroPad, ConstantPad1d):
-    pass
+    """Pads the last dimension with zeros: ``padding`` is an int or (left, right)."""
 
 
 class ZeroPad2d(_ZeroPad, ConstantPad2d):
-    pass
+    """Pads the last 2 dimensions with zeros: ``padding`` is an int or (left, right, top, bottom)."""
 
 
 class ZeroPad3d(_ZeroPad, ConstantPad3d):
-    pass
+    """Pads the last 3 dimensions with zeros: ``padding`` is an int or (left, right, top, bottom, front, back)."""
 
 
 class ReflectionPad1d(_PadNd):
+    """Pads the last dimension with the input reflected at its border (the edge not repeated): ``padding`` is an int
+    or (left, right)."""
     mode, dims = "reflect", 1
 
 
 class ReflectionPad2d(_PadNd):
+    """Pads the last 2 dimensions with the input reflected at its border (the edge not repeated): ``padding`` is an
+    int or (left, right, top, bottom)."""
     mode, dims = "reflect", 2
 
 
 class ReflectionPad3d(_PadNd):
+    """Pads the last 3 dimensions with the input reflected at its border (the edge not repeated): ``padding`` is an
+    int or (left, right, top, bottom, front, back)."""
     mode, dims = "reflect", 3
 
 
 class ReplicationPad1d(_PadNd):
+    """Pads the last dimension by repeating the edge values: ``padding`` is an int or (left, right)."""
     mode, dims = "replicate", 1
 
 
 class ReplicationPad2d(_PadNd):
+    """Pads the last 2 dimensions by repeating the edge values: ``padding`` is an int or (left, right, top,
+    bottom)."""
     mode, dims = "replicate", 2
 
 
 class ReplicationPad3d(_PadNd):
+    """Pads the last 3 dimensions by repeating the edge values: ``padding`` is an int or (left, right, top, bottom,
+    front, back)."""
     mode, dims = "replicate", 3
 
 
@@ -113,12 +128,18 @@ class _CircularPadNd(_PadNd):
 
 
 class CircularPad1d(_CircularPadNd):
+    """Pads the last dimension circularly (values wrap around from the other side): ``padding`` is an int or (left,
+    right)."""
     dims = 1
 
 
 class CircularPad2d(_CircularPadNd):
+    """Pads the last 2 dimensions circularly (values wrap around from the other side): ``padding`` is an int or
+    (left, right, top, bottom)."""
     dims = 2
 
 
 class CircularPad3d(_CircularPadNd):
+    """Pads the last 3 dimensions circularly (values wrap around from the other side): ``padding`` is an int or
+    (left, right, top, bottom, front, back)."""
     dims = 3

@@ -101,6 +101,7 @@ def relu(input, inplace=False):
 
 
 def relu_(input):
+    """``relu`` in place: negative elements of ``input`` become 0; returns ``input``."""
     return input.relu_()
 
 
@@ -144,6 +145,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """``hardtanh`` in place: ``input`` clamped to [``min_val``, ``max_val``]; returns ``input``."""
     return inplace(input, lambda x: _hardtanh(x, min_val, max_val, HardtanhBackward0))
 
 
@@ -207,6 +209,7 @@ def threshold(input, threshold, value, inplace=False):
 
 
 def threshold_(input, threshold, value):
+    """``threshold`` in place: elements not greater than ``threshold`` become ``value``; returns ``input``."""
     return inplace(input, lambda x: _threshold(x, threshold, value, ThresholdBackward1))
 
 
@@ -253,6 +256,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def leaky_relu_(input, negative_slope=0.01):
+    """``leaky_relu`` in place: negative elements are multiplied by ``negative_slope``; returns ``input``."""
     return inplace(input, lambda x: _leaky_relu(x, negative_slope, LeakyReluBackward1))
 
 
@@ -309,6 +313,7 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def elu_(input, alpha=1.0):
+    """``elu`` in place: negative x becomes alpha·(eˣ − 1); returns ``input``."""
     return inplace(input, lambda x: _elu(x, alpha, 1.0, 1.0, EluBackward1))
 
 
@@ -320,6 +325,8 @@ def selu(input, inplace=False):
 
 
 def selu_(input):
+    """``selu`` in place: scale·x for positive x, scale·alpha·(eˣ − 1) otherwise, with SELU's fixed constants;
+    returns ``input``."""
     return inplace(input, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward1))
 
 
@@ -336,6 +343,7 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 def celu_(input, alpha=1.0):
+    """``celu`` in place: negative x becomes alpha·(e^(x/alpha) − 1); returns ``input``."""
     return inplace(input, lambda x: _celu(x, alpha, CeluBackward1))
 
 
