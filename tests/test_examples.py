@@ -3,23 +3,16 @@ same file runs with ``import torch``: the same lines, the same words, the same n
 given per example (float32 sums are added in a different order; RMSprop ends jittering around the optimum).
 
 The PyTorch runs happen in one subprocess (importing torch once); the gradiente runs in this process."""
-import contextlib
 import importlib.util
-import io
-import json
-import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from program_runs import assert_same_output, run_here, run_with_torch
 
 torch = pytest.importorskip("torch")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-NUMBER = re.compile(r"-?\d+\.?\d*(?:e[-+]?\d+)?%?")
 
 # (script, argv, rtol, atol): the tolerances numbers are compared with
 RUNS = [
@@ -36,47 +29,10 @@ RUNS = [
 DIGITS = ("train_digits.py", ["--epochs", "8", "--no-progress", "--plot", "digits.png"], 0, 0)
 
 
-def as_torch(source):
-    """The same program written for PyTorch."""
-    return source.replace("import gradiente as torch", "import torch").replace("from gradiente", "from torch")
-
-
-def run_here(script, argv):
-    """Run an example in this process (with gradiente) and return what it printed."""
-    path = EXAMPLES / script
-    out = io.StringIO()
-    old_argv = sys.argv
-    sys.argv = [str(path)] + list(argv)
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(path.read_text(), str(path), "exec"), {"__name__": "__main__", "__file__": str(path)})
-    finally:
-        sys.argv = old_argv
-    return out.getvalue()
-
-
-_RUNNER = """
-import contextlib, io, json, sys
-results = []
-for path, argv, source in json.load(sys.stdin):
-    out = io.StringIO()
-    sys.argv = [path] + argv
-    with contextlib.redirect_stdout(out):
-        exec(compile(source, path, "exec"), {"__name__": "__main__", "__file__": path})
-    results.append(out.getvalue())
-print(json.dumps(results))
-"""
-
-
 @pytest.fixture(scope="module")
 def torch_outputs(tmp_path_factory):
     runs = RUNS + ([DIGITS] if _has_demo_deps() else [])
-    jobs = [[str(EXAMPLES / s), argv, as_torch((EXAMPLES / s).read_text())] for s, argv, *_ in runs]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps(jobs), capture_output=True, text=True,
-                          cwd=tmp_path_factory.mktemp("torch_examples"), env=env, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    outputs = json.loads(done.stdout.strip().splitlines()[-1])
+    outputs = run_with_torch([(EXAMPLES / s, argv) for s, argv, *_ in runs], tmp_path_factory.mktemp("torch_examples"))
     return {(s, tuple(argv)): out for (s, argv, *_), out in zip(runs, outputs)}
 
 
@@ -84,21 +40,10 @@ def _has_demo_deps():
     return all(importlib.util.find_spec(name) for name in ("matplotlib", "sklearn", "tqdm"))
 
 
-def assert_same_output(ours, theirs, rtol, atol):
-    """Line by line: the words equal, the numbers within tolerance."""
-    ours_lines, their_lines = ours.strip().splitlines(), theirs.strip().splitlines()
-    assert len(ours_lines) == len(their_lines), (ours, theirs)
-    for mine, reference in zip(ours_lines, their_lines):
-        assert NUMBER.sub("#", mine) == NUMBER.sub("#", reference), (mine, reference)
-        for a, b in zip(NUMBER.findall(mine), NUMBER.findall(reference)):
-            x, y = float(a.rstrip("%")), float(b.rstrip("%"))
-            assert math.isclose(x, y, rel_tol=rtol, abs_tol=atol), (mine, reference)
-
-
 @pytest.mark.parametrize("script,argv,rtol,atol", RUNS, ids=[f"{s[:-3]}{'-' + a[0] if a else ''}" for s, a, *_ in RUNS])
 def test_example_prints_what_torch_prints(script, argv, rtol, atol, torch_outputs, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    ours = run_here(script, argv)
+    ours = run_here(EXAMPLES / script, argv)
     assert ours.strip().splitlines()[-1].startswith("Result: ")
     assert_same_output(ours, torch_outputs[(script, tuple(argv))], rtol, atol)
 
@@ -108,7 +53,7 @@ def test_digits_demo_trains_to_95_percent(torch_outputs, tmp_path, monkeypatch):
         pytest.skip("the demo needs scikit-learn, tqdm and matplotlib")
     monkeypatch.chdir(tmp_path)
     script, argv, _, _ = DIGITS
-    ours = run_here(script, argv)
+    ours = run_here(EXAMPLES / script, argv)
     accuracy = float(re.search(r"test accuracy ([\d.]+)% after", ours).group(1))
     assert accuracy >= 95.0
     assert (tmp_path / "digits.png").stat().st_size > 1000
