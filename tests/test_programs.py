@@ -1,7 +1,8 @@
 """Programs of our own in the style of well-known PyTorch code (issue 16): nanoGPT's model and training loop, the
-makemore lectures, pytorch/examples' mnist, word language model, time-sequence prediction and REINFORCE, and a
-graph convolutional network on a sparse adjacency matrix. Each is written for PyTorch and runs unchanged with
-``import gradiente as torch``; the test runs it both ways and compares what the two print, line by line.
+makemore lectures, pytorch/examples' mnist, word language model, time-sequence prediction, REINFORCE, VAE and
+DCGAN, the nn.Transformer tutorial, and a graph convolutional network on a sparse adjacency matrix. Each is written
+for PyTorch and runs unchanged with ``import gradiente as torch``; the test runs it both ways and compares what the
+two print, line by line.
 
 Every random draw is PyTorch's for the same seed (weights, dropout masks, shuffles, samples), so the outputs are
 the same, not merely alike: the tolerance is for float32 sums added in a different order."""
@@ -22,6 +23,9 @@ RUNS = [
     ("time_sequence.py", []),
     ("reinforce.py", []),
     ("gcn.py", []),
+    ("vae.py", []),
+    ("dcgan.py", []),
+    ("transformer_lm.py", []),
 ]
 
 
