@@ -1,8 +1,8 @@
 """Programs of our own in the style of well-known PyTorch code (issue 16): nanoGPT's model and training loop, the
-makemore lectures, pytorch/examples' mnist, word language model, time-sequence prediction, REINFORCE, VAE and
-DCGAN, the nn.Transformer tutorial, and a graph convolutional network on a sparse adjacency matrix. Each is written
-for PyTorch and runs unchanged with ``import gradiente as torch``; the test runs it both ways and compares what the
-two print, line by line.
+makemore lectures (an MLP, and backpropagation by hand checked against autograd), pytorch/examples' mnist, word
+language model, time-sequence prediction, REINFORCE, VAE and DCGAN, the nn.Transformer tutorial, and a graph
+convolutional network on a sparse adjacency matrix. Each is written for PyTorch and runs unchanged with
+``import gradiente as torch``; the test runs it both ways and compares what the two print, line by line.
 
 Every random draw is PyTorch's for the same seed (weights, dropout masks, shuffles, samples), so the outputs are
 the same, not merely alike: the tolerance is for float32 sums added in a different order."""
@@ -16,6 +16,7 @@ pytest.importorskip("torch")
 PROGRAMS = Path(__file__).resolve().parent.parent / "examples" / "programs"
 # (program, argv)
 RUNS = [
+    ("backprop_ninja.py", []),
     ("gpt_char.py", []),
     ("makemore_mlp.py", []),
     ("mnist_cnn.py", ["--epochs", "2"]),
@@ -44,4 +45,7 @@ def test_program_prints_what_torch_prints(name, argv, torch_outputs, tmp_path, m
     monkeypatch.chdir(tmp_path)
     ours = run_here(PROGRAMS / name, argv)
     assert len(ours.splitlines()) >= 5
-    assert_same_output(ours, torch_outputs[name], rtol=1e-3, atol=1e-4)
+    # backprop_ninja prints the largest difference between gradients derived by hand and autograd's, a few units
+    # of float32 rounding (1e-9) that depend on the last bit of every exp and tanh; whether each gradient is exact
+    # is printed as a word, compared exactly
+    assert_same_output(ours, torch_outputs[name], rtol=1e-3, atol=5e-7 if name == "backprop_ninja.py" else 1e-4)

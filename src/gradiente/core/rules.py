@@ -18,6 +18,7 @@ from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .creation import once_per_element
 from .erf import erf as erf_array
+from .fused import fma
 from .scatter import add_rows_at
 
 
@@ -43,6 +44,20 @@ def sigmoid_array(a):
     giving 0)."""
     with np.errstate(over="ignore"):
         return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+
+
+def tanh_backward_array(grad, out):
+    """grad·(1 - out²) with ``1 - out²`` rounded once, as PyTorch's CPU kernel computes it (a fused multiply-add),
+    so a hand-derived ``(1 - h**2) * dh`` differs from autograd's in the last bit exactly where it does in PyTorch."""
+    if out.dtype.kind != "f" or out.dtype.itemsize == 2:
+        return grad * (1 - out * out)
+    return grad * fma(-out, out, out.dtype.type(1))
+
+
+def sigmoid_backward_array(grad, out):
+    """(grad·(1 - out))·out, in the order PyTorch's CPU kernel multiplies (the product rounds differently in any
+    other order)."""
+    return grad * (1 - out) * out
 
 
 def pad_amounts(pad, ndim):
@@ -132,6 +147,11 @@ class RuleOps:
     def threshold_backward(self, grad, x, threshold):
         """grad where x > threshold (or nan), 0 elsewhere: relu's and threshold's derivative, recorded under
         create_graph as the one node PyTorch records (ThresholdBackwardBackward0)"""
+    def tanh_backward(self, grad, out):
+        """grad·(1 - out²): tanh's derivative from its output, rounded as PyTorch's kernel rounds it and recorded
+        under create_graph as the one node PyTorch records (TanhBackwardBackward0)"""
+    def sigmoid_backward(self, grad, out):
+        """grad·(1 - out)·out: sigmoid's derivative from its output (SigmoidBackwardBackward0 under create_graph)"""
     def select(self, condition, x, y): """x where the condition holds, y elsewhere"""
     def sum(self, x, dim=None, keepdim=False): """the sum over ``dim`` (an int or tuple; all if None)"""
     def mean(self, x, dim, keepdim=False): """the mean over ``dim``"""
@@ -280,6 +300,9 @@ class NumpyOps:
     @staticmethod
     def threshold_backward(grad, x, threshold):
         return NumpyOps.mask(~(x <= threshold), grad)
+
+    tanh_backward = staticmethod(tanh_backward_array)
+    sigmoid_backward = staticmethod(sigmoid_backward_array)
 
     @staticmethod
     def mask(condition, x):

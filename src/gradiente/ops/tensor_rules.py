@@ -116,6 +116,8 @@ class TensorOps:
         return selection.where(_condition(condition), x, zeros((), dtype=x.dtype))
 
     threshold_backward = staticmethod(_threshold_backward)
+    tanh_backward = staticmethod(unary.tanh_backward)
+    sigmoid_backward = staticmethod(unary.sigmoid_backward)
 
     @staticmethod
     def select(condition, x, y):

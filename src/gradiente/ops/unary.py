@@ -16,8 +16,8 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.erf import erf as erf_array
 from ..core.node import Node
-from ..core.record import as_result, record, wants_grad
-from ..core.rules import numpy_ops, sigmoid_array
+from ..core.record import as_result, record, wants_grad, wrap
+from ..core.rules import numpy_ops, sigmoid_array, sigmoid_backward_array, tanh_backward_array
 from ..core.special_math import (
     _SQRT_PI,
     digamma_array,
@@ -117,7 +117,7 @@ sinh = TABLE.row("sinh", np.sinh, "SinhBackward0", "x", lambda ops, v, x, out: v
                  holomorphic=True)
 cosh = TABLE.row("cosh", np.cosh, "CoshBackward0", "x", lambda ops, v, x, out: v * ops.sinh(x), "d/dx cosh x = sinh x",
                  holomorphic=True)
-tanh = TABLE.row("tanh", np.tanh, "TanhBackward0", "out", lambda ops, v, x, out: v * (1 - out * out),
+tanh = TABLE.row("tanh", np.tanh, "TanhBackward0", "out", lambda ops, v, x, out: ops.tanh_backward(v, out),
                  "d/dx tanh x = 1 - tanh² x", holomorphic=True)
 asinh = TABLE.row("asinh", np.arcsinh, "AsinhBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(x * x + 1),
                   "d/dx asinh x = 1/√(x² + 1)", holomorphic=True)
@@ -125,8 +125,66 @@ acosh = TABLE.row("acosh", np.arccosh, "AcoshBackward0", "x", lambda ops, v, x, 
                   "d/dx acosh x = 1/√(x² - 1)")
 atanh = TABLE.row("atanh", np.arctanh, "AtanhBackward0", "x", lambda ops, v, x, out: v / (1 - x * x),
                   "d/dx atanh x = 1/(1 - x²)", holomorphic=True)
-sigmoid = TABLE.row("sigmoid", sigmoid_array, "SigmoidBackward0", "out", lambda ops, v, x, out: v * (out * (1 - out)),
-                    "d/dx σ(x) = σ(x)·(1 - σ(x))", holomorphic=True)
+sigmoid = TABLE.row("sigmoid", sigmoid_array, "SigmoidBackward0", "out",
+                    lambda ops, v, x, out: ops.sigmoid_backward(v, out), "d/dx σ(x) = σ(x)·(1 - σ(x))",
+                    holomorphic=True)
+
+
+# --- tanh's and sigmoid's derivatives as ops of their own, for second derivatives ---------------------------
+# Under create_graph PyTorch records each of these derivatives as one node (TanhBackwardBackward0,
+# SigmoidBackwardBackward0), and computes it with the same kernel as the first-order backward, so the gradient's
+# values do not depend on create_graph. Complex values take the composite formula.
+
+class TanhBackwardBackward0(Node):
+    """out = grad·(1 - y²);  dgrad = v·(1 - y²),  dy = -2·y·grad·v"""
+    formula = "d/dgrad grad·(1 - y²) = 1 - y²;  d/dy = -2·y·grad"
+
+    def backward(self, ops, v):
+        grad, y = self.saved(ops)
+        return ops.tanh_backward(v, y), -2 * y * grad * v
+
+    def jvp(self, ops, grad_t, y_t):
+        grad, y = self.saved(ops)
+        parts = [ops.tanh_backward(grad_t, y) if grad_t is not None else None,
+                 -2 * y * grad * y_t if y_t is not None else None]
+        parts = [p for p in parts if p is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+class SigmoidBackwardBackward0(Node):
+    """out = grad·(1 - y)·y;  dgrad = v·(1 - y)·y,  dy = v·grad·(1 - 2y)"""
+    formula = "d/dgrad grad·(1 - y)·y = (1 - y)·y;  d/dy = grad·(1 - 2y)"
+
+    def backward(self, ops, v):
+        grad, y = self.saved(ops)
+        return ops.sigmoid_backward(v, y), v * grad * (-2 * y + 1)
+
+    def jvp(self, ops, grad_t, y_t):
+        grad, y = self.saved(ops)
+        parts = [ops.sigmoid_backward(grad_t, y) if grad_t is not None else None,
+                 y_t * grad * (-2 * y + 1) if y_t is not None else None]
+        parts = [p for p in parts if p is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+def _derivative_op(array_fn, node_cls, composite):
+    """The differentiable op computing ``array_fn(grad, out)``, recorded as ``node_cls``; complex values go
+    through ``composite``, the same formula in recorded elementwise ops."""
+    def op(grad, out):
+        if dt.kind(out._data.dtype) == "c":
+            return composite(grad, out)
+        result = wrap(array_fn(grad._data, out._data))
+        if wants_grad(grad, out):
+            record(node_cls, (grad, out), result, (grad, out))
+        return result
+    return op
+
+
+tanh_backward = _derivative_op(tanh_backward_array, TanhBackwardBackward0, lambda g, y: g * (1 - y * y))
+tanh_backward.__doc__ = "``grad·(1 - out²)``, tanh's derivative from its output ``out`` (PyTorch's ``tanh_backward``)."
+sigmoid_backward = _derivative_op(sigmoid_backward_array, SigmoidBackwardBackward0, lambda g, y: g * (1 - y) * y)
+sigmoid_backward.__doc__ = ("``grad·(1 - out)·out``, sigmoid's derivative from its output ``out`` (PyTorch's "
+                            "``sigmoid_backward``).")
 relu = TABLE.row("relu", _relu, "ReluBackward0", "out", lambda ops, v, x, out: ops.threshold_backward(v, out, 0),
                  "d/dx max(0, x) = 1 if x > 0 else 0", keeps_integers=True)
 # abs's rule, v·sgn(z), is PyTorch's backward for complex z as well; its tangent is Re(conj(t)·sgn(z)), the
