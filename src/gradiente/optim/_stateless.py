@@ -3,6 +3,7 @@ other parameter tensors and another ``state_dict()``-shaped state, then give it 
 import contextlib
 from collections import defaultdict
 
+from .._compat import zip_strict
 from ..core.tensor import Tensor
 
 __all__ = ["swap_in_optimizer_params_and_state"]
@@ -63,7 +64,7 @@ def _prepare(optimizer, swapin_parameters, swapin_optim_state):
     offset = 0
     seen = set()
     groups = []
-    for idx, (group, swapin_group) in enumerate(zip(optimizer.param_groups, param_groups, strict=True)):
+    for idx, (group, swapin_group) in enumerate(zip_strict(optimizer.param_groups, param_groups)):
         ids = _check_group(idx, group, swapin_group)
         seen.update(ids)
         if offset + len(ids) > len(flat):
@@ -95,14 +96,14 @@ def swap_in_optimizer_params_and_state(optimizer, swapin_parameters, swapin_opti
             for key, value in swapin_group.items():
                 if key != "params":
                     live[key] = value
-            for param, pid in zip(params, swapin_group["params"], strict=True):
+            for param, pid in zip_strict(params, swapin_group["params"]):
                 # A copy of the per-parameter dict: tensors are shared (in-place updates reach the caller's
                 # state), new entries stay here.
                 swapped[param] = dict(state.get(pid, {}))
         optimizer.state = swapped
         yield
     finally:
-        for group, snapshot in zip(optimizer.param_groups, snapshots, strict=True):
+        for group, snapshot in zip_strict(optimizer.param_groups, snapshots):
             group.clear()
             group.update(snapshot)
         optimizer.state = original_state

@@ -8,19 +8,11 @@ from copy import deepcopy
 
 import gradiente
 
+from .._compat import zip_strict
 from ..core.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from .lr_scheduler import LRScheduler, _format_param
-
-
-def _zip_strict(first, second):
-    """``zip(first, second, strict=True)``, as PyTorch writes it, for Python 3.9 too (which has no ``strict``):
-    lists of different lengths raise zip's own ValueError."""
-    first, second = list(first), list(second)
-    if len(first) != len(second):
-        raise ValueError(f"zip() argument 2 is {'shorter' if len(second) < len(first) else 'longer'} than argument 1")
-    return zip(first, second)
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn", "get_ema_avg_fn",
            "get_swa_avg_fn"]
@@ -39,10 +31,10 @@ def get_ema_multi_avg_fn(decay=0.999):
     def ema_update(ema_param_list, current_param_list, _):
         with no_grad():
             if ema_param_list[0].is_floating_point() or ema_param_list[0].is_complex():
-                for p_ema, p_model in _zip_strict(ema_param_list, current_param_list):
+                for p_ema, p_model in zip_strict(ema_param_list, current_param_list):
                     p_ema.lerp_(p_model, 1 - decay)
             else:
-                for p_ema, p_model in _zip_strict(ema_param_list, current_param_list):
+                for p_ema, p_model in zip_strict(ema_param_list, current_param_list):
                     p_ema.copy_(p_ema * decay + p_model * (1 - decay))
     return ema_update
 
@@ -56,10 +48,10 @@ def get_swa_multi_avg_fn():
             if averaged_param_list[0].is_floating_point() or averaged_param_list[0].is_complex():
                 weight = 1 / (num_averaged + 1)
                 weight = weight.item() if isinstance(weight, gradiente.Tensor) else weight
-                for p_avg, p_model in _zip_strict(averaged_param_list, current_param_list):
+                for p_avg, p_model in zip_strict(averaged_param_list, current_param_list):
                     p_avg.lerp_(p_model, weight)
             else:
-                for p_avg, p_model in _zip_strict(averaged_param_list, current_param_list):
+                for p_avg, p_model in zip_strict(averaged_param_list, current_param_list):
                     diff = p_model - p_avg
                     if isinstance(num_averaged, gradiente.Tensor):
                         p_avg.addcdiv_(diff, num_averaged + 1)
@@ -132,13 +124,13 @@ class AveragedModel(Module):
             elif self.avg_fn is None:
                 # PyTorch's CPU path: the one-tensor SWA mean, parameter by parameter.
                 avg_fn = get_swa_avg_fn()
-                for p_averaged, p_model in _zip_strict(averaged, current):
+                for p_averaged, p_model in zip_strict(averaged, current):
                     p_averaged.copy_(avg_fn(p_averaged, p_model, self.n_averaged))
             else:
-                for p_averaged, p_model in _zip_strict(averaged, current):
+                for p_averaged, p_model in zip_strict(averaged, current):
                     p_averaged.copy_(self.avg_fn(p_averaged, p_model, self.n_averaged))
         if not self.use_buffers:
-            for b_swa, b_model in _zip_strict(self.module.buffers(), model.buffers()):
+            for b_swa, b_model in zip_strict(self.module.buffers(), model.buffers()):
                 b_swa.detach().copy_(b_model.detach())
         with no_grad():
             self.n_averaged += 1
@@ -147,7 +139,7 @@ class AveragedModel(Module):
 def _grouped_by_dtype(averaged, current):
     """``(averaged, current)`` pairs of lists, one per dtype of ``averaged``, in order of first appearance."""
     groups = {}
-    for a, c in _zip_strict(averaged, current):
+    for a, c in zip_strict(averaged, current):
         pair = groups.setdefault(a.dtype, ([], []))
         pair[0].append(a)
         pair[1].append(c)
@@ -187,7 +179,7 @@ class SWALR(LRScheduler):
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
-        for lr, group in _zip_strict(swa_lrs, optimizer.param_groups):
+        for lr, group in zip_strict(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
@@ -227,7 +219,7 @@ class SWALR(LRScheduler):
         t = max(0, min(1, step / max(1, self.anneal_epochs)))
         alpha = self.anneal_func(t)
         return [group["swa_lr"] * alpha + lr * (1 - alpha)
-                for group, lr in _zip_strict(self.optimizer.param_groups, prev_lrs)]
+                for group, lr in zip_strict(self.optimizer.param_groups, prev_lrs)]
 
     def _set_anneal_func(self, anneal_strategy):
         self._anneal_strategy = anneal_strategy

@@ -18,6 +18,7 @@ import numpy as np
 
 import gradiente
 
+from ..._compat import zip_strict
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ...core.tensor import Tensor
@@ -220,7 +221,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     """Split a padded batch back into its sequences: a list of ``(lengths[b], *)`` tensors."""
     batch_major = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
     positions = gradiente.arange(batch_major.shape[1])
-    return [seq[positions < length] for seq, length in zip(batch_major, lengths, strict=True)]
+    return [seq[positions < length] for seq, length in zip_strict(batch_major, lengths)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
