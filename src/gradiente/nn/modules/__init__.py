@@ -133,3 +133,10 @@ from .pooling3d import *  # noqa: E402
 __all__ += ["BatchNorm3d", "ConvTranspose3d", "InstanceNorm3d"]
 __all__ += _pooling3d.__all__ + _legacy_and_distance_losses.__all__ + _lazy.__all__
 # --- end issue 16 ------------------------------------------------------------------------------------------------
+
+# --- issue 16 (s4-nnloss): CTC, adaptive softmax, fractional max pooling, CrossMapLRN2d, linear cross entropy ---
+from . import ctc as _ctc  # noqa: E402
+from .ctc import *  # noqa: E402
+
+__all__ += _ctc.__all__
+# --- end s4-nnloss -----------------------------------------------------------------------------------------------
