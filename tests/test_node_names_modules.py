@@ -255,6 +255,12 @@ MODULES = {
     "LazyInstanceNorm1d": (lambda nn: nn.LazyInstanceNorm1d(), [X(2, 3, 4)], None),
     "LazyInstanceNorm2d": (lambda nn: nn.LazyInstanceNorm2d(), [X(2, 3, 2, 3)], None),
     "LazyInstanceNorm3d": (lambda nn: nn.LazyInstanceNorm3d(), [X(2, 3, 2, 2, 3)], None),
+    # --- issue 16 (s4-nnloss) ---
+    "CTCLoss": (lambda nn: nn.CTCLoss(zero_infinity=True), [X(5, 2, 4), C(lambda rng: np.array([[1, 2], [3, 0]])),
+                                                            C(lambda rng: np.array([5, 4])),
+                                                            C(lambda rng: np.array([2, 1]))], None),
+    "AdaptiveLogSoftmaxWithLoss": (lambda nn: nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4], div_value=2.0),
+                                   [X(5, 4), C(lambda rng: np.array([0, 3, 5, 1, 4]))], None),
 }
 
 # classes with no forward of their own to compare
