@@ -156,4 +156,10 @@ GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 # --- issue 16 (s4-nnloss): CTC loss, fractional max pooling, linear_cross_entropy ---
 from ..ops.nn.ctc_loss import ctc_loss  # noqa: F401, E402
+from ..ops.nn.fractional_pooling import (  # noqa: F401, E402
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 # --- end s4-nnloss ---

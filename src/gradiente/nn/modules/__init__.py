@@ -137,8 +137,10 @@ __all__ += _pooling3d.__all__ + _legacy_and_distance_losses.__all__ + _lazy.__al
 # --- issue 16 (s4-nnloss): CTC, adaptive softmax, fractional max pooling, CrossMapLRN2d, linear cross entropy ---
 from . import adaptive as _adaptive  # noqa: E402
 from . import ctc as _ctc  # noqa: E402
+from . import fractional_pooling as _fractional_pooling  # noqa: E402
 from .adaptive import *  # noqa: E402
 from .ctc import *  # noqa: E402
+from .fractional_pooling import *  # noqa: E402
 
-__all__ += _ctc.__all__ + _adaptive.__all__
+__all__ += _ctc.__all__ + _adaptive.__all__ + _fractional_pooling.__all__
 # --- end s4-nnloss -----------------------------------------------------------------------------------------------
