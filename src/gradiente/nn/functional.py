@@ -162,4 +162,5 @@ from ..ops.nn.fractional_pooling import (  # noqa: F401, E402
     fractional_max_pool3d,
     fractional_max_pool3d_with_indices,
 )
+from ..ops.nn.linear_cross_entropy import linear_cross_entropy  # noqa: F401, E402
 # --- end s4-nnloss ---

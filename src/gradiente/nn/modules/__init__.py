@@ -139,8 +139,11 @@ from . import adaptive as _adaptive  # noqa: E402
 from . import ctc as _ctc  # noqa: E402
 from . import fractional_pooling as _fractional_pooling  # noqa: E402
 from .adaptive import *  # noqa: E402
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402
 from .ctc import *  # noqa: E402
 from .fractional_pooling import *  # noqa: E402
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
 
-__all__ += _ctc.__all__ + _adaptive.__all__ + _fractional_pooling.__all__
+__all__ += _ctc.__all__ + _adaptive.__all__ + _fractional_pooling.__all__ + ["CrossMapLRN2d"]
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 # --- end s4-nnloss -----------------------------------------------------------------------------------------------
