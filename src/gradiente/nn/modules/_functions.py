@@ -27,21 +27,33 @@ def _channel_sums(square, size):
     return scale
 
 
+def _scale(x, size, alpha, k):
+    """k + α/size · (the legacy running sum of squares), the denominator before its power."""
+    return _channel_sums(x * x, size) * x.dtype.type(alpha / size) + x.dtype.type(k)
+
+
 class CrossMapLRN2d(Function):
     """out = x · (k + α/size · S)^-β, S the legacy running sum of squares over neighbouring channels;
-    dx = PyTorch's legacy formula (see the module docstring)."""
+    dx = PyTorch's legacy formula (see the module docstring).
+
+    Written with ``setup_context`` (PyTorch's is an old-style Function, with ``ctx`` in ``forward``), which changes
+    nothing a program sees except that ``vmap`` can run it, once per example, where PyTorch's refuses."""
+
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+    def forward(input, size, alpha=1e-4, beta=0.75, k=1):
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
         x = input.detach().numpy()
-        scale = _channel_sums(x * x, size) * x.dtype.type(alpha / size) + x.dtype.type(k)
-        out = np.power(scale, x.dtype.type(-beta)) * x
-        ctx.size, ctx.alpha, ctx.beta, ctx.scale = size, alpha, beta, scale
-        result = input.new_tensor(out)
-        ctx.save_for_backward(input, result)
-        return result
+        return input.new_tensor(np.power(_scale(x, size, alpha, k), x.dtype.type(-beta)) * x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        input, size, alpha, beta, k = (tuple(inputs) + (1e-4, 0.75, 1)[len(inputs) - 2:])[:5]
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        ctx.scale = _scale(input.detach().numpy(), size, alpha, k)
+        ctx.save_for_backward(input, output)
 
     @staticmethod
     @once_differentiable

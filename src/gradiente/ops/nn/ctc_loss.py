@@ -44,6 +44,7 @@ class CtcLossBackward0(Node):
     """out = -log Σ_alignments Π_t lp[t, l'_{π_t}];  dlp[t, c] = grad · (exp(lp[t, c]) - exp(lse_{l'ₛ = c}(α + β)[t, s]
     + nll - lp[t, c])), 0 past the input length (PyTorch's formula, see the module docstring)"""
     formula = "∂nll/∂lp[t, c] = exp(lp[t, c]) - (posterior occupancy of class c at frame t)"
+    aten_name = "_ctc_loss"
 
     def backward(self, ops, grad):
         (log_probs,) = self.saved(ops)
@@ -51,6 +52,10 @@ class CtcLossBackward0(Node):
         if ops.recording:
             return (_without_derivative("_ctc_loss_backward", (grad, log_probs), wrap(dx)),)
         return (dx,)
+
+    def jvp(self, ops, *tangents):
+        # PyTorch has no forward-mode rule for _ctc_loss: its error, rather than one read off the backward
+        return Node.jvp(self, ops, *tangents)
 
 
 class _Problem:
