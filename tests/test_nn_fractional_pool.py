@@ -210,3 +210,20 @@ def _x(lib, *shape, dtype=None):
         "module3d_kernel_tuple", "module3d_ratio"])
 def test_errors_match_torch(call):
     check_same_error(call)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_16_bit_floats_match_torch(dtype):
+    # the window starts are computed in the input's own dtype, rounding where PyTorch's kernel rounds
+    rng = np.random.RandomState(8)
+    x, samples = rng.randn(2, 3, 21, 17), rng.uniform(size=(2, 3, 2))
+    results = []
+    for lib in (gradiente, torch):
+        xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        out, indices = F(lib).fractional_max_pool2d(xt, 3, output_size=(9, 7), return_indices=True,
+                                                    _random_samples=lib.tensor(samples, dtype=xt.dtype))
+        out.sum().backward()
+        results.append((out.detach().float().numpy(), indices.numpy(), xt.grad.float().numpy(), str(out.dtype)))
+    for ours, theirs in zip(results[0][:3], results[1][:3]):
+        np.testing.assert_array_equal(ours, theirs)
+    assert results[0][3].split(".")[-1] == results[1][3].split(".")[-1] == dtype
