@@ -1,7 +1,6 @@
 """``AdaptiveLogSoftmaxWithLoss``: Grave et al.'s adaptive softmax, a softmax over many classes approximated by a head
 (the frequent classes and one entry per cluster of rarer ones) and one low-rank projection per cluster."""
 from collections import namedtuple
-from itertools import pairwise
 
 from ...ops.reductions import argmax
 from .. import functional as F
@@ -112,7 +111,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         out = input.new_empty((head_output.size(0), self.n_classes))
         head_logprob = F.log_softmax(head_output, dim=1)
         out[:, :self.shortlist_size] = head_logprob[:, :self.shortlist_size]
-        for i, (start, stop) in enumerate(pairwise(self.cutoffs)):
+        for i, (start, stop) in enumerate(zip(self.cutoffs, self.cutoffs[1:])):
             cluster_logprob = F.log_softmax(self.tail[i](input), dim=1)
             out[:, start:stop] = cluster_logprob + head_logprob[:, self.shortlist_size + i].unsqueeze(1)
         return out

@@ -2,15 +2,18 @@
 them. gradiente computes every call on the reference path, so the options change nothing but the warning for
 calls that PyTorch's chunked path cannot serve (``ops/nn/linear_cross_entropy.py``)."""
 import dataclasses
+import sys
 
 from ...core import dtype as dt
 
 __all__ = ["LinearCrossEntropyOptions"]
 
 _ACC_POLICIES = {"auto", "accurate", "balanced", "compact"}
+# PyTorch's class has slots; dataclasses make them from Python 3.10 (the package still imports on 3.9)
+_SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
 
 
-@dataclasses.dataclass(slots=True, frozen=True)
+@dataclasses.dataclass(frozen=True, **_SLOTS)
 class LinearCrossEntropyOptions:
     """How PyTorch's chunked ``linear_cross_entropy`` splits the batch: ``allow_retain_graph`` (a second backward),
     ``batch_chunk_size`` (a positive int, or None), ``chunking_method`` (None, ``"auto"``, ``"aspect_ratio"`` or
