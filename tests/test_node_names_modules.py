@@ -255,6 +255,16 @@ MODULES = {
     "LazyInstanceNorm1d": (lambda nn: nn.LazyInstanceNorm1d(), [X(2, 3, 4)], None),
     "LazyInstanceNorm2d": (lambda nn: nn.LazyInstanceNorm2d(), [X(2, 3, 2, 3)], None),
     "LazyInstanceNorm3d": (lambda nn: nn.LazyInstanceNorm3d(), [X(2, 3, 2, 2, 3)], None),
+    # --- issue 16 (s4-nnloss) ---
+    "CTCLoss": (lambda nn: nn.CTCLoss(zero_infinity=True), [X(5, 2, 4), C(lambda rng: np.array([[1, 2], [3, 0]])),
+                                                            C(lambda rng: np.array([5, 4])),
+                                                            C(lambda rng: np.array([2, 1]))], None),
+    "AdaptiveLogSoftmaxWithLoss": (lambda nn: nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4], div_value=2.0),
+                                   [X(5, 4), C(lambda rng: np.array([0, 3, 5, 1, 4]))], None),
+    "FractionalMaxPool2d": (lambda nn: nn.FractionalMaxPool2d(2, output_ratio=0.5), [X(2, 3, 6, 5)], None),
+    "FractionalMaxPool3d": (lambda nn: nn.FractionalMaxPool3d(2, output_size=(2, 3, 2)), [X(1, 2, 4, 5, 4)], None),
+    "CrossMapLRN2d": (lambda nn: nn.CrossMapLRN2d(3), [X(2, 4, 3, 3)], None),
+    "LinearCrossEntropyLoss": (lambda nn: nn.LinearCrossEntropyLoss(4, 5, bias=True), [X(3, 4), LABELS(5, 3)], None),
 }
 
 # classes with no forward of their own to compare

@@ -518,3 +518,15 @@ def _sample_dirichlet(input, generator=None):
     _check_sampler_dtype("dirichlet", input)
     result = wrap(_samplers().sample_dirichlet(input._data, generator))
     return _without_derivative("_sample_dirichlet", (input,), result)
+
+
+# --- issue 16 (s4-nnloss): torch.ctc_loss ---------------------------------------------------------------------------
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+    """``nn.functional.ctc_loss`` with ``reduction`` as ATen's integer code (0 'none', 1 'mean', 2 'sum')."""
+    from .ops.nn.ctc_loss import ctc_loss_reduced
+    return ctc_loss_reduced(log_probs, targets, input_lengths, target_lengths, blank,
+                            _reduction("ctc_loss", reduction), zero_infinity)
+
+
+__all__ += ["ctc_loss"]

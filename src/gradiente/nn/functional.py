@@ -153,3 +153,14 @@ from ..ops.nn.triplet_distance import triplet_margin_with_distance_loss  # noqa:
 #: grid_sample's modes by name, as PyTorch numbers them for its kernels
 GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+# --- issue 16 (s4-nnloss): CTC loss, fractional max pooling, linear_cross_entropy ---
+from ..ops.nn.ctc_loss import ctc_loss  # noqa: F401, E402
+from ..ops.nn.fractional_pooling import (  # noqa: F401, E402
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+from ..ops.nn.linear_cross_entropy import linear_cross_entropy  # noqa: F401, E402
+# --- end s4-nnloss ---

@@ -133,3 +133,17 @@ from .pooling3d import *  # noqa: E402
 __all__ += ["BatchNorm3d", "ConvTranspose3d", "InstanceNorm3d"]
 __all__ += _pooling3d.__all__ + _legacy_and_distance_losses.__all__ + _lazy.__all__
 # --- end issue 16 ------------------------------------------------------------------------------------------------
+
+# --- issue 16 (s4-nnloss): CTC, adaptive softmax, fractional max pooling, CrossMapLRN2d, linear cross entropy ---
+from . import adaptive as _adaptive  # noqa: E402
+from . import ctc as _ctc  # noqa: E402
+from . import fractional_pooling as _fractional_pooling  # noqa: E402
+from .adaptive import *  # noqa: E402
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402
+from .ctc import *  # noqa: E402
+from .fractional_pooling import *  # noqa: E402
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
+
+__all__ += _ctc.__all__ + _adaptive.__all__ + _fractional_pooling.__all__ + ["CrossMapLRN2d"]
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+# --- end s4-nnloss -----------------------------------------------------------------------------------------------

@@ -93,10 +93,9 @@ class GroupNorm(Module):
                 "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
 
 
-class LocalResponseNorm(Module):
-    """Divides each element by ``(k + alpha·mean of x² over size neighbouring channels)^beta``."""
-
-    __constants__ = ["size", "alpha", "beta", "k"]
+class _ChannelWindowNorm(Module):
+    """What the two local response normalisations share (``LocalResponseNorm`` and the legacy ``CrossMapLRN2d``):
+    their arguments, x / (k + α/size · Σ x²)^β over ``size`` neighbouring channels, and their repr."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
@@ -105,11 +104,17 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
-    def forward(self, input):
-        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class LocalResponseNorm(_ChannelWindowNorm):
+    """Divides each element by ``(k + alpha·mean of x² over size neighbouring channels)^beta``."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def forward(self, input):
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
 
 class RMSNorm(Module):
