@@ -29,6 +29,10 @@ SPARSE_METHODS = frozenset({
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
     "to", "double", "float",
+    # conversions to and reads of the compressed layouts, which refuse a COO tensor in PyTorch's words (issue 16)
+    "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "crow_indices",
+    "col_indices", "ccol_indices", "row_indices", "is_sparse_csr", "sparse_resize_", "sparse_resize_and_clear_",
+    "resize_as_sparse_",
 })
 
 
