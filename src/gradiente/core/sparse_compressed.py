@@ -6,7 +6,9 @@ dense dims for BSR and BSC. Beside it: ``_compressed_indices`` (``crow_indices``
 for the column ones; one more entry than there are rows, or row blocks, or columns ...), ``_plain_indices``
 (``col_indices`` / ``row_indices``, one per stored entry), ``_sparse_size`` (the full shape) and ``_layout``. Values in
 ``_data`` let autograd run unchanged, as for COO: the gradient that reaches a compressed tensor is one value per stored
-element, and a compressed leaf's ``.grad`` wraps it with the leaf's indices.
+element, and a compressed leaf's ``.grad`` wraps it with the leaf's indices. (An intended difference: PyTorch 2.13
+gives a CSR leaf a dense gradient through ``mm`` and ``sum``, and a CSR one through ``to_dense`` and ``values``;
+gradiente's is always in the leaf's layout, with PyTorch's values at the stored positions.)
 
 gradiente's compressed tensors are matrices (2 sparse dims) with optional trailing dense dims; PyTorch's leading batch
 dims are not supported. Index arrays keep the integer dtype they were given (int32 or int64), as in PyTorch.
@@ -39,7 +41,7 @@ COMPRESSED_METHODS = frozenset({
     "requires_grad", "backward", "register_hook", "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn",
     "dtype", "device", "shape", "size", "dim", "ndim", "numel", "layout", "is_sparse", "is_sparse_csr", "data",
     "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized", "is_floating_point", "is_complex", "get_device", "cpu",
-    "name", "output_nr", "is_coalesced", "coalesce", "indices", "to", "double", "float",
+    "name", "output_nr", "is_coalesced", "coalesce", "indices", "to", "double", "float", "numpy",
 })
 
 

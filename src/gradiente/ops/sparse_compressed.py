@@ -331,7 +331,7 @@ class ToSparseBscBackward0(_RegatherBackward):
     __slots__ = ()
 
 
-_NODES = {sparse_coo_layout: ToSparseBackward1, sparse_csr: ToSparseCsrBackward0, sparse_csc: ToSparseCscBackward0,
+_NODES = {sparse_csr: ToSparseCsrBackward0, sparse_csc: ToSparseCscBackward0,
           sparse_bsr: ToSparseBsrBackward0, sparse_bsc: ToSparseBscBackward0}
 
 
@@ -359,15 +359,13 @@ def _stored_elements(input):
 
 def _target_grid(positions, shape, layout, block):
     """The output's structure from the stored positions: (compressed, plain, element positions of its values'
-    leading shape); for COO, (indices, None, positions)."""
+    leading shape)."""
     n_cols = shape[1]
     rows, cols = np.divmod(np.unique(positions), n_cols)
-    if layout is sparse_coo_layout or layout not in BLOCK_LAYOUTS:
-        row_major = layout is sparse_coo_layout or layout in ROW_LAYOUTS
+    if layout not in BLOCK_LAYOUTS:
+        row_major = layout in ROW_LAYOUTS
         order = np.lexsort((cols, rows) if row_major else (rows, cols))
         rows, cols = rows[order], cols[order]
-        if layout is sparse_coo_layout:
-            return np.stack([rows, cols]), None, rows * n_cols + cols
         major, minor, n_major = (rows, cols, shape[0]) if row_major else (cols, rows, shape[1])
         compressed = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=n_major))]).astype(np.int64)
         return compressed, minor.astype(np.int64), rows * n_cols + cols
@@ -388,8 +386,8 @@ def _target_grid(positions, shape, layout, block):
 
 
 def _convert(input, layout, block, node_cls):
-    """``input`` (dense, COO or compressed; a matrix) in ``layout``, keeping every element it stores (a dense one:
-    its nonzeros; BSR/BSC fill each touched block, zeros where nothing is stored)."""
+    """``input`` (dense, COO or compressed; a matrix) in compressed ``layout``, keeping every element it stores (a
+    dense one: its nonzeros; BSR/BSC fill each touched block, zeros where nothing is stored)."""
     if input.dim() != 2:
         raise NotImplementedError(f"gradiente converts only matrices (2 dims, no batch or dense dims) to "
                                   f"{layout!r}, not a {input.dim()}-dim tensor")
@@ -408,10 +406,7 @@ def _convert(input, layout, block, node_cls):
     out_values = np.zeros((pick.size,) + dense_shape, dtype=flat_values.dtype)
     out_values[found] = flat_values[pick[found]]
     out_values = out_values.reshape(out_positions.shape + dense_shape)
-    if layout is sparse_coo_layout:
-        out = make_sparse(compressed, out_values, shape, coalesced=True)
-    else:
-        out = make_compressed(compressed, plain, out_values, shape, layout)
+    out = make_compressed(compressed, plain, out_values, shape, layout)
     if wants_grad(input):
         record(node_cls or _NODES[layout], (input,), out, pick=pick, found=found, n_in=flat_values.shape[0],
                dense_shape=dense_shape, in_shape=input._data.shape, out_shape=out_values.shape)
@@ -467,10 +462,20 @@ def to_sparse_bsc(input, blocksize=None, dense_dim=None):
 
 
 def to_sparse_coo(input):
-    """``input`` in COO layout (coalesced; from a compressed tensor, its stored elements: ToSparseBackward1)."""
-    if is_compressed(input):
-        return _convert(input, sparse_coo_layout, (1, 1), ToSparseBackward1)
-    return sparse_coo.to_sparse(input)
+    """``input`` in COO layout. A compressed tensor's stored elements keep their storage order, as in PyTorch: the
+    result is coalesced for CSR only (CSC is column by column, BSR and BSC block by block)."""
+    if not is_compressed(input):
+        return sparse_coo.to_sparse(input)
+    rows, cols = (np.broadcast_to(p, input._data.shape[:p.ndim]).reshape(-1) for p in element_positions(input))
+    dense_shape = input._data.shape[1 + (2 if input.layout in BLOCK_LAYOUTS else 0):]
+    values_array = input._data.reshape((rows.size,) + tuple(dense_shape))
+    out = make_sparse(np.stack([rows, cols]), values_array, input._sparse_size, coalesced=input.layout is sparse_csr)
+    if wants_grad(input):
+        # the regathering rule with every element read from its own place
+        record(ToSparseBackward1, (input,), out, pick=np.arange(rows.size), found=np.ones(rows.size, dtype=bool),
+               n_in=rows.size, dense_shape=tuple(dense_shape), in_shape=input._data.shape,
+               out_shape=values_array.shape)
+    return out
 
 
 def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
@@ -501,7 +506,7 @@ def _check_product(s, d):
         raise NotImplementedError("gradiente multiplies CSR and CSC matrices (no blocks, no dense dims) by a dense "
                                   "matrix")
     if not isinstance(d, Tensor) or d.layout is not strided:
-        raise RuntimeError(f"addmm: computation on CPU is not implemented for Strided + {_layout_word(s)} @ "
+        raise RuntimeError(f"addmm: computation on CPU is not implemented for {_layout_word(s)} + {_layout_word(s)} @ "
                            f"{LAYOUT_WORDS.get(getattr(d, 'layout', None), 'Sparse')}")
     if d._data.ndim != 2:
         raise NotImplementedError("gradiente multiplies a compressed matrix by a dense matrix (2 dims) only")
