@@ -4,11 +4,12 @@ Data model. A ``SparseCompressedTensor`` is a ``Tensor`` whose ``_data`` is its 
 tensor (``core/sparse_tensor.py``): ``(nnz,)`` plus dense dims for CSR and CSC, ``(nnz, blockrows, blockcols)`` plus
 dense dims for BSR and BSC. Beside it: ``_compressed_indices`` (``crow_indices`` for the row layouts, ``ccol_indices``
 for the column ones; one more entry than there are rows, or row blocks, or columns ...), ``_plain_indices``
-(``col_indices`` / ``row_indices``, one per stored entry), ``_sparse_size`` (the full shape) and ``_layout``. Values in
-``_data`` let autograd run unchanged, as for COO: the gradient that reaches a compressed tensor is one value per stored
-element, and a compressed leaf's ``.grad`` wraps it with the leaf's indices. (An intended difference: PyTorch 2.13
-gives a CSR leaf a dense gradient through ``mm`` and ``sum``, and a CSR one through ``to_dense`` and ``values``;
-gradiente's is always in the leaf's layout, with PyTorch's values at the stored positions.)
+(``col_indices`` / ``row_indices``, one per stored entry), ``_sparse_size`` (the full shape) and ``layout`` (an
+instance attribute). Values in ``_data`` let autograd run unchanged, as for COO: the gradient that reaches a
+compressed tensor is one value per stored element, and a compressed leaf's ``.grad`` wraps it with the leaf's
+indices. An intended difference: PyTorch 2.13 gives a CSR leaf a dense gradient through ``mm`` and ``sum`` (and a
+CSR one through ``to_dense`` and ``values``); gradiente's is always in the leaf's layout, with PyTorch's values at
+the stored positions.
 
 gradiente's compressed tensors are matrices (2 sparse dims) with optional trailing dense dims; PyTorch's leading batch
 dims are not supported. Index arrays keep the integer dtype they were given (int32 or int64), as in PyTorch.
@@ -54,7 +55,8 @@ class SparseCompressedTensor(Tensor):
     """A sparse matrix in a compressed layout (``torch.sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``):
     compressed indices, plain indices and values. Made by ``torch.sparse_csr_tensor`` and its siblings and by
     ``Tensor.to_sparse_csr`` and its siblings; see the module's docstring."""
-    __slots__ = ("_compressed_indices", "_plain_indices", "_sparse_size", "_layout")
+    # (``layout`` is set on each instance, over Tensor's class attribute ``strided``: one class serves four layouts)
+    __slots__ = ("_compressed_indices", "_plain_indices", "_sparse_size")
     __module__ = "gradiente"
 
     is_sparse = False
@@ -64,18 +66,14 @@ class SparseCompressedTensor(Tensor):
             value = object.__getattribute__(self, name)
             if callable(value) or name in ("T", "mT", "H", "mH", "real", "imag"):
                 # PyTorch's words for most ops without a compressed kernel (exp, div, pow ...)
-                raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self._layout]}")
+                raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self.layout]}")
             return value
         return object.__getattribute__(self, name)
 
     @property
-    def layout(self):
-        return self._layout
-
-    @property
     def is_sparse_csr(self):
         """True for the CSR layout only (PyTorch's answer for CSC, BSR and BSC is False too)."""
-        return self._layout is sparse_csr
+        return self.layout is sparse_csr
 
     # --- shape: the full, logical shape (``_data`` holds only the values) ---------------------------------
     @property
@@ -106,7 +104,7 @@ class SparseCompressedTensor(Tensor):
         if values is None:
             return None
         return make_compressed(self._compressed_indices, self._plain_indices, values._data, self._sparse_size,
-                               self._layout)
+                               self.layout)
 
     @grad.setter
     def grad(self, value):
@@ -132,7 +130,7 @@ class SparseCompressedTensor(Tensor):
     def detach(self):
         """A tensor with the same indices and values (sharing memory), outside the graph."""
         return make_compressed(self._compressed_indices, self._plain_indices, self._data, self._sparse_size,
-                               self._layout)
+                               self.layout)
 
     # --- Python's operators, which bypass __getattribute__ --------------------------------------------------
     def __add__(self, other):
@@ -147,10 +145,10 @@ class SparseCompressedTensor(Tensor):
         raise not_on_sparse("index_put_", backend="SparseCsrCPU")
 
     def __pow__(self, other):
-        raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self._layout]}")
+        raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self.layout]}")
 
     def numpy(self, *, force=False):
-        raise TypeError(f"can't convert {LAYOUT_WORDS[self._layout]} layout tensor to numpy. Use Tensor.to_dense() "
+        raise TypeError(f"can't convert {LAYOUT_WORDS[self.layout]} layout tensor to numpy. Use Tensor.to_dense() "
                         "first.")
 
     def __repr__(self):
@@ -166,13 +164,13 @@ def make_compressed(compressed_indices, plain_indices, values, size, layout, req
     t._compressed_indices = compressed_indices
     t._plain_indices = plain_indices
     t._sparse_size = tuple(int(n) for n in size)
-    t._layout = layout
+    t.layout = layout
     return t
 
 
 def blocksize(t):
     """The (rows, columns) of one stored block: (1, 1) for CSR and CSC."""
-    return tuple(t._data.shape[1:3]) if t._layout in BLOCK_LAYOUTS else (1, 1)
+    return tuple(t._data.shape[1:3]) if t.layout in BLOCK_LAYOUTS else (1, 1)
 
 
 def element_positions(t):
@@ -181,8 +179,8 @@ def element_positions(t):
     dense array with them reads the stored elements in storage order, ``np.add.at`` writes them."""
     compressed, plain = t._compressed_indices.astype(np.int64), t._plain_indices.astype(np.int64)
     expanded = np.repeat(np.arange(compressed.size - 1), np.diff(compressed))
-    rows, cols = (expanded, plain) if t._layout in ROW_LAYOUTS else (plain, expanded)
-    if t._layout not in BLOCK_LAYOUTS:
+    rows, cols = (expanded, plain) if t.layout in ROW_LAYOUTS else (plain, expanded)
+    if t.layout not in BLOCK_LAYOUTS:
         return rows, cols
     block_rows, block_cols = blocksize(t)
     return (rows[:, None, None] * block_rows + np.arange(block_rows)[None, :, None],
@@ -195,7 +193,7 @@ def compressed_repr(t):
     """``repr`` of a compressed tensor as PyTorch writes it: compressed indices, plain indices and values on lines of
     their own, then size, nnz, dtype, layout and the autograd suffix, wrapped as for a dense tensor."""
     indent = len("tensor(")
-    row_major = t._layout in ROW_LAYOUTS
+    row_major = t.layout in ROW_LAYOUTS
     parts = (("crow_indices" if row_major else "ccol_indices", t._compressed_indices),
              ("col_indices" if row_major else "row_indices", t._plain_indices),
              ("values", t._data))
@@ -211,7 +209,7 @@ def compressed_repr(t):
     dtype, default = t.dtype, dt.get_default_dtype()
     if dtype not in (default, dt.complex128 if default is dt.float64 else dt.complex64, dt.int64, dt.bool):
         suffixes.append(f"dtype={dtype!r}")
-    suffixes.append(f"layout={t._layout!r}")
+    suffixes.append(f"layout={t.layout!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t._requires_grad:
