@@ -47,6 +47,8 @@ SPECS = [
     OpSpec("csr_mm", lambda lib, v, d: csr(lib, v).mm(d), [((5,), (3, 2))]),
     OpSpec("csr_torch_mm", lambda lib, v, d: lib.mm(csr(lib, v), d), [((5,), (3, 4))]),
     OpSpec("csr_matmul", lambda lib, v, d: csr(lib, v) @ d, [((5,), (3, 1))]),
+    OpSpec("dense_csr_matmul", lambda lib, d, v: d @ csr(lib, v), [((2, 3), (5,))]),
+    OpSpec("dense_csc_mm", lambda lib, d, v: lib.mm(d, csr(lib, v, "sparse_csc")), [((4, 3), (5,))]),
     OpSpec("csc_matmul", lambda lib, v, d: lib.matmul(csr(lib, v, "sparse_csc"), d), [((5,), (3, 2))]),
     OpSpec("csr_sparse_mm", lambda lib, v, d: lib.sparse.mm(csr(lib, v), d), [((5,), (3, 2))]),
     OpSpec("csr_addmm", lambda lib, m, v, d: lib.addmm(m, csr(lib, v), d, beta=0.5, alpha=1.5),
@@ -299,6 +301,8 @@ def test_sparse_compressed_tensor_needs_a_compressed_layout(layout):
     lambda lib: lib.tensor(DENSE).to_sparse_csr() @ lib.ones(4, 1, dtype=lib.float64),
     lambda lib: lib.tensor(DENSE).to_sparse_csr().mm(lib.tensor(DENSE).to_sparse()),
     lambda lib: lib.tensor(DENSE).to_sparse_csr().numpy(),
+    lambda lib: lib.ones(2, 3) @ lib.tensor(DENSE).to_sparse_csr(),
+    lambda lib: lib.ones(2, 4, dtype=lib.float64) @ lib.tensor(DENSE).to_sparse_csc(),
 ], ids=lambda f: "")
 def test_errors_as_pytorch(convert):
     same_error(convert)

@@ -119,10 +119,8 @@ def mm(input, mat2):
     """The product of two matrices (the first may be sparse COO: ``ops/sparse_coo.py``)."""
     if input.is_sparse:
         return sparse_coo.sparse_dense_mm(input, mat2)
-    if is_compressed(input):
+    if is_compressed(input) or is_compressed(mat2):
         return sparse_compressed.mm(input, mat2)
-    if is_compressed(mat2):
-        raise NotImplementedError("gradiente multiplies a compressed sparse matrix by a dense one, not the reverse")
     xa, ya = input._data, mat2._data
     if xa.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -276,10 +274,8 @@ def matmul(input, other):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(bad).__name__}")
     if input.is_sparse:
         return sparse_coo.sparse_dense_mm(input, other)
-    if is_compressed(input):
+    if is_compressed(input) or is_compressed(other):
         return sparse_compressed.mm(input, other)
-    if is_compressed(other):
-        raise NotImplementedError("gradiente multiplies a compressed sparse matrix by a dense one, not the reverse")
     d1, d2 = input._data.ndim, other._data.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

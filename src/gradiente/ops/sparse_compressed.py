@@ -501,7 +501,9 @@ def _coo_indices(input):
     return np.stack([np.asarray(p, dtype=np.int64) for p in element_positions(input)])
 
 
-def _check_product(s, d):
+def _check_product(s, d, sparse_first=True):
+    """PyTorch's checks of S @ D (or D @ S when not ``sparse_first``): the layouts, the shapes, then the dtypes,
+    worded with the operands in the order written."""
     if s.layout in BLOCK_LAYOUTS or s._data.ndim != 1:
         raise NotImplementedError("gradiente multiplies CSR and CSC matrices (no blocks, no dense dims) by a dense "
                                   "matrix")
@@ -510,12 +512,13 @@ def _check_product(s, d):
                            f"{LAYOUT_WORDS.get(getattr(d, 'layout', None), 'Sparse')}")
     if d._data.ndim != 2:
         raise NotImplementedError("gradiente multiplies a compressed matrix by a dense matrix (2 dims) only")
-    if s._sparse_size[1] != d._data.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s._sparse_size[0]}x{s._sparse_size[1]} and "
-                           f"{d._data.shape[0]}x{d._data.shape[1]})")
-    if s._data.dtype != d._data.dtype:
-        raise RuntimeError(f"expected scalar type {dt.scalar_name(s._data.dtype)} but found "
-                           f"{dt.scalar_name(d._data.dtype)}")
+    first, second = (s._sparse_size[:2], d._data.shape) if sparse_first else (d._data.shape, s._sparse_size[:2])
+    if first[1] != second[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({first[0]}x{first[1]} and "
+                           f"{second[0]}x{second[1]})")
+    expected, found = (s._data.dtype, d._data.dtype) if sparse_first else (d._data.dtype, s._data.dtype)
+    if expected != found:
+        raise RuntimeError(f"expected scalar type {dt.scalar_name(expected)} but found {dt.scalar_name(found)}")
 
 
 def _product(node_cls, inputs, s, d, base=None, beta=0, alpha=1):
@@ -531,11 +534,56 @@ def _product(node_cls, inputs, s, d, base=None, beta=0, alpha=1):
 
 
 def mm(input, mat2):
-    """A compressed matrix (CSR or CSC) @ a dense matrix: dense, differentiable in both (MmBackward0, as PyTorch
-    names it); a COO ``input`` goes to COO's product."""
+    """A compressed matrix (CSR or CSC) @ a dense matrix, or a dense one @ a compressed one: dense, differentiable
+    in both (MmBackward0, as PyTorch names it); a COO ``input`` goes to COO's product."""
+    if is_compressed(mat2) and not is_compressed(input):
+        return dense_mm(input, mat2)
     if not is_compressed(input):
         return sparse_coo.sparse_dense_mm(input, mat2)
     return _product(sparse_coo.MmBackward0, (input, mat2), input, mat2)
+
+
+class MmBackward0(Node):
+    """out = D @ S for a dense D and a compressed S (S @ D records COO's MmBackward0);
+    dD = grad @ Sᵀ;  dS[k] = Σᵢ D[i, row_k] · grad[i, col_k]"""
+    __slots__ = ()
+    formula = "∂(DS)/∂D = G·Sᵀ,  ∂(DS)/∂S = (Dᵀ·G) at S's entries"
+
+    def backward(self, ops, grad):
+        rows, cols = self.indices
+        d, s_values = self.saved(ops)
+        if ops.recording:
+            s_values = sparse_coo._entry_values(s_values)
+        d_edge, s_edge = (edge[0] is not None for edge in self.next_functions)
+        grad_columns = ops.getitem(ops.transpose(grad, 0, 1), (cols,))           # grad[:, col_k], one row per k
+        grad_d = None
+        if d_edge:      # (S @ gradᵀ)ᵀ: each entry adds S_k · grad[:, col_k] into column row_k
+            grad_d = ops.transpose(ops.embed(ops.unsqueeze(s_values, 1) * grad_columns, self.transposed_shape,
+                                             (rows,)), 0, 1)
+        grad_s = ops.sum(ops.getitem(ops.transpose(d, 0, 1), (rows,)) * grad_columns, 1) if s_edge else None
+        return grad_d, grad_s
+
+    def jvp(self, ops, d_t, s_t):
+        rows, cols = self.indices
+        out = None
+        for tangent, values_array, dense in ((d_t, self.values, d_t), (s_t, s_t, self.saved_dense[0])):
+            if tangent is not None:
+                part = sparse_coo._spmm_array(np.stack([cols, rows]), values_array, self.columns, dense.T).T
+                out = part if out is None else out + part
+        return out
+
+
+def dense_mm(input, mat2):
+    """A dense matrix @ a compressed one (CSR or CSC): dense, differentiable in both (MmBackward0)."""
+    _check_product(mat2, input, sparse_first=False)
+    indices = _coo_indices(mat2)
+    product = sparse_coo._spmm_array(indices[::-1], mat2._data, mat2._sparse_size[1], input._data.T).T
+    out = Tensor._make(np.ascontiguousarray(product))
+    if wants_grad(input, mat2):
+        record(MmBackward0, (input, mat2), out, (input, mat2), indices=indices, values=mat2._data,
+               columns=mat2._sparse_size[1], saved_dense=(input._data,),
+               transposed_shape=(input._data.shape[1], input._data.shape[0]))
+    return out
 
 
 class AddmmBackward0(sparse_coo.SparseAddmmBackward0):
