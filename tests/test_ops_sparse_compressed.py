@@ -3,11 +3,10 @@ their copies, the argument and invariant checks, conversions between every layou
 matrix in each spelling, sums, scaling and transposes; an op table (float64 gradchecks on the values and dense
 operands, PyTorch's nodes and gradients, second derivatives); COO's in-place resizes; a small graph convolution on a
 CSR adjacency trained a few steps, printing what PyTorch prints."""
-import warnings
-
 import numpy as np
 import pytest
 from harness import OpSpec, spec_tests
+from test_sparse import both, same_error, same_print, text  # PyTorch-vs-gradiente comparisons of printouts and errors
 
 import gradiente
 
@@ -80,42 +79,6 @@ SPECS = [
     OpSpec("csr_to_float64", lambda lib, v: csr(lib, v).double().to_dense(), [((5,),)], dtypes=("float32",)),
 ]
 test_op_gradcheck, test_op_against_torch, test_op_gradgradcheck = spec_tests(SPECS)
-
-
-def text(value):
-    """What ``print`` shows, with PyTorch's module name."""
-    return str(value).replace("gradiente.", "torch.").replace("gradiente", "torch")
-
-
-def both(fn):
-    """``fn(lib)`` on each library, warnings silenced: (gradiente's result, PyTorch's)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(gradiente), fn(torch)
-
-
-def same_print(fn):
-    """``fn(lib)`` prints the same in both libraries (a value or a list of them)."""
-    ours, theirs = both(fn)
-    ours, theirs = (list(v) if isinstance(v, (tuple, list)) else [v] for v in (ours, theirs))
-    assert [text(v) for v in ours] == [text(v) for v in theirs]
-
-
-def same_error(fn):
-    """The same exception type and message in both libraries."""
-    errors = []
-    for lib in (gradiente, torch):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with pytest.raises(Exception) as caught:
-                fn(lib)
-        errors.append(caught.value)
-    ours, theirs = errors
-    assert type(ours) is type(theirs)
-    if str(ours).startswith("Could not run"):
-        assert str(theirs).startswith(str(ours))
-    else:
-        assert str(ours) == str(theirs)
 
 
 def values5(lib, **kwargs):

@@ -630,16 +630,16 @@ COMPRESSED_METHODS = (
     (sparse_compressed._nnz, "_nnz"),
     (sparse_compressed.sparse_dim, "sparse_dim"),
     (sparse_compressed.dense_dim, "dense_dim"),
-    (sparse_compressed.mul, "mul", "multiply", "__mul__", "__rmul__"),
+    (sparse_coo.mul, "mul", "multiply", "__mul__", "__rmul__"),        # COO's: they change the values only
     (sparse_compressed.div, "div", "divide", "true_divide", "__truediv__"),
-    (sparse_compressed.neg, "neg", "negative", "__neg__"),
+    (sparse_coo.neg, "neg", "negative", "__neg__"),
     (sparse_compressed.mm, "mm", "matmul", "__matmul__"),
     (sparse_compressed.sum, "sum"),
     (sparse_compressed.t, "t"),
     (sparse_compressed.transpose, "transpose"),
-    (sparse_compressed.to, "to"),
-    (sparse_compressed.double, "double"),
-    (sparse_compressed.float_, "float"),
+    (sparse_coo.to, "to"),
+    (sparse_coo.double, "double"),
+    (sparse_coo.float_, "float"),
 )
 
 

@@ -19,8 +19,7 @@ import numpy as np
 from . import dtype as dt
 from . import printing
 from .layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
-from .size import Size
-from .sparse_tensor import not_on_sparse
+from .sparse_tensor import SparseLayoutTensor, not_on_sparse
 from .tensor import Tensor
 
 __all__ = ["SparseCompressedTensor", "make_compressed", "COMPRESSED_LAYOUTS", "ROW_LAYOUTS", "BLOCK_LAYOUTS",
@@ -51,12 +50,12 @@ def is_compressed(t):
     return isinstance(t, SparseCompressedTensor)
 
 
-class SparseCompressedTensor(Tensor):
+class SparseCompressedTensor(SparseLayoutTensor):
     """A sparse matrix in a compressed layout (``torch.sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``):
     compressed indices, plain indices and values. Made by ``torch.sparse_csr_tensor`` and its siblings and by
     ``Tensor.to_sparse_csr`` and its siblings; see the module's docstring."""
     # (``layout`` is set on each instance, over Tensor's class attribute ``strided``: one class serves four layouts)
-    __slots__ = ("_compressed_indices", "_plain_indices", "_sparse_size")
+    __slots__ = ("_compressed_indices", "_plain_indices")
     __module__ = "gradiente"
 
     is_sparse = False
@@ -75,23 +74,8 @@ class SparseCompressedTensor(Tensor):
         """True for the CSR layout only (PyTorch's answer for CSC, BSR and BSC is False too)."""
         return self.layout is sparse_csr
 
-    # --- shape: the full, logical shape (``_data`` holds only the values) ---------------------------------
-    @property
-    def shape(self):
-        return Size(self._sparse_size)
-
-    def size(self, dim=None):
-        if dim is None:
-            return Size(self._sparse_size)
-        return self._sparse_size[dim]
-
-    def dim(self):
-        return len(self._sparse_size)
-
-    ndim = property(dim)
-
-    def numel(self):
-        return int(np.prod(self._sparse_size, dtype=np.int64))
+    def _with_values(self, values):
+        return make_compressed(self._compressed_indices, self._plain_indices, values, self._sparse_size, self.layout)
 
     def __len__(self):
         return self._sparse_size[0]
@@ -103,8 +87,7 @@ class SparseCompressedTensor(Tensor):
         values = self._grad
         if values is None:
             return None
-        return make_compressed(self._compressed_indices, self._plain_indices, values._data, self._sparse_size,
-                               self.layout)
+        return self._with_values(values._data)
 
     @grad.setter
     def grad(self, value):
@@ -117,20 +100,6 @@ class SparseCompressedTensor(Tensor):
     @grad.deleter
     def grad(self):
         self._grad = None
-
-    @property
-    def data(self):
-        """The same indices and values, outside the graph."""
-        return self.detach()
-
-    @data.setter
-    def data(self, value):
-        raise NotImplementedError("gradiente does not replace the data of a compressed sparse tensor")
-
-    def detach(self):
-        """A tensor with the same indices and values (sharing memory), outside the graph."""
-        return make_compressed(self._compressed_indices, self._plain_indices, self._data, self._sparse_size,
-                               self.layout)
 
     # --- Python's operators, which bypass __getattribute__ --------------------------------------------------
     def __add__(self, other):

@@ -613,41 +613,7 @@ def sparse_mm(mat1, mat2):
     return sparse_addmm(zeros, mat1, mat2, beta=0)
 
 
-# --- dtypes -----------------------------------------------------------------------------------------------------
-
-def to_dtype(input, dtype):
-    """The compressed tensor with its values in ``dtype`` (itself if they already are; ToCopyBackward0)."""
-    if input._data.dtype == dtype._np:
-        return input
-    out = make_compressed(input._compressed_indices, input._plain_indices, input._data.astype(dtype._np),
-                          input._sparse_size, input.layout)
-    if wants_grad(input):
-        record(sparse_coo.ToCopyBackward0, (input,), out, source_dtype=input._data.dtype, target_dtype=dtype._np)
-    return out
-
-
-def to(input, *args, **kwargs):
-    """``Tensor.to`` of a compressed tensor: a dtype (positional or ``dtype=``), or a CPU device, which it is on."""
-    dtype = kwargs.pop("dtype", None)
-    for arg in args:
-        if isinstance(arg, dt.dtype):
-            dtype = arg
-        elif str(arg) != "cpu":
-            raise NotImplementedError(f"gradiente's compressed Tensor.to takes a dtype or 'cpu', not {arg!r}")
-    return input if dtype is None else to_dtype(input, dtype)
-
-
-def double(input, memory_format=None):
-    """The compressed tensor in float64."""
-    return to_dtype(input, dt.float64)
-
-
-def float_(input, memory_format=None):
-    """The compressed tensor in float32."""
-    return to_dtype(input, dt.float32)
-
-
-# --- sums, scaling, transposes -------------------------------------------------------------------------------------
+# --- sums, division, transposes (scaling and casting are COO's ops, through ``_with_values``) -----------------------
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """The sum of every stored value, a dense scalar (SumBackward0). PyTorch sums a compressed tensor over a dim
@@ -658,26 +624,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
                                "with keepdim=False is unsupported")
         raise NotImplementedError("gradiente sums a compressed sparse tensor over all its elements only")
     return reductions.sum(input, dtype=dtype)
-
-
-def _scaled(input, factor, values_array, node_cls):
-    if isinstance(factor, Tensor):
-        raise NotImplementedError("gradiente scales a compressed sparse tensor by a Python number only")
-    out = make_compressed(input._compressed_indices, input._plain_indices, values_array, input._sparse_size,
-                          input.layout)
-    if wants_grad(input):
-        record(node_cls, (input,), out, factor=factor)
-    return out
-
-
-def mul(input, other):
-    """A compressed tensor times a Python number: the same indices, the values scaled (MulBackward0)."""
-    return _scaled(input, other, input._data * other, sparse_coo.MulBackward0)
-
-
-def neg(input):
-    """The compressed tensor with its values negated (NegBackward0)."""
-    return _scaled(input, -1, -input._data, sparse_coo.NegBackward0)
 
 
 def div(input, other):

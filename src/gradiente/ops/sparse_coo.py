@@ -562,7 +562,7 @@ def to_dtype(input, dtype):
     """The sparse tensor with its values in ``dtype`` (itself if they already are)."""
     if input._data.dtype == dtype._np:
         return input
-    out = make_sparse(input._sparse_indices, input._data.astype(dtype._np), input._sparse_size, input._coalesced)
+    out = input._with_values(input._data.astype(dtype._np))
     if wants_grad(input):
         record(ToCopyBackward0, (input,), out, source_dtype=input._data.dtype, target_dtype=dtype._np)
     return out
@@ -617,7 +617,7 @@ class NegBackward0(MulBackward0):
 def _scaled(input, factor, values, node_cls):
     if isinstance(factor, Tensor):
         raise NotImplementedError("gradiente scales a sparse tensor by a Python number only")
-    out = make_sparse(input._sparse_indices, values, input._sparse_size, input._coalesced)
+    out = input._with_values(values)
     if wants_grad(input):
         record(node_cls, (input,), out, factor=factor)
     return out
