@@ -51,17 +51,9 @@ def _values_array(values, dtype):
 
 # --- making a compressed tensor ------------------------------------------------------------------------------
 
-class SparseCompressedTensorBackward0(Node):
-    """out = compressed(indices, values);  dvalues = the gradient at each stored element (one per element already)"""
+class SparseCompressedTensorBackward0(sparse_coo.SparseCooTensorWithDimsAndTensorsBackward0):
+    """out = compressed(indices, values);  dvalues = the gradient at each stored element: COO's constructor's rule"""
     __slots__ = ()
-    complex_ok = True
-    formula = "∂out/∂values = the gradient at each stored element"
-
-    def backward(self, ops, grad):
-        return (grad,)
-
-    def jvp(self, ops, values_t):
-        return values_t
 
 
 def _names(layout):
