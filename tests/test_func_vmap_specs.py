@@ -45,6 +45,15 @@ KNOWN_GAPS: dict = {
                      "sparse_softmax", "sparse_log_softmax", "sparse_scaled",
                      "sparse_t", "sparse_transpose", "sparse_to_float32", "sparse_to_float64", "dense_to_sparse"],
                     "a sparse tensor made inside vmap holds one batch's values; vmap does not batch sparse tensors"),
+    # compressed sparse tensors (test_ops_sparse_compressed.py's rows; csr_sum and csr_torch_sum batch): likewise
+    **dict.fromkeys(["bsc_to_dense", "bsr_t", "bsr_to_bsc", "bsr_to_coo", "bsr_to_dense", "coo_to_csr", "csc_matmul",
+                     "csc_to_coo", "csc_to_csr", "csc_to_dense", "csr_addmm", "csr_matmul", "csr_mm", "csr_scaled",
+                     "csr_sparse_addmm", "csr_sparse_mm", "csr_t", "csr_to_bsr", "csr_to_coo", "csr_to_csc",
+                     "csr_to_dense", "csr_to_float64", "csr_torch_mm", "csr_transpose_mm", "csr_values",
+                     "dense_csr_matmul", "dense_csc_mm", "dense_to_bsc", "dense_to_bsr", "dense_to_csc", "dense_to_csr",
+                     "dense_to_sparse_layout"],
+                    "a compressed tensor made inside vmap holds one batch's values; vmap does not batch sparse "
+                    "tensors"),
 }
 
 

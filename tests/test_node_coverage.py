@@ -32,6 +32,8 @@ EXEMPT = {
     "gradiente.ops.nn.pooling._PoolBackward": "base of the pooling nodes",
     "gradiente.ops.nn.pooling._PoolBackwardBackward": "base of the nodes of the pooling nodes' gradients",
     "gradiente.ops.nn.padding._GatherPadBackward": "base of the reflection and replication padding nodes",
+    "gradiente.ops.sparse_compressed._RegatherBackward": "base of the conversion nodes of the compressed sparse "
+                                                         "layouts (ToSparseCsrBackward0 ...)",
     "gradiente.ops.nn.activations.PiecewiseGradientBackward": "base of the nodes of piecewise-linear activations' "
                                                                "gradients (HardtanhBackwardBackward0 ...)",
     # The nodes of Function classes that programs subclass and never apply themselves.

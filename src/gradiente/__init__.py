@@ -98,7 +98,8 @@ from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
 from .ops.sorting import aten_unique as _unique
 from .ops.sorting import aten_unique2 as _unique2
-from .ops.sparse_coo import sparse_coo_tensor
+from .ops.sparse_compressed import *  # compressed sparse tensors (issue 16)
+from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *

@@ -16,6 +16,7 @@ import numpy as np
 from . import _config, functional_aliases, tensor_extras
 from .core import backward, creation, printing, random, storage
 from .core.inplace import make_inplace
+from .core.sparse_compressed import SparseCompressedTensor  # compressed sparse tensors (issue 16)
 from .core.sparse_tensor import SparseCooTensor  # sparse COO tensors (issue 16)
 from .core.tensor import Tensor
 from .numpy_names import accept_numpy_names
@@ -37,6 +38,7 @@ from .ops import (
     selection,
     softmax,
     sorting,
+    sparse_compressed,  # compressed sparse tensors (issue 16)
     sparse_coo,  # sparse COO tensors (issue 16)
     special,
     statistics,
@@ -576,7 +578,7 @@ METHODS = (
     (property(tensor_extras.is_nested), "is_nested"),
     # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
     (sparse_coo.to_dense, "to_dense"),
-    (sparse_coo.to_sparse, "to_sparse"),
+    (sparse_compressed.to_sparse, "to_sparse"),       # COO, or layout=... (ops/sparse_compressed.py)
     (sparse_coo.coalesce, "coalesce"),
     (sparse_coo.is_coalesced, "is_coalesced"),
     (sparse_coo.indices, "indices"),
@@ -587,7 +589,22 @@ METHODS = (
     (sparse_coo.sparse_dim, "sparse_dim"),
     (sparse_coo.dense_dim, "dense_dim"),
     (sparse_coo.sparse_mask, "sparse_mask"),
+    (sparse_coo.sparse_resize_, "sparse_resize_"),
+    (sparse_coo.sparse_resize_and_clear_, "sparse_resize_and_clear_"),
+    (sparse_coo.resize_as_sparse_, "resize_as_sparse_"),
     # --- end of sparse COO rows
+    # --- compressed sparse tensors (issue 16, ops/sparse_compressed.py): on every tensor, refusing a dense one
+    (sparse_compressed.to_sparse_coo, "to_sparse_coo"),
+    (sparse_compressed.to_sparse_csr, "to_sparse_csr"),
+    (sparse_compressed.to_sparse_csc, "to_sparse_csc"),
+    (sparse_compressed.to_sparse_bsr, "to_sparse_bsr"),
+    (sparse_compressed.to_sparse_bsc, "to_sparse_bsc"),
+    (sparse_compressed.crow_indices, "crow_indices"),
+    (sparse_compressed.col_indices, "col_indices"),
+    (sparse_compressed.ccol_indices, "ccol_indices"),
+    (sparse_compressed.row_indices, "row_indices"),
+    (property(sparse_compressed.is_sparse_csr), "is_sparse_csr"),
+    # --- end of compressed sparse rows
 )
 
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a
@@ -605,6 +622,26 @@ SPARSE_METHODS = (
     (sparse_coo.float_, "float"),
 )
 
+#: (compressed op, method names) bound on SparseCompressedTensor only, over the dense and COO forms (issue 16; every
+#: other public method refuses a compressed tensor, core/sparse_compressed.py)
+COMPRESSED_METHODS = (
+    (sparse_compressed.to_dense, "to_dense"),
+    (sparse_compressed.values, "values"),
+    (sparse_compressed._nnz, "_nnz"),
+    (sparse_compressed.sparse_dim, "sparse_dim"),
+    (sparse_compressed.dense_dim, "dense_dim"),
+    (sparse_coo.mul, "mul", "multiply", "__mul__", "__rmul__"),        # COO's: they change the values only
+    (sparse_compressed.div, "div", "divide", "true_divide", "__truediv__"),
+    (sparse_coo.neg, "neg", "negative", "__neg__"),
+    (sparse_compressed.mm, "mm", "matmul", "__matmul__"),
+    (sparse_compressed.sum, "sum"),
+    (sparse_compressed.t, "t"),
+    (sparse_compressed.transpose, "transpose"),
+    (sparse_coo.to, "to"),
+    (sparse_coo.double, "double"),
+    (sparse_coo.float_, "float"),
+)
+
 
 def _bind():
     for what, *names in METHODS:
@@ -615,6 +652,9 @@ def _bind():
     for what, *names in SPARSE_METHODS:
         for name in names:
             setattr(SparseCooTensor, name, what)
+    for what, *names in COMPRESSED_METHODS:
+        for name in names:
+            setattr(SparseCompressedTensor, name, what)
 
 
 def rebind(methods):

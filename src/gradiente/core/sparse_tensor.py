@@ -19,7 +19,7 @@ from .layouts import sparse_coo
 from .size import Size
 from .tensor import Tensor
 
-__all__ = ["SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS"]
+__all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS"]
 
 #: the Tensor methods and properties that mean something for a sparse COO tensor; any other public one refuses it
 SPARSE_METHODS = frozenset({
@@ -29,6 +29,10 @@ SPARSE_METHODS = frozenset({
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
     "to", "double", "float",
+    # conversions to and reads of the compressed layouts, which refuse a COO tensor in PyTorch's words (issue 16)
+    "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "crow_indices",
+    "col_indices", "ccol_indices", "row_indices", "is_sparse_csr", "sparse_resize_", "sparse_resize_and_clear_",
+    "resize_as_sparse_",
 })
 
 
@@ -42,22 +46,15 @@ def not_on_sparse(op_name, backend="SparseCPU"):
         "https://fburl.com/ptmfixes for possible resolutions.")
 
 
-class SparseCooTensor(Tensor):
-    """A sparse tensor in coordinate format: ``indices`` (sparse_dim × nnz, int64) and ``values``
-    (nnz × dense dims). Made by ``torch.sparse_coo_tensor`` and ``Tensor.to_sparse``; see the module's docstring."""
-    __slots__ = ("_sparse_indices", "_sparse_size", "_coalesced")
-    __module__ = "gradiente"
+class SparseLayoutTensor(Tensor):
+    """What the sparse layouts share (COO here, the compressed ones in ``core/sparse_compressed.py``): ``_data`` holds
+    the values only, so the shape is ``_sparse_size``; ``_with_values`` makes the same pattern with other values,
+    which serves ``detach``, ``.data`` and every op that changes the values alone (scaling, casting)."""
+    __slots__ = ("_sparse_size",)
+    _sparse_size: tuple
 
-    layout = sparse_coo
-    is_sparse = True
-
-    def __getattribute__(self, name):
-        if name[0] != "_" and name not in SPARSE_METHODS:
-            value = object.__getattribute__(self, name)
-            if callable(value) or name in ("T", "mT", "H", "mH", "real", "imag"):
-                raise not_on_sparse(name)
-            return value
-        return object.__getattribute__(self, name)
+    def _with_values(self, values):
+        raise NotImplementedError
 
     # --- shape: the full, logical shape (``_data`` holds only the values) ---------------------------------
     @property
@@ -76,6 +73,40 @@ class SparseCooTensor(Tensor):
 
     def numel(self):
         return int(np.prod(self._sparse_size, dtype=np.int64))
+
+    @property
+    def data(self):
+        """The same indices and values, outside the graph."""
+        return self._with_values(self._data)
+
+    @data.setter
+    def data(self, value):
+        raise NotImplementedError("gradiente does not replace the data of a sparse tensor")
+
+    def detach(self):
+        """A sparse tensor with the same indices and values (sharing memory), outside the graph."""
+        return self._with_values(self._data)
+
+
+class SparseCooTensor(SparseLayoutTensor):
+    """A sparse tensor in coordinate format: ``indices`` (sparse_dim × nnz, int64) and ``values``
+    (nnz × dense dims). Made by ``torch.sparse_coo_tensor`` and ``Tensor.to_sparse``; see the module's docstring."""
+    __slots__ = ("_sparse_indices", "_coalesced")
+    __module__ = "gradiente"
+
+    layout = sparse_coo
+    is_sparse = True
+
+    def __getattribute__(self, name):
+        if name[0] != "_" and name not in SPARSE_METHODS:
+            value = object.__getattribute__(self, name)
+            if callable(value) or name in ("T", "mT", "H", "mH", "real", "imag"):
+                raise not_on_sparse(name)
+            return value
+        return object.__getattribute__(self, name)
+
+    def _with_values(self, values):
+        return make_sparse(self._sparse_indices, values, self._sparse_size, self._coalesced)
 
     # --- autograd: the gradient is stored as one value per entry, shown as a sparse tensor ----------------
     @property
@@ -103,19 +134,6 @@ class SparseCooTensor(Tensor):
     @grad.deleter
     def grad(self):
         self._grad = None
-
-    @property
-    def data(self):
-        """The same indices and values, outside the graph."""
-        return make_sparse(self._sparse_indices, self._data, self._sparse_size, self._coalesced)
-
-    @data.setter
-    def data(self, value):
-        raise NotImplementedError("gradiente does not replace the data of a sparse tensor")
-
-    def detach(self):
-        """A sparse tensor with the same indices and values (sharing memory), outside the graph."""
-        return make_sparse(self._sparse_indices, self._data, self._sparse_size, self._coalesced)
 
     # --- Python's operators, which bypass __getattribute__ --------------------------------------------------
     def __add__(self, other):

@@ -14,8 +14,9 @@ from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
+from ..core.sparse_compressed import is_compressed
 from ..core.tensor import Tensor, _wrap_dim
-from . import sparse_coo
+from . import sparse_compressed, sparse_coo
 from .autocast import autocast_entry
 from .views import (
     _mT,
@@ -118,6 +119,8 @@ def mm(input, mat2):
     """The product of two matrices (the first may be sparse COO: ``ops/sparse_coo.py``)."""
     if input.is_sparse:
         return sparse_coo.sparse_dense_mm(input, mat2)
+    if is_compressed(input) or is_compressed(mat2):
+        return sparse_compressed.mm(input, mat2)
     xa, ya = input._data, mat2._data
     if xa.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -224,7 +227,9 @@ def _scaled_sum(product, input, target, beta, alpha):
 @autocast_entry
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (``nn.Linear``
-    uses it: ``linear(x, W, b) = addmm(b, x, W.t())``)."""
+    uses it: ``linear(x, W, b) = addmm(b, x, W.t())``). A compressed sparse ``mat1``: ``ops/sparse_compressed.py``."""
+    if is_compressed(mat1):
+        return sparse_compressed.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     xa, ya = mat1._data, mat2._data
     if xa.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {xa.ndim}-D tensor")
@@ -269,6 +274,8 @@ def matmul(input, other):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(bad).__name__}")
     if input.is_sparse:
         return sparse_coo.sparse_dense_mm(input, other)
+    if is_compressed(input) or is_compressed(other):
+        return sparse_compressed.mm(input, other)
     d1, d2 = input._data.ndim, other._data.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

@@ -9,8 +9,11 @@ derivatives); only the tangent rules of forward mode compute on arrays.
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.layouts import sparse_coo as sparse_coo_layout
+from ..core.layouts import strided as strided_layout
 from ..core.node import Node
 from ..core.record import record, wants_grad
+from ..core.sparse_compressed import LAYOUT_WORDS
 from ..core.sparse_tensor import make_sparse, not_on_sparse
 from ..core.tensor import Tensor, _wrap_dim
 
@@ -19,7 +22,7 @@ invariant_checks = {"enabled": False}
 
 
 def _layout_name(t):
-    return "Sparse" if t.is_sparse else "Strided"
+    return LAYOUT_WORDS[t.layout]
 
 
 def _need_sparse(t, what, layout_words="sparse coordinate tensor"):
@@ -559,7 +562,7 @@ def to_dtype(input, dtype):
     """The sparse tensor with its values in ``dtype`` (itself if they already are)."""
     if input._data.dtype == dtype._np:
         return input
-    out = make_sparse(input._sparse_indices, input._data.astype(dtype._np), input._sparse_size, input._coalesced)
+    out = input._with_values(input._data.astype(dtype._np))
     if wants_grad(input):
         record(ToCopyBackward0, (input,), out, source_dtype=input._data.dtype, target_dtype=dtype._np)
     return out
@@ -614,7 +617,7 @@ class NegBackward0(MulBackward0):
 def _scaled(input, factor, values, node_cls):
     if isinstance(factor, Tensor):
         raise NotImplementedError("gradiente scales a sparse tensor by a Python number only")
-    out = make_sparse(input._sparse_indices, values, input._sparse_size, input._coalesced)
+    out = input._with_values(values)
     if wants_grad(input):
         record(node_cls, (input,), out, factor=factor)
     return out
@@ -712,6 +715,73 @@ def sparse_softmax(input, dim, dtype=None):
 def sparse_log_softmax(input, dim, dtype=None):
     """``torch.sparse.log_softmax``: log of ``sparse_softmax``, computed stably."""
     return _sparse_softmax(input, dim, dtype, log=True)
+
+
+# --- resizing in place ---------------------------------------------------------------------------------------------
+
+_RESIZE_ADVICE = (" on a non-empty sparse tensor is not supported.\nYou could try the following options:\n1. If you "
+                  "need an empty sparse tensor of this size, call `x = torch.sparse_coo_tensor(size)`.\n2. If you need "
+                  "to resize this tensor, you have the following options:\n    1. For both sparse and dense "
+                  "dimensions, keep the number of them constant and the size of them non-shrinking, and then try the "
+                  "same call again.\n"
+                  "    2. Or, create a new sparse tensor with the correct indices and values from this sparse tensor.")
+
+
+def _check_resizable(input, name):
+    if not input.is_sparse:
+        raise not_on_sparse(name, backend="CPU")
+    if input._requires_grad and input.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def sparse_resize_(input, size, sparse_dim, dense_dim):
+    """Give a sparse COO tensor the shape ``size`` in place, keeping its entries: its sparse and dense dims may only
+    grow, and their numbers stay (an empty tensor may change anything). Returns ``input``."""
+    _check_resizable(input, "sparse_resize_")
+    size = tuple(int(n) for n in size)
+    if len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
+    old_sparse, old_dense = input._sparse_indices.shape[0], input._data.ndim - 1
+    if input._data.shape[0] == 0:
+        input._sparse_indices = np.zeros((sparse_dim, 0), dtype=np.int64)
+        input._data = np.zeros((0,) + size[sparse_dim:], dtype=input._data.dtype)
+    else:
+        for what, old, new in (("sparse", old_sparse, sparse_dim), ("dense", old_dense, dense_dim)):
+            if old != new:
+                raise RuntimeError(f"changing the number of {what} dimensions (from {old} to {new})" + _RESIZE_ADVICE)
+        for what, lo, hi in (("sparse", 0, sparse_dim), ("dense", sparse_dim, len(size))):
+            old_sizes, new_sizes = list(input._sparse_size[lo:hi]), list(size[lo:hi])
+            if any(n < o for n, o in zip(new_sizes, old_sizes)):
+                raise RuntimeError(f"shrinking the size of {what} dimensions (from {old_sizes} to {new_sizes})"
+                                   + _RESIZE_ADVICE)
+        if size[sparse_dim:] != tuple(input._data.shape[1:]):
+            grown = np.zeros(input._data.shape[:1] + size[sparse_dim:], dtype=input._data.dtype)
+            grown[tuple(slice(0, n) for n in input._data.shape)] = input._data
+            input._data = grown
+    input._sparse_size = size
+    return input
+
+
+def sparse_resize_and_clear_(input, size, sparse_dim, dense_dim):
+    """Make a sparse COO tensor an empty one of shape ``size`` (``sparse_dim`` indexed dims), in place."""
+    _check_resizable(input, "sparse_resize_and_clear_")
+    input._sparse_indices = np.zeros((0, 0), dtype=np.int64)
+    input._data = np.zeros((0,) + input._data.shape[1:], dtype=input._data.dtype)
+    input._coalesced = True
+    return sparse_resize_(input, size, sparse_dim, dense_dim)
+
+
+def resize_as_sparse_(input, the_template):
+    """Resize a sparse COO tensor in place to ``the_template``'s shape, sparse dims and dense dims, as
+    ``sparse_resize_`` does. Returns ``input``."""
+    if the_template.layout not in (sparse_coo_layout, strided_layout):
+        raise RuntimeError(f"resize_as_sparse_compressed_: self  expected sparse compressed tensor layout but got "
+                           f"{_layout_name(input)}")
+    if not input.is_sparse:
+        raise RuntimeError("self.is_sparse() INTERNAL ASSERT FAILED: _internal_get_SparseTensorImpl: not a sparse "
+                           "tensor")
+    return sparse_resize_(input, the_template.shape, sparse_dim(the_template), dense_dim(the_template))
 
 
 def sparse_mask(input, mask):

@@ -1,12 +1,13 @@
-"""``torch.sparse``: products, sums and softmaxes of sparse COO tensors, and the invariant-check switch.
+"""``torch.sparse``: products, sums and softmaxes of sparse COO tensors (products of CSR and CSC ones too), and the
+invariant-check switch.
 
 A sparse COO tensor keeps index and value arrays (``core/sparse_tensor.py``); the ops live in
 ``ops/sparse_coo.py``. Gradients reach the dense operands and the values, as PyTorch's do.
 """
 from ..ops import sparse_coo as _ops
-from ..ops.sparse_coo import sparse_addmm as addmm
+from ..ops.sparse_compressed import sparse_addmm as addmm  # COO or compressed mat1
+from ..ops.sparse_compressed import sparse_mm as mm
 from ..ops.sparse_coo import sparse_log_softmax as log_softmax
-from ..ops.sparse_coo import sparse_mm as mm
 from ..ops.sparse_coo import sparse_softmax as softmax
 from ..ops.sparse_coo import sparse_sum as sum
 
