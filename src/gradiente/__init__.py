@@ -45,6 +45,9 @@ from .core.dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,  # the wide unsigned dtypes (issue 16)
+    uint32,
+    uint64,
 )
 from .core.dtype import result_type as _result_type
 from .core.grad_mode import *

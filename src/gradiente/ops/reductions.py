@@ -379,6 +379,7 @@ class MinBackward0(MaxBackward0):
 def _extreme(input, dim, keepdim, name, np_arg, full_node, dim_node):
     """max / min of all elements, or along ``dim`` as (values, indices)."""
     a = input._data
+    dt.refuse_unsigned_wide(f"{name}_all" if dim is None else f"{name}_cpu", a.dtype)
     if dim is None:
         if a.size == 0:
             raise _no_dim_error(name)
