@@ -15,17 +15,20 @@ import numpy as np
 
 from . import _config, functional_aliases, tensor_extras
 from .core import backward, creation, printing, random, storage
+from .core.grad_dtype import get_grad_dtype, set_grad_dtype  # the remaining small names (issue 16)
 from .core.inplace import make_inplace
 from .core.sparse_tensor import SparseCooTensor  # sparse COO tensors (issue 16)
 from .core.tensor import Tensor
 from .numpy_names import accept_numpy_names
-from .ops import (
+from .ops import (  # the remaining small names (issue 16)
     arithmetic,
     binary_math,
     comparison,
     complex_numbers,
     conversions,
+    diagonal_fill,
     fill,
+    hashing,
     indexing,
     joining,
     legacy_linalg,
@@ -35,6 +38,7 @@ from .ops import (
     reductions,
     scattering,
     selection,
+    slice_inverse,
     softmax,
     sorting,
     sparse_coo,  # sparse COO tensors (issue 16)
@@ -574,6 +578,19 @@ METHODS = (
     (tensor_extras.reinforce, "reinforce"),
     (property(tensor_extras.volatile), "volatile"),
     (property(tensor_extras.is_nested), "is_nested"),
+    # --- the remaining small names (issue 16) ---------------------------------------------------------------
+    (tensor_extras.as_subclass, "as_subclass"),
+    (property(tensor_extras.name), "name"),
+    (property(get_grad_dtype, set_grad_dtype), "grad_dtype"),
+    (storage.is_shared, "is_shared"),
+    (storage.share_memory_, "share_memory_"),
+    (storage.storage_type, "storage_type"),
+    (tensor_extras.resize, "resize"),
+    (tensor_extras.resize_as, "resize_as"),
+    (diagonal_fill.fill_diagonal_, "fill_diagonal_"),
+    (slice_inverse.slice_inverse, "slice_inverse"),
+    (hashing.hash_tensor, "hash_tensor"),
+    (sparse_coo.to_sparse_coo, "to_sparse_coo"),
     # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
     (sparse_coo.to_dense, "to_dense"),
     (sparse_coo.to_sparse, "to_sparse"),

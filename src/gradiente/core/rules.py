@@ -18,6 +18,7 @@ from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .creation import once_per_element
 from .erf import erf as erf_array
+from .grad_dtype import first_grad_dtype
 from .scatter import add_rows_at
 
 
@@ -328,7 +329,7 @@ class NumpyOps:
         transposed matmul result is copied once here rather than slowing every optimizer step that reads it.)"""
         current = variable._grad
         if current is None:
-            dtype = variable._data.dtype
+            dtype = first_grad_dtype(variable, grad.dtype)
             if (owned and grad.flags.c_contiguous and grad.flags.writeable and grad.dtype == dtype
                     and _sole_view(grad)):
                 variable._grad = _tensor.Tensor._make(grad)

@@ -23,7 +23,8 @@ __all__ = ["SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS"]
 
 #: the Tensor methods and properties that mean something for a sparse COO tensor; any other public one refuses it
 SPARSE_METHODS = frozenset({
-    "to_dense", "to_sparse", "coalesce", "is_coalesced", "indices", "values", "sparse_dim", "dense_dim",
+    "to_dense", "to_sparse", "to_sparse_coo", "coalesce", "is_coalesced", "indices", "values", "sparse_dim",
+    "dense_dim",
     "mm", "matmul", "sum", "mul", "div", "neg", "requires_grad_", "requires_grad", "backward", "register_hook",
     "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn", "dtype", "device", "shape", "size", "dim",
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",

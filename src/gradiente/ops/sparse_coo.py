@@ -280,6 +280,11 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     return out
 
 
+def to_sparse_coo(input):
+    """``input.to_sparse()``: a coalesced sparse COO tensor of its nonzero entries (a sparse one as it is)."""
+    return to_sparse(input)
+
+
 # --- sparse @ dense --------------------------------------------------------------------------------------------
 
 def _check_mm(s, d):
