@@ -221,3 +221,43 @@ def test_device_modules_and_helpers_match_torch():
     check_same_error(lambda lib: lib.get_device_module(3))
     assert gradiente.is_distributed(gradiente.ones(2)) is torch.is_distributed(torch.ones(2)) is False
     assert gradiente.thread_safe_generator() is None and torch.thread_safe_generator() is None
+
+
+# --- the gradient layout contract and enforce_grad_layout_policy ---------------------------------------------
+
+LAYOUT_CASES = [
+    ("permuted_leaf", lambda lib: lib.empty(2, 3, 4).permute(2, 0, 1), lambda lib, p: (p * 2).sum()),
+    ("transposed_leaf", lambda lib: lib.randn(3, 4).t(), lambda lib, q: (q.t() * 2).t().sum()),
+    ("transposed_leaf_plain_grad", lambda lib: lib.randn(3, 4).t(), lambda lib, q: (q * 2).sum()),
+    ("sliced_leaf", lambda lib: lib.randn(4, 6)[:, ::2], lambda lib, s: (s * 3).sum()),
+    ("contiguous_leaf_transposed_grad", lambda lib: lib.randn(4, 3), lambda lib, c: (c.t() * 2).t().sum()),
+    ("matmul_weight", lambda lib: lib.randn(3, 5),
+     lambda lib, w: (lib.ones(2, 3, dtype=w.dtype) @ w).sum()),
+]
+
+
+@pytest.mark.parametrize("enforce", [True, False])
+@pytest.mark.parametrize("name,make,loss", LAYOUT_CASES, ids=[c[0] for c in LAYOUT_CASES])
+def test_gradient_layout_matches_torch(name, make, loss, enforce):
+    seen = []
+    for lib in (gradiente, torch):
+        lib.manual_seed(0)
+        leaf_ = make(lib).requires_grad_()
+        with lib.autograd.enforce_grad_layout_policy(enforce):
+            loss(lib, leaf_).backward()
+        seen.append((leaf_.grad.stride(), leaf_.grad.tolist()))
+    assert seen[0] == seen[1]
+
+
+def test_enforce_grad_layout_policy_takes_effect_when_called_and_as_a_decorator():
+    from gradiente.core import grad_layout
+    policy = gradiente.autograd.enforce_grad_layout_policy(False)
+    assert not grad_layout.is_enforced()
+    with policy:
+        pass
+    assert grad_layout.is_enforced()
+
+    @gradiente.autograd.enforce_grad_layout_policy(False)
+    def inside():
+        return grad_layout.is_enforced()
+    assert grad_layout.is_enforced() and not inside() and grad_layout.is_enforced()
