@@ -3,6 +3,7 @@ detach and the sparse parts, ``from_file``, the deprecated ``resize``/``resize_a
 ``grad_dtype``, shared memory and storage types, ``to_sparse_coo``, and the device and generator helpers.
 Differentiable ones get a float64 gradcheck and PyTorch's gradients and node. (``slice_inverse``,
 ``hash_tensor`` and ``fill_diagonal_`` have test files named after their ops modules.)"""
+import functools
 import os
 import warnings
 
@@ -261,3 +262,43 @@ def test_enforce_grad_layout_policy_takes_effect_when_called_and_as_a_decorator(
     def inside():
         return grad_layout.is_enforced()
     assert grad_layout.is_enforced() and not inside() and grad_layout.is_enforced()
+
+
+# --- torch.sparse.as_sparse_gradcheck ------------------------------------------------------------------------
+
+SPARSE_FUNCTIONS = [
+    ("to_dense", lambda lib, s, d: s.to_dense() * 2),
+    ("sparse_mm", lambda lib, s, d: lib.sparse.mm(s, d)),
+    ("mm", lambda lib, s, d: lib.mm(s, d)),
+    ("scaled_sparse_output", lambda lib, s, d: s * 3),
+    ("sparse_sum", lambda lib, s, d: lib.sparse.sum(s, 0)),
+]
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("name,fn", SPARSE_FUNCTIONS, ids=[f[0] for f in SPARSE_FUNCTIONS])
+def test_as_sparse_gradcheck_agrees_with_torch(name, fn, masked):
+    outcomes = []
+    for lib in (gradiente, torch):
+        check = lib.sparse.as_sparse_gradcheck(lib.autograd.gradcheck)
+        s = lib.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=lib.float64).to_sparse_coo().requires_grad_(True)
+        d = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=lib.float64, requires_grad=True)
+        outcomes.append(check(functools.partial(fn, lib), (s, d), masked=masked))
+    assert outcomes == [True, True]
+
+
+def test_as_sparse_gradcheck_catches_a_wrong_gradient_of_a_sparse_input():
+    class WrongScale(gradiente.autograd.Function):
+        @staticmethod
+        def forward(ctx, values):
+            return values * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    def fn(s):
+        return gradiente.sparse_coo_tensor(s._indices(), WrongScale.apply(s._values()), s.shape).to_dense()
+    s = gradiente.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=gradiente.float64).to_sparse_coo().requires_grad_(True)
+    check = gradiente.sparse.as_sparse_gradcheck(gradiente.autograd.gradcheck)
+    assert check(fn, (s,), masked=True, raise_exception=False) is False

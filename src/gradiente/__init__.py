@@ -106,6 +106,7 @@ from .ops.sorting import aten_unique as _unique
 from .ops.sorting import aten_unique2 as _unique2
 from .ops.sparse_coo import sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
+from .ops.sparse_products import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # issue 16
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *

@@ -20,13 +20,13 @@ from .core.inplace import make_inplace
 from .core.sparse_tensor import SparseCooTensor  # sparse COO tensors (issue 16)
 from .core.tensor import Tensor
 from .numpy_names import accept_numpy_names
-from .ops import (  # the remaining small names (issue 16)
+from .ops import (
     arithmetic,
     binary_math,
     comparison,
     complex_numbers,
     conversions,
-    diagonal_fill,
+    diagonal_fill,  # issue 16's small names: diagonal_fill, hashing, slice_inverse, sparse_products
     fill,
     hashing,
     indexing,
@@ -42,6 +42,7 @@ from .ops import (  # the remaining small names (issue 16)
     softmax,
     sorting,
     sparse_coo,  # sparse COO tensors (issue 16)
+    sparse_products,
     special,
     statistics,
     unary,
@@ -591,6 +592,8 @@ METHODS = (
     (slice_inverse.slice_inverse, "slice_inverse"),
     (hashing.hash_tensor, "hash_tensor"),
     (sparse_coo.to_sparse_coo, "to_sparse_coo"),
+    (sparse_products.smm, "smm"),
+    (sparse_products.sspaddmm, "sspaddmm"),
     # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
     (sparse_coo.to_dense, "to_dense"),
     (sparse_coo.to_sparse, "to_sparse"),

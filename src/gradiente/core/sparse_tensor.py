@@ -29,7 +29,7 @@ SPARSE_METHODS = frozenset({
     "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn", "dtype", "device", "shape", "size", "dim",
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
-    "to", "double", "float",
+    "to", "double", "float", "smm", "sspaddmm",
 })
 
 
