@@ -196,12 +196,24 @@ def result_type(*operands):
     return _combine_categories(dim, _combine_categories(zero, wrapped))
 
 
+_UNSIGNED_WIDE_NP = frozenset(d._np for d in UNSIGNED_WIDE)
+
+
 def refuse_unsigned_wide(kernel, np_dtype):
     """PyTorch 2.13's CPU build has no ``kernel`` for uint16, uint32 and uint64 (it has copies, casts, ``*``,
     ``==``, bitwise ops, sort and sums): the NotImplementedError it raises, for those three dtypes only."""
-    d = FROM_NUMPY.get(np.dtype(np_dtype))
-    if d in UNSIGNED_WIDE:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{d._legacy[:-len("Tensor")]}\'')
+    if np_dtype in _UNSIGNED_WIDE_NP:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(np_dtype)}\'')
+
+
+def refuse_unsigned_wide_operands(kernel, *operands):
+    """``refuse_unsigned_wide`` for a binary op: raises where an operand is a wide unsigned tensor and the result
+    type is one too (``t + 0.5`` is float and has a kernel). Costs one set lookup per operand otherwise."""
+    for x in operands:
+        a = getattr(x, "_data", None)
+        if a is not None and a.dtype in _UNSIGNED_WIDE_NP:
+            refuse_unsigned_wide(kernel, result_type(*operands)._np)
+            return
 
 
 def can_cast(from_, to):

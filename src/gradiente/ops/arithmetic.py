@@ -340,7 +340,7 @@ def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
         other = _scale(other, alpha)
-    dt.refuse_unsigned_wide("add_stub", dt.result_type(input, other)._np)
+    dt.refuse_unsigned_wide_operands("add_stub", input, other)
     result = _binary(input, other, np.add, AddBackward0, save=False)
     return result if out is None else _write_out(result, out, "add")
 
@@ -348,7 +348,7 @@ def add(input, other, *, alpha=1, out=None):
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, broadcasting."""
     _check_bool_subtraction(input, other)
-    dt.refuse_unsigned_wide("add_stub", dt.result_type(input, other)._np)
+    dt.refuse_unsigned_wide_operands("add_stub", input, other)
     if alpha != 1:
         other = _scale(other, alpha)
     if not isinstance(input, Tensor):
