@@ -91,6 +91,8 @@ def test_from_file_matches_torch(tmp_path):
     assert_same(lambda lib: lib.from_file(path))
     assert_same(lambda lib: lib.from_file(path, False, 100))
     assert_same(lambda lib: lib.from_file(str(tmp_path / "absent.bin"), False, 2))
+    assert_same(lambda lib: lib.from_file(path, size=2, requires_grad=True).requires_grad)
+    assert_same(lambda lib: lib.from_file(path, size=2, dtype=lib.int64, requires_grad=True))
     for lib in (gradiente, torch):                   # private: changes stay in the tensor
         t = lib.from_file(path, False, 4)
         t[0] = 9

@@ -224,7 +224,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     """A 1-d tensor of ``size`` elements of ``dtype`` backed by the memory-mapped file ``filename`` (NumPy's
     ``memmap``). ``shared=True`` writes changes to the file (and creates or extends it as needed); otherwise the
     file is only read and changes stay in the tensor (copy on write)."""
-    from .creation import _check_dtype  # creation imports this module
+    from .creation import _check_dtype, _finish  # creation imports this module
     _check_dtype(dtype, "from_file")
     np_dtype = (dtype if dtype is not None else get_default_dtype())._np
     nbytes = int(size) * np_dtype.itemsize
@@ -242,7 +242,6 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         array = np.zeros(0, np_dtype)
     else:
         array = np.memmap(filename, dtype=np_dtype, mode="r+" if shared else "c", shape=(int(size),))
-    out = Tensor._make(array)
     if shared:
         _mark_shared(array)
-    return out.requires_grad_(requires_grad) if requires_grad else out
+    return _finish(array, requires_grad)
