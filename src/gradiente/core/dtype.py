@@ -65,7 +65,10 @@ float64 = double = dtype("float64", np.float64, _FLOAT, 7, "DoubleTensor", True)
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 8, "ComplexFloatTensor", True)
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX, 9, "ComplexDoubleTensor", True)
 # The wide unsigned types (issue 16): PyTorch 2.13 stores and converts them, but gives them few CPU kernels and
-# no promotion with other integer types (``UNSIGNED_WIDE`` below and ``ops/unsigned_wide.py`` say where).
+# no promotion with other integer types (``promote_types``). ``refuse_unsigned_wide`` raises its missing-kernel
+# error in the most used ops (``+``, ``-``, ``<``/``<=``/``>``/``>=``, ``max``/``min``, ``neg``, ``//``,
+# ``arange``); the other ops PyTorch also lacks for them (abs, clamp, matmul, argmax ...) compute here, on NumPy's
+# unsigned types: an intended difference, a superset of PyTorch's support.
 uint16 = dtype("uint16", np.uint16, _INT, 2, "UInt16Tensor", False)
 uint32 = dtype("uint32", np.uint32, _INT, 3, "UInt32Tensor", False)
 uint64 = dtype("uint64", np.uint64, _INT, 4, "UInt64Tensor", False)
