@@ -62,6 +62,10 @@ def test_printing_and_largest_value(name):
     lambda lib, d: lib.tensor([1, 2, 3], dtype=d).max(0), lambda lib, d: lib.tensor([1, 2, 3], dtype=d).neg(),
     lambda lib, d: lib.tensor([1, 2, 3], dtype=d) // 2, lambda lib, d: lib.arange(3, dtype=d),
     lambda lib, d: lib.tensor([1, 2, 3], dtype=d).mean(),
+    lambda lib, d: lib.tensor([1, 2, 3], dtype=d).amax(), lambda lib, d: lib.tensor([1, 2, 3], dtype=d).amin(),
+    lambda lib, d: lib.tensor([1, 2, 3], dtype=d).argmax(), lambda lib, d: lib.tensor([1, 2, 3], dtype=d).argmin(0),
+    lambda lib, d: lib.tensor([1, 2, 3], dtype=d).clamp(1, 2),
+    lambda lib, d: lib.tensor([1, 2, 3], dtype=d).clamp(min=2),
     lambda lib, d: lib.tensor([1.0, 2.0]).to(d).requires_grad_(),
 ])
 def test_ops_match_torch(name, call):

@@ -66,9 +66,10 @@ complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 8, "ComplexFloat
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX, 9, "ComplexDoubleTensor", True)
 # The wide unsigned types (issue 16): PyTorch 2.13 stores and converts them, but gives them few CPU kernels and
 # no promotion with other integer types (``promote_types``). ``refuse_unsigned_wide`` raises its missing-kernel
-# error in the most used ops (``+``, ``-``, ``<``/``<=``/``>``/``>=``, ``max``/``min``, ``neg``, ``//``,
-# ``arange``); the other ops PyTorch also lacks for them (abs, clamp, matmul, argmax ...) compute here, on NumPy's
-# unsigned types: an intended difference, a superset of PyTorch's support.
+# error in the most used ops (``+``, ``-``, ``<``/``<=``/``>``/``>=``, ``max``/``min``, ``amax``/``amin``,
+# ``argmax``/``argmin``, ``clamp`` with numbers, ``neg``, ``//``, ``arange``); the other ops PyTorch also lacks
+# for them (abs, relu, matmul, pow, tril ...) compute here, on NumPy's unsigned types: an intended difference, a
+# superset of PyTorch's support.
 uint16 = dtype("uint16", np.uint16, _INT, 2, "UInt16Tensor", False)
 uint32 = dtype("uint32", np.uint32, _INT, 3, "UInt32Tensor", False)
 uint64 = dtype("uint64", np.uint64, _INT, 4, "UInt64Tensor", False)
@@ -199,13 +200,13 @@ def result_type(*operands):
     return _combine_categories(dim, _combine_categories(zero, wrapped))
 
 
-_UNSIGNED_WIDE_NP = frozenset(d._np for d in UNSIGNED_WIDE)
+UNSIGNED_WIDE_NP = frozenset(d._np for d in UNSIGNED_WIDE)
 
 
 def refuse_unsigned_wide(kernel, np_dtype):
     """PyTorch 2.13's CPU build has no ``kernel`` for uint16, uint32 and uint64 (it has copies, casts, ``*``,
     ``==``, bitwise ops, sort and sums): the NotImplementedError it raises, for those three dtypes only."""
-    if np_dtype in _UNSIGNED_WIDE_NP:
+    if np_dtype in UNSIGNED_WIDE_NP:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(np_dtype)}\'')
 
 
@@ -214,7 +215,7 @@ def refuse_unsigned_wide_operands(kernel, *operands):
     type is one too (``t + 0.5`` is float and has a kernel). Costs one set lookup per operand otherwise."""
     for x in operands:
         a = getattr(x, "_data", None)
-        if a is not None and a.dtype in _UNSIGNED_WIDE_NP:
+        if a is not None and a.dtype in UNSIGNED_WIDE_NP:
             refuse_unsigned_wide(kernel, result_type(*operands)._np)
             return
 
