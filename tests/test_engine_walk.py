@@ -274,10 +274,11 @@ def test_a_leafs_node_post_hook_runs_after_its_post_accumulate_hooks():
     assert hooks_in_order(gradiente) == [("tensor", [2.0] * 3), ("node", (), [2.0] * 3)]
 
 
-def test_grad_is_c_contiguous_and_of_the_leafs_dtype():
+def test_grad_has_the_leafs_layout_and_dtype():
+    # PyTorch's gradient layout contract: a dense leaf's gradient has the leaf's strides (core/grad_layout.py)
     x = gradiente.ones(4, 3).t().detach().requires_grad_()      # a non-contiguous leaf
     (x * gradiente.ones(3, 4, dtype=gradiente.float64)).sum().backward()
-    assert x.grad.dtype is gradiente.float32 and x.grad.numpy().flags.c_contiguous
+    assert x.grad.dtype is gradiente.float32 and x.grad.stride() == x.stride() == (1, 3)
     w = _leaf(3, 2)
     (gradiente.ones(5, 3) @ w).sum().backward()
     assert w.grad.numpy().flags.c_contiguous

@@ -45,6 +45,9 @@ from .core.dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,  # the wide unsigned dtypes (issue 16)
+    uint32,
+    uint64,
 )
 from .core.dtype import result_type as _result_type
 from .core.grad_mode import *
@@ -71,9 +74,10 @@ from .core.random import (
     set_rng_state,
 )
 from .core.size import Size
-from .core.storage import TypedStorage, UntypedStorage
+from .core.storage import TypedStorage, UntypedStorage, from_file, resize_as_  # from_file, resize_as_: issue 16
 from .core.tensor import Tensor, device, is_inference, is_tensor
 from .core.windows import *
+from .device_module import get_device_module
 from .functional_aliases import *
 from .learner import LearnerWarning, is_learner_mode_enabled, learner_mode  # gradiente's own: not in PyTorch
 from .ops.arithmetic import *
@@ -84,6 +88,7 @@ from .ops.complex_numbers import *
 from .ops.conversions import as_tensor, asarray
 from .ops.einsum import einsum
 from .ops.fill import *
+from .ops.hashing import hash_tensor
 from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
@@ -94,6 +99,7 @@ from .ops.rearranging import *
 from .ops.reductions import *
 from .ops.scattering import *
 from .ops.selection import *
+from .ops.slice_inverse import slice_inverse
 from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
 from .ops.sorting import aten_unique as _unique
@@ -101,11 +107,15 @@ from .ops.sorting import aten_unique2 as _unique2
 from .ops.sparse_compressed import *  # compressed sparse tensors (issue 16)
 from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
+from .ops.sparse_products import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # issue 16
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.view_copies import *
 from .ops.views import *
+from .ops.views import as_strided_  # issue 16
+from .random import thread_safe_generator
+from .tensor_extras import is_distributed
 from .version import __version__
 
 

@@ -9,9 +9,11 @@ import numpy as np
 from .core import dtype as dt
 from .core.creation import empty_strided
 from .core.tensor import Tensor, storage_root
+from .ops import views
 
 __all__ = ["dim_order", "is_set_to", "apply_", "map_", "map2_", "module_load", "new_empty_strided", "cdouble",
-           "cfloat", "volatile", "reinforce", "is_distributed", "const_data_ptr", "is_nested"]
+           "cfloat", "volatile", "reinforce", "is_distributed", "const_data_ptr", "is_nested", "as_subclass", "name",
+           "resize", "resize_as"]
 
 
 def dim_order(self, *, ambiguity_check=False):
@@ -118,3 +120,36 @@ def const_data_ptr(self):
 def is_nested(self):
     """False: gradiente has no nested (jagged) tensors."""
     return False
+
+
+def as_subclass(self, cls):
+    """``self`` as an instance of ``cls`` (a subclass of Tensor): the same memory, attached to the graph as an
+    alias (``grad_fn=<AliasBackward0>`` where ``self`` requires grad)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    out = views._view(self, self._data.view(), views.AliasBackward0)
+    out.__class__ = cls
+    return out
+
+
+def name(self):
+    """PyTorch's ``Tensor.name``: None for every tensor built by its Python API (the slot names graph inputs in
+    its compiler's traces, which gradiente does not have)."""
+    return None
+
+
+def resize(self, *sizes):
+    """``self``'s elements in the shape ``sizes`` (separate ints), a new tensor recorded as ``ResizeBackward``
+    (PyTorch's legacy ``autograd._functions.Resize``); the element count must not change. Deprecated in PyTorch,
+    with a warning: use ``reshape``."""
+    from .autograd._functions import Resize
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return Resize.apply(self, sizes)
+
+
+def resize_as(self, tensor):
+    """``self.resize(*tensor.size())``: ``self``'s elements in ``tensor``'s shape. Deprecated, as ``resize``."""
+    from .autograd._functions import Resize
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return Resize.apply(self, tensor.size())

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _config, functional_aliases, tensor_extras
 from .core import backward, creation, printing, random, storage
+from .core.grad_dtype import get_grad_dtype, set_grad_dtype  # the remaining small names (issue 16)
 from .core.inplace import make_inplace
 from .core.sparse_compressed import SparseCompressedTensor  # compressed sparse tensors (issue 16)
 from .core.sparse_tensor import SparseCooTensor  # sparse COO tensors (issue 16)
@@ -26,7 +27,9 @@ from .ops import (
     comparison,
     complex_numbers,
     conversions,
+    diagonal_fill,  # issue 16's small names: diagonal_fill, hashing, slice_inverse, sparse_products
     fill,
+    hashing,
     indexing,
     joining,
     legacy_linalg,
@@ -36,10 +39,12 @@ from .ops import (
     reductions,
     scattering,
     selection,
+    slice_inverse,
     softmax,
     sorting,
     sparse_compressed,  # compressed sparse tensors (issue 16)
     sparse_coo,  # sparse COO tensors (issue 16)
+    sparse_products,
     special,
     statistics,
     unary,
@@ -576,6 +581,20 @@ METHODS = (
     (tensor_extras.reinforce, "reinforce"),
     (property(tensor_extras.volatile), "volatile"),
     (property(tensor_extras.is_nested), "is_nested"),
+    # --- the remaining small names (issue 16) ---------------------------------------------------------------
+    (tensor_extras.as_subclass, "as_subclass"),
+    (property(tensor_extras.name), "name"),
+    (property(get_grad_dtype, set_grad_dtype), "grad_dtype"),
+    (storage.is_shared, "is_shared"),
+    (storage.share_memory_, "share_memory_"),
+    (storage.storage_type, "storage_type"),
+    (tensor_extras.resize, "resize"),
+    (tensor_extras.resize_as, "resize_as"),
+    (diagonal_fill.fill_diagonal_, "fill_diagonal_"),
+    (slice_inverse.slice_inverse, "slice_inverse"),
+    (hashing.hash_tensor, "hash_tensor"),
+    (sparse_products.smm, "smm"),
+    (sparse_products.sspaddmm, "sspaddmm"),
     # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
     (sparse_coo.to_dense, "to_dense"),
     (sparse_compressed.to_sparse, "to_sparse"),       # COO, or layout=... (ops/sparse_compressed.py)

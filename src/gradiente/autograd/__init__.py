@@ -25,12 +25,13 @@ from ..core.tensor import Tensor
 from . import anomaly_mode, forward_ad, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
+from .grad_mode import enforce_grad_layout_policy  # issue 16
 from .gradcheck import gradcheck, gradgradcheck  # binds the names to the functions; the module stays importable
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",
            "gradcheck", "gradgradcheck", "functional", "set_detect_anomaly", "detect_anomaly", "graph",
-           "SavedTensor", "set_multithreading_enabled", "variable"]
+           "SavedTensor", "set_multithreading_enabled", "variable", "enforce_grad_layout_policy"]
 
 
 class _VariableMeta(type):

@@ -66,6 +66,8 @@ def _infer_array(data, exact=False):
     if isinstance(data, bool):
         return np.asarray(data)
     if isinstance(data, numbers.Integral):
+        if exact and int(data) > np.iinfo(np.int64).max:      # a uint64 value beyond int64 (issue 16)
+            return np.asarray(int(data), dtype=np.uint64)
         return np.asarray(int(data), dtype=np.int64)
     if isinstance(data, numbers.Real):
         return np.asarray(float(data), dtype=np.float64 if exact else dt.get_default_dtype()._np)
@@ -94,7 +96,7 @@ def _infer_array(data, exact=False):
             arr = arr.astype(dt.get_default_dtype()._np)
         elif arr.dtype == np.complex128:
             arr = arr.astype(dt.get_default_dtype().to_complex()._np)
-        elif arr.dtype.kind in "iu" and arr.dtype != np.int64:
+        elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and not (exact and arr.dtype == np.uint64):
             arr = arr.astype(np.int64)
         elif arr.dtype == np.float32 and arr.size == 0:
             arr = arr.astype(dt.get_default_dtype()._np)
@@ -508,6 +510,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step))
         dtype = dt.int64 if ints else dt.get_default_dtype()
+    dt.refuse_unsigned_wide("arange_cpu", dtype._np)
     n = max(math.ceil((end - start) / step), 0)
     if dtype.is_floating_point:
         values = (start + np.arange(n, dtype=np.float64) * step).astype(dtype._np)

@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = [
     "dtype", "float16", "half", "float32", "float", "float64", "double", "bfloat16",
-    "uint8", "int8", "int16", "short", "int32", "int", "int64", "long", "bool",
+    "uint8", "int8", "int16", "short", "int32", "int", "int64", "long", "bool", "uint16", "uint32", "uint64",
     "complex64", "cfloat", "complex128", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
 ]
@@ -64,8 +64,19 @@ float32 = float = dtype("float32", np.float32, _FLOAT, 6, "FloatTensor", True)
 float64 = double = dtype("float64", np.float64, _FLOAT, 7, "DoubleTensor", True)
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 8, "ComplexFloatTensor", True)
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX, 9, "ComplexDoubleTensor", True)
+# The wide unsigned types (issue 16): PyTorch 2.13 stores and converts them, but gives them few CPU kernels and
+# no promotion with other integer types (``promote_types``). ``refuse_unsigned_wide`` raises its missing-kernel
+# error in the most used ops (``+``, ``-``, ``<``/``<=``/``>``/``>=``, ``max``/``min``, ``amax``/``amin``,
+# ``argmax``/``argmin``, ``clamp`` with numbers, ``neg``, ``//``, ``arange``); the other ops PyTorch also lacks
+# for them (abs, relu, matmul, pow, tril ...) compute here, on NumPy's unsigned types: an intended difference, a
+# superset of PyTorch's support.
+uint16 = dtype("uint16", np.uint16, _INT, 2, "UInt16Tensor", False)
+uint32 = dtype("uint32", np.uint32, _INT, 3, "UInt32Tensor", False)
+uint64 = dtype("uint64", np.uint64, _INT, 4, "UInt64Tensor", False)
+UNSIGNED_WIDE = (uint16, uint32, uint64)
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
+              uint16, uint32, uint64)
 FROM_NUMPY = {d._np: d for d in ALL_DTYPES}
 BY_NAME = {d._name: d for d in ALL_DTYPES}
 
@@ -78,7 +89,8 @@ REDUCED_FLOATS = (np.dtype(np.float16), BFLOAT16)
 # C++ type names, as PyTorch's dtype-mismatch messages print them ("expected dtype float ... got dtype double").
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
               "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-              "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+              "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+              "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
 
 
 def scalar_name(np_dtype):
@@ -126,6 +138,9 @@ def promote_types(a, b):
     """The smallest dtype both ``a`` and ``b`` convert to without losing their category (PyTorch's table)."""
     if a is b:
         return a
+    if (a in UNSIGNED_WIDE or b in UNSIGNED_WIDE) and not (a.is_floating_point or b.is_floating_point):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{a._legacy[:-len('Tensor')]} and {b._legacy[:-len('Tensor')]}")
     if a._category == b._category == _INT and {a, b} == {uint8, int8}:
         return int16
     if a._category == b._category == _INT and not a.is_signed and b.is_signed:
@@ -185,6 +200,26 @@ def result_type(*operands):
             d = scalar_dtype(x)
             wrapped = d if wrapped is None else promote_types(wrapped, d)
     return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+UNSIGNED_WIDE_NP = frozenset(d._np for d in UNSIGNED_WIDE)
+
+
+def refuse_unsigned_wide(kernel, np_dtype):
+    """PyTorch 2.13's CPU build has no ``kernel`` for uint16, uint32 and uint64 (it has copies, casts, ``*``,
+    ``==``, bitwise ops, sort and sums): the NotImplementedError it raises, for those three dtypes only."""
+    if np_dtype in UNSIGNED_WIDE_NP:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(np_dtype)}\'')
+
+
+def refuse_unsigned_wide_operands(kernel, *operands):
+    """``refuse_unsigned_wide`` for a binary op: raises where an operand is a wide unsigned tensor and the result
+    type is one too (``t + 0.5`` is float and has a kernel). Costs one set lookup per operand otherwise."""
+    for x in operands:
+        a = getattr(x, "_data", None)
+        if a is not None and a.dtype in UNSIGNED_WIDE_NP:
+            refuse_unsigned_wide(kernel, result_type(*operands)._np)
+            return
 
 
 def can_cast(from_, to):

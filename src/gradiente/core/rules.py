@@ -19,6 +19,9 @@ from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor i
 from .creation import once_per_element
 from .erf import erf as erf_array
 from .fused import fma
+from .grad_dtype import first_grad_dtype
+from .grad_layout import empty_in_contract_layout, obeys_layout_contract
+from .grad_layout import is_enforced as grad_layout_enforced
 from .scatter import add_rows_at
 
 
@@ -345,18 +348,22 @@ class NumpyOps:
 
     @staticmethod
     def accumulate(variable, grad, owned=False):
-        """Add ``grad`` into ``variable.grad``. The first gradient is stored C-contiguous and of the leaf's
-        dtype, as PyTorch stores it: the array itself when the engine vouches that nothing else can reach its
-        memory (``owned``) and it already has that form and spans its whole memory, else a copy. (A
-        transposed matmul result is copied once here rather than slowing every optimizer step that reads it.)"""
+        """Add ``grad`` into ``variable.grad``. The first gradient is stored in the leaf's dtype (or its
+        ``grad_dtype``) and in the layout of PyTorch's gradient layout contract (``core/grad_layout.py``: the
+        leaf's strides for a dense leaf, C-contiguous otherwise): the array itself when the engine vouches that
+        nothing else can reach its memory (``owned``) and it already has that form and spans its whole memory,
+        else a copy. (A transposed matmul result is copied once here rather than slowing every optimizer step
+        that reads it.)"""
         current = variable._grad
         if current is None:
-            dtype = variable._data.dtype
-            if (owned and grad.flags.c_contiguous and grad.flags.writeable and grad.dtype == dtype
-                    and _sole_view(grad)):
+            dtype = first_grad_dtype(variable, grad.dtype)
+            if (owned and grad.flags.writeable and grad.dtype == dtype and _sole_view(grad)
+                    and (obeys_layout_contract(grad, variable) or not grad_layout_enforced())):
                 variable._grad = _tensor.Tensor._make(grad)
             else:
-                variable._grad = _tensor.Tensor._make(np.array(grad, dtype=dtype, copy=True, order="C"))
+                array = empty_in_contract_layout(variable, dtype)
+                array[...] = grad
+                variable._grad = _tensor.Tensor._make(array)
         elif current._requires_grad:
             variable._grad = _tensor.Tensor._make(current._data + grad)
         else:

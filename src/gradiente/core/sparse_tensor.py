@@ -23,14 +23,15 @@ __all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_spars
 
 #: the Tensor methods and properties that mean something for a sparse COO tensor; any other public one refuses it
 SPARSE_METHODS = frozenset({
-    "to_dense", "to_sparse", "coalesce", "is_coalesced", "indices", "values", "sparse_dim", "dense_dim",
+    "to_dense", "to_sparse", "to_sparse_coo", "coalesce", "is_coalesced", "indices", "values", "sparse_dim",
+    "dense_dim",
     "mm", "matmul", "sum", "mul", "div", "neg", "requires_grad_", "requires_grad", "backward", "register_hook",
     "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn", "dtype", "device", "shape", "size", "dim",
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
-    "to", "double", "float",
+    "to", "double", "float", "smm", "sspaddmm",
     # conversions to and reads of the compressed layouts, which refuse a COO tensor in PyTorch's words (issue 16)
-    "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "crow_indices",
+    "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "crow_indices",
     "col_indices", "ccol_indices", "row_indices", "is_sparse_csr", "sparse_resize_", "sparse_resize_and_clear_",
     "resize_as_sparse_",
 })

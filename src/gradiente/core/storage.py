@@ -8,18 +8,20 @@ tensor new memory holding the old values, as PyTorch's reallocation does; tensor
 keep it (in PyTorch they would see the grown storage).
 """
 import math
+import os
 import warnings
+import weakref
 
 import numpy as np
 
 from . import layouts
-from .dtype import FROM_NUMPY
+from .dtype import FROM_NUMPY, get_default_dtype
 from .grad_mode import state as _mode
 from .inplace import check_inplace
 from .tensor import Tensor, _size_args, storage_root
 
 __all__ = ["TypedStorage", "UntypedStorage", "resize_", "resize_as_", "set_", "storage", "storage_root",
-           "untyped_storage"]
+           "untyped_storage", "is_shared", "share_memory_", "storage_type", "from_file"]
 
 _TYPED_STORAGE_WARNING = (
     "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
@@ -169,3 +171,77 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     # lead to its old AccumulateGrad, which no longer reaches this tensor's .grad.
     self.__dict__.pop("_accumulator", None)
     return self
+
+
+# --- shared memory, legacy storage types and file-backed tensors (issue 16) -----------------------------------
+
+#: the storages marked shared (by ``share_memory_`` or ``from_file(shared=True)``), by id, each with a weak
+#: reference whose callback forgets the id when the array goes
+_SHARED: dict = {}
+
+
+def _mark_shared(array):
+    root = storage_root(array)
+    key = id(root)
+
+    def forget(_ref):
+        _SHARED.pop(key, None)
+    _SHARED[key] = weakref.ref(root, forget)
+
+
+def is_shared(self):
+    """Whether this tensor's storage was put in shared memory (``share_memory_``, or ``from_file`` with
+    ``shared=True``); views of such a tensor are shared too."""
+    root = storage_root(self._data)
+    ref = _SHARED.get(id(root))
+    return ref is not None and ref() is root
+
+
+def share_memory_(self):
+    """Marks this tensor's storage as shared and returns ``self``. In PyTorch this moves the storage into shared
+    memory for other processes (``torch.multiprocessing``); gradiente runs in one process, so the values stay where
+    they are and only ``is_shared()`` changes (an intended difference)."""
+    _mark_shared(self._data)
+    return self
+
+
+_LEGACY_STORAGE_TYPES: dict = {}
+
+
+def storage_type(self):
+    """The legacy typed-storage class of this tensor's dtype (``DoubleStorage`` for float64 ...), with PyTorch's
+    deprecation warning. The classes are made here on demand (TypedStorage subclasses) and are not exported as
+    ``gradiente.DoubleStorage``: gradiente keeps no per-dtype storage classes (docs/public-names.md)."""
+    warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
+    name = FROM_NUMPY[self._data.dtype]._legacy.replace("Tensor", "Storage")
+    if name not in _LEGACY_STORAGE_TYPES:
+        _LEGACY_STORAGE_TYPES[name] = type(name, (TypedStorage,), {"__module__": "gradiente"})
+    return _LEGACY_STORAGE_TYPES[name]
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    """A 1-d tensor of ``size`` elements of ``dtype`` backed by the memory-mapped file ``filename`` (NumPy's
+    ``memmap``). ``shared=True`` writes changes to the file (and creates or extends it as needed); otherwise the
+    file is only read and changes stay in the tensor (copy on write)."""
+    from .creation import _check_dtype, _finish  # creation imports this module
+    _check_dtype(dtype, "from_file")
+    np_dtype = (dtype if dtype is not None else get_default_dtype())._np
+    nbytes = int(size) * np_dtype.itemsize
+    if shared:
+        if not os.path.exists(filename) or os.path.getsize(filename) < nbytes:
+            with open(filename, "ab") as f:
+                f.truncate(nbytes)
+    else:
+        if not os.path.exists(filename):
+            raise RuntimeError(f"unable to open file <{filename}> in read-only mode: No such file or directory (2)")
+        if os.path.getsize(filename) < nbytes:
+            raise RuntimeError(f"file <{filename}> size <{os.path.getsize(filename)}> is smaller than the required "
+                               f"mapping size <{nbytes}>")
+    if size == 0:
+        array = np.zeros(0, np_dtype)
+    else:
+        array = np.memmap(filename, dtype=np_dtype, mode="r+" if shared else "c", shape=(int(size),))
+    if shared:
+        _mark_shared(array)
+    return _finish(array, requires_grad)

@@ -19,6 +19,7 @@ from . import diagnostics
 from . import dtype as dt
 from .device import _NO_ACCELERATOR, as_device, device, unavailable
 from .device import CPU as _CPU
+from .grad_dtype import check_assigned_grad_dtype
 from .grad_mode import _State as _ModeState
 from .grad_mode import state as _mode
 from .layouts import is_channels_last, is_in_memory_format, strided
@@ -409,8 +410,7 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of {type(value).__name__}")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+            check_assigned_grad_dtype(self, value)
             if value._data.shape != self._data.shape:
                 raise RuntimeError("assigned grad has data of a different size")
         self._grad = value

@@ -11,8 +11,9 @@ batches") lists what runs per example."""
 from .eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .functional_call import functional_call, stack_module_state
 from .program_tools import debug_unwrap, functionalize, replace_all_batch_norm_modules_  # issue 16
+from .rearrange import rearrange  # issue 16
 from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "functional_call",
            "stack_module_state", "vmap",
-           "functionalize", "debug_unwrap", "replace_all_batch_norm_modules_"]
+           "functionalize", "debug_unwrap", "replace_all_batch_norm_modules_", "rearrange"]

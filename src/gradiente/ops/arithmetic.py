@@ -311,6 +311,7 @@ def _integer_division_operands(kernel, xa, ya, target):
     kernel for bools, and a RuntimeError where NumPy would quietly give 0 for a zero divisor."""
     if target.kind == "b":
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    dt.refuse_unsigned_wide(kernel, target)
     if target.kind in "iu" and np.any(np.asarray(ya) == 0):
         raise RuntimeError("ZeroDivisionError")
 
@@ -339,6 +340,7 @@ def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
         other = _scale(other, alpha)
+    dt.refuse_unsigned_wide_operands("add_stub", input, other)
     result = _binary(input, other, np.add, AddBackward0, save=False)
     return result if out is None else _write_out(result, out, "add")
 
@@ -346,6 +348,7 @@ def add(input, other, *, alpha=1, out=None):
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, broadcasting."""
     _check_bool_subtraction(input, other)
+    dt.refuse_unsigned_wide_operands("add_stub", input, other)
     if alpha != 1:
         other = _scale(other, alpha)
     if not isinstance(input, Tensor):
@@ -642,6 +645,7 @@ def neg(input):
     if input._data.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    dt.refuse_unsigned_wide("neg_cpu", input._data.dtype)
     out = np.negative(input._data)
     out = wrap(out) if out.__class__ is np.ndarray else as_result(out)     # NumPy gives 0-d results as scalars
     if wants_grad(input):

@@ -7,7 +7,7 @@ tensor compared with a float compares as float), as in PyTorch.
 import numpy as np
 
 from ..core.creation import in_iteration_layout
-from ..core.dtype import scalar_name
+from ..core.dtype import refuse_unsigned_wide_operands, scalar_name
 from ..core.errors import broadcasting
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
@@ -42,6 +42,8 @@ def _comparison(name, np_fn, aliases=()):
     def compare(input, other, *, out=None):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
+        if name not in ("eq", "ne"):
+            refuse_unsigned_wide_operands(f"{name}_cpu", input, other)
         xa, ya, _ = _promoted(input, other)
         values = broadcasting(np_fn, xa, ya)
         return as_result(in_iteration_layout(values, _uncast(input, xa), _uncast(other, ya)), np.bool_)

@@ -379,6 +379,7 @@ class MinBackward0(MaxBackward0):
 def _extreme(input, dim, keepdim, name, np_arg, full_node, dim_node):
     """max / min of all elements, or along ``dim`` as (values, indices)."""
     a = input._data
+    dt.refuse_unsigned_wide(f"{name}_all" if dim is None else f"{name}_cpu", a.dtype)
     if dim is None:
         if a.size == 0:
             raise _no_dim_error(name)
@@ -439,6 +440,7 @@ class AminBackward0(AmaxBackward0):
 
 def _amax_amin(input, dim, keepdim, name, np_fn, node_cls):
     a = input._data
+    dt.refuse_unsigned_wide(f"{name[1:]}_values_cpu", a.dtype)
     axes = normalize_dims(dim, a.ndim)
     if a.size == 0:
         if len(axes) == a.ndim and not isinstance(dim, int) and not dim:
@@ -462,6 +464,7 @@ def amin(input, dim=(), keepdim=False):
 
 def _arg_extreme(input, dim, keepdim, name, np_arg):
     a = input._data
+    dt.refuse_unsigned_wide(f"{name}_cpu", a.dtype)
     if a.dtype == np.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:

@@ -127,10 +127,11 @@ def _check_integer_bound(bound, target):
 def _clamp_arrays(input, lo, hi):
     """The forward of every clamp: promote x and the bounds together, then max with lo, min with hi."""
     target = dt.result_type(*(v for v in (input, lo, hi) if v is not None))._np
-    if target == np.bool_ and not isinstance(lo, Tensor) and not isinstance(hi, Tensor):
+    if (target == np.bool_ or target in dt.UNSIGNED_WIDE_NP) and not isinstance(lo, Tensor) \
+            and not isinstance(hi, Tensor):
         kernel = "clamp_scalar_cpu" if lo is not None and hi is not None else \
             "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt.scalar_name(target)}\'')
     for bound in (lo, hi):
         _check_integer_bound(bound, target)
     xa, la, ha = (v._data.astype(target, copy=False) if isinstance(v, Tensor) else

@@ -8,8 +8,10 @@ computation and can be differentiated again. The ops package hands an instance d
 import numpy as np
 
 from ..core import forward_grad
-from ..core.creation import empty, from_numpy, ones_like, tensor, zeros, zeros_like
+from ..core.creation import from_numpy, ones_like, tensor, zeros, zeros_like
 from ..core.dtype import FROM_NUMPY
+from ..core.grad_dtype import first_grad_dtype
+from ..core.grad_layout import empty_in_contract_layout
 from ..core.tensor import Tensor
 from . import binary_math, complex_numbers, joining, rearranging, reductions, selection, unary, views
 from . import einsum as einsum_ops
@@ -106,7 +108,8 @@ class TensorOps:
         # NumpyOps' business; it is taken here so that both namespaces have one signature.
         current = variable._grad
         if current is None:
-            variable._grad = empty(variable._data.shape, dtype=variable.dtype).copy_(grad)
+            dtype = first_grad_dtype(variable, grad._data.dtype)
+            variable._grad = Tensor._make(empty_in_contract_layout(variable, dtype)).copy_(grad)
         else:
             variable._grad = current + grad
 

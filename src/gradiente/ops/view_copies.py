@@ -10,13 +10,15 @@ handed to the copies under that name: a subclass of the view's node class, made 
 import numpy as np
 
 from ..core.record import wrap
+from ..core.sparse_tensor import not_on_sparse
 from ..core.tensor import Tensor
-from . import complex_numbers, joining, matmul, views
+from . import complex_numbers, joining, matmul, sparse_coo, views
+from .arithmetic import _without_derivative
 
 __all__ = ["view_copy", "expand_copy", "permute_copy", "select_copy", "slice_copy", "squeeze_copy",
            "unsqueeze_copy", "transpose_copy", "t_copy", "unbind_copy", "split_copy", "split_with_sizes_copy",
            "as_strided_copy", "diagonal_copy", "unfold_copy", "view_as_real_copy", "view_as_complex_copy",
-           "narrow_copy"]
+           "narrow_copy", "alias_copy", "detach_copy", "indices_copy", "values_copy"]
 
 _COPY_CLASSES: dict = {}
 
@@ -33,7 +35,8 @@ def _as_copies(result, node_name=None):
     """The view(s) in ``result`` as new contiguous tensors, recorded with the view's node renamed."""
     many = isinstance(result, (tuple, list))
     views_ = list(result) if many else [result]
-    copies = [wrap(np.ascontiguousarray(v._data)) for v in views_]
+    # (a copy even where the view is contiguous already: ascontiguousarray would hand back the shared memory)
+    copies = [wrap(np.array(v._data, order="C", copy=True)) for v in views_]
     node = views_[0].grad_fn
     if node is not None:
         node.__class__ = _copy_node_class(type(node), node_name)
@@ -86,3 +89,33 @@ def narrow_copy(input, dim, start, length):
     if not isinstance(input, Tensor):
         raise TypeError(f"narrow_copy(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return _as_copies(views.narrow(input, dim, start, length), "NarrowCopyBackward0")
+
+
+# --- the copies of alias, detach and the sparse parts (issue 16) ---------------------------------------------
+
+alias_copy = _copy_variant(lambda input: views._view(input, input._data.view(), views.AliasBackward0),
+                           "alias_copy", "A copy of ``input``, recorded as its alias is (``AliasBackward0_copy``).")
+
+
+def detach_copy(input):
+    """A copy of ``input``'s values. PyTorch 2.13 records it as an op with no derivative (``grad_fn=<NotImplemented>``
+    where ``input`` requires grad, and backward through it raises), and so does gradiente."""
+    return _without_derivative("detach_copy", (input,), wrap(np.array(input._data, copy=True)))
+
+
+def _sparse_part_copy(name, layout_words):
+    """``indices_copy`` and ``values_copy``: PyTorch 2.13's CPU build refuses a strided tensor (it has no sparse
+    parts) and has no sparse kernel for these copies either, so both raise its error."""
+    def part_copy(input):
+        sparse_coo._need_sparse(input, name.removesuffix("_copy"), layout_words)
+        raise not_on_sparse(name)
+    part_copy.__name__ = part_copy.__qualname__ = name
+    part = name.removesuffix("_copy")
+    part_copy.__doc__ = (f"``input.{part}()`` copied. Raises as PyTorch 2.13's CPU build does: RuntimeError for a "
+                         "strided tensor, NotImplementedError (no SparseCPU kernel) for a sparse one; use "
+                         f"``input.{part}().clone()``.")
+    return part_copy
+
+
+indices_copy = _sparse_part_copy("indices_copy", "sparse coordinate tensor")
+values_copy = _sparse_part_copy("values_copy", "sparse tensor")

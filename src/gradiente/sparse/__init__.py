@@ -10,8 +10,9 @@ from ..ops.sparse_compressed import sparse_mm as mm
 from ..ops.sparse_coo import sparse_log_softmax as log_softmax
 from ..ops.sparse_coo import sparse_softmax as softmax
 from ..ops.sparse_coo import sparse_sum as sum
+from ._gradcheck import as_sparse_gradcheck  # issue 16
 
-__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]
+__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum", "as_sparse_gradcheck"]
 
 
 class check_sparse_tensor_invariants:
