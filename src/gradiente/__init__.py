@@ -101,6 +101,7 @@ from .ops.sorting import aten_unique2 as _unique2
 from .ops.sparse_coo import sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.special import igamma, igammac, mvlgamma
+from .ops.spectral import istft, stft  # the short-time Fourier transform (issue 16, signal)
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.view_copies import *

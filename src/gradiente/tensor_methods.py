@@ -39,6 +39,7 @@ from .ops import (
     sorting,
     sparse_coo,  # sparse COO tensors (issue 16)
     special,
+    spectral,  # stft and istft (issue 16, signal)
     statistics,
     unary,
     view_copies,
@@ -588,6 +589,10 @@ METHODS = (
     (sparse_coo.dense_dim, "dense_dim"),
     (sparse_coo.sparse_mask, "sparse_mask"),
     # --- end of sparse COO rows
+    # --- the short-time Fourier transform (issue 16, signal; ops/spectral.py)
+    (spectral.stft, "stft"),
+    (spectral.istft, "istft"),
+    # --- end of the short-time Fourier transform rows
 )
 
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a
