@@ -30,11 +30,26 @@ _RETURN_REAL_DEPRECATED = ("stft with return_complex=False is deprecated. In a f
                            "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
                            "Note: you can still call torch.view_as_real on the complex output to recover the old "
                            "return format.")
+_NO_STFT_WINDOW = ("A window was not provided. A rectangular window will be applied,which is known to cause spectral "
+                   "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to "
+                   "reduce spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
+                   "`window=torch.ones(n_fft, device=<device>)`.")
 _NO_WINDOW = ("A window was not provided. A rectangular window will be applied.Please provide the same window used by "
               "stft to make the inversion lossless.To suppress this warning and use a rectangular window, explicitly "
               "set `window=torch.ones(n_fft, device=<device>)`.")
 _COMPLEX_ONESIDED = "Cannot have onesided output if window or input is complex"
+_PADDED_TAIL = ("The length of signal is shorter than the length parameter. Result is being padded with zeros in the "
+                "tail. Please check your center and hop_length settings.")
 _NOLA_FLOOR = 1e-11
+
+#: the warnings given so far: PyTorch gives each of these once per process (TORCH_WARN_ONCE)
+_WARNED = set()
+
+
+def _warn_once(message):
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 # --- overlap-add and its adjoint, framing ---------------------------------------------------------------------
@@ -115,7 +130,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     ``return_complex=False`` (deprecated, warns) the real view (B?, N, T, 2). ``hop_length`` defaults to
     n_fft // 4, ``win_length`` to n_fft, ``window`` to ones; ``normalized`` scales by 1/√n_fft;
     ``align_to_window`` (only without ``center``) starts each frame where its window starts. Differentiable
-    in the signal and the window."""
+    in the signal and the window. Warns once, as PyTorch, when no window is given."""
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
@@ -123,13 +138,15 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         margin = n_fft // 2
         padded = pad(view(input, *([1] * (3 - signal_dims) + list(input.shape))), (margin, margin), pad_mode)
         input = view(padded, *padded.shape[3 - signal_dims:])
+    if window is None:
+        _warn_once(_NO_STFT_WINDOW)
     complex_window = window is not None and window.is_complex()
     if return_complex is None and not (input.is_complex() or complex_window):
         raise RuntimeError(_RETURN_COMPLEX_REQUIRED)
     if return_complex is None:
         return_complex = True
     if not return_complex:
-        warnings.warn(_RETURN_REAL_DEPRECATED, UserWarning, stacklevel=2)
+        _warn_once(_RETURN_REAL_DEPRECATED)
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     call = _stft_call(input, n_fft, hop, win, window, normalized, onesided, return_complex, align_to_window)
@@ -179,12 +196,12 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     N must be n_fft // 2 + 1 when ``onesided`` (the default when N != n_fft), else n_fft. The frames are
     overlap-added and divided by the overlap-added squared window, which must not vanish anywhere (NOLA).
     ``return_complex=True`` returns the complex signal (two-sided input only). Differentiable in the
-    spectrogram and the window. Warns when no window is given, as PyTorch does."""
+    spectrogram and the window. Warns (once, as PyTorch) when no window is given."""
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     call = _istft_call(input, n_fft, hop, win, window, center, normalized, onesided, length, return_complex)
     if window is None:
-        warnings.warn(_NO_WINDOW, UserWarning, stacklevel=2)
+        _warn_once(_NO_WINDOW)
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
                            "return_complex=True.")
@@ -238,7 +255,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if input.dim() == 2:
         signal = squeeze(signal, 0)
     if end > expected:
-        warnings.warn("The length of signal is shorter than the length parameter. Result is being padded with zeros "
-                      "in the tail. Please check your center and hop_length settings.", UserWarning, stacklevel=2)
+        _warn_once(_PADDED_TAIL)
         signal = pad(signal, (0, end - expected))
     return signal
