@@ -84,11 +84,13 @@ from .ops.complex_numbers import *
 from .ops.conversions import as_tensor, asarray
 from .ops.einsum import einsum
 from .ops.fill import *
+from .ops.histogramdd import histogramdd  # D-dimensional histograms (issue 16, signal)
 from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
 from .ops.matmul import *
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
+from .ops.numerical_gradient import gradient  # finite differences (issue 16, signal)
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import *
