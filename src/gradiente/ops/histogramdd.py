@@ -28,6 +28,22 @@ _BINS_OVERLOADS = ("histogramdd() received an invalid combination of arguments -
                    "bool density = False)\n")
 
 
+def point_weights(weight, a, count, shape, shown_shape):
+    """The weight of each of the ``count`` points (ones without ``weight``), which must have the input's dtype
+    and ``shape``; PyTorch's messages show the input's shape as ``shown_shape``."""
+    if weight is None:
+        return np.ones(count, dtype=a.dtype)
+    w = weight._data
+    if w.dtype != a.dtype:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({cpp_name(a.dtype)}), and weight({cpp_name(w.dtype)})")
+    if w.shape != tuple(shape):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape {shown_shape} "
+                           f"and weight with shape {list(w.shape)}")
+    return w.reshape(-1)
+
+
 def _given_edges(bins, dims, dtype):
     """The edges given as one 1-D tensor per dim, checked as PyTorch checks them."""
     if len(bins) != dims:
@@ -131,18 +147,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         counts = [int(bins)] * dims if isinstance(bins, (int, np.integer)) else [int(b) for b in bins]
         if len(counts) != dims:
             raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
-    weights = np.ones(points.shape[0], dtype=a.dtype)
-    if weight is not None:
-        w = weight._data
-        if w.dtype != a.dtype:
-            raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                               f"have the same dtype, but got input({cpp_name(a.dtype)}), and "
-                               f"weight({cpp_name(w.dtype)})")
-        if w.shape != a.shape[:-1]:
-            raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
-                               f"input tensor excluding its innermost dimension, but got input with shape "
-                               f"{list(a.shape)} and weight with shape {list(w.shape)}")
-        weights = w.reshape(-1)
+    weights = point_weights(weight, a, points.shape[0], a.shape[:-1], list(a.shape))
     edges = _given_edges(bins, dims, a.dtype) if given else _equal_edges(points, counts, range, a.dtype)
     hist = _counts(points, edges, weights, a.dtype)
     if density:
