@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.tensor import Tensor
 from .arithmetic import div, mul
@@ -110,6 +111,12 @@ def _istft_call(input, n_fft, hop_length, win_length, window, center, normalized
             f"return_complex={_flag(return_complex)})")
 
 
+def _check_fft_precision(t):
+    """PyTorch's CPU transforms (MKL) refuse half precision; so do these."""
+    if t._data.dtype.itemsize <= 2:
+        raise RuntimeError(f"MKL FFT doesn't support tensors of type: {scalar_name(t._data.dtype)}")
+
+
 def _window_of_n_fft(window, win_length, n_fft, dtype):
     """The window as ``n_fft`` points: ones when none is given, zero-padded around its centre when shorter."""
     if window is None:
@@ -152,7 +159,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     call = _stft_call(input, n_fft, hop, win, window, normalized, onesided, return_complex, align_to_window)
     if input.dim() not in (1, 2):
         raise RuntimeError(f"{call} : expected a 1D or 2D tensor")
-    if input._data.dtype.kind not in "fc":
+    if dt.kind(input._data.dtype) not in "fc":
         raise RuntimeError(f"{call} : expected a tensor of floating point or complex values")
     signal = input if input.dim() == 2 else unsqueeze(input, 0)
     length = signal.shape[1]
@@ -172,6 +179,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     frames = unfold(signal, -1, n_fft, hop)                 # (B, T, n_fft), a view
     if window is not None or win < n_fft:
         frames = mul(frames, _window_of_n_fft(window, win, n_fft, np.finfo(input._data.dtype).dtype))
+    _check_fft_precision(frames)
     real_in = not frames.is_complex()
     onesided = real_in if onesided is None else onesided
     if onesided and not real_in:
@@ -249,7 +257,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     end = start + length if length is not None else (-(n_fft // 2) if center else expected)
     signal = slice_dim(signal, 1, start, end, 1)
     envelope = slice_dim(envelope, 1, start, end, 1)
-    if envelope.numel() and np.abs(envelope._data).min() < _NOLA_FLOOR:
+    if envelope.numel() == 0:
+        # PyTorch's check takes the envelope's minimum, which an empty signal does not have
+        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    if np.abs(envelope._data).min() < _NOLA_FLOOR:
         raise RuntimeError(f"{call} window overlap add min: 1\n[ CPUBoolType{{}} ]")
     signal = div(signal, envelope)
     if input.dim() == 2:
