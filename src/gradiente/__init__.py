@@ -89,11 +89,13 @@ from .ops.conversions import as_tensor, asarray
 from .ops.einsum import einsum
 from .ops.fill import *
 from .ops.hashing import hash_tensor
+from .ops.histogramdd import histogramdd  # D-dimensional histograms (issue 16, signal)
 from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
 from .ops.matmul import *
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
+from .ops.numerical_gradient import gradient  # finite differences (issue 16, signal)
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import *
@@ -109,6 +111,7 @@ from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.sparse_products import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # issue 16
 from .ops.special import igamma, igammac, mvlgamma
+from .ops.spectral import istft, stft  # the short-time Fourier transform (issue 16, signal)
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.view_copies import *

@@ -46,6 +46,7 @@ from .ops import (
     sparse_coo,  # sparse COO tensors (issue 16)
     sparse_products,
     special,
+    spectral,  # stft and istft (issue 16, signal)
     statistics,
     unary,
     view_copies,
@@ -624,6 +625,10 @@ METHODS = (
     (sparse_compressed.row_indices, "row_indices"),
     (property(sparse_compressed.is_sparse_csr), "is_sparse_csr"),
     # --- end of compressed sparse rows
+    # --- the short-time Fourier transform (issue 16, signal; ops/spectral.py)
+    (spectral.stft, "stft"),
+    (spectral.istft, "istft"),
+    # --- end of the short-time Fourier transform rows
 )
 
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a

@@ -6,7 +6,7 @@ their scaled forms e^x·K(x). As in PyTorch they are not differentiable: the res
 K₀ and K₁ come from their integral K_n(x) = ∫₀^∞ e^(-x·cosh t)·cosh(nt) dt by the trapezoid rule: for this
 analytic integrand the error falls like e^(-2π²/(x·h²)), so a step h = 0.1 is exact to float64 rounding up to x =
 50; above it Hankel's asymptotic series is. Neither needs a table of approximation coefficients.
-Not here yet: airy_ai, bessel_j0/j1/y0/y1."""
+J₀, J₁, Y₀, Y₁ and Ai are in ``special_bessel_j``."""
 import numpy as np
 
 from ..core.special_math import i0_array, i1_array

@@ -15,6 +15,7 @@ from ..core.tensor import Tensor
 from ._warnings import warn
 from .arithmetic import _without_derivative
 from .complex_numbers import complex, conj, imag, real
+from .histogramdd import point_weights
 from .views import (
     view,
 )
@@ -156,18 +157,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         edges = edges.copy()
     else:
         edges = _histogram_edges(values, bins, range, a.dtype)
-    counted = np.ones(values.shape, dtype=a.dtype)
-    if weight is not None:
-        w = weight._data
-        if w.dtype != a.dtype:
-            raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                               f"have the same dtype, but got input({cpp_name(a.dtype)}), and "
-                               f"weight({cpp_name(w.dtype)})")
-        if w.shape != a.shape:
-            raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
-                               f"input tensor excluding its innermost dimension, but got input with shape "
-                               f"[{values.size}, 1] and weight with shape [{', '.join(map(str, w.shape))}]")
-        counted = w.reshape(-1)
+    counted = point_weights(weight, a, values.size, a.shape, [values.size, 1])
     hist = np.zeros(max(edges.size - 1, 0), dtype=a.dtype)
     if hist.size:
         inside = (values >= edges[0]) & (values <= edges[-1])

@@ -46,6 +46,7 @@ class _GatherPadBackward(Node):
     """out = x gathered along each padded dim (out[..., j] = x[..., index[j]]);
     dx = grad summed back onto the gathered positions: grad @ G along each dim, G[j, index[j]] = 1"""
     formula = "∂pad(x)/∂x: each output's gradient added to the input element it copies"
+    complex_ok = True       # it only moves and sums gradients: right for complex ones as written (stft pads them)
 
     def backward(self, ops, grad):
         for dim, index, size in reversed(self.gathers):
