@@ -5,3 +5,6 @@ from .ops.linalg import __all__
 
 # issue 16: the functions PyTorch composes from other ops
 from .ops.linalg_composite import cond, tensorinv, tensorsolve, vander
+
+# issue 16: the general eigendecomposition, least squares, Householder products and the LDL factorization
+from .ops.linalg_eig_lstsq import eig, eigvals, lstsq

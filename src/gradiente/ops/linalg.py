@@ -939,11 +939,16 @@ class LinalgPinvBackward0(Node):
 
     def backward(self, ops, grad):
         a, p = self.saved(ops)
-        p_t, grad_t = _mT(ops, p), _mT(ops, grad)
-        first = -ops.matmul(ops.matmul(p_t, grad), p_t)
-        second = ops.matmul(grad_t - ops.matmul(a, ops.matmul(p, grad_t)), ops.matmul(p, p_t))
-        third = ops.matmul(ops.matmul(p_t, p), grad_t - ops.matmul(ops.matmul(grad_t, p), a))
-        return (first + second + third,)
+        return (pinv_rule(ops, a, p, grad),)
+
+
+def pinv_rule(ops, a, p, grad):
+    """dA of P = A⁺ for the gradient ``grad`` of P (also the rule of ``lstsq``, which goes through A⁺)."""
+    p_t, grad_t = _mT(ops, p), _mT(ops, grad)
+    first = -ops.matmul(ops.matmul(p_t, grad), p_t)
+    second = ops.matmul(grad_t - ops.matmul(a, ops.matmul(p, grad_t)), ops.matmul(p, p_t))
+    third = ops.matmul(ops.matmul(p_t, p), grad_t - ops.matmul(ops.matmul(grad_t, p), a))
+    return first + second + third
 
 
 def _tolerance(s_max, shape, dtype, atol, rtol):
