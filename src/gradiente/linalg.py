@@ -8,3 +8,5 @@ from .ops.linalg_composite import cond, tensorinv, tensorsolve, vander
 
 # issue 16: the general eigendecomposition, least squares, Householder products and the LDL factorization
 from .ops.linalg_eig_lstsq import eig, eigvals, lstsq
+from .ops.linalg_householder import householder_product
+from .ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
