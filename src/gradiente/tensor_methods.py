@@ -29,6 +29,7 @@ from .ops import (
     indexing,
     joining,
     legacy_linalg,
+    linalg_householder,  # geqrf, orgqr, ormqr (issue 16, the missing linear algebra)
     matmul,
     products,
     rearranging,
@@ -588,6 +589,10 @@ METHODS = (
     (sparse_coo.dense_dim, "dense_dim"),
     (sparse_coo.sparse_mask, "sparse_mask"),
     # --- end of sparse COO rows
+    # --- LAPACK's Householder form (issue 16, ops/linalg_householder.py)
+    (linalg_householder.geqrf, "geqrf"),
+    (linalg_householder.orgqr, "orgqr"),
+    (linalg_householder.ormqr, "ormqr"),
 )
 
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a

@@ -106,6 +106,8 @@ class LinalgLstsqBackward0(Node):
 
     def backward(self, ops, grad):
         a, b, p = self.saved(ops)
+        if ops.recording:           # the pseudo-inverse again, in the graph, for the second derivative
+            p = pinv(a)
         if self.vector:
             grad, b = ops.unsqueeze(grad, -1), ops.unsqueeze(b, -1)
         grad_a = grad_b = None
@@ -160,8 +162,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals = real
     if m > n and driver != "gelsy" and (driver == "gels" or np.all(rank == n)):
         difference = a @ solution - (b[..., None] if vector else b)
-        residuals = (np.abs(difference) ** 2).sum(-2).astype(real.dtype)
-        residuals = residuals[..., 0] if vector else residuals
+        residuals = (np.abs(difference) ** 2).sum(-2).astype(real.dtype)     # (..., 1) for a vector, as PyTorch
     solution = wrap((solution[..., 0] if vector else solution).astype(a.dtype, copy=False))
     if wants_grad(A, B):
         record(LinalgLstsqBackward0, (A, B), solution, (A, B, wrap(p)), vector=vector)

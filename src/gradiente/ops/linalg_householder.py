@@ -160,9 +160,9 @@ def householder_product(A, tau, *, out=None):
     return result if out is None else out.copy_(result)
 
 
-def orgqr(input, tau):
-    """``linalg.householder_product``, under LAPACK's name."""
-    return householder_product(input, tau)
+def orgqr(input, input2, *, out=None):
+    """``linalg.householder_product(input, tau=input2)``, under LAPACK's name (and PyTorch's argument names)."""
+    return householder_product(input, input2, out=out)
 
 
 # --- Q times a matrix -----------------------------------------------------------------------------------
@@ -217,11 +217,13 @@ def _check_ormqr(x, tau, c, left):
         raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{scalar_name(x.dtype)}'")
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """op(Q)·C (``left=True``) or C·op(Q), Q = H₁⋯Hₖ the m × m product of the reflectors in ``input``
-    ``(..., m, k)`` and ``tau`` ``(..., k)`` (as ``geqrf`` gives them), C ``other`` ``(..., m, n)`` or
+    ``(..., m, k)`` and tau ``input2`` ``(..., k)`` (as ``geqrf`` gives them), C ``input3`` ``(..., m, n)`` or
     ``(..., n, m)``; op is the conjugate transpose when ``transpose=True``. Differentiable in all three, for real
-    inputs."""
+    inputs. (PyTorch's documentation calls the arguments input, tau and other; its binding, input, input2 and
+    input3, which keyword callers must use.)"""
+    tau, other = input2, input3
     x, t, c = input._data, tau._data, other._data
     _check_ormqr(x, t, c, left)
     ops = numpy_ops
