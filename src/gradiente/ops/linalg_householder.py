@@ -3,13 +3,12 @@ reflectors), ``linalg.householder_product`` (alias ``orgqr``: the product of the
 or Qᴴ, times a matrix without forming Q), for a matrix or a batch ``(..., m, n)``.
 
 Reflector i is Hᵢ = I − τᵢ vᵢ vᵢᴴ, vᵢ being column i of the input below the diagonal, with a 1 on it; Q = H₁H₂⋯Hₖ.
-The derivatives of the products are real only (a complex input's gradient is refused, naming the node).
+The derivatives of the products hold for complex inputs too, in PyTorch's convention.
 """
 import numpy as np
 
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
-from ..core.errors import broadcast_shape
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.return_types import _return_type
@@ -20,8 +19,9 @@ __all__ = ["geqrf", "householder_product", "orgqr", "ormqr"]
 geqrf_type = _return_type("geqrf", ("a", "tau"))
 
 
-def _mT(ops, x):
-    return ops.transpose(x, -1, -2)
+def _mH(ops, x):
+    """The conjugate transpose of the last two axes (the transpose, for real x)."""
+    return ops.conj(ops.transpose(x, -1, -2))
 
 
 def _reflector_vectors(ops, a, rows):
@@ -39,24 +39,25 @@ def _reflector_products(ops, vectors, tau):
         prefixes.append(q)
         v = ops.narrow(vectors, -1, i, 1)
         t = ops.unsqueeze(ops.narrow(tau, -1, i, 1), -1)
-        q = q - ops.matmul(ops.matmul(q, v) * t, ops.conj(_mT(ops, v)))
+        q = q - ops.matmul(ops.matmul(q, v) * t, _mH(ops, v))
     return q, prefixes
 
 
 def _reflector_grads(ops, vectors, tau, grad_q):
     """The gradients of the vectors (``(..., m, k)``) and of tau from that of Q = H₁⋯Hₖ (m × m): with
-    Lᵢ = H₁⋯Hᵢ₋₁ and Rᵢ = Hᵢ₊₁⋯Hₖ, the gradient of Hᵢ is M = Lᵢᵀ·gQ·Rᵢᵀ, and Hᵢ = I − τvvᵀ gives
-    dτ = −vᵀMv and dv = −τ(M + Mᵀ)v."""
+    Lᵢ = H₁⋯Hᵢ₋₁ and Rᵢ = Hᵢ₊₁⋯Hₖ, the gradient of Hᵢ is M = Lᵢᴴ·gQ·Rᵢᴴ, and Hᵢ = I − τvvᴴ gives
+    dτ = −vᴴMv and dv = −(τ̄M + τMᴴ)v (for real numbers −τ(M + Mᵀ)v; complex ones in PyTorch's convention,
+    the conjugate Wirtinger derivative)."""
     _, prefixes = _reflector_products(ops, vectors, tau)
     after = ops.constant(np.eye(vectors.shape[-2]), vectors)
     grad_vectors, grad_tau = [], []
     for i in reversed(range(tau.shape[-1])):
         v = ops.narrow(vectors, -1, i, 1)
         t = ops.unsqueeze(ops.narrow(tau, -1, i, 1), -1)
-        m = ops.matmul(ops.matmul(_mT(ops, prefixes[i]), grad_q), _mT(ops, after))
-        grad_tau.append(-ops.sum(ops.matmul(_mT(ops, v), ops.matmul(m, v)), -1))
-        grad_vectors.append(-t * ops.matmul(m + _mT(ops, m), v))
-        after = after - ops.matmul(v * t, ops.matmul(_mT(ops, v), after))
+        m = ops.matmul(ops.matmul(_mH(ops, prefixes[i]), grad_q), _mH(ops, after))
+        grad_tau.append(-ops.sum(ops.matmul(_mH(ops, v), ops.matmul(m, v)), -1))
+        grad_vectors.append(-ops.matmul(ops.conj(t) * m + t * _mH(ops, m), v))
+        after = after - ops.matmul(v * t, ops.matmul(_mH(ops, v), after))
     return ops.cat(grad_vectors[::-1], -1), ops.cat(grad_tau[::-1], -1)
 
 
@@ -115,6 +116,7 @@ class LinalgHouseholderProductBackward0(Node):
     """Q = (H₁⋯Hₖ)[:, :n], Hᵢ = I − τᵢvᵢvᵢᵀ;  the gradient of the full product is gQ padded with zero columns,
     and each reflector's part, M = (H₁⋯Hᵢ₋₁)ᵀ gQ (Hᵢ₊₁⋯Hₖ)ᵀ, gives dτᵢ = −vᵢᵀMvᵢ, dvᵢ = −τᵢ(M + Mᵀ)vᵢ"""
     __slots__ = ()
+    complex_ok = True           # written with conjugate transposes, for the conjugate Wirtinger derivative
     formula = "∂(H₁⋯Hₖ)/∂(V, τ): dτᵢ = −vᵢᵀMvᵢ, dvᵢ = −τᵢ(M + Mᵀ)vᵢ"
 
     def backward(self, ops, grad):
@@ -150,7 +152,7 @@ def _check_householder(x, tau):
 def householder_product(A, tau, *, out=None):
     """The first n columns of H₁H₂⋯Hₖ, Hᵢ = I − τᵢvᵢvᵢᴴ, for A ``(..., m, n)`` (m ≥ n) holding the vectors vᵢ
     below its diagonal (as ``geqrf`` leaves them) and tau ``(..., k)``, k ≤ n: Q ``(..., m, n)``. Differentiable
-    in both, for real inputs."""
+    in both."""
     a, t = A._data, tau._data
     _check_householder(a, t)
     q, _ = _reflector_products(numpy_ops, _reflector_vectors(numpy_ops, a, a.shape[-2]), t)
@@ -172,6 +174,7 @@ class OrmqrBackward0(Node):
     grad·op(Q)ᵀ), and Q's gradient (grad·Cᵀ, C·gradᵀ, Cᵀ·grad or gradᵀ·C, by side and op) goes to the reflectors
     as in householder_product's rule"""
     __slots__ = ()
+    complex_ok = True           # written with conjugate transposes, for the conjugate Wirtinger derivative
     formula = "∂(op(Q)·C)/∂(V, τ, C): dC = op(Q)ᵀ·grad, gQ → reflectors"
 
     def backward(self, ops, grad):
@@ -180,14 +183,14 @@ class OrmqrBackward0(Node):
         q, _ = _reflector_products(ops, vectors, tau)
         grad_other = None
         if self.next_functions[2][0] is not None:
-            q_op = q if self.transpose else _mT(ops, q)     # op(Q)ᵀ
+            q_op = q if self.transpose else _mH(ops, q)     # op(Q)ᴴ
             grad_other = ops.matmul(q_op, grad) if self.left else ops.matmul(grad, q_op)
         grad_a = grad_tau = None
         if self.next_functions[0][0] is not None or self.next_functions[1][0] is not None:
             if self.left:
-                grad_q = ops.matmul(other, _mT(ops, grad)) if self.transpose else ops.matmul(grad, _mT(ops, other))
+                grad_q = ops.matmul(other, _mH(ops, grad)) if self.transpose else ops.matmul(grad, _mH(ops, other))
             else:
-                grad_q = ops.matmul(_mT(ops, grad), other) if self.transpose else ops.matmul(_mT(ops, other), grad)
+                grad_q = ops.matmul(_mH(ops, grad), other) if self.transpose else ops.matmul(_mH(ops, other), grad)
             grad_vectors, grad_tau = _reflector_grads(ops, vectors, tau, grad_q)
             grad_a = _input_grad(ops, grad_vectors, a.shape)
         return grad_a, grad_tau, grad_other
@@ -202,11 +205,18 @@ def _check_ormqr(x, tau, c, left):
     side = -2 if left else -1
     if c.shape[side] != x.shape[-2]:
         raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
-    if tau.shape[-1] > min(c.shape[side], x.shape[-1]):
+    if tau.shape[-1] != min(c.shape[side], x.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
     if tau.ndim != x.ndim - 1:
         raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
                            f"{tau.ndim} and input.ndim is equal to {x.ndim}")
+    if c.ndim != x.ndim:
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {c.ndim} and input.ndim is equal to {x.ndim}")
+    for what, shape in (("tau", tau.shape[:-1]), ("other", c.shape[:-2])):
+        if shape != x.shape[:-2]:
+            raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to input.shape[:-2], but got "
+                               f"[{', '.join(map(str, shape))}]")
     if tau.dtype != x.dtype:
         raise RuntimeError(f"{name}: Expected input and tau to have the same dtype, but input has dtype"
                            f"{scalar_name(x.dtype)} and tau has dtype {scalar_name(tau.dtype)}")
@@ -220,9 +230,9 @@ def _check_ormqr(x, tau, c, left):
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """op(Q)·C (``left=True``) or C·op(Q), Q = H₁⋯Hₖ the m × m product of the reflectors in ``input``
     ``(..., m, k)`` and tau ``input2`` ``(..., k)`` (as ``geqrf`` gives them), C ``input3`` ``(..., m, n)`` or
-    ``(..., n, m)``; op is the conjugate transpose when ``transpose=True``. Differentiable in all three, for real
-    inputs. (PyTorch's documentation calls the arguments input, tau and other; its binding, input, input2 and
-    input3, which keyword callers must use.)"""
+    ``(..., n, m)``; op is the conjugate transpose when ``transpose=True``. Differentiable in all three.
+    (PyTorch's documentation calls the arguments input, tau and other; its binding, input, input2 and input3, which
+    keyword callers must use.)"""
     tau, other = input2, input3
     x, t, c = input._data, tau._data, other._data
     _check_ormqr(x, t, c, left)
@@ -232,7 +242,6 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     if transpose:
         q = np.conj(np.swapaxes(q, -1, -2))
     result = q @ c if left else c @ q
-    broadcast_shape(x.shape[:-2], c.shape[:-2])
     result = wrap(result.astype(x.dtype, copy=False))
     if wants_grad(input, tau, other):
         record(OrmqrBackward0, (input, tau, other), result, (input, tau, other), left=left, transpose=transpose)
