@@ -164,24 +164,24 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     ties two candidates, and either is a valid factorization that ``ldl_solve`` reads."""
     ld, pivots, info = _factor(A, hermitian)
     if check_errors and info._data.any():
-        _raise_info(info._data)
+        _raise_info(info._data, "torch.linalg.ldl_factor_ex")
     return linalg_ldl_factor_ex(ld, pivots, info)
 
 
-def _raise_info(info):
+def _raise_info(info, name):
     # PyTorch's own message: its check has no case for a positive info (a singular D), so it reports its
     # internal assertion, which a program that compares messages sees.
     code = int(np.reshape(info, -1)[np.flatnonzero(info)[0]])
     raise RuntimeError('false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/'
-                       'BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. torch.linalg.ldl_factor: '
-                       f"Unknown error code: {code}.")
+                       'BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. '
+                       f"{name}: Unknown error code: {code}.")
 
 
 def ldl_factor(A, *, hermitian=False, out=None):
     """``ldl_factor_ex`` that raises when D is singular; returns ``(LD, pivots)``."""
     ld, pivots, info = _factor(A, hermitian)
     if info._data.any():
-        _raise_info(info._data)
+        _raise_info(info._data, "torch.linalg.ldl_factor")
     return linalg_ldl_factor(ld, pivots)
 
 
@@ -228,9 +228,9 @@ def _solve_one(ld, pivots, b, hermitian):
 def _check_solve(ld, pivots, b):
     name = "torch.linalg.ldl_solve"
     if ld.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor LD must have at least 2 dimensions.")
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if ld.shape[-1] != ld.shape[-2]:
-        raise RuntimeError(f"{name}: LD must be batches of square matrices, but they are {ld.shape[-2]} by "
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {ld.shape[-2]} by "
                            f"{ld.shape[-1]} matrices")
     if b.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{max(b.ndim, 1)}, "
@@ -238,7 +238,7 @@ def _check_solve(ld, pivots, b):
     if pivots.shape != ld.shape[:-1]:
         raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with "
                            f"shape [{', '.join(map(str, pivots.shape))}] instead")
-    if pivots.dtype != np.int32:
+    if pivots.dtype.kind not in "iu":
         raise RuntimeError(f"{name}: Expected pivots to be integers. Got {scalar_name(pivots.dtype)}")
     if b.dtype != ld.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {scalar_name(b.dtype)} and A "
