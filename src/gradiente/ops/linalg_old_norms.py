@@ -67,6 +67,8 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{scalar_name(x.dtype)} instead.")
     axes = tuple(sorted(_wrap_dim(d, x.ndim) for d in dims)) if dims else tuple(range(x.ndim))
+    if len(set(axes)) < len(axes):
+        raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
     wide = dt.widened(x)
     value = np.sqrt(np.sum(np.abs(wide) ** 2, axis=axes, keepdims=keepdim))
     result = wrap(np.asarray(value, dtype=np.abs(np.zeros((), x.dtype)).dtype))
@@ -83,6 +85,8 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
         raise not_on_sparse("native_norm", "CPU")
     if keepdim:
         raise RuntimeError("norm_sparse currently does not support keepdim=True")
+    if dtype is not None:
+        raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
     if dim is not None and len(dim) not in (0, input.dim()):
         raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
                            "contain all dimensions of the input")
@@ -96,7 +100,6 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
         value = np.count_nonzero(values)
     else:
         value = np.sum(values ** p) ** (1 / p)
-    result_dtype = dtype._np if dtype is not None else values.dtype if input._data.dtype.kind == "c" \
-        else input._data.dtype
-    result = wrap(np.asarray(value, dtype=result_dtype))
+    real_dtype = values.dtype if input._data.dtype.kind == "c" else input._data.dtype
+    result = wrap(np.asarray(value, dtype=real_dtype))
     return _without_derivative("native_norm", (input,), result)

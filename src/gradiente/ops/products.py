@@ -172,6 +172,10 @@ _addmv_in_place = make_inplace(addmv, "addmv_")
 
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
     """``addmv`` written into ``input``, which must already have the product's length (as ``Tensor.addmv_``)."""
+    rows = mat.shape[0] if mat.dim() == 2 else None
+    if vec.dim() == 1 and rows is not None and mat.shape[1] == vec.shape[0] and input.numel() == 1 != rows:
+        raise RuntimeError(f"Bad in-place call: input tensor size [{', '.join(map(str, input.shape))}] and output "
+                           f"tensor size [{rows}] should match")
     return _addmv_in_place(input, mat, vec, beta=beta, alpha=alpha)
 
 
