@@ -13,6 +13,7 @@ import numpy as np
 from ..core import random
 from ..core.dtype import FROM_NUMPY
 from ..core.record import wrap
+from ..core.size import Size
 
 __all__ = ["lobpcg"]
 
@@ -94,7 +95,7 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     for i in range(len(a)):
         start = random.randn(m, n, dtype=FROM_NUMPY[dtype])._data if x is None else x[i]
         if start.shape != (m, n):
-            raise AssertionError(f"X shape mismatch: got {tuple(start.shape)}, expected {(m, n)}")
+            raise AssertionError(f"X shape mismatch: got {Size(start.shape)!r}, expected {(m, n)}")
         values[i], vectors[i] = _lobpcg_one(a[i], np.eye(m, dtype=dtype) if b is None else b[i], start,
                                             preconditioner, k, 1000 if niter is None else niter, tol,
                                             True if largest is None else largest)
