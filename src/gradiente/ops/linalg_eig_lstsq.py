@@ -58,6 +58,18 @@ class LinalgEigBackward0(Node):
             inner = inner + projected * (1 - eye) / gaps
         return (_solve(ops, vectors_h, ops.matmul(inner, vectors_h)),)
 
+    def jvp(self, ops, a_t):
+        """dP = V⁻¹·dA·V;  dL = diag(dP),  dV = V·X − V·diag(Re(diag(VᴴV·X))), X = dP / E off the diagonal and 0
+        on it (the last term keeps each eigenvector of unit length)"""
+        values, vectors = self.saved(ops)
+        eye = _eye(ops, values.shape[-1], values)
+        projected = _solve(ops, vectors, ops.matmul(a_t, vectors))
+        gaps = ops.unsqueeze(values, -2) - ops.unsqueeze(values, -1) + eye
+        x = projected * (1 - eye) / gaps
+        norms = ops.sum(ops.matmul(_mH(ops, vectors), ops.matmul(vectors, x)) * eye, -2)
+        vectors_t = ops.matmul(vectors, x) - vectors * ops.unsqueeze(ops.real(norms), -2)
+        return ops.sum(projected * eye, -1), vectors_t
+
 
 def _eig(A, name):
     a = A._data
