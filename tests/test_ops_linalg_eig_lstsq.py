@@ -2,6 +2,8 @@
 float64 gradchecks and comparisons (values, gradients, grad_fn names) in float32 and float64, batched; eigenpairs
 through functions that do not depend on each eigenvector's phase; complex results and their dtypes; the gauge
 error; which results each lstsq driver leaves empty; and PyTorch's error messages."""
+import inspect
+
 import numpy as np
 import pytest
 from harness import OpSpec, check_same_error, spec_tests
@@ -183,3 +185,18 @@ ERRORS = [
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors_match_torch(name, fn):
     check_same_error(fn)
+
+
+_NEW_NAMES = [("linalg", n) for n in ("eig", "eigvals", "lstsq", "householder_product", "ldl_factor", "ldl_factor_ex",
+                                      "ldl_solve")] + \
+    [("", n) for n in ("geqrf", "orgqr", "ormqr", "nuclear_norm", "frobenius_norm", "native_norm", "addmv_", "lobpcg")]
+
+
+@pytest.mark.parametrize("module,name", _NEW_NAMES, ids=[n for _, n in _NEW_NAMES])
+def test_argument_names_are_torchs(module, name):
+    """Keyword callers use PyTorch's binding's names (``input``, ``b``), which its documentation does not always
+    show (``A``, ``B``)."""
+    from test_ops_linalg import _torch_names
+    ours = getattr(gradiente.linalg, name) if module else getattr(gradiente, name)
+    theirs = _torch_names(torch.linalg if module else torch, name, f"linalg_{name}" if module else name)
+    assert [p for p in inspect.signature(ours).parameters if p != "out"] == theirs

@@ -88,11 +88,11 @@ def _eig(A, name):
     return values, vectors
 
 
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """The eigenvalues ``(..., n)`` and eigenvectors ``(..., n, n)`` (columns, each of unit length) of a square
     matrix, both complex (complex64 for float32, complex128 for float64). The eigenvectors are fixed only up to a
     phase each, so a loss must not depend on it (``abs`` of them, or the eigenvalues alone, are fine)."""
-    values, vectors = _eig(A, "linalg.eig")
+    values, vectors = _eig(input, "linalg.eig")
     if out is not None:
         out[0].copy_(values)
         out[1].copy_(vectors)
@@ -100,9 +100,9 @@ def eig(A, *, out=None):
     return linalg_eig(values, vectors)
 
 
-def eigvals(A, *, out=None):
+def eigvals(input, *, out=None):
     """The complex eigenvalues ``(..., n)`` of a square matrix, in LAPACK's order (not sorted)."""
-    values = _eig(A, "linalg.eigvals")[0]
+    values = _eig(input, "linalg.eigvals")[0]
     return values if out is None else out.copy_(values)
 
 
@@ -151,16 +151,18 @@ def _check_lstsq(a, b, driver):
     return vector
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
-    """The least-squares solution X ``(..., n, k)`` of A X ≈ B for A ``(..., m, n)`` and B ``(..., m, k)`` (or a
-    vector ``(..., m)``, giving ``(..., n)``): the minimum-norm solution for a rank-deficient A, singular values
-    up to ``rcond``·σ_max counting as zero (``rcond`` defaults to eps·max(m, n)). Returns ``(solution, residuals,
-    rank, singular_values)``; as in PyTorch's CPU drivers ('gelsy', the default, 'gelsd', 'gelss', 'gels'):
-    residuals, the squared residual norm of each column, only when m > n, the driver is not 'gelsy' and (for
-    'gelsd' and 'gelss') every matrix has full rank; rank except for 'gels'; singular values for 'gelsd' and
-    'gelss'; the others are empty. Differs from PyTorch: every driver solves through an SVD, so 'gels' on a
-    rank-deficient A gives the minimum-norm solution where LAPACK's gels gives garbage, and 'gelsy' counts the
-    rank from the singular values rather than a pivoted QR (the same except at the cut-off)."""
+def lstsq(input, b, rcond=None, *, driver=None):
+    """The least-squares solution X ``(..., n, k)`` of A X ≈ B for A = ``input`` ``(..., m, n)`` and B = ``b``
+    ``(..., m, k)`` (or a vector ``(..., m)``, giving ``(..., n)``): the minimum-norm solution for a
+    rank-deficient A, singular values up to ``rcond``·σ_max counting as zero (``rcond`` defaults to
+    eps·max(m, n)). Returns ``(solution, residuals, rank, singular_values)``; as in PyTorch's CPU drivers
+    ('gelsy', the default, 'gelsd', 'gelss', 'gels'): residuals, the squared residual norm of each column, only
+    when m > n, the driver is not 'gelsy' and (for 'gelsd' and 'gelss') every matrix has full rank; rank except
+    for 'gels'; singular values for 'gelsd' and 'gelss'; the others are empty. Differs from PyTorch: every driver
+    solves through an SVD, so 'gels' on a rank-deficient A gives the minimum-norm solution where LAPACK's gels
+    gives garbage, and 'gelsy' counts the rank from the singular values rather than a pivoted QR (the same except
+    at the cut-off)."""
+    A, B = input, b     # PyTorch's argument names, for keyword callers
     a, b = A._data, B._data
     vector = _check_lstsq(a, b, driver)
     driver = "gelsy" if driver is None else driver

@@ -149,16 +149,16 @@ def _check_householder(x, tau):
         raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{scalar_name(x.dtype)}'")
 
 
-def householder_product(A, tau, *, out=None):
-    """The first n columns of H₁H₂⋯Hₖ, Hᵢ = I − τᵢvᵢvᵢᴴ, for A ``(..., m, n)`` (m ≥ n) holding the vectors vᵢ
+def householder_product(input, tau, *, out=None):
+    """The first n columns of H₁H₂⋯Hₖ, Hᵢ = I − τᵢvᵢvᵢᴴ, for ``input`` ``(..., m, n)`` (m ≥ n) holding the vectors vᵢ
     below its diagonal (as ``geqrf`` leaves them) and tau ``(..., k)``, k ≤ n: Q ``(..., m, n)``. Differentiable
     in both."""
-    a, t = A._data, tau._data
+    a, t = input._data, tau._data
     _check_householder(a, t)
     q, _ = _reflector_products(numpy_ops, _reflector_vectors(numpy_ops, a, a.shape[-2]), t)
     result = wrap(np.ascontiguousarray(q[..., :a.shape[-1]]).astype(a.dtype, copy=False))
-    if wants_grad(A, tau):
-        record(LinalgHouseholderProductBackward0, (A, tau), result, (A, tau))
+    if wants_grad(input, tau):
+        record(LinalgHouseholderProductBackward0, (input, tau), result, (input, tau))
     return result if out is None else out.copy_(result)
 
 

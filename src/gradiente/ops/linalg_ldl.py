@@ -155,14 +155,14 @@ def _factor(A, hermitian):
     return ld, pivots, wrap(info)
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     """The LDL factorization of the symmetric (Hermitian with ``hermitian=True``) matrices ``(..., n, n)``, of
     which only the lower triangle is read: ``LD`` ``(..., n, n)`` (L below the diagonal, D's blocks on and just
     below it, zeros above), ``pivots`` ``(..., n)`` as LAPACK's sytrf (1-based; negative pairs for a 2×2 block) and
     ``info`` (the 1-based position of the first zero pivot, 0 when none). The pivots are the unblocked
     algorithm's (sytf2); LAPACK's blocked sytrf, which PyTorch calls, makes the same choices except where rounding
     ties two candidates, and either is a valid factorization that ``ldl_solve`` reads."""
-    ld, pivots, info = _factor(A, hermitian)
+    ld, pivots, info = _factor(input, hermitian)
     if check_errors and info._data.any():
         _raise_info(info._data, "torch.linalg.ldl_factor_ex")
     return linalg_ldl_factor_ex(ld, pivots, info)
@@ -177,9 +177,9 @@ def _raise_info(info, name):
                        f"{name}: Unknown error code: {code}.")
 
 
-def ldl_factor(A, *, hermitian=False, out=None):
+def ldl_factor(input, *, hermitian=False, out=None):
     """``ldl_factor_ex`` that raises when D is singular; returns ``(LD, pivots)``."""
-    ld, pivots, info = _factor(A, hermitian)
+    ld, pivots, info = _factor(input, hermitian)
     if info._data.any():
         _raise_info(info._data, "torch.linalg.ldl_factor")
     return linalg_ldl_factor(ld, pivots)
