@@ -128,6 +128,21 @@ class LinalgHouseholderProductBackward0(Node):
         return _input_grad(ops, grad_vectors, a.shape), grad_tau
 
 
+def _check_batches(name, x, tau, other=None):
+    """tau (and ``other``) must have the input's batch dimensions: PyTorch broadcasts none of them."""
+    if tau.ndim != x.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {x.ndim}")
+    if other is not None and other.ndim != x.ndim:
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {other.ndim} and input.ndim is equal to {x.ndim}")
+    batches = [("tau", tau.shape[:-1])] + ([] if other is None else [("other", other.shape[:-2])])
+    for what, shape in batches:
+        if shape != x.shape[:-2]:
+            raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to input.shape[:-2], but got "
+                               f"[{', '.join(map(str, shape))}]")
+
+
 def _check_householder(x, tau):
     name = "torch.linalg.householder_product"
     if x.ndim < 2:
@@ -136,12 +151,7 @@ def _check_householder(x, tau):
         raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
     if x.shape[-1] < tau.shape[-1] if tau.ndim else False:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
-    if tau.ndim != x.ndim - 1:
-        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
-                           f"{tau.ndim} and input.ndim is equal to {x.ndim}")
-    if tau.shape[:-1] != x.shape[:-2]:
-        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
-                           f"[{', '.join(map(str, tau.shape[:-1]))}]")
+    _check_batches(name, x, tau)
     if tau.dtype != x.dtype:
         raise RuntimeError(f"{name}: tau dtype {scalar_name(tau.dtype)} does not match input dtype "
                            f"{scalar_name(x.dtype)}")
@@ -207,16 +217,7 @@ def _check_ormqr(x, tau, c, left):
         raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
     if tau.shape[-1] != min(c.shape[side], x.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
-    if tau.ndim != x.ndim - 1:
-        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
-                           f"{tau.ndim} and input.ndim is equal to {x.ndim}")
-    if c.ndim != x.ndim:
-        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as input, but got "
-                           f"other.ndim equal to {c.ndim} and input.ndim is equal to {x.ndim}")
-    for what, shape in (("tau", tau.shape[:-1]), ("other", c.shape[:-2])):
-        if shape != x.shape[:-2]:
-            raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to input.shape[:-2], but got "
-                               f"[{', '.join(map(str, shape))}]")
+    _check_batches(name, x, tau, c)
     if tau.dtype != x.dtype:
         raise RuntimeError(f"{name}: Expected input and tau to have the same dtype, but input has dtype"
                            f"{scalar_name(x.dtype)} and tau has dtype {scalar_name(tau.dtype)}")

@@ -15,6 +15,7 @@ from ..core.errors import broadcast_shape
 from ..core.record import wrap
 from ..core.return_types import _return_type
 from .arithmetic import _without_derivative
+from .linalg import _check_square
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
@@ -129,11 +130,7 @@ def _eliminate_two(a, k, conj, real, hermitian):
 
 def _check_factor(a):
     name = "torch.linalg.ldl_factor_ex"
-    if a.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
-                           f"{a.shape[-1]} matrices")
+    _check_square(name, a)
     if dt.kind(a.dtype) not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_name(a.dtype)}")
     if a.dtype == np.float16:
@@ -227,11 +224,7 @@ def _solve_one(ld, pivots, b, hermitian):
 
 def _check_solve(ld, pivots, b):
     name = "torch.linalg.ldl_solve"
-    if ld.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if ld.shape[-1] != ld.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {ld.shape[-2]} by "
-                           f"{ld.shape[-1]} matrices")
+    _check_square(name, ld)
     if b.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{max(b.ndim, 1)}, "
                          f"{max(b.ndim, 1) - 1}], but got -2)")
