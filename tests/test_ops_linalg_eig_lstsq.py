@@ -200,3 +200,19 @@ def test_argument_names_are_torchs(module, name):
     ours = getattr(gradiente.linalg, name) if module else getattr(gradiente, name)
     theirs = _torch_names(torch.linalg if module else torch, name, f"linalg_{name}" if module else name)
     assert [p for p in inspect.signature(ours).parameters if p != "out"] == theirs
+
+
+def test_complex_lstsq_and_pinv_gradients_match_torch():
+    a = RNG.standard_normal((2, 5, 3)) + 1j * RNG.standard_normal((2, 5, 3))
+    b = RNG.standard_normal((2, 5, 2)) + 1j * RNG.standard_normal((2, 5, 2))
+    (oa, ta), (ob, tb) = _pair(a, True), _pair(b, True)
+    assert gradcheck(lambda x, y: gradiente.linalg.lstsq(x, y).solution, (oa, ob))
+    assert gradcheck(gradiente.linalg.pinv, (oa,))
+    (gradiente.linalg.lstsq(oa, ob).solution.abs() ** 2).sum().backward()
+    (torch.linalg.lstsq(ta, tb).solution.abs() ** 2).sum().backward()
+    _close(oa.grad, ta.grad, 1e-9, 1e-12)
+    _close(ob.grad, tb.grad, 1e-9, 1e-12)
+    oa.grad = ta.grad = None
+    (gradiente.linalg.pinv(oa).abs() ** 2).sum().backward()
+    (torch.linalg.pinv(ta).abs() ** 2).sum().backward()
+    _close(oa.grad, ta.grad, 1e-9, 1e-12)

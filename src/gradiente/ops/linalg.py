@@ -933,8 +933,9 @@ def svdvals(A, *, driver=None, out=None):
 # --- pseudo-inverse and rank ----------------------------------------------------------------------------------
 
 class LinalgPinvBackward0(Node):
-    """P = A⁺;  dA = −Pᵀ G Pᵀ + (I − AP) Gᵀ P Pᵀ + Pᵀ P Gᵀ (I − PA) (valid where the rank does not change)"""
+    """P = A⁺;  dA = −Pᴴ G Pᴴ + (I − AP) Gᴴ P Pᴴ + Pᴴ P Gᴴ (I − PA) (valid where the rank does not change)"""
     __slots__ = ()
+    complex_ok = True           # pinv_rule is written with conjugate transposes
     formula = "∂A⁺/∂A: G ↦ −PᵀGPᵀ + (I − AP)GᵀPPᵀ + PᵀPGᵀ(I − PA)"
 
     def backward(self, ops, grad):
@@ -943,8 +944,9 @@ class LinalgPinvBackward0(Node):
 
 
 def pinv_rule(ops, a, p, grad):
-    """dA of P = A⁺ for the gradient ``grad`` of P (also the rule of ``lstsq``, which goes through A⁺)."""
-    p_t, grad_t = _mT(ops, p), _mT(ops, grad)
+    """dA of P = A⁺ for the gradient ``grad`` of P (also the rule of ``lstsq``, which goes through A⁺); with
+    conjugate transposes, so that it holds for complex matrices too."""
+    p_t, grad_t = ops.conj(_mT(ops, p)), ops.conj(_mT(ops, grad))
     first = -ops.matmul(ops.matmul(p_t, grad), p_t)
     second = ops.matmul(grad_t - ops.matmul(a, ops.matmul(p, grad_t)), ops.matmul(p, p_t))
     third = ops.matmul(ops.matmul(p_t, p), grad_t - ops.matmul(ops.matmul(grad_t, p), a))

@@ -114,6 +114,7 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 class LinalgLstsqBackward0(Node):
     """X = A⁺B;  dA = pinv's rule with G = gX·Bᴴ,  dB = A⁺ᴴ·gX (PyTorch's rule: through the pseudo-inverse)"""
     __slots__ = ()
+    complex_ok = True           # written with conjugate transposes
     formula = "∂(A⁺B)/∂(A, B): dA = pinv_backward(gX·Bᵀ),  dB = A⁺ᵀ·gX"
 
     def backward(self, ops, grad):
@@ -124,9 +125,9 @@ class LinalgLstsqBackward0(Node):
             grad, b = ops.unsqueeze(grad, -1), ops.unsqueeze(b, -1)
         grad_a = grad_b = None
         if self.next_functions[0][0] is not None:
-            grad_a = pinv_rule(ops, a, p, ops.matmul(grad, ops.transpose(b, -1, -2)))
+            grad_a = pinv_rule(ops, a, p, ops.matmul(grad, _mH(ops, b)))
         if self.next_functions[1][0] is not None:
-            grad_b = ops.matmul(ops.transpose(p, -1, -2), grad)
+            grad_b = ops.matmul(_mH(ops, p), grad)
             if self.vector:
                 grad_b = ops.sum(grad_b, -1)
         return grad_a, grad_b
