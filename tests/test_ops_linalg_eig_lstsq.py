@@ -35,14 +35,11 @@ def _tall(rng, shapes):
 
 
 SPECS = [
-    OpSpec("eigvals_abs", lambda lib, x: _l(lib).eigvals(x).abs(), [((3, 3),), ((2, 4, 4),)],
-           extra={"xfail": {"gradgradcheck": "eig's rule under create_graph needs solve's complex rule"}}),
+    OpSpec("eigvals_abs", lambda lib, x: _l(lib).eigvals(x).abs(), [((3, 3),), ((2, 4, 4),)]),
     OpSpec("eig_values_real", lambda lib, x: _l(lib).eig(x).eigenvalues.real, [((3, 3),)],
-           make_inputs=_real_spectrum,
-           extra={"xfail": {"gradgradcheck": "eig's rule under create_graph needs solve's complex rule"}}),
+           make_inputs=_real_spectrum),
     OpSpec("eig_vectors_abs", lambda lib, x: _l(lib).eig(x)[1].abs(), [((3, 3),), ((2, 3, 3),)],
-           make_inputs=_real_spectrum,
-           extra={"xfail": {"gradgradcheck": "eig's rule under create_graph needs solve's complex rule"}}),
+           make_inputs=_real_spectrum),
     OpSpec("lstsq", lambda lib, a, b: _l(lib).lstsq(a, b).solution, [((4, 3), (4, 2)), ((2, 5, 3), (2, 5, 1))],
            make_inputs=_tall),
     OpSpec("lstsq_vector", lambda lib, a, b: _l(lib).lstsq(a, b).solution, [((4, 3), (4,))], make_inputs=_tall),
@@ -200,6 +197,21 @@ def test_argument_names_are_torchs(module, name):
     ours = getattr(gradiente.linalg, name) if module else getattr(gradiente, name)
     theirs = _torch_names(torch.linalg if module else torch, name, f"linalg_{name}" if module else name)
     assert [p for p in inspect.signature(ours).parameters if p != "out"] == theirs
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_complex_solve_gradients_match_torch(left):
+    """eig's rule solves with complex matrices, so solve's own rule (second derivatives) must hold for them."""
+    a = RNG.standard_normal((2, 3, 3)) + 1j * RNG.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b = RNG.standard_normal((2, 3, 2)) + 1j * RNG.standard_normal((2, 3, 2))
+    b = b if left else np.swapaxes(b, -1, -2).copy()
+    (oa, ta), (ob, tb) = _pair(a, True), _pair(b, True)
+    assert gradcheck(lambda x, y: gradiente.linalg.solve(x, y, left=left), (oa, ob))
+    assert gradiente.autograd.gradgradcheck(lambda x, y: gradiente.linalg.solve(x, y, left=left), (oa, ob))
+    (gradiente.linalg.solve(oa, ob, left=left).abs() ** 2).sum().backward()
+    (torch.linalg.solve(ta, tb, left=left).abs() ** 2).sum().backward()
+    _close(oa.grad, ta.grad.resolve_conj(), 1e-9, 1e-12)
+    _close(ob.grad, tb.grad.resolve_conj(), 1e-9, 1e-12)
 
 
 def test_complex_lstsq_and_pinv_gradients_match_torch():

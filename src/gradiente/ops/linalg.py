@@ -299,20 +299,22 @@ def inv(A, *, out=None):
 
 
 class LinalgSolveExBackward0(Node):
-    """X = A⁻¹B;  dB = A⁻ᵀ·grad;  dA = −dB·Xᵀ   (left=False, X = BA⁻¹:  dB = grad·A⁻ᵀ;  dA = −Xᵀ·dB)"""
+    """X = A⁻¹B;  dB = A⁻ᴴ·grad;  dA = −dB·Xᴴ   (left=False, X = BA⁻¹:  dB = grad·A⁻ᴴ;  dA = −Xᴴ·dB)"""
     __slots__ = ()
-    formula = "∂(A⁻¹B)/∂B: G ↦ A⁻ᵀG,  ∂/∂A: G ↦ −A⁻ᵀG·Xᵀ"
+    complex_ok = True           # written with conjugate transposes (plain transposes for real matrices)
+    formula = "∂(A⁻¹B)/∂B: G ↦ A⁻ᴴG,  ∂/∂A: G ↦ −A⁻ᴴG·Xᴴ"
 
     def backward(self, ops, grad):
         a, x = self.saved(ops)
         if self.vector:
             grad, x = ops.unsqueeze(grad, -1), ops.unsqueeze(x, -1)
+        a_h, x_h = ops.conj(_mT(ops, a)), ops.conj(_mT(ops, x))
         if self.left:
-            grad_b = _solve(ops, _mT(ops, a), grad)
-            grad_a = -ops.matmul(grad_b, _mT(ops, x))
+            grad_b = _solve(ops, a_h, grad)
+            grad_a = -ops.matmul(grad_b, x_h)
         else:
-            grad_b = _right_solve(ops, grad, _mT(ops, a))
-            grad_a = -ops.matmul(_mT(ops, x), grad_b)
+            grad_b = _right_solve(ops, grad, a_h)
+            grad_a = -ops.matmul(x_h, grad_b)
         if self.vector:
             grad_b = ops.sum(grad_b, -1)
         return (grad_a if self.next_functions[0][0] is not None else None,
