@@ -12,8 +12,11 @@ import numpy as np
 
 from ..core import random
 from ..core.dtype import FROM_NUMPY
-from ..core.record import wrap
+from ..core.node import Node
+from ..core.record import record, wants_grad, wrap
 from ..core.size import Size
+from .arithmetic import add, div
+from .views import transpose
 
 __all__ = ["lobpcg"]
 
@@ -61,6 +64,29 @@ def _lobpcg_one(a, b, x, preconditioner, k, niter, tol, largest):
     return values[:k], x[:, :k]
 
 
+class LOBPCGAutogradFunctionBackward(Node):
+    """(D, U) = the k chosen eigenpairs of symmetric A;  dA = U·diag(gD)·Uᵀ + V·(F ∘ (Vᵀ·gU))·Uᵀ, with V, L the
+    whole eigendecomposition of A and Fⱼᵢ = 1/(Dᵢ − Lⱼ) (0 where Lⱼ is Dᵢ itself): the derivative of each
+    eigenvector, −(A − DᵢI)⁺ dA uᵢ, transposed. (PyTorch's node, named after its autograd.Function, solves a
+    Sylvester equation in the k pairs instead; the derivative is the same.)"""
+    __slots__ = ()
+    formula = "∂(D, U)/∂A: U diag(gD) Uᵀ + V (F ∘ VᵀgU) Uᵀ,  Fⱼᵢ = 1/(Dᵢ − Lⱼ)"
+
+    def backward(self, ops, grad_values, grad_vectors):
+        if self.generalized:
+            raise ValueError("lobpcg.backward does not support backward with B != I yet.")
+        a, values, vectors = (ops.raw(x) for x in self.saved(ops))
+        grad_values, grad_vectors = ops.raw(grad_values), ops.raw(grad_vectors)
+        every_value, every_vector = np.linalg.eigh(a)
+        gaps = values[..., None, :] - every_value[..., :, None]
+        own = np.argmin(np.abs(gaps), axis=-2)[..., None, :]          # each chosen pair's place in the whole
+        np.put_along_axis(gaps, own, np.inf, axis=-2)
+        transposed = np.swapaxes(vectors, -1, -2)
+        grad = (vectors * grad_values[..., None, :]) @ transposed
+        grad = grad + every_vector @ ((np.swapaxes(every_vector, -1, -2) @ grad_vectors) / gaps) @ transposed
+        return (ops.constant(grad, grad_values),) + (None,) * (len(self.next_functions) - 1)
+
+
 def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None,
            tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
     """The ``k`` largest (``largest=True``, the default) or smallest eigenvalues ``(*, k)`` and eigenvectors
@@ -68,11 +94,12 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     of A x = λ B x. ``X`` ``(*, m, n)`` is the starting guess (random normal by default, n = k), ``iK`` a
     preconditioner, ``niter`` the most iterations (1000), ``tol`` the relative residual to reach (√eps of the
     dtype). Intended differences from PyTorch: every ``method`` runs the algorithm described in this module,
-    ``tracker`` and the ``ortho_*`` tuning parameters are accepted and not read, and A and B must not require
-    grad (PyTorch differentiates its result; this does not)."""
-    if (A.requires_grad or (B is not None and B.requires_grad)):
-        raise NotImplementedError("gradiente's lobpcg has no derivative: detach A (and B) before calling it, or use "
-                                  "torch.linalg.eigh, which has one.")
+    ``tracker`` and the ``ortho_*`` tuning parameters are accepted and not read. Differentiable in A (dense, real,
+    without B), as PyTorch's."""
+    differentiable = wants_grad(A) or (B is not None and wants_grad(B))
+    if differentiable:      # as PyTorch: the gradient of a symmetric matrix stays symmetric
+        A = div(add(A, transpose(A, -2, -1)), 2)
+        B = div(add(B, transpose(B, -2, -1)), 2) if B is not None else None
     a = A.to_dense()._data if A.is_sparse else A._data
     if a.shape[-2] != a.shape[-1]:
         raise AssertionError(f"A must be square, got shape {A.shape}")
@@ -99,4 +126,9 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
         values[i], vectors[i] = _lobpcg_one(a[i], np.eye(m, dtype=dtype) if b is None else b[i], start,
                                             preconditioner, k, 1000 if niter is None else niter, tol,
                                             True if largest is None else largest)
-    return wrap(values.reshape(batch + (k,))), wrap(vectors.reshape(batch + (m, k)))
+    values, vectors = wrap(values.reshape(batch + (k,))), wrap(vectors.reshape(batch + (m, k)))
+    if differentiable:
+        inputs = (A,) if B is None else (A, B)
+        record(LOBPCGAutogradFunctionBackward, inputs, (values, vectors), (A, values, vectors),
+               generalized=B is not None)
+    return values, vectors
