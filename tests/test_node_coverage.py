@@ -58,6 +58,11 @@ EXEMPT = {
         "floor_divide, heaviside, ...; test_not_implemented_derivatives.py",
     "gradiente.autograd.function.Error":
         "once_differentiable's guard against a second derivative; test_custom_function.py",
+    "gradiente.ops.linalg_lobpcg.LOBPCGAutogradFunctionBackward":
+        "lobpcg's start is random and its results accurate to a tolerance, which the spec table's comparison with "
+        "PyTorch cannot take; test_ops_linalg_lobpcg.py::test_gradients_match_torch_and_gradcheck",
+    "gradiente.ops.linalg_householder.GeqrfBackward0":
+        "test_ops_linalg_householder.py::test_geqrf_has_no_derivative_as_in_torch",
     "gradiente.ops.sorting.Unique2Backward0": "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
     "gradiente.ops.sorting.UniqueDimBackward0": "test_ops_sorting.py::test_unique_has_no_derivative_as_in_torch",
     "gradiente.ops.sorting.UniqueConsecutiveBackward0":

@@ -270,3 +270,23 @@ def test_integer_products_match_torch():
                 lib.matrix_power(m, 3).tolist(), lib.matrix_power(m, 0).tolist(), lib.diag_embed(x).tolist(),
                 lib.cross(x, x + 1, dim=0).tolist()]
     assert values(gradiente) == values(torch)
+
+
+def test_torch_level_addmv_in_place_matches_torch():
+    rng = np.random.default_rng(5)
+    x, m, v = rng.standard_normal(3), rng.standard_normal((3, 3)), rng.standard_normal(3)
+    results = []
+    for lib in (gradiente, torch):
+        into = lib.tensor(x)
+        out = lib.addmv_(into, lib.tensor(m), lib.tensor(v), beta=2, alpha=0.5)
+        assert out is into
+        weight = lib.tensor(m, requires_grad=True)
+        base = lib.tensor(x, requires_grad=True) * 1
+        lib.addmv_(base, weight, lib.tensor(v)).sum().backward()
+        results.append((into.numpy(), type(base.grad_fn).__name__, weight.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    assert results[0][1] == results[1][1]
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-12)
+    check_same_error(lambda lib: lib.addmv_(lib.zeros(1), lib.zeros(3, 3), lib.zeros(3)))
+    check_same_error(lambda lib: lib.addmv_(lib.zeros(3, requires_grad=True), lib.zeros(3, 3), lib.zeros(3)))
+    check_same_error(lambda lib: lib.addmv_(lib.zeros(3), lib.zeros(3, 3), lib.zeros(4)))

@@ -93,6 +93,11 @@ from .ops.histogramdd import histogramdd  # D-dimensional histograms (issue 16, 
 from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
+
+# issue 16, the missing linear algebra: LAPACK's Householder form, the deprecated norms, lobpcg
+from .ops.linalg_householder import geqrf, orgqr, ormqr
+from .ops.linalg_lobpcg import lobpcg
+from .ops.linalg_old_norms import frobenius_norm, native_norm, nuclear_norm
 from .ops.matmul import *
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
 from .ops.numerical_gradient import gradient  # finite differences (issue 16, signal)

@@ -5,3 +5,11 @@ from .ops.linalg import __all__
 
 # issue 16: the functions PyTorch composes from other ops
 from .ops.linalg_composite import cond, tensorinv, tensorsolve, vander
+
+# issue 16: the general eigendecomposition, least squares, Householder products and the LDL factorization
+from .ops.linalg_eig_lstsq import eig, eigvals, lstsq
+from .ops.linalg_householder import householder_product
+from .ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
+
+# a new list (``+=`` would extend ops.linalg's own)
+__all__ = __all__ + ["eig", "eigvals", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq"]

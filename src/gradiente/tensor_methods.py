@@ -33,6 +33,7 @@ from .ops import (
     indexing,
     joining,
     legacy_linalg,
+    linalg_householder,  # geqrf, orgqr, ormqr (issue 16, the missing linear algebra)
     matmul,
     products,
     rearranging,
@@ -629,6 +630,10 @@ METHODS = (
     (spectral.stft, "stft"),
     (spectral.istft, "istft"),
     # --- end of the short-time Fourier transform rows
+    # --- LAPACK's Householder form (issue 16, ops/linalg_householder.py)
+    (linalg_householder.geqrf, "geqrf"),
+    (linalg_householder.orgqr, "orgqr"),
+    (linalg_householder.ormqr, "ormqr"),
 )
 
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a

@@ -299,20 +299,22 @@ def inv(A, *, out=None):
 
 
 class LinalgSolveExBackward0(Node):
-    """X = A⁻¹B;  dB = A⁻ᵀ·grad;  dA = −dB·Xᵀ   (left=False, X = BA⁻¹:  dB = grad·A⁻ᵀ;  dA = −Xᵀ·dB)"""
+    """X = A⁻¹B;  dB = A⁻ᴴ·grad;  dA = −dB·Xᴴ   (left=False, X = BA⁻¹:  dB = grad·A⁻ᴴ;  dA = −Xᴴ·dB)"""
     __slots__ = ()
-    formula = "∂(A⁻¹B)/∂B: G ↦ A⁻ᵀG,  ∂/∂A: G ↦ −A⁻ᵀG·Xᵀ"
+    complex_ok = True           # written with conjugate transposes (plain transposes for real matrices)
+    formula = "∂(A⁻¹B)/∂B: G ↦ A⁻ᴴG,  ∂/∂A: G ↦ −A⁻ᴴG·Xᴴ"
 
     def backward(self, ops, grad):
         a, x = self.saved(ops)
         if self.vector:
             grad, x = ops.unsqueeze(grad, -1), ops.unsqueeze(x, -1)
+        a_h, x_h = ops.conj(_mT(ops, a)), ops.conj(_mT(ops, x))
         if self.left:
-            grad_b = _solve(ops, _mT(ops, a), grad)
-            grad_a = -ops.matmul(grad_b, _mT(ops, x))
+            grad_b = _solve(ops, a_h, grad)
+            grad_a = -ops.matmul(grad_b, x_h)
         else:
-            grad_b = _right_solve(ops, grad, _mT(ops, a))
-            grad_a = -ops.matmul(_mT(ops, x), grad_b)
+            grad_b = _right_solve(ops, grad, a_h)
+            grad_a = -ops.matmul(x_h, grad_b)
         if self.vector:
             grad_b = ops.sum(grad_b, -1)
         return (grad_a if self.next_functions[0][0] is not None else None,
@@ -933,17 +935,24 @@ def svdvals(A, *, driver=None, out=None):
 # --- pseudo-inverse and rank ----------------------------------------------------------------------------------
 
 class LinalgPinvBackward0(Node):
-    """P = A⁺;  dA = −Pᵀ G Pᵀ + (I − AP) Gᵀ P Pᵀ + Pᵀ P Gᵀ (I − PA) (valid where the rank does not change)"""
+    """P = A⁺;  dA = −Pᴴ G Pᴴ + (I − AP) Gᴴ P Pᴴ + Pᴴ P Gᴴ (I − PA) (valid where the rank does not change)"""
     __slots__ = ()
+    complex_ok = True           # pinv_rule is written with conjugate transposes
     formula = "∂A⁺/∂A: G ↦ −PᵀGPᵀ + (I − AP)GᵀPPᵀ + PᵀPGᵀ(I − PA)"
 
     def backward(self, ops, grad):
         a, p = self.saved(ops)
-        p_t, grad_t = _mT(ops, p), _mT(ops, grad)
-        first = -ops.matmul(ops.matmul(p_t, grad), p_t)
-        second = ops.matmul(grad_t - ops.matmul(a, ops.matmul(p, grad_t)), ops.matmul(p, p_t))
-        third = ops.matmul(ops.matmul(p_t, p), grad_t - ops.matmul(ops.matmul(grad_t, p), a))
-        return (first + second + third,)
+        return (pinv_rule(ops, a, p, grad),)
+
+
+def pinv_rule(ops, a, p, grad):
+    """dA of P = A⁺ for the gradient ``grad`` of P (also the rule of ``lstsq``, which goes through A⁺); with
+    conjugate transposes, so that it holds for complex matrices too."""
+    p_t, grad_t = ops.conj(_mT(ops, p)), ops.conj(_mT(ops, grad))
+    first = -ops.matmul(ops.matmul(p_t, grad), p_t)
+    second = ops.matmul(grad_t - ops.matmul(a, ops.matmul(p, grad_t)), ops.matmul(p, p_t))
+    third = ops.matmul(ops.matmul(p_t, p), grad_t - ops.matmul(ops.matmul(grad_t, p), a))
+    return first + second + third
 
 
 def _tolerance(s_max, shape, dtype, atol, rtol):

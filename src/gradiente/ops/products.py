@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
+from ..core.inplace import make_inplace
 from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
@@ -24,8 +25,8 @@ from .rearranging import DiagEmbedBackward0
 from .reductions import LinalgVectorNormBackward0, vector_norm
 from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape
 
-__all__ = ["addmv", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "diagflat", "dist",
-           "inner", "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
+__all__ = ["addmv", "addmv_", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "diagflat",
+           "dist", "inner", "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
 
 
 def _needs(node, i):
@@ -164,6 +165,18 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if wants_grad(input, mat, vec):
         record(AddmvBackward0, (input, mat, vec), result, (mat, vec), alpha=alpha, beta=beta)
     return result if out is None else out.copy_(result)
+
+
+_addmv_in_place = make_inplace(addmv, "addmv_")
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """``addmv`` written into ``input``, which must already have the product's length (as ``Tensor.addmv_``)."""
+    rows = mat.shape[0] if mat.dim() == 2 else None
+    if vec.dim() == 1 and rows is not None and mat.shape[1] == vec.shape[0] and input.numel() == 1 != rows:
+        raise RuntimeError(f"Bad in-place call: input tensor size [{', '.join(map(str, input.shape))}] and output "
+                           f"tensor size [{rows}] should match")
+    return _addmv_in_place(input, mat, vec, beta=beta, alpha=alpha)
 
 
 class AddrBackward0(Node):
