@@ -407,14 +407,6 @@ class RNNCellBase(Module):
 
     def _step(self, mode, input, state):
         """One step on a batched ``input`` and a tuple ``state``, after PyTorch's shape and dtype checks."""
-        if input.size(1) != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
-        for k, s in enumerate(state):
-            if s.size(0) != input.size(0):
-                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size {s.size(0)}")
-            if s.size(1) != self.hidden_size:
-                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.size(1)}, expected "
-                                   f"{self.hidden_size}")
         return cell_step(mode, input, state, Weights(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
 
     def _batched(self, input, hx, count):
