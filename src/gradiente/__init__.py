@@ -88,11 +88,9 @@ from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
 from .ops.matmul import *
+from .ops.nn.aten_nn import *  # ATen-level nn functions: torch.convolution, torch.native_batch_norm, ...
+from .ops.nn.aten_rnn import *  # torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu and their cells
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
-# --- ATen-level neural network functions (torch.lstm, torch.convolution, torch.native_batch_norm, ...) ---
-from .ops.nn.aten_nn import *
-from .ops.nn.aten_rnn import *
-# --- end of the ATen-level neural network functions ---
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import *

@@ -507,6 +507,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """``group_norm`` (``N``, ``C``, ``HxW`` are the input's sizes, as ATen takes them) and the statistics it
     used: ``(output, mean, rstd)``, the last two ``(N, group)``. As in PyTorch, all three are outputs of one
     ``NativeGroupNormBackward0`` node, so a loss may read the statistics too."""
+    if not input.is_contiguous():       # ATen's kernel reads the memory as (N, C, HxW); group_norm copies first
+        raise RuntimeError("Expected X.is_contiguous(memory_format) to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
     return _group_norm(input, group, weight, bias, eps, True)
 
 
