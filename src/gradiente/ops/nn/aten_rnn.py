@@ -52,7 +52,8 @@ def _recurrence(mode, args, count_states):
     sizes = None if batch_sizes is None else [int(n) for n in batch_sizes.tolist()]
     out, finals = run_layers(mode, x, states, weights, num_layers, bidirectional, dropout, train, sizes)
     if batch_first:
-        out = out.transpose(0, 1)
+        # PyTorch's LSTM transposes its output back out of place, its RNN and GRU in place (TransposeBackward1)
+        out = out.transpose(0, 1) if mode == "LSTM" else out.transpose_(0, 1)
     return (out,) + finals
 
 

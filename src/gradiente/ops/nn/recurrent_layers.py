@@ -106,6 +106,14 @@ def _run_backward(step, x_steps, state0, w):
     return outputs[::-1], state
 
 
+def _packed_steps(x_gates, batch_sizes):
+    """A packed batch's rows step by step, one slice each (as PyTorch takes them, so the graph is its graph)."""
+    starts = [0]
+    for rows in batch_sizes:
+        starts.append(starts[-1] + rows)
+    return [x_gates[start:end] for start, end in zip(starts, starts[1:])]
+
+
 def _run_direction(mode, x, state0, w, reverse, batch_sizes):
     """One layer in one direction: its output at every step (in ``x``'s layout) and its final state."""
     if mode == "LSTM" and batch_sizes is None and w.w_hr is None and x.dtype == dt.float32:
@@ -116,7 +124,7 @@ def _run_direction(mode, x, state0, w, reverse, batch_sizes):
         return out, (h, c)
     # the input's part of the gates for all steps in one product, as PyTorch's CPU path computes it
     x_gates = linear(x, w.w_ih, w.b_ih)
-    x_steps = x_gates.unbind(0) if batch_sizes is None else x_gates.split(batch_sizes)
+    x_steps = x_gates.unbind(0) if batch_sizes is None else _packed_steps(x_gates, batch_sizes)
     run = _run_backward if reverse else _run_forward
     step_outputs, final = run(STEPS[mode], x_steps, state0, w)
     return (stack(step_outputs) if batch_sizes is None else cat(step_outputs)), final
@@ -131,12 +139,13 @@ def run_layers(mode, x, states, weights, num_layers, bidirectional, dropout, tra
     (same layout as ``x``) and the final states, a tuple like ``states``."""
     check_same_dtype(states[0], weights[0].w_hh)
     directions = 2 if bidirectional else 1
+    per_layer = [s.unbind(0) for s in states]       # as PyTorch splits hx (UnbindBackward0 when it requires grad)
     finals = []
     for layer in range(num_layers):
         outputs = []
         for direction in range(directions):
             index = layer * directions + direction
-            output, final = _run_direction(mode, x, tuple(s[index] for s in states), weights[index],
+            output, final = _run_direction(mode, x, tuple(s[index] for s in per_layer), weights[index],
                                            direction == 1, batch_sizes)
             outputs.append(output)
             finals.append(final)
