@@ -122,12 +122,6 @@ def _native_norm(which):
     return calls[which]
 
 
-def _seeded(lib):
-    """``lib`` after seeding its generator: each call of a spec draws the same dropout mask, in both libraries."""
-    lib.manual_seed(5)
-    return lib
-
-
 LAYERS = [
     OpSpec("convolution_2d", _conv(False, [2, 1], [1, 0], [1, 2], [0, 0], 2), [((2, 4, 6, 7), (6, 2, 3, 2), (6,))]),
     OpSpec("convolution_1d_one_value", _conv(False, [1], [1], [1], [0], 1), [((2, 3, 6), (4, 3, 3), (4,))]),
@@ -146,8 +140,9 @@ LAYERS = [
     OpSpec("affine_grid_generator", lambda lib, t: lib.affine_grid_generator(t, [2, 1, 4, 5], False), [((2, 2, 3),)]),
     OpSpec("affine_grid_generator_3d", lambda lib, t: lib.affine_grid_generator(t, [1, 1, 2, 3, 4], True),
            [((1, 3, 4),)]),
+    # (native_dropout in training draws at random: its own tests below, not a table row, which vmap's tests would
+    # run per example with different draws)
     OpSpec("native_dropout_eval", lambda lib, x: lib.native_dropout(x, 0.3, False), [((3, 4),)]),
-    OpSpec("native_dropout_train", lambda lib, x: _seeded(lib).native_dropout(x, 0.3, True), [((3, 4),)]),
     OpSpec("native_batch_norm", _native_norm("batch_norm"), [((3, 4, 2, 3), (4,), (4,))]),
     OpSpec("native_layer_norm", _native_norm("layer_norm"), [((2, 5, 3, 4), (3, 4), (3, 4))]),
     # PyTorch's native_group_norm takes contiguous inputs only
