@@ -299,7 +299,11 @@ def _lstm_args(lib, params=4, states=2):
     lambda lib: lib.lstm_cell(lib.zeros(2, 2), (lib.zeros(2, 4),) * 2, lib.zeros(16, 3), lib.zeros(16, 4)),
     lambda lib: lib.gru_cell(lib.zeros(2, 3), lib.zeros(1, 4), lib.zeros(12, 3), lib.zeros(12, 4)),
     lambda lib: lib.rnn_tanh_cell(lib.zeros(2, 3), lib.zeros(2, 5), lib.zeros(4, 3), lib.zeros(4, 4)),
-], ids=["params_count", "lstm_one_state", "cell_one_state", "cell_input_size", "cell_batch", "cell_hidden_size"])
+    lambda lib: lib.lstm_cell(lib.zeros(3), (lib.zeros(4),) * 2, lib.zeros(16, 3), lib.zeros(16, 4)),
+    lambda lib: lib.gru_cell(lib.zeros(2, 3), lib.zeros(4), lib.zeros(12, 3), lib.zeros(12, 4)),
+    lambda lib: lib.gru_cell(lib.zeros(2, 3), lib.zeros(2), lib.zeros(12, 3), lib.zeros(12, 4)),
+], ids=["params_count", "lstm_one_state", "cell_one_state", "cell_input_size", "cell_batch", "cell_hidden_size",
+        "cell_unbatched", "cell_unbatched_state", "cell_unbatched_state_of_batch_size"])
 def test_recurrence_errors_match_torch(call):
     check_same_error(call)
 

@@ -160,12 +160,12 @@ def cell_step(mode, input, state, w):
     """One step of a ``mode`` cell on a batched ``input`` (B, input_size) from ``state`` ((h,) or (h, c)), after
     PyTorch's shape and dtype checks: the new state, a tuple like ``state``."""
     input_size, hidden_size = w.w_ih.shape[1], w.w_hh.shape[1]
-    if input.shape[1] != input_size:
+    if input.size(1) != input_size:     # size(1): PyTorch's IndexError for a 1-D input (a cell takes batches)
         raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {input_size}")
     for k, s in enumerate(state):
         if s.shape[0] != input.shape[0]:
             raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {s.shape[0]}")
-        if s.shape[1] != hidden_size:
+        if s.size(1) != hidden_size:
             raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.shape[1]}, expected {hidden_size}")
     check_same_dtype(input, w.w_ih)
     check_same_dtype(state[0], w.w_hh)
