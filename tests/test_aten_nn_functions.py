@@ -401,6 +401,17 @@ def test_embedding_renorm_scales_torchs_rows_in_place(norm_type):
     _assert_same_outputs(ours, theirs, rtol=1e-12)
 
 
+def test_embedding_renorm_of_a_tensor_that_requires_grad_records_torchs_node():
+    def fn(lib):
+        weight = lib.randn(5, 3, dtype=lib.float64, requires_grad=True) * 3
+        lib.embedding_renorm_(weight, lib.tensor([0, 1]), 1.0, 2.0)
+        return weight
+    ours, theirs = _both(fn)
+    _assert_same_outputs(ours, theirs, rtol=1e-12)
+    assert ours._version == theirs._version
+    check_same_error(lambda lib: fn(lib).sum().backward())
+
+
 # --- errors ----------------------------------------------------------------------------------------------------
 
 def _image(lib, shape=(2, 3, 5, 5)):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import creation, grad_mode
 from ...core.backward import grad as _grad
-from ...core.inplace import check_inplace
+from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad
 from ...core.tensor import Tensor
@@ -154,11 +154,19 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
 
 # --- embeddings and dropout -------------------------------------------------------------------------------------
 
+class EmbeddingRenormBackward0(Node):
+    """out = x with some rows rescaled in place;  PyTorch defines no derivative: backward raises its error"""
+    formula = "no derivative defined"
+
+    def backward(self, ops, grad):
+        raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
+
+
 def embedding_renorm_(input, indices, max_norm, norm_type):
     """Scale down, in place, each row of the embedding matrix ``input`` ``(num, dim)`` named in ``indices`` whose
     ``norm_type``-norm exceeds ``max_norm``, to norm ``max_norm`` (what ``F.embedding(max_norm=...)`` does first);
-    returns ``input``. Differs from PyTorch on a non-leaf that requires grad: the change is not recorded (PyTorch
-    records a node whose backward raises)."""
+    returns ``input``. On a tensor that requires grad the change is recorded, as PyTorch records it, by a node
+    whose backward raises (there is no derivative)."""
     if indices._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{indices.dtype._legacy} instead (while checking arguments for "
@@ -166,9 +174,14 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     if input.dim() != 2:
         raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.dim()}-dimensional tensor for argument #1 "
                            "'self' (while checking arguments for embedding_renorm_)")
-    check_inplace(input)
-    _renorm_rows(input, indices._data, max_norm, norm_type)
-    return input
+
+    def renormed(old):
+        result = Tensor._make(old._data.copy())
+        _renorm_rows(result, indices._data, max_norm, norm_type)
+        if wants_grad(old):
+            record(EmbeddingRenormBackward0, (old,), result)
+        return result
+    return apply_inplace(input, renormed)
 
 
 class NativeDropoutBackward0(Node):
