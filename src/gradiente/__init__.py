@@ -99,6 +99,8 @@ from .ops.linalg_householder import geqrf, orgqr, ormqr
 from .ops.linalg_lobpcg import lobpcg
 from .ops.linalg_old_norms import frobenius_norm, native_norm, nuclear_norm
 from .ops.matmul import *
+from .ops.nn.aten_nn import *  # ATen-level nn functions: torch.convolution, torch.native_batch_norm, ...
+from .ops.nn.aten_rnn import *  # torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu and their cells
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
 from .ops.numerical_gradient import gradient  # finite differences (issue 16, signal)
 from .ops.products import *

@@ -132,6 +132,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax_ops.softmax(-input, dim, dtype)
 
 # --- issue 16: 3-D convolution and pooling, power-average pooling, pools with indices, triplet loss ---
+from ..functional_aliases import native_channel_shuffle  # noqa: F401, E402  (ATen-level, also in nn.functional)
+from ..ops.nn.aten_nn import conv_tbc  # noqa: F401, E402  (ATen-level, also in nn.functional)
 from ..ops.nn.convolution import conv_transpose3d  # noqa: F401, E402
 from ..ops.nn.gumbel import gumbel_softmax  # noqa: F401, E402
 from ..ops.nn.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401, E402

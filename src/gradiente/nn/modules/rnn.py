@@ -1,7 +1,8 @@
 """Recurrent layers: ``RNN`` (tanh or ReLU), ``LSTM`` and ``GRU`` over whole sequences, and the one-step cells
 ``RNNCell``, ``LSTMCell`` and ``GRUCell``.
 
-Each layer is composed from differentiable ops (``linear``, ``sigmoid``, ``tanh``, ``unsafe_chunk``, ``stack``,
+The recurrences themselves are ``ops/nn/recurrent_layers.py``'s, shared with ``torch.lstm`` and its kin. Each
+layer is composed from differentiable ops (``linear``, ``sigmoid``, ``tanh``, ``unsafe_chunk``, ``stack``,
 ``cat``), so it needs no backward code: the gradients of the input, the initial state and every weight come
 from the ops. The gate math, the parameter names and shapes, their registration order and their initial
 values for a given seed are PyTorch's; the graph's node names are those of the composing ops, not of
@@ -18,14 +19,9 @@ A step of each recurrence, with ``x`` the input and ``h`` the previous state:
 import math
 import numbers
 import warnings
-from typing import NamedTuple, Optional
 
-from ...core import dtype as dt
 from ...core.creation import empty, zeros
-from ...core.tensor import Tensor
-from ...ops.joining import cat, stack
-from ...ops.nn.recurrent import lstm_layer, lstm_step
-from .. import functional as F
+from ...ops.nn.recurrent_layers import GATES, Weights, cell_step, run_layers
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -34,99 +30,11 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 
-# --- one time step of each recurrence ---------------------------------------------------------------------
-class _Weights(NamedTuple):
-    """The weights of one layer and direction (or of a cell); absent ones are None."""
-    w_ih: Tensor
-    w_hh: Tensor
-    b_ih: Optional[Tensor] = None
-    b_hh: Optional[Tensor] = None
-    w_hr: Optional[Tensor] = None
-
-
-# Each step takes ``x_gates``, the input's part of the gates (x W_ihᵀ + b_ih, computed beforehand for all the
-# steps at once), the state as a tuple ((h,) or (h, c)) and the weights, and returns the new state.
-def _rnn_tanh_step(x_gates, state, w):
-    """h' = tanh(x_gates + h W_hhᵀ + b_hh)"""
-    return ((F.linear(state[0], w.w_hh, w.b_hh) + x_gates).tanh(),)
-
-
-def _rnn_relu_step(x_gates, state, w):
-    """h' = relu(x_gates + h W_hhᵀ + b_hh)"""
-    return ((F.linear(state[0], w.w_hh, w.b_hh) + x_gates).relu(),)
-
-
-def _lstm_step(x_gates, state, w):
-    """c' = σ(f)·c + σ(i)·tanh(g); h' = σ(o)·tanh(c'), projected by W_hr when there is one."""
-    return lstm_step(x_gates, state, w.w_hh, w.b_hh, w.w_hr)
-
-
-def _gru_step(x_gates, state, w):
-    """r, z = σ(x_r + h_r), σ(x_z + h_z); n = tanh(x_n + r·h_n); h' = (h - n)·z + n
-
-    (h - n)·z + n is (1 - z)·n + z·h written as PyTorch evaluates it, so float32 results round the same way."""
-    h = state[0]
-    h_reset, h_update, h_new = F.linear(h, w.w_hh, w.b_hh).unsafe_chunk(3, 1)
-    x_reset, x_update, x_new = x_gates.unsafe_chunk(3, 1)
-    reset = (h_reset + x_reset).sigmoid()
-    update = (h_update + x_update).sigmoid()
-    new = (x_new + reset * h_new).tanh()
-    return ((h - new) * update + new,)
-
-
-_STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step, "GRU": _gru_step}
-_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _check_same_dtype(x, weight):
-    """PyTorch's message for a matrix product of two dtypes (an ``hx`` or cell input of the wrong dtype)."""
-    if x.dtype != weight.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {dt.scalar_name(x._data.dtype)} and "
-                           f"{dt.scalar_name(weight._data.dtype)}")
-
-
 def _init_uniform(parameters, hidden_size):
     """U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) for every parameter, in order: PyTorch's draws."""
     bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0
     for weight in parameters:
         init.uniform_(weight, -bound, bound)
-
-
-# --- one direction of one layer over a sequence -----------------------------------------------------------
-def _first_rows(state, rows):
-    """The state's first ``rows`` batch rows (the state itself when it has exactly that many)."""
-    return state if state[0].shape[0] == rows else tuple(s[:rows] for s in state)
-
-
-def _run_forward(step, x_steps, state, w):
-    """Steps 0..T-1. In a packed batch the batch shrinks as sequences end; each one's final state is set
-    aside when it ends, and the pieces are put back together (in batch order) at the end."""
-    outputs, ended = [], []
-    for x_gates in x_steps:
-        rows = x_gates.shape[0]
-        if rows < state[0].shape[0]:
-            ended.append(tuple(s[rows:] for s in state))
-            state = _first_rows(state, rows)
-        state = step(x_gates, state, w)
-        outputs.append(state[0])
-    if ended:
-        pieces = [state] + ended[::-1]
-        state = tuple(cat([piece[k] for piece in pieces]) for k in range(len(state)))
-    return outputs, state
-
-
-def _run_backward(step, x_steps, state0, w):
-    """Steps T-1..0 (the reverse direction). In a packed batch the batch grows as the walk reaches the last
-    steps of shorter sequences, which start from their rows of the initial state."""
-    state = _first_rows(state0, x_steps[-1].shape[0])
-    outputs = []
-    for x_gates in reversed(x_steps):
-        rows, have = x_gates.shape[0], state[0].shape[0]
-        if rows > have:
-            state = tuple(cat([s, s0[have:rows]]) for s, s0 in zip(state, state0))
-        state = step(x_gates, state, w)
-        outputs.append(state[0])
-    return outputs[::-1], state
 
 
 # --- the layers -----------------------------------------------------------------------------------------
@@ -177,7 +85,7 @@ class RNNBase(Module):
         return self.proj_size if self.proj_size > 0 else self.hidden_size
 
     def _add_layer_weights(self, layer, direction, dtype, device):
-        gate_size = _GATES[self.mode] * self.hidden_size
+        gate_size = GATES[self.mode] * self.hidden_size
         layer_input = self.input_size if layer == 0 else self._real_hidden_size() * self._directions()
         shapes = {"weight_ih": (gate_size, layer_input), "weight_hh": (gate_size, self._real_hidden_size())}
         if self.bias:
@@ -317,45 +225,18 @@ class RNNBase(Module):
 
         def get(kind):
             return getattr(self, f"{kind}_l{layer}{suffix}", None)
-        return _Weights(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), get("weight_hr"))
+        return Weights(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), get("weight_hr"))
 
     def _run_layers(self, x, hx, batch_sizes):
         """Run every layer over ``x``: ``(T, B, input_size)``, or a packed ``data`` ``(N, input_size)`` with
         ``batch_sizes`` its rows per step. Returns the last layer's output (same layout) and the final states,
         in the form of ``hx`` (a tensor, or ``(h, c)`` for LSTM)."""
         states = hx if isinstance(hx, tuple) else (hx,)
-        _check_same_dtype(states[0], self.weight_hh_l0)
-        finals = []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(self._directions()):
-                index = layer * self._directions() + direction
-                output, final = self._run_direction(x, tuple(s[index] for s in states), layer, direction,
-                                                    batch_sizes)
-                outputs.append(output)
-                finals.append(final)
-            x = outputs[0] if len(outputs) == 1 else cat(outputs, -1)
-            # PyTorch's inter-layer dropout is F.dropout on the whole layer output: same draws, same seed
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        hidden = tuple(stack([final[k] for final in finals]) for k in range(len(states)))
+        weights = [self._layer_weights(layer, direction) for layer in range(self.num_layers)
+                   for direction in range(self._directions())]
+        x, hidden = run_layers(self.mode, x, states, weights, self.num_layers, self.bidirectional, self.dropout,
+                               self.training, batch_sizes)
         return x, (hidden if isinstance(hx, tuple) else hidden[0])
-
-    def _run_direction(self, x, state0, layer, direction, batch_sizes):
-        """One layer in one direction: its output at every step (in ``x``'s layout) and its final state."""
-        w = self._layer_weights(layer, direction)
-        if self.mode == "LSTM" and batch_sizes is None and w.w_hr is None and x.dtype == dt.float32:
-            # PyTorch's CPU kernel for this case (oneDNN's): the layer is one node, MkldnnRnnLayerBackward0
-            # (its input contiguous: a batch_first input, transposed to time first, is copied, as PyTorch does)
-            out, h, c = lstm_layer(x.contiguous(), state0[0], state0[1], w.w_ih, w.w_hh, w.b_ih, w.b_hh,
-                                   reverse=direction == 1)
-            return out, (h, c)
-        # the input's part of the gates for all steps in one product, as PyTorch's CPU path computes it
-        x_gates = F.linear(x, w.w_ih, w.b_ih)
-        x_steps = x_gates.unbind(0) if batch_sizes is None else x_gates.split(batch_sizes)
-        run = _run_backward if direction == 1 else _run_forward
-        step_outputs, final = run(_STEPS[self.mode], x_steps, state0, w)
-        return (stack(step_outputs) if batch_sizes is None else cat(step_outputs)), final
 
 
 def _map_states(hx, fn):
@@ -385,7 +266,7 @@ def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first,
         raise ValueError("proj_size should be a positive integer or zero to disable projections")
     if proj_size >= hidden_size:
         raise ValueError("proj_size has to be smaller than hidden_size")
-    if mode not in _GATES:
+    if mode not in GATES:
         raise ValueError("Unrecognized RNN mode: " + mode)
 
 
@@ -524,20 +405,9 @@ class RNNCellBase(Module):
             if state.dim() not in (1, 2):
                 raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {state.dim()}D instead")
 
-    def _step(self, step, input, state):
+    def _step(self, mode, input, state):
         """One step on a batched ``input`` and a tuple ``state``, after PyTorch's shape and dtype checks."""
-        if input.size(1) != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
-        for k, s in enumerate(state):
-            if s.size(0) != input.size(0):
-                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size {s.size(0)}")
-            if s.size(1) != self.hidden_size:
-                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.size(1)}, expected "
-                                   f"{self.hidden_size}")
-        _check_same_dtype(input, self.weight_ih)
-        _check_same_dtype(state[0], self.weight_hh)
-        w = _Weights(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        return step(F.linear(input, self.weight_ih, self.bias_ih), state, w)
+        return cell_step(mode, input, state, Weights(self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
 
     def _batched(self, input, hx, count):
         """``input`` as a batch of one if it was 1-D, and the state as a tuple of ``count`` tensors (zeros by
@@ -568,10 +438,10 @@ class RNNCell(RNNCellBase):
     def forward(self, input, hx=None):
         self._check_rank("RNNCell", input, None if hx is None else (hx,), ["hidden"])
         batched, input, state = self._batched(input, None if hx is None else (hx,), 1)
-        steps = {"tanh": _rnn_tanh_step, "relu": _rnn_relu_step}
-        if self.nonlinearity not in steps:
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if self.nonlinearity not in modes:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        h = self._step(steps[self.nonlinearity], input, state)[0]
+        h = self._step(modes[self.nonlinearity], input, state)[0]
         return h if batched else h.squeeze(0)
 
 
@@ -585,7 +455,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         self._check_rank("LSTMCell", input, hx, ["hx[0]", "hx[1]"])
         batched, input, state = self._batched(input, hx, 2)
-        h, c = self._step(_lstm_step, input, state)
+        h, c = self._step("LSTM", input, state)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -598,5 +468,5 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):
         self._check_rank("GRUCell", input, None if hx is None else (hx,), ["hidden"])
         batched, input, state = self._batched(input, None if hx is None else (hx,), 1)
-        h = self._step(_gru_step, input, state)[0]
+        h = self._step("GRU", input, state)[0]
         return h if batched else h.squeeze(0)

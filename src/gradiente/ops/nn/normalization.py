@@ -30,7 +30,7 @@ from ...core.rules import numpy_ops
 from ...core.tensor import Tensor
 from ._array_rules import record_gradients
 
-__all__ = ["layer_norm", "batch_norm", "group_norm"]
+__all__ = ["layer_norm", "batch_norm", "group_norm", "native_layer_norm", "native_batch_norm", "native_group_norm"]
 
 
 # --- reductions -------------------------------------------------------------------------------------------
@@ -264,6 +264,12 @@ def _half_in_float32(a):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last ``len(normalized_shape)`` dims to zero mean and unit (biased) variance, then
     scale by ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``)."""
+    return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """``layer_norm`` and the statistics it used, as ATen returns them: ``(output, mean, rstd)``, mean and rstd of
+    shape ``input.shape[:-k] + (1,) * k`` (k = ``len(normalized_shape)``), not differentiable (as PyTorch's)."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -277,7 +283,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     out_dtype = xa.dtype
     xa = _half_in_float32(xa)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
-    _, centered, var = _centered_statistics(xa, stat_axes)
+    mean, centered, var = _centered_statistics(xa, stat_axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = centered * rstd
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
@@ -288,7 +294,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
                stat_axes=stat_axes, affine_axes=tuple(range(xa.ndim - k)), affine_shape=affine_shape,
                weight_shape=normalized_shape)
-    return result
+    return result, Tensor._make(mean.astype(xa.dtype, copy=False)), Tensor._make(rstd)
 
 
 # --- batch norm ----------------------------------------------------------------------------------------
@@ -373,6 +379,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         _verify_batch_size(input.shape)
     if xa.size == 0:
         return _batch_norm_of_nothing(input, weight, bias)
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``batch_norm`` (its arguments in ATen's order) and the statistics it used, as ATen returns them:
+    ``(output, save_mean, save_invstd)``, each of the last two ``(C,)`` in training (the batch's mean and
+    1/sqrt(var + eps)) and empty ``(0,)`` in evaluation; not differentiable (as PyTorch's)."""
+    xa = input._data
     axes = (0,) + tuple(range(2, xa.ndim))
     shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
     count = xa.size // xa.shape[1]
@@ -396,7 +410,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         record(NativeBatchNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd, mean=mean,
                eps=eps, stat_axes=axes, affine_axes=axes, affine_shape=shape, weight_shape=(xa.shape[1],),
                training=bool(training))
-    return result
+    if not training:
+        empty = np.zeros(0, xa.dtype)
+        return result, Tensor._make(empty), Tensor._make(empty.copy())
+    return result, Tensor._make(mean.astype(xa.dtype)), Tensor._make(rstd.reshape(-1))
 
 
 def _update_running(buffer, batch_value, momentum):
@@ -408,13 +425,15 @@ def _update_running(buffer, batch_value, momentum):
 # --- group norm ----------------------------------------------------------------------------------------
 
 class NativeGroupNormBackward0(Node):
-    """y = xhat * w + b, xhat per (sample, group);  dx = rstd·(dxhat - mean(dxhat) - xhat·mean(dxhat·xhat))"""
-    formula = "group norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) per group"
+    """y = xhat * w + b, xhat per (sample, group);  dx = rstd·(dxhat - mean(dxhat) - xhat·mean(dxhat·xhat)),
+    plus, where the forward also returned its statistics (``native_group_norm``), (dmean - drstd·rstd²·xhat) / M
+    for the group's M elements (mean = Σx / M, rstd = (Σ(x - mean)² / M + eps)^-½)"""
+    formula = "group norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) per group, + (dmean − drstd·rstd²·x̂) / M"
 
-    def backward(self, ops, grad):
+    def backward(self, ops, grad, grad_mean=None, grad_rstd=None):
         x, weight = self.saved(ops)
         if ops.recording:
-            return _group_norm_composed(self, grad, x, weight)
+            return _group_norm_composed(self, grad, x, weight, grad_mean, grad_rstd)
         grouped = grad.reshape(self.grouped_shape)
         dx = dw = db = None
         edges = self.next_functions
@@ -423,7 +442,11 @@ class NativeGroupNormBackward0(Node):
             if weight is not None:
                 dxhat = grad * weight.reshape(self.affine_shape)
             dxhat = dxhat.reshape(self.grouped_shape)
-            dx = _dx(dxhat, self.xhat, self.rstd, 2).reshape(grad.shape)
+            dx = _dx(dxhat, self.xhat, self.rstd, 2)
+            if grad_mean is not None:
+                count = self.xhat.shape[2]
+                dx = dx + (grad_mean[..., None] - grad_rstd[..., None] * self.rstd * self.rstd * self.xhat) / count
+            dx = dx.reshape(grad.shape)
         # per-channel sums over the batch and the spatial dims: each (sample, channel)'s row, then the samples
         per_channel = (grad.shape[0], grad.shape[1], -1)
         if edges[1][0] is not None:
@@ -433,7 +456,7 @@ class NativeGroupNormBackward0(Node):
         return dx, dw, db
 
 
-def _group_norm_composed(node, grad, x, weight):
+def _group_norm_composed(node, grad, x, weight, grad_mean=None, grad_rstd=None):
     """Group norm's first derivatives composed of differentiable ops (under create_graph), as PyTorch's
     ``infinitely_differentiable_native_group_norm_backward`` composes them, with the statistics recomputed from
     ``x`` (PyTorch's flow back through the forward's mean and rstd outputs, which gradiente's node does not have).
@@ -462,7 +485,11 @@ def _group_norm_composed(node, grad, x, weight):
         c = (db if gamma is None else db * gamma).sum(2, keepdim=True)
         b = (c * mean - b) * (rstd * rstd * rstd) * scale
         c = -b * mean - c * rstd * scale
-        dx = (a * dy + b * xs + c).reshape(x.shape)
+        dx = a * dy + b * xs + c
+        if grad_mean is not None:       # the statistics' own gradients (native_group_norm's 2nd and 3rd outputs)
+            d_mean, d_rstd = grad_mean.reshape(n, groups, 1, 1), grad_rstd.reshape(n, groups, 1, 1)
+            dx = dx + (d_mean - d_rstd * (rstd * rstd * rstd) * centered) * scale
+        dx = dx.reshape(x.shape)
     if edges[1][0] is not None:
         dw = ((ds - db * mean) * rstd).sum(0).reshape(channels)
     if edges[2][0] is not None:
@@ -473,6 +500,20 @@ def _group_norm_composed(node, grad, x, weight):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize each group of ``C / num_groups`` channels of each sample of ``(N, C, *)`` input, then apply
     the per-channel ``weight`` and ``bias``."""
+    return _group_norm(input, num_groups, weight, bias, eps, False)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """``group_norm`` (``N``, ``C``, ``HxW`` are the input's sizes, as ATen takes them) and the statistics it
+    used: ``(output, mean, rstd)``, the last two ``(N, group)``. As in PyTorch, all three are outputs of one
+    ``NativeGroupNormBackward0`` node, so a loss may read the statistics too."""
+    if not input.is_contiguous():       # ATen's kernel reads the memory as (N, C, HxW); group_norm copies first
+        raise RuntimeError("Expected X.is_contiguous(memory_format) to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    return _group_norm(input, group, weight, bias, eps, True)
+
+
+def _group_norm(input, num_groups, weight, bias, eps, with_statistics):
     xa = input._data
     if xa.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {xa.ndim}")
@@ -484,13 +525,17 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     out_dtype = xa.dtype
     grouped = _half_in_float32(xa).reshape(n, num_groups, -1)
-    _, centered, var = _centered_statistics(grouped, (2,))
+    mean, centered, var = _centered_statistics(grouped, (2,))
     rstd = (1.0 / np.sqrt(var + eps)).astype(grouped.dtype)
     xhat = centered * rstd
     shape = (1, c) + (1,) * (xa.ndim - 2)
     result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape).astype(out_dtype, copy=False))
+    outputs = result
+    if with_statistics:
+        outputs = (result, Tensor._make(mean.reshape(n, num_groups).astype(out_dtype)),
+                   Tensor._make(rstd.reshape(n, num_groups).astype(out_dtype)))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
-        record(NativeGroupNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd, eps=eps,
+        record(NativeGroupNormBackward0, inputs, outputs, saved=(input, weight), xhat=xhat, rstd=rstd, eps=eps,
                grouped_shape=grouped.shape, affine_shape=shape)
-    return result
+    return outputs
