@@ -84,7 +84,9 @@ def randomness():
     """The mode that governs a random op now: 'error' if any running vmap says so, else 'different' if any
     does, else 'same'."""
     modes = {level.randomness for level in active_levels()}
-    return "error" if "error" in modes else ("different" if "different" in modes else "same")
+    if "error" in modes or "legacy" in modes:   # ('legacy': torch._vmap_internals._vmap, which refuses them)
+        return "error"
+    return "different" if "different" in modes else "same"
 
 
 def _dispatch(fn, args, kwargs=None):
@@ -484,6 +486,38 @@ _rule(_as_other_shape(views.expand), views.expand_as)
 _rule(lambda fn, args, kwargs, levels: _dispatch(views.reshape, (args[0], -1)), views.ravel)
 _rule(lambda fn, args, kwargs, levels: _dispatch(views.expand, (args[0], tuple(args[1])))
       if len(args) == 2 and not kwargs else NotImplemented, views.broadcast_to)
+
+
+def _as_strided(fn, args, kwargs, levels):
+    """``as_strided`` of each example's own memory: the batch dims keep their physical strides, and
+    ``storage_offset`` counts from the storage's start, so example ``i`` starts ``i`` batch strides further. A
+    request that reaches past an example's elements would read another example's: refused, in PyTorch's words."""
+    bound = _bind(fn, args, kwargs)
+    if bound is None or not _is_batched(bound.arguments["input"]) or tuple(bound.arguments["input"]._levels) != levels:
+        return NotImplemented
+    x = bound.arguments["input"]
+    size, stride = tuple(int(n) for n in bound.arguments["size"]), tuple(int(n) for n in bound.arguments["stride"])
+    value, nb = x._value, len(levels)
+    offset = bound.arguments["storage_offset"]
+    offset = value.storage_offset() if offset is None else int(offset)
+    base_offset = value.storage_offset()
+    if 0 not in size and 0 not in value.shape[nb:] and len(size) == len(stride):
+        reach = offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1
+        own = base_offset + sum((n - 1) * st for n, st in zip(value.shape[nb:], value.stride()[nb:])) + 1
+        if reach > own or offset < base_offset:
+            raise RuntimeError(
+                f"result = tensor.as_strided({_ints(size)},{_ints(stride)},{offset})can access memory outside of "
+                f"`tensor`. `result` can access somememory in range [{offset}, {reach}], but `tensor` can only "
+                f"access some memory in range [{base_offset}, {own}]. This is not supported inside of vmap, please "
+                "try torewrite the `as_strided` call as a sequence of PyTorch view operations")
+    return wrap(fn(value, tuple(value.shape[:nb]) + size, value.stride()[:nb] + stride, offset), levels)
+
+
+def _ints(values):
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+_rule(_as_strided, views.as_strided)
 
 
 def _t(fn, args, kwargs, levels):
