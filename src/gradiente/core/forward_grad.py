@@ -253,12 +253,12 @@ def _attach_at(level, node, inputs, tangents, outs):
             continue
         args.append(_fit(ops, value if ops.recording else value._data, *meta[i]))
     node._input_meta = tuple(meta)
-    if type(node).jvp is Node.jvp and node._forward_cls is None:
-        if batched:     # the transposed VJP differentiates once more, which batched values cannot: per example
-            results = rules.batched_ops.per_example(
-                lambda *ts: _jvp_by_transposing_the_vjp(node, rules.tensor_ops, list(ts), outs), args)
-        else:
-            results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
+    if batched:
+        # batched tangents compute with recorded ops: recorded only where the tangent must be differentiable
+        with grad_mode.set_grad_enabled(grad_mode.state.enabled and differentiable):
+            results = _batched_jvp(node, args, outs, differentiable)
+    elif type(node).jvp is Node.jvp and node._forward_cls is None:
+        results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
     else:
         results = node.jvp(ops, *args)
     if results.__class__ is not tuple:
@@ -279,6 +279,21 @@ def _attach_at(level, node, inputs, tangents, outs):
     if given and saved and any(item.__class__ is _SavedOutput for item in saved):
         notes = node.__dict__.setdefault("_fw_outputs", {})
         notes[level] = (state.tokens[level], given)    # for the rule's saved output under create_graph
+
+
+def _batched_jvp(node, tangents, outs, differentiable):
+    """``node``'s tangents for batched ``tangents``: its ``jvp`` on them through vmap's dispatch, or, for a node
+    whose forward rule is its transposed VJP (which differentiates once more, what batched values cannot), that
+    rule once per example."""
+    if type(node).jvp is not Node.jvp or node._forward_cls is not None:
+        return rules.batched_ops.apply_jvp(node, tangents)
+    inner = rules.namespace(differentiable)
+
+    def one_example(*ts):
+        found = _jvp_by_transposing_the_vjp(node, inner, [t if t is None or inner.recording else t._data for t in ts],
+                                            outs)
+        return tuple(r if r is None or inner.recording else Tensor._make(r) for r in found)
+    return rules.batched_ops.per_example(one_example, tangents)
 
 
 def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):

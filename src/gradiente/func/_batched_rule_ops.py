@@ -20,24 +20,46 @@ The core cannot import this floor, so ``install`` hands the namespace down to ``
 import numpy as np
 
 from ..core import rules
+from ..core.creation import zeros
 from ..core.dtype import FROM_NUMPY
-from ..ops import tensor_rules
+from ..ops import selection, tensor_rules
 from . import _dispatch
-from ._batched_tensor import BatchedTensor, expand_to, levels_of, physical, wrap
+from ._batched_tensor import _INPLACE_ERROR, _NOT_AN_ARRAY, BatchedTensor, expand_to, levels_of, physical, wrap
 
 __all__ = ["BatchedRuleOps", "install"]
 
 
 def _own_helper(fn):
-    """Whether ``fn`` is one of TensorOps' own helpers (written with Tensor methods, which dispatch by themselves)
-    rather than an op function, which must go through vmap's dispatch."""
+    """Whether ``fn`` is one of TensorOps' own helpers (mostly written with Tensor methods, which dispatch by
+    themselves) rather than an op function, which must go through vmap's dispatch."""
     return getattr(fn, "__module__", None) == tensor_rules.__name__
 
 
+def _cannot_batch(error):
+    """Whether ``error`` is a plain op reaching for a batched value's array (see ``_batched_tensor.py``; inside
+    a rule run for an in-place op, the message is the in-place one)."""
+    return str(error) in (_NOT_AN_ARRAY, _INPLACE_ERROR)
+
+
+def _per_example(fn, args, kwargs):
+    return _dispatch.fallback(fn, args, kwargs, _dispatch.batch_levels(args, kwargs))
+
+
 def _routed(fn):
-    if _own_helper(fn):
-        return fn
-    return lambda *args, **kwargs: _dispatch.dispatch(fn, args, kwargs)
+    if not _own_helper(fn):
+        return lambda *args, **kwargs: _dispatch.dispatch(fn, args, kwargs)
+
+    def helper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeError as error:      # a helper that calls a plain op: per example
+            if not _cannot_batch(error):
+                raise
+            try:
+                return _per_example(fn, args, kwargs)
+            except ValueError:              # results that are not tensors (``raw``): the rule runs per example
+                raise error from None
+    return helper
 
 
 class BatchedRuleOps:
@@ -53,6 +75,17 @@ class BatchedRuleOps:
             if callable(value):
                 setattr(self, name, _routed(value))
         self.fix_meta = self._fix_meta
+        self.mask, self.select = self._mask, self._select
+
+    @staticmethod
+    def _mask(condition, x):
+        """``TensorOps.mask`` (``x`` where ``condition``, else 0) through ``where``'s batching rule."""
+        zero = zeros((), dtype=x.dtype)
+        return _dispatch.dispatch(selection.where, (tensor_rules._condition(condition), x, zero), {})
+
+    @staticmethod
+    def _select(condition, x, y):
+        return _dispatch.dispatch(selection.where, (tensor_rules._condition(condition), x, y), {})
 
     @staticmethod
     def _fix_meta(grad, shape, np_dtype):
@@ -66,6 +99,26 @@ class BatchedRuleOps:
                 grad = grad.real
             grad = grad.to(FROM_NUMPY[np.dtype(np_dtype)])
         return grad
+
+    def apply_rule(self, node, grads):
+        """``node``'s backward rule on batched gradients; a rule that reaches for arrays runs per example."""
+        try:
+            return node.backward(self, *grads)
+        except RuntimeError as error:
+            if not _cannot_batch(error):
+                raise
+        plain = rules.namespace(True)
+        return _per_example(lambda *gs: node.backward(plain, *gs), tuple(grads), {})
+
+    def apply_jvp(self, node, tangents):
+        """``node``'s forward rule on batched tangents; a rule that reaches for arrays runs per example."""
+        try:
+            return node.jvp(self, *tangents)
+        except RuntimeError as error:
+            if not _cannot_batch(error):
+                raise
+        plain = rules.namespace(True)
+        return _per_example(lambda *ts: node.jvp(plain, *ts), tuple(tangents), {})
 
     @staticmethod
     def per_example(fn, values):

@@ -27,6 +27,7 @@ from ..core import creation
 from ..core import random as _random
 from ..core.backward import backward as _autograd_backward
 from ..core.backward import grad as _autograd_grad_op
+from ..core.backward import grad_of_batched as _grad_of_batched
 from ..core.tensor import Tensor
 from ..nn import functional as nn_functional
 from ..ops import (
@@ -68,7 +69,7 @@ from ..ops.nn import (
 )
 from ..ops.nn import linear as nn_linear
 from ..ops.nn import rrelu as nn_rrelu
-from ._batched_tensor import BatchedTensor, active_levels, align, expand_to, physical, wrap
+from ._batched_tensor import BatchedTensor, active_levels, align, expand_to, physical, size_of_level, wrap
 
 __all__ = ["RULES", "TRANSLATIONS", "INPLACE_OF", "RANDOM", "VIEW_INPLACE", "randomness"]
 
@@ -927,6 +928,8 @@ def _autograd_grad(fn, args, kwargs, levels):
     outputs, inputs = as_tuple(a["outputs"]), as_tuple(a["inputs"])
     cotangents = (None,) * len(outputs) if a["grad_outputs"] is None else as_tuple(a["grad_outputs"])
     own = {getattr(x, "_levels", ()) for x in inputs}
+    if own == {()}:
+        return _grad_of_batched_gradients(fn, outputs, inputs, cotangents, a)
     if len(own) != 1 or not (own := own.pop()):
         return NotImplemented
     if any(set(t._levels) - set(own) for t in outputs + cotangents if isinstance(t, Tensor)):
@@ -938,6 +941,29 @@ def _autograd_grad(fn, args, kwargs, levels):
                a["retain_graph"], a["create_graph"], a["only_inputs"], a["allow_unused"], False,
                a["materialize_grads"])
     return tuple(None if g is None else wrap(g, own) for g in found)
+
+
+def _grad_of_batched_gradients(fn, outputs, inputs, cotangents, a):
+    """``autograd.grad`` of a graph recorded outside vmap (plain outputs and inputs) for batched
+    ``grad_outputs`` (``is_grads_batched``, gradcheck's batched check): one walk with each rule on the batched
+    gradient; where a rule cannot batch, one walk per example, keeping the graph for all but the last (a caller's
+    ``retain_graph=False`` frees it once, as one walk would)."""
+    if any(_is_batched(o) for o in outputs) or not any(_is_batched(c) for c in cotangents):
+        return NotImplemented
+    found = _grad_of_batched(outputs, inputs, cotangents, a["retain_graph"], a["create_graph"], a["allow_unused"],
+                             a["materialize_grads"])
+    if found is not None:
+        return found
+    from ._dispatch import batch_levels, fallback
+    levels = batch_levels(cotangents, {})
+    size, calls = size_of_level(levels[-1]), []
+
+    def one_example(*cots):
+        calls.append(None)
+        retain = True if len(calls) < size else a["retain_graph"]
+        return fn(outputs, inputs, cots, retain, a["create_graph"], a["only_inputs"], a["allow_unused"], False,
+                  a["materialize_grads"])
+    return fallback(one_example, tuple(cotangents), {}, levels)
 
 
 RULES[_autograd_grad_op] = _autograd_grad
