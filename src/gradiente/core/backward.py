@@ -217,8 +217,9 @@ def use_vmapped_grad(function):
 def grad_of_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
     """``grad`` with vmap-batched ``grad_outputs`` over a graph recorded without batching (``outputs`` and
     ``inputs`` are plain): one walk, each node's rule computing on the batched gradient through vmap's dispatch
-    (``rules.batched_ops``). Returns the gradients (batched), or None when some rule cannot run on batched values:
-    the graph is then intact (the walk keeps it and frees it only once it succeeded), for a run per example."""
+    (``rules.batched_ops``; a rule that cannot runs per example there). Returns the gradients (batched), or None
+    when the walk met a value it cannot batch outside a rule (a hook's, say): the graph is then intact (the walk
+    keeps it and frees it only once it succeeded), for a walk per example. Other errors are the caller's."""
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(out, Tensor) or g is None or not rules.is_batched(g):
             return None
@@ -235,7 +236,9 @@ def grad_of_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, a
     try:
         captured, _ = run_backward(roots, grads, True, create_graph, capture=capture, accumulate=False,
                                    ops=rules.batched_ops)
-    except (RuntimeError, NotImplementedError, TypeError, ValueError):
+    except RuntimeError as error:
+        if not rules.batched_ops.cannot_batch(error):
+            raise
         return None
     if not (create_graph if retain_graph is None else retain_graph):
         for node in nodes_to_run([n for n, _ in roots], {n for n, _ in capture}):

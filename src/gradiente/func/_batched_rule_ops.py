@@ -19,9 +19,10 @@ The core cannot import this floor, so ``install`` hands the namespace down to ``
 """
 import numpy as np
 
-from ..core import rules
+from ..core import grad_mode, rules
 from ..core.creation import zeros
 from ..core.dtype import FROM_NUMPY
+from ..core.tensor import Tensor
 from ..ops import selection, tensor_rules
 from . import _dispatch
 from ._batched_tensor import _INPLACE_ERROR, _NOT_AN_ARRAY, BatchedTensor, expand_to, levels_of, physical, wrap
@@ -105,10 +106,17 @@ class BatchedRuleOps:
         try:
             return node.backward(self, *grads)
         except RuntimeError as error:
-            if not _cannot_batch(error):
+            # (a rule written on arrays only refuses any recorded namespace; per example it gets arrays)
+            if not (_cannot_batch(error) or str(error).startswith("gradiente computes the backward of ")):
                 raise
-        plain = rules.namespace(True)
-        return _per_example(lambda *gs: node.backward(plain, *gs), tuple(grads), {})
+        recording = grad_mode.state.enabled       # the walk's create_graph
+        plain = rules.namespace(recording)
+
+        def one_example(*gs):
+            found = node.backward(plain, *[g if g is None or recording else g._data for g in gs])
+            found = found if found.__class__ is tuple else (found,)
+            return tuple(r if r is None or recording else Tensor._make(np.asarray(r)) for r in found)
+        return _per_example(one_example, tuple(grads), {})
 
     def apply_jvp(self, node, tangents):
         """``node``'s forward rule on batched tangents; a rule that reaches for arrays runs per example."""
@@ -127,6 +135,8 @@ class BatchedRuleOps:
         return _dispatch.fallback(fn, tuple(values), {}, _dispatch.batch_levels(values, {}))
 
     # --- what the core asks of a value that may be batched ----------------------------------------------
+    cannot_batch = staticmethod(_cannot_batch)
+
     @staticmethod
     def is_batched(x):
         return x.__class__ is BatchedTensor
