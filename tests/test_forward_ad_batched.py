@@ -228,3 +228,20 @@ def test_the_batched_programs_pass_gradcheck_in_float64():
     for name, fn in PROGRAMS.items():
         assert gradiente.autograd.gradcheck(lambda x, fn=fn: fn(gradiente, x), (x,), check_forward_ad=True,
                                             check_batched_forward_grad=True), name
+
+
+@pytest.mark.parametrize("op", ["igamma", "igammac"])
+def test_ops_without_a_forward_formula_in_torch_refuse_forward_mode_as_torch(op):
+    """PyTorch defines no forward-mode rule for the incomplete gamma functions: a dual in either argument raises
+    its NotImplementedError (its own test uses igamma as the example of an op without one)."""
+    messages = []
+    for lib in (gradiente, torch):
+        ad = _ad(lib)
+        a, x = lib.tensor([0.5, 1.5], dtype=lib.float64), lib.tensor([0.7, 2.0], dtype=lib.float64)
+        with ad.dual_level():
+            for args in ((ad.make_dual(a, lib.ones(2, dtype=lib.float64)), x),
+                         (a, ad.make_dual(x, lib.ones(2, dtype=lib.float64)))):
+                with pytest.raises(NotImplementedError) as refused:
+                    getattr(lib, op)(*args)
+                messages.append(str(refused.value))
+    assert messages[:2] == messages[2:]
