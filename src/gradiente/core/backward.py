@@ -186,14 +186,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for index, (t, slot) in enumerate(zip(inputs, slots)):
         g = captured[slot]
         if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
-            if materialize_grads:
-                if isinstance(t, GradientEdge):
-                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-                g = Tensor._make(np.zeros_like(t._data), create_graph)
-            result.append(g)
+            result.append(_unused_input_grad(index, t, allow_unused, materialize_grads, create_graph))
             continue
         if create_graph:
             result.append(g)
@@ -243,17 +236,20 @@ def grad_of_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, a
     if not (create_graph if retain_graph is None else retain_graph):
         for node in nodes_to_run([n for n, _ in roots], {n for n, _ in capture}):
             node._saved = None      # freed as a plain walk frees them: a second backward raises
-    result = []
-    for index, (t, slot) in enumerate(zip(inputs, slots)):
-        g = captured[slot]
-        if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
-            if materialize_grads:
-                g = Tensor._make(np.zeros_like(t._data), create_graph)
-        result.append(g)
-    return tuple(result)
+    return tuple(_unused_input_grad(index, t, allow_unused, materialize_grads, create_graph)
+                 if captured[slot] is None else captured[slot] for index, (t, slot) in enumerate(zip(inputs, slots)))
+
+
+def _unused_input_grad(index, t, allow_unused, materialize_grads, create_graph):
+    """What ``grad`` gives for an input no output reaches: PyTorch's error, None, or (materialized) zeros."""
+    if not allow_unused:
+        raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
+                           "graph. Set allow_unused=True if this is the desired behavior.")
+    if not materialize_grads:
+        return None
+    if isinstance(t, GradientEdge):
+        raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+    return Tensor._make(np.zeros_like(t._data), create_graph)
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
