@@ -7,7 +7,8 @@
 2. ``jacrev`` of the same function (target <= 1.5);
 3. a forward-over-reverse Hessian-vector product, ``jvp(grad(f))`` (target <= 1.0);
 4. per-sample gradients of a small MLP (32-64-10, ReLU, cross-entropy, batch 64), ``vmap(grad(loss), in_dims=(None,
-   0, 0))`` (target <= 1.5).
+   0, 0))`` (target <= 1.5);
+5. ``autograd.grad(..., is_grads_batched=True)``, 64 cotangents through an MLP's graph (target <= 1.5).
 
 Both libraries vmap the Jacobians' basis vectors into one batched pass. gradiente's vmap batches the *physical*
 graph (``func/_batched_tensor.py``): its jacrev runs the function once more, batched over the basis, where torch.func
@@ -80,6 +81,18 @@ def per_sample_grads(lib):
     return lambda: per_sample(params, x, y)[0]
 
 
+def grads_batched(lib):
+    """``autograd.grad(..., is_grads_batched=True)``: 64 vector-Jacobian products of an MLP's output (32-64-64-10,
+    tanh, batch 32) in its inputs and weights, one vmapped backward pass."""
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((32, 32)), requires_grad=True)
+    weights = [lib.tensor(rng.standard_normal(shape) / shape[0] ** 0.5, requires_grad=True)
+               for shape in ((32, 64), (64, 64), (64, 10))]
+    out = lib.tanh(lib.tanh(x @ weights[0]) @ weights[1]) @ weights[2]
+    cotangents = lib.tensor(rng.standard_normal((64, 32, 10)))
+    return lambda: lib.autograd.grad(out, [x] + weights, cotangents, is_grads_batched=True, retain_graph=True)[1]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -87,7 +100,8 @@ def main():
     rows = []
     for name, make, target in ((f"jacfwd, R^{N} -> R^{N}", jacfwd, 1.5), (f"jacrev, R^{N} -> R^{N}", jacrev, 1.5),
                                ("hvp, jvp(grad(f)) (forward-over-reverse)", hvp, 1.0),
-                               ("per-sample grads, vmap(grad(mlp loss)), batch 64", per_sample_grads, 1.5)):
+                               ("per-sample grads, vmap(grad(mlp loss)), batch 64", per_sample_grads, 1.5),
+                               ("autograd.grad(is_grads_batched=True), 64 VJPs of an MLP", grads_batched, 1.5)):
         fns = {lib_name: make(lib) for lib_name, lib in LIBS.items()}
         ours, theirs = (fns[k]() for k in ("gradiente", "torch"))
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-12)

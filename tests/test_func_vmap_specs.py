@@ -28,8 +28,8 @@ _PACKED = "nn.utils.rnn's functions are not dispatched under vmap, and a PackedS
 _DISTRIBUTIONS = ("distributions call ops by direct reference (not through the dispatching namespaces) and check "
                   "their parameters with data-dependent control flow")
 KNOWN_GAPS: dict = {
-    "as_strided": "as_strided reads the storage, which holds every example: it would need the batch stride",
-    "as_strided_": "likewise",
+    "as_strided_": "as_strided_ (in place) reads the storage, which holds every example: it would need the batch "
+                   "stride, which as_strided's batching rule adds",
     "nested_list": "the deprecation warning of a nested-list index is not raised under vmap (the physical index "
                    "has another form)",
     "pack_padded_sequence": _PACKED,

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import grad_mode, rules
 from ..core.backward import backward, grad
+from ..core.backward import use_vmapped_grad as _use_vmapped_grad
 from ..core.creation import tensor
 from ..core.grad_mode import (
     enable_grad,
@@ -23,10 +24,13 @@ from ..core.node import Node, SavedTensor
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor
 from . import anomaly_mode, forward_ad, graph
+from ._grads_batched import grads_batched as _grads_batched  # issue 11: is_grads_batched through vmap
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import enforce_grad_layout_policy  # issue 16
 from .gradcheck import gradcheck, gradgradcheck  # binds the names to the functions; the module stays importable
+
+_use_vmapped_grad(_grads_batched)
 
 __all__ = ["backward", "grad", "Variable", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "once_differentiable",

@@ -11,7 +11,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..core import forward_grad
+from ..core import forward_grad, rules
 from ..core.grad_mode import _Mode
 from ..core.tensor import Tensor, storage_root
 
@@ -55,7 +55,7 @@ def make_dual(tensor, tangent, *, level=None):
     if forward_grad.tangent(tensor, level) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the "
                            f"same level {level} is not supported.")
-    if tangent._data.shape != tensor._data.shape:
+    if tuple(tangent.shape) != tensor._data.shape:
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {_sizes(tensor)} while the given "
                            f"forward gradient is of size {_sizes(tangent)}.")
@@ -64,8 +64,30 @@ def make_dual(tensor, tangent, *, level=None):
                            "not supported.")
     dual = tensor.view_as(tensor)
     dual.__dict__["_dual_view"] = True      # a view to backward mode only: forward mode's view checks see past it
-    forward_grad.set_tangent(dual, _in_primal_layout(tangent, tensor), level)
+    laid_out = _batched_in_primal_layout(tangent, tensor) if rules.is_batched(tangent) else \
+        _in_primal_layout(tangent, tensor)
+    forward_grad.set_tangent(dual, laid_out, level)
     return dual
+
+
+def _batched_in_primal_layout(tangent, tensor):
+    """``_in_primal_layout`` for a tangent batched by ``vmap`` (the primal is not): the tangent itself when each
+    example is laid out as the primal is (strides and offset; the size of the storage is not compared, as in
+    PyTorch, since a batched value's examples share one), else a copy whose examples are."""
+    physical = rules.batched_ops.physical(tangent)
+    a, t = tensor._data, physical._data
+    nb = t.ndim - a.ndim
+    strides = tuple(s // a.itemsize for s in a.strides)
+    if strides == tuple(s // t.itemsize for s in t.strides[nb:]) and (
+            a.size == 0 or tensor.storage_offset() == physical.storage_offset()):
+        return tangent
+    batch_shape = t.shape[:nb]
+    storage = np.zeros(batch_shape + (storage_root(a).nbytes // a.itemsize,), t.dtype)
+    laid_out = np.lib.stride_tricks.as_strided(
+        storage.reshape(-1)[tensor.storage_offset():], batch_shape + a.shape,
+        storage.strides[:nb] + tuple(s * t.itemsize for s in strides))
+    laid_out[...] = t
+    return rules.batched_ops.with_levels_of(Tensor._make(laid_out), tangent)
 
 
 def _in_primal_layout(tangent, tensor):
@@ -138,7 +160,7 @@ class dual_level(_Mode):
 
 
 def _sizes(t):
-    return "[" + ", ".join(str(s) for s in t._data.shape) + "]"
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
 
 
 def _is_fwd_grad_enabled():

@@ -8,8 +8,10 @@ values on the same gradient is "not reentrant"). Use float64 or complex128 input
 PyTorch checks them (``_run_checks``): the real and imaginary parts of complex outputs, and of complex inputs in
 forward mode, one at a time, against the conjugate Wirtinger derivative.
 
-Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_batched_grad``
-and ``check_batched_forward_grad`` are accepted and not run (gradcheck does not use vmap yet); ``check_undefined_grad``
+``check_batched_grad`` and ``check_batched_forward_grad`` run PyTorch's batched checks through vmap
+(``_gradcheck_batched.py``).
+
+Where gradiente differs: ``fast_mode=True`` runs the slow mode (same verdicts, slower); ``check_undefined_grad``
 hands None to the tensor hooks of each output (what PyTorch's engine does first with an undefined gradient) rather
 than running the whole backward with undefined gradients, which gradiente's engine does not model.
 
@@ -25,6 +27,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.backward import grad as _grad
 from ..core.tensor import Tensor
+from . import _gradcheck_batched as _batched
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -260,6 +263,37 @@ def _check_undefined_grad(func, inputs):
     return True
 
 
+def _check_undefined_tangent(func, inputs):
+    """Forward mode with one input's tangent zero must give what it gives with that input not dual at all (the
+    tangent undefined), each other differentiable input carrying a random tangent: PyTorch's check."""
+    from . import forward_ad
+    rng = np.random.RandomState(0)
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor) and x.requires_grad:
+                duals[i] = forward_ad.make_dual(x.detach(), Tensor._make(_random_like(rng, x._data)))
+        for i, x in enumerate(inputs):
+            if not (isinstance(x, Tensor) and x.requires_grad):
+                continue
+            kept = duals[i]
+            duals[i] = forward_ad.make_dual(x.detach(), Tensor._make(np.zeros_like(x._data)))
+            zero_tangent = [o for o in _as_tuple(func(*duals)) if _is_float_or_complex(o)]
+            duals[i] = x.detach()
+            no_tangent = [o for o in _as_tuple(func(*duals)) if _is_float_or_complex(o)]
+            duals[i] = kept
+            for index_o, (first, second) in enumerate(zip(zero_tangent, no_tangent)):
+                res1, res2 = forward_ad.unpack_dual(first)[1], forward_ad.unpack_dual(second)[1]
+                if res1 is not None and res2 is not None and not np.allclose(res1._data, res2._data):
+                    raise GradcheckError(f"Mismatch in tangent values for output with index: {index_o} when input: "
+                                         f"{x} has an undefined tangent value.  Got: {res1} but expected: {res2}")
+    return True
+
+
+def _is_float_or_complex(x):
+    return isinstance(x, Tensor) and dt.kind(x._data.dtype) in "fc"
+
+
 def _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                 check_forward_ad, check_backward_ad):
     """PyTorch's slow mode. Complex numbers are checked as PyTorch checks them, in real terms: in backward mode
@@ -288,8 +322,13 @@ def _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undef
             _forward_check(imag_fn, imag_inputs, diff_idx, eps, atol, rtol, complex_inputs, test_imag=True)
             real_inputs = tuple(x.real if i in complex_inputs else x for i, x in enumerate(inputs))
             _forward_check(real_fn, real_inputs, diff_idx, eps, atol, rtol, complex_inputs)
+            if check_undefined_grad:
+                _check_undefined_tangent(imag_fn, imag_inputs)
+                _check_undefined_tangent(real_fn, real_inputs)
         else:
             _forward_check(func, inputs, diff_idx, eps, atol, rtol)
+            if check_undefined_grad:
+                _check_undefined_tangent(func, inputs)
     if check_backward_ad and check_undefined_grad:
         _check_undefined_grad(func, inputs)
     return True
@@ -355,8 +394,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     inputs, diff_idx = _checked_inputs(inputs)
     try:
-        return _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                           check_grad_dtypes, check_forward_ad, check_backward_ad)
+        _run_checks(func, inputs, diff_idx, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                    check_grad_dtypes, check_forward_ad, check_backward_ad)
+        if check_batched_forward_grad:
+            _batched.check_batched_forward(func, inputs, _as_tuple, GradcheckError)
+        if check_backward_ad and check_batched_grad:
+            for o, out in enumerate(_differentiable(_tensor_outputs(func(*inputs)))):
+                _batched.check_batched_backward(inputs, out, o, GradcheckError)
+        return True
     except GradcheckError:
         if raise_exception:
             raise

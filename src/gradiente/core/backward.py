@@ -9,11 +9,11 @@ import numpy as np
 
 from . import diagnostics, rules
 from . import dtype as dt
-from .engine import run_backward
+from .engine import nodes_to_run, run_backward
 from .size import Size
 from .tensor import Tensor
 
-__all__ = ["backward", "grad", "tensor_backward", "GradientEdge"]
+__all__ = ["backward", "grad", "tensor_backward", "GradientEdge", "grad_of_batched", "use_vmapped_grad"]
 
 
 class GradientEdge(NamedTuple):
@@ -156,8 +156,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into ``.grad``).
 
     ``is_grads_batched``: each of ``grad_outputs`` has a leading batch dimension, and each result gets one: the
-    gradients for each batch entry, stacked. PyTorch runs one vmapped backward pass; here it is a loop of backward
-    passes over the batch (the same values, one pass per entry)."""
+    gradients for each batch entry, stacked. As in PyTorch, this is one backward pass vmapped over the batch,
+    each node's rule running once on the batched gradient (``grad_of_batched``); a rule vmap cannot batch runs
+    once per entry."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -185,14 +186,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for index, (t, slot) in enumerate(zip(inputs, slots)):
         g = captured[slot]
         if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
-            if materialize_grads:
-                if isinstance(t, GradientEdge):
-                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-                g = Tensor._make(np.zeros_like(t._data), create_graph)
-            result.append(g)
+            result.append(_unused_input_grad(index, t, allow_unused, materialize_grads, create_graph))
             continue
         if create_graph:
             result.append(g)
@@ -204,8 +198,63 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+#: ``is_grads_batched`` through vmap, handed down by ``gradiente.autograd`` (vmap stands on the API floor)
+_vmapped_grad = None
+
+
+def use_vmapped_grad(function):
+    global _vmapped_grad  # noqa: PLW0603 - set once, at import, by gradiente.autograd
+    _vmapped_grad = function
+
+
+def grad_of_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``grad`` with vmap-batched ``grad_outputs`` over a graph recorded without batching (``outputs`` and
+    ``inputs`` are plain): one walk, each node's rule computing on the batched gradient through vmap's dispatch
+    (``rules.batched_ops``; a rule that cannot runs per example there). Returns the gradients (batched), or None
+    when the walk met a value it cannot batch outside a rule (a hook's, say): the graph is then intact (the walk
+    keeps it and frees it only once it succeeded), for a walk per example. Other errors are the caller's."""
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(out, Tensor) or g is None or not rules.is_batched(g):
+            return None
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if tuple(g.shape) != out._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} and "
+                               f"output[{i}] has a shape of {Size(out._data.shape)!r}.")
+    if any(not isinstance(t, Tensor) for t in inputs) or len(grad_outputs) != len(outputs):
+        return None
+    grads = [g if rules.meta_of(g)[1] == out._data.dtype else g.to(out.dtype) for out, g in zip(outputs, grad_outputs)]
+    capture, slots = _capture(inputs)
+    roots = [_root(t) for t in outputs]
+    try:
+        captured, _ = run_backward(roots, grads, True, create_graph, capture=capture, accumulate=False,
+                                   ops=rules.batched_ops)
+    except RuntimeError as error:
+        if not rules.batched_ops.cannot_batch(error):
+            raise
+        return None
+    if not (create_graph if retain_graph is None else retain_graph):
+        for node in nodes_to_run([n for n, _ in roots], {n for n, _ in capture}):
+            node._saved = None      # freed as a plain walk frees them: a second backward raises
+    return tuple(_unused_input_grad(index, t, allow_unused, materialize_grads, create_graph)
+                 if captured[slot] is None else captured[slot] for index, (t, slot) in enumerate(zip(inputs, slots)))
+
+
+def _unused_input_grad(index, t, allow_unused, materialize_grads, create_graph):
+    """What ``grad`` gives for an input no output reaches: PyTorch's error, None, or (materialized) zeros."""
+    if not allow_unused:
+        raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
+                           "graph. Set allow_unused=True if this is the desired behavior.")
+    if not materialize_grads:
+        return None
+    if isinstance(t, GradientEdge):
+        raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+    return Tensor._make(np.zeros_like(t._data), create_graph)
+
+
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
-    """``grad`` once per entry of the batch dimension of ``grad_outputs``; results stacked along a new dim 0."""
+    """``grad`` for each entry of the batch dimension of ``grad_outputs``, results stacked along a new dim 0:
+    through vmap once ``gradiente.autograd`` has handed it down, else one pass per entry."""
     batched = (grad_outputs,) if isinstance(grad_outputs, Tensor) else _as_tuple(grad_outputs)
     for i, (g, out) in enumerate(zip(batched, outputs)):
         if isinstance(g, Tensor) and isinstance(out, Tensor) and g._data.shape[1:] != out._data.shape:
@@ -216,6 +265,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 f"output, but a mismatch was detected: grad_output[{i}] has a shape of {Size(g._data.shape[2:])!r} "
                 f"and output[{i}] has a shape of {Size(out._data.shape)!r}. If you only want some tensors in "
                 "`grad_output` to be considered batched, consider using vmap.")
+    if _vmapped_grad is not None and all(isinstance(g, Tensor) for g in batched) and len(batched) == len(outputs):
+        return _vmapped_grad(outputs, inputs, batched, retain_graph, create_graph, allow_unused, materialize_grads)
     sizes = {g._data.shape[0] for g in batched if isinstance(g, Tensor) and g._data.ndim > 0}
     size = sizes.pop() if len(sizes) == 1 else 0
     per_entry = []

@@ -76,11 +76,11 @@ from . import tensor as _tensor  # a module: a cycle within the core, read at ca
 from .dtype import FROM_NUMPY
 from .node import AccumulateGrad
 
-__all__ = ["run_backward", "current_graph_task", "GraphTask"]
+__all__ = ["run_backward", "current_graph_task", "GraphTask", "nodes_to_run"]
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capture=None, accumulate=True,
-                 inputs=None, made=()):
+                 inputs=None, made=(), ops=None):
     """Propagate ``root_grads`` (one per ``(node, output_nr)`` in ``roots``) through the graph.
 
     ``capture``: optional dict ``{(node, output_nr): slot}``; the gradient flowing into each such
@@ -90,9 +90,11 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
     tensor run, and no leaf's ``.grad`` changes (``autograd.grad``). ``inputs``: the edges of
     ``backward(inputs=...)``: only their nodes and those that lead to them run (PyTorch's rule: a leaf's
     AccumulateGrad among them accumulates, with its hooks). ``made``: per root, True if ``backward`` made its
-    gradient itself (an implicit 1), which is then the engine's own memory rather than the caller's.
+    gradient itself (an implicit 1), which is then the engine's own memory rather than the caller's. ``ops``:
+    the rules' namespace when not the usual one (``rules.batched_ops``, for gradients batched by vmap).
     """
-    ops = rules.namespace(create_graph)
+    if ops is None:
+        ops = rules.namespace(create_graph)
     # The walk makes no reference cycles, so the cyclic garbage collector has nothing to find; pausing it
     # keeps it from repeatedly scanning a large live graph (PyTorch's nodes are invisible to it).
     collecting = gc.isenabled()
@@ -188,7 +190,8 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
     pop, push = heappop, heappush
     anomalous = anomaly.state.enabled
     session = profiling.state.session          # a profiler records: every node takes the timed general step
-    everywhere = anomalous or session is not None      # every node takes the general step
+    # every node takes the general step (a batched walk: there, a rule that cannot batch runs per example)
+    everywhere = anomalous or session is not None or ops is rules.batched_ops
     # a walk that captures, or runs only part of the graph, sends just the nodes concerned down the general path
     capturing = extras.capturing if extras is not None else ()
     run_only = extras.run_only if extras is not None else None
@@ -243,7 +246,7 @@ def _walk(roots, root_grads, release, ops, extras, made=()):
                 # the one central un-broadcast: each gradient reaches its input with the input's shape and dtype
                 m = meta[i] if meta is not None else None
                 if m is not None and ((g.shape != m[0] or g.dtype != m[1]) if raw else
-                                      (g._data.shape != m[0] or g._data.dtype != m[1])):
+                                      rules.meta_of(g) != m):
                     g = _fit_to_input(node, i, g, m, ops)
                 held = buffers.get(receiver)        # the common cases of _receive, spelled out:
                 if held is None and nr == 0 and receiver._output_meta is None:
@@ -391,12 +394,12 @@ class _Extras:
         root_nodes = [n for n, _ in roots]
         if inputs:
             targets = {n for n, _ in inputs}
-            run = _nodes_to_run(root_nodes, targets)
+            run = nodes_to_run(root_nodes, targets)
             # the inputs' own nodes run too, those the walk reaches (one no root leads to is not executed)
             reached = {n for r in run for n, _ in r.next_functions if n in targets}
             self.run_only = run | reached | (targets & set(root_nodes))
         else:
-            self.run_only = None if accumulate else _nodes_to_run(root_nodes, self.capturing)
+            self.run_only = None if accumulate else nodes_to_run(root_nodes, self.capturing)
 
 
 def _step_with_extras(node, grad, shared_in, ops, extras, buffers, lent):
@@ -451,7 +454,7 @@ def _fit_to_input(node, i, g, meta, ops):
     if got != shape and not _expandable(shape, got):
         raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got {list(got)} "
                            f"but expected shape compatible with {list(shape)}")
-    got_dtype = g.dtype if not ops.recording else g._data.dtype
+    got_dtype = g.dtype if not ops.recording else rules.meta_of(g)[1]
     # (a built-in rule may hand a real input a complex gradient: its real part is kept, PyTorch's handle_r_to_c)
     if (dt.kind(got_dtype) != "f" and (got_dtype.kind == "c") != (dtype.kind == "c")
             and node._forward_cls is not None):
@@ -481,6 +484,8 @@ def run_rule(node, grads, ops):
             "written for real numbers, and PyTorch's convention for complex ones (the conjugate Wirtinger "
             "derivative) would give a different gradient. Real and imaginary parts can be differentiated "
             "separately (torch.view_as_real).")
+    if ops is rules.batched_ops:
+        return ops.apply_rule(node, grads)
     return node.backward(ops, *grads)
 
 
@@ -625,7 +630,7 @@ def _hook_name(hook):
     return getattr(hook, "__name__", "<unknown>")
 
 
-def _nodes_to_run(roots, targets):
+def nodes_to_run(roots, targets):
     """For ``autograd.grad`` and ``backward(inputs=...)``: the nodes whose rules must run because some
     capture target lies below them. Everything else is not run at all."""
     run: set = set()
@@ -654,7 +659,7 @@ def _nodes_to_run(roots, targets):
 
 
 def _produced_complex(grads, ops):
-    return any(g is not None and (g._data.dtype if ops.recording else g.dtype).kind == "c" for g in grads)
+    return any(g is not None and (rules.meta_of(g)[1] if ops.recording else g.dtype).kind == "c" for g in grads)
 
 
 def _zeros(meta, ops):

@@ -39,7 +39,7 @@ from . import grad_mode, rules
 from .backward import grad as _grad
 from .engine import run_rule
 from .node import Node, _SavedOutput
-from .tensor import Tensor
+from .tensor import Tensor, storage_root
 
 __all__ = ["state", "tangent", "carries_tangent", "has_tangent", "set_tangent", "attach_tangents", "inplace_tangent",
            "enter_level", "exit_level"]
@@ -65,6 +65,8 @@ class _State:
 
 state = _State()
 _ref = weakref.ref
+
+is_batched, _array = rules.is_batched, rules.array_of
 
 
 # --- levels -------------------------------------------------------------------------------------------------
@@ -118,10 +120,15 @@ def tangent(t, level=None):
     base_tangent = base._fw_grads.get(level)
     if base_tangent is None:
         return None
-    view = _region_of(base_tangent._data, base._data, t._data)
-    if view is None:
-        return None
-    result = Tensor._make(view)
+    if is_batched(base_tangent):
+        result = _batched_region_of(base_tangent, base, t)
+        if result is None:
+            return None
+    else:
+        view = _region_of(base_tangent._data, base._data, t._data)
+        if view is None:
+            return None
+        result = Tensor._make(view)
     set_tangent(t, result, level)
     return result
 
@@ -171,17 +178,31 @@ def _region_of(base_tangent, base, view):
     return np.lib.stride_tricks.as_strided(flat[offset // base.itemsize:], view.shape, view.strides)
 
 
+def _batched_region_of(base_tangent, base, view):
+    """``_region_of`` for a batched tangent: the same region of each example, as a view of the physical tangent
+    (so that the view's tangent is a view of the base's, as in PyTorch)."""
+    values = rules.batched_ops.physical(base_tangent)
+    nb = values.dim() - base.dim()
+    a, v, p = base._data, view._data, values._data
+    if v.dtype != a.dtype or p.dtype != a.dtype or p.strides[nb:] != a.strides or not a.flags.c_contiguous:
+        return None
+    offset = (v.__array_interface__["data"][0] - a.__array_interface__["data"][0]) // a.itemsize
+    strides = tuple(s // a.itemsize for s in v.strides)
+    region = values.as_strided(tuple(values.shape[:nb]) + v.shape, values.stride()[:nb] + strides,
+                               values.storage_offset() + offset)
+    return rules.batched_ops.with_levels_of(region, base_tangent)
+
+
 # --- a recorded op's tangents -------------------------------------------------------------------------------
 
 def _fit(ops, value, shape, np_dtype):
     """A tangent brought to a tensor's shape and dtype (a broadcast tangent becomes its own memory; a complex
     one for a real tensor, its real part)."""
     if ops.recording:
-        tensor_ops = ops
         if tuple(value.shape) != tuple(shape):
             value = value.expand(shape).clone()
-        if value._data.dtype != np_dtype:
-            value = tensor_ops.fix_meta(value, tuple(value.shape), np_dtype)
+        if _array(value).dtype != np_dtype:
+            value = ops.fix_meta(value, tuple(value.shape), np_dtype)
         return value
     if value.__class__ is not np.ndarray:
         value = np.asarray(value)
@@ -219,7 +240,8 @@ def _attach_at(level, node, inputs, tangents, outs):
         or any(t is not None and t._requires_grad for t in tangents))
     if state.on and not differentiable:     # a lower level differentiates the tangent
         differentiable = carries_tangent(inputs) or carries_tangent(tangents)
-    ops = rules.tensor_ops if differentiable else rules.numpy_ops
+    batched = any(t is not None and is_batched(t) for t in tangents)
+    ops = rules.batched_ops if batched else rules.tensor_ops if differentiable else rules.numpy_ops
     assert ops is not None, "gradiente.ops hands TensorOps down when it is imported"
     meta = list(node._input_meta)
     args: list = []
@@ -231,19 +253,23 @@ def _attach_at(level, node, inputs, tangents, outs):
             continue
         args.append(_fit(ops, value if ops.recording else value._data, *meta[i]))
     node._input_meta = tuple(meta)
-    if type(node).jvp is Node.jvp and node._forward_cls is None:
+    if batched:
+        # batched tangents compute with recorded ops: recorded only where the tangent must be differentiable
+        with grad_mode.set_grad_enabled(grad_mode.state.enabled and differentiable):
+            results = _batched_jvp(node, args, outs, differentiable)
+    elif type(node).jvp is Node.jvp and node._forward_cls is None:
         results = _jvp_by_transposing_the_vjp(node, ops, args, outs)
     else:
         results = node.jvp(ops, *args)
     if results.__class__ is not tuple:
         results = (results,)
-    inputs_memory = [a._data if ops.recording else a for a in args if a is not None]
+    inputs_memory = [_array(a) if ops.recording else a for a in args if a is not None]
     given = {}
     for nr, (out, value) in enumerate(zip(outs, results)):
         if out is None or value is None or dt.kind(out._data.dtype) not in "fc":
             continue
         value = _fit(ops, value, out._data.shape, out._data.dtype)
-        array = value._data if ops.recording else value
+        array = _array(value) if ops.recording else value
         if "_view_meta" not in out.__dict__ and any(np.may_share_memory(array, m) for m in inputs_memory):
             value = value.clone() if ops.recording else array.copy()   # only a view's tangent aliases its input's
         result = value if ops.recording else Tensor._make(value)
@@ -253,6 +279,21 @@ def _attach_at(level, node, inputs, tangents, outs):
     if given and saved and any(item.__class__ is _SavedOutput for item in saved):
         notes = node.__dict__.setdefault("_fw_outputs", {})
         notes[level] = (state.tokens[level], given)    # for the rule's saved output under create_graph
+
+
+def _batched_jvp(node, tangents, outs, differentiable):
+    """``node``'s tangents for batched ``tangents``: its ``jvp`` on them through vmap's dispatch, or, for a node
+    whose forward rule is its transposed VJP (which differentiates once more, what batched values cannot), that
+    rule once per example."""
+    if type(node).jvp is not Node.jvp or node._forward_cls is not None:
+        return rules.batched_ops.apply_jvp(node, tangents)
+    inner = rules.namespace(differentiable)
+
+    def one_example(*ts):
+        found = _jvp_by_transposing_the_vjp(node, inner, [t if t is None or inner.recording else t._data for t in ts],
+                                            outs)
+        return tuple(r if r is None or inner.recording else Tensor._make(r) for r in found)
+    return rules.batched_ops.per_example(one_example, tangents)
 
 
 def _jvp_by_transposing_the_vjp(node, ops, tangents, outs):
@@ -326,7 +367,8 @@ def saved_output_tangent(node, output_nr):
 def inplace_tangent(tensor, result, before):
     """After ``tensor`` took ``result``'s values in place: its tangent becomes ``result``'s, written into the tangent
     it had (``before``) so that its views see the change, or, if it had none, into the matching view of its base's
-    tangent (made, zero, if the base had none), as PyTorch does."""
+    tangent (made, zero, if the base had none), as PyTorch does. Where the new tangent is laid out as both the
+    view and its base are, the base takes it as it is, and the view shares it (PyTorch's shortcut)."""
     level = state.visible
     new = tangent(result, level) if result is not None else None
     if new is None and before is None:
@@ -334,17 +376,42 @@ def inplace_tangent(tensor, result, before):
     if before is None and tensor._base is not None and "_view_meta" in tensor.__dict__:
         base = tensor._base
         if tangent(base, level) is None:
-            set_tangent(base, Tensor._make(np.zeros_like(base._data, order="C")), level)
+            if new is not None and not new._requires_grad and _same_layout(new, base) and \
+                    _same_layout(new, tensor):
+                set_tangent(base, new, level)
+                set_tangent(tensor, new, level)
+                return
+            set_tangent(base, _zeros_laid_out_as(base, new), level)
         before = tangent(tensor, level)         # the view of the base's tangent
     if before is None:
         assert new is not None
-        set_tangent(tensor, new if new._data.shape == tensor._data.shape else
+        set_tangent(tensor, new if tuple(new.shape) == tensor._data.shape else
                     Tensor._make(_fit(rules.numpy_ops, new._data, tensor._data.shape, tensor._data.dtype)), level)
         return
     if new is None:
-        before._data[...] = 0
-    elif new._requires_grad or before._requires_grad:
+        _array(before)[...] = 0
+    elif new._requires_grad or before._requires_grad or (is_batched(new) and not is_batched(before)):
         set_tangent(tensor, new, level)         # a differentiable tangent: keep its history rather than copy
     else:
-        np.copyto(before._data, new._data, casting="unsafe")
+        source = rules.batched_ops.as_physical_of(new, before)._data if is_batched(before) else new._data
+        np.copyto(_array(before), source, casting="unsafe")
         before._version_box[0] += 1
+
+
+def _same_layout(value, tensor):
+    """Whether the tangent ``value`` is laid out as ``tensor``: shape, strides, offset (and, unbatched, the size of
+    the storage), PyTorch's ``has_same_meta``."""
+    if tuple(value.shape) != tensor._data.shape or value.stride() != tensor.stride() or \
+            value.storage_offset() != tensor.storage_offset():
+        return False
+    return is_batched(value) or storage_root(value._data).nbytes == storage_root(tensor._data).nbytes
+
+
+def _zeros_laid_out_as(base, like):
+    """A zero tangent for ``base``, batched as ``like`` is (PyTorch's ``_new_zeros_with_same_feature_meta``)."""
+    if is_batched(like):
+        values = rules.batched_ops.physical(like)
+        nb = values.dim() - base.dim()
+        zeros = np.zeros(tuple(values.shape[:nb]) + base._data.shape, base._data.dtype)
+        return rules.batched_ops.with_levels_of(Tensor._make(zeros), like)
+    return Tensor._make(np.zeros_like(base._data, order="C"))

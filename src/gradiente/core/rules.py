@@ -12,6 +12,8 @@ meaning. Two namespaces implement it, name for name, taking the same arguments (
 
 Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directly. Each rule is written once.
 """
+from typing import Any
+
 import numpy as np
 
 from . import dtype as dt
@@ -495,4 +497,33 @@ def use_tensor_ops(tensor_namespace):
     """Install ``namespace`` (``ops.tensor_rules.TensorOps()``) as the rules' namespace under create_graph."""
     global tensor_ops  # noqa: PLW0603 - set once, at import, by the ops package
     tensor_ops = tensor_namespace
+
+
+# --- values batched by vmap ---------------------------------------------------------------------------------
+#: the namespace on vmap-batched values (``func/_batched_rule_ops.py``): rules run on a batched gradient or
+#: tangent through vmap's dispatch. Handed down when ``gradiente.func`` is imported (a batched value exists
+#: only inside a vmap, so always before one is met).
+batched_ops: Any = None
+
+
+def use_batched_ops(namespace):
+    global batched_ops  # noqa: PLW0603 - set once, at import, by gradiente.func
+    batched_ops = namespace
+
+
+def is_batched(value):
+    """Whether ``value`` is a vmap-batched tensor (its values live in a physical tensor, not in ``_data``)."""
+    return value.__class__ is not _tensor.Tensor and batched_ops is not None and batched_ops.is_batched(value)
+
+
+def array_of(value):
+    """The array behind a Tensor (a batched one's physical array, batch dims in front)."""
+    return batched_ops.physical(value)._data if is_batched(value) else value._data
+
+
+def meta_of(value):
+    """A Tensor's shape (logical, for a batched one) and NumPy dtype."""
+    if is_batched(value):
+        return tuple(value.shape), batched_ops.physical(value)._data.dtype
+    return value._data.shape, value._data.dtype
 

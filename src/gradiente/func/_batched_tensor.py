@@ -184,6 +184,8 @@ class BatchedTensor(Tensor):
 
     # --- values cannot leave vmap as Python numbers -------------------------------------------------------
     def item(self):
+        if any(level.randomness == "legacy" for level in _stack.levels):     # torch._vmap_internals._vmap's words
+            raise RuntimeError("Batching rule not implemented for aten::item. We could not generate a fallback.")
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
                            "calling .item() on a Tensor, please try to rewrite what you're doing with other "
                            "operations. If error is occurring somewhere inside PyTorch internals, please file a bug "

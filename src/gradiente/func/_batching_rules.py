@@ -27,6 +27,7 @@ from ..core import creation
 from ..core import random as _random
 from ..core.backward import backward as _autograd_backward
 from ..core.backward import grad as _autograd_grad_op
+from ..core.backward import grad_of_batched as _grad_of_batched
 from ..core.tensor import Tensor
 from ..nn import functional as nn_functional
 from ..ops import (
@@ -68,7 +69,7 @@ from ..ops.nn import (
 )
 from ..ops.nn import linear as nn_linear
 from ..ops.nn import rrelu as nn_rrelu
-from ._batched_tensor import BatchedTensor, active_levels, align, expand_to, physical, wrap
+from ._batched_tensor import BatchedTensor, active_levels, align, expand_to, physical, size_of_level, wrap
 
 __all__ = ["RULES", "TRANSLATIONS", "INPLACE_OF", "RANDOM", "VIEW_INPLACE", "randomness"]
 
@@ -84,7 +85,9 @@ def randomness():
     """The mode that governs a random op now: 'error' if any running vmap says so, else 'different' if any
     does, else 'same'."""
     modes = {level.randomness for level in active_levels()}
-    return "error" if "error" in modes else ("different" if "different" in modes else "same")
+    if "error" in modes or "legacy" in modes:   # ('legacy': torch._vmap_internals._vmap, which refuses them)
+        return "error"
+    return "different" if "different" in modes else "same"
 
 
 def _dispatch(fn, args, kwargs=None):
@@ -183,7 +186,7 @@ ELEMENTWISE = (
        fill.copy_, creation.zeros_like, creation.ones_like, creation.empty_like, creation.full_like]
     + [getattr(activations, n) for n in activations.__all__ if n not in ("glu", "prelu")]
     + [arithmetic._rtruediv, arithmetic._rfloordiv, arithmetic._rmod, arithmetic._pow_scalar_base]
-    + [unary._round, unary._polygamma_method, comparison.invert]
+    + [unary._round, unary._polygamma_method, comparison.invert, unary.tanh_backward, unary.sigmoid_backward]
 )
 _translation(_elementwise, *ELEMENTWISE)
 # the operator forms of tensor methods (``x + y`` with a NumPy-array check in front)
@@ -484,6 +487,38 @@ _rule(_as_other_shape(views.expand), views.expand_as)
 _rule(lambda fn, args, kwargs, levels: _dispatch(views.reshape, (args[0], -1)), views.ravel)
 _rule(lambda fn, args, kwargs, levels: _dispatch(views.expand, (args[0], tuple(args[1])))
       if len(args) == 2 and not kwargs else NotImplemented, views.broadcast_to)
+
+
+def _as_strided(fn, args, kwargs, levels):
+    """``as_strided`` of each example's own memory: the batch dims keep their physical strides, and
+    ``storage_offset`` counts from the storage's start, so example ``i`` starts ``i`` batch strides further. A
+    request that reaches past an example's elements would read another example's: refused, in PyTorch's words."""
+    bound = _bind(fn, args, kwargs)
+    if bound is None or not _is_batched(bound.arguments["input"]) or tuple(bound.arguments["input"]._levels) != levels:
+        return NotImplemented
+    x = bound.arguments["input"]
+    size, stride = tuple(int(n) for n in bound.arguments["size"]), tuple(int(n) for n in bound.arguments["stride"])
+    value, nb = x._value, len(levels)
+    offset = bound.arguments["storage_offset"]
+    offset = value.storage_offset() if offset is None else int(offset)
+    base_offset = value.storage_offset()
+    if 0 not in size and 0 not in value.shape[nb:] and len(size) == len(stride):
+        reach = offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1
+        own = base_offset + sum((n - 1) * st for n, st in zip(value.shape[nb:], value.stride()[nb:])) + 1
+        if reach > own or offset < base_offset:
+            raise RuntimeError(
+                f"result = tensor.as_strided({_ints(size)},{_ints(stride)},{offset})can access memory outside of "
+                f"`tensor`. `result` can access somememory in range [{offset}, {reach}], but `tensor` can only "
+                f"access some memory in range [{base_offset}, {own}]. This is not supported inside of vmap, please "
+                "try torewrite the `as_strided` call as a sequence of PyTorch view operations")
+    return wrap(fn(value, tuple(value.shape[:nb]) + size, value.stride()[:nb] + stride, offset), levels)
+
+
+def _ints(values):
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+_rule(_as_strided, views.as_strided)
 
 
 def _t(fn, args, kwargs, levels):
@@ -893,6 +928,8 @@ def _autograd_grad(fn, args, kwargs, levels):
     outputs, inputs = as_tuple(a["outputs"]), as_tuple(a["inputs"])
     cotangents = (None,) * len(outputs) if a["grad_outputs"] is None else as_tuple(a["grad_outputs"])
     own = {getattr(x, "_levels", ()) for x in inputs}
+    if own == {()}:
+        return _grad_of_batched_gradients(fn, outputs, inputs, cotangents, a)
     if len(own) != 1 or not (own := own.pop()):
         return NotImplemented
     if any(set(t._levels) - set(own) for t in outputs + cotangents if isinstance(t, Tensor)):
@@ -904,6 +941,29 @@ def _autograd_grad(fn, args, kwargs, levels):
                a["retain_graph"], a["create_graph"], a["only_inputs"], a["allow_unused"], False,
                a["materialize_grads"])
     return tuple(None if g is None else wrap(g, own) for g in found)
+
+
+def _grad_of_batched_gradients(fn, outputs, inputs, cotangents, a):
+    """``autograd.grad`` of a graph recorded outside vmap (plain outputs and inputs) for batched
+    ``grad_outputs`` (``is_grads_batched``, gradcheck's batched check): one walk with each rule on the batched
+    gradient; where a rule cannot batch, one walk per example, keeping the graph for all but the last (a caller's
+    ``retain_graph=False`` frees it once, as one walk would)."""
+    if any(_is_batched(o) for o in outputs) or not any(_is_batched(c) for c in cotangents):
+        return NotImplemented
+    found = _grad_of_batched(outputs, inputs, cotangents, a["retain_graph"], a["create_graph"], a["allow_unused"],
+                             a["materialize_grads"])
+    if found is not None:
+        return found
+    from ._dispatch import batch_levels, fallback
+    levels = batch_levels(cotangents, {})
+    size, calls = size_of_level(levels[-1]), []
+
+    def one_example(*cots):
+        calls.append(None)
+        retain = True if len(calls) < size else a["retain_graph"]
+        return fn(outputs, inputs, cots, retain, a["create_graph"], a["only_inputs"], a["allow_unused"], False,
+                  a["materialize_grads"])
+    return fallback(one_example, tuple(cotangents), {}, levels)
 
 
 RULES[_autograd_grad_op] = _autograd_grad

@@ -88,6 +88,9 @@ def dispatch(fn, args, kwargs):
 # --- randomness ---------------------------------------------------------------------------------------------
 
 def check_randomness():
+    if any(level.randomness == "legacy" for level in active_levels()):
+        raise RuntimeError("vmap: We do not yet support calling random operations inside of vmap. Please perform "
+                           "random operations outside of vmap as a workaround")
     if randomness() == "error":
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
                            "'same' or 'different' randomness flags on vmap or perform the randomness operation out "

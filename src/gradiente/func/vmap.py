@@ -15,13 +15,14 @@ import itertools
 from ..core import random as _random
 from ..core.tensor import Tensor
 from ..ops import joining
-from . import _dispatch
+from . import _batched_rule_ops, _dispatch
 from ._batched_tensor import BatchedTensor, pop_level, push_level, wrap
 from ._tree import flatten, unflatten
 
 __all__ = ["vmap"]
 
 _dispatch.bind_methods()
+_batched_rule_ops.install()
 
 
 def _name(func):

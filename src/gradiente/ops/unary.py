@@ -167,9 +167,9 @@ class SigmoidBackwardBackward0(Node):
         return None if not parts else parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
 
-def _derivative_op(array_fn, node_cls, composite):
-    """The differentiable op computing ``array_fn(grad, out)``, recorded as ``node_cls``; complex values go
-    through ``composite``, the same formula in recorded elementwise ops."""
+def _derivative_op(name, array_fn, node_cls, composite):
+    """The differentiable op ``name`` computing ``array_fn(grad, out)``, recorded as ``node_cls``; complex values
+    go through ``composite``, the same formula in recorded elementwise ops."""
     def op(grad, out):
         if dt.kind(out._data.dtype) == "c":
             return composite(grad, out)
@@ -177,12 +177,15 @@ def _derivative_op(array_fn, node_cls, composite):
         if wants_grad(grad, out):
             record(node_cls, (grad, out), result, (grad, out))
         return result
+    op.__name__ = op.__qualname__ = name
     return op
 
 
-tanh_backward = _derivative_op(tanh_backward_array, TanhBackwardBackward0, lambda g, y: g * (1 - y * y))
+tanh_backward = _derivative_op("tanh_backward", tanh_backward_array, TanhBackwardBackward0,
+                               lambda g, y: g * (1 - y * y))
 tanh_backward.__doc__ = "``grad·(1 - out²)``, tanh's derivative from its output ``out`` (PyTorch's ``tanh_backward``)."
-sigmoid_backward = _derivative_op(sigmoid_backward_array, SigmoidBackwardBackward0, lambda g, y: g * (1 - y) * y)
+sigmoid_backward = _derivative_op("sigmoid_backward", sigmoid_backward_array, SigmoidBackwardBackward0,
+                                  lambda g, y: g * (1 - y) * y)
 sigmoid_backward.__doc__ = ("``grad·(1 - out)·out``, sigmoid's derivative from its output ``out`` (PyTorch's "
                             "``sigmoid_backward``).")
 relu = TABLE.row("relu", _relu, "ReluBackward0", "out", lambda ops, v, x, out: ops.threshold_backward(v, out, 0),
