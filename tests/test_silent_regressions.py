@@ -510,3 +510,48 @@ def test_dtype_conversion_of_memory_that_is_not_dense_has_torchs_layout():
         return [(t.stride(), str(t.dtype)[-5:]) for t in (x.bool(), x.to(lib.int32), x.double(), x.long(),
                                                            y.double(), y.t().double(), y.half())]
     assert run(gradiente) == run(torch)
+
+
+# --- batch and instance norm of (nearly) constant channels: PyTorch's rounding, which normalization amplifies ---------
+
+NEARLY_CONSTANT = {
+    # seed 21793: instance_norm of nine equal float64 values gives 7.6e-14 in PyTorch, not 0 (then logit: -29.5)
+    "instance_norm_equal": lambda lib, dt: lib.nn.functional.instance_norm(
+        lib.full((1, 1, 9), 1.1752011936438014, dtype=dt)),
+    # seed 42881: a batch of one value repeated; sgn of the normalized value is 1 in PyTorch
+    "batch_norm_repeated": lambda lib, dt: lib.nn.functional.batch_norm(
+        lib.full((2, 1, 1), -0.5270570289295917, dtype=dt), None, None, training=True),
+    # seed 21912: twelve equal values; log of the normalized value is nan (negative), not -inf
+    "instance_norm_negative_equal": lambda lib, dt: lib.nn.functional.instance_norm(
+        lib.full((1, 1, 12), -0.7144294103856227, dtype=dt)),
+    "batch_norm_affine_nearly_equal": lambda lib, dt: lib.nn.functional.batch_norm(
+        lib.from_numpy((1.3 + 1e-6 * np.random.RandomState(3).standard_normal((3, 2, 4))).astype(str(dt)[-7:])),
+        lib.zeros(2, dtype=dt), lib.ones(2, dtype=dt), lib.tensor([0.5, -2.0], dtype=dt),
+        lib.tensor([0.25, 1.0], dtype=dt), training=True, eps=1e-12),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(NEARLY_CONSTANT))
+def test_normalizing_nearly_constant_channels_rounds_like_torch(name, dtype):
+    """PyTorch's CPU batch norm sums each channel in order in float64, rounds the mean to the dtype and writes
+    x·α + β as a fused multiply-add; on equal values the result is that rounding (times rstd ≈ 316), bit for bit."""
+    ours = NEARLY_CONSTANT[name](gradiente, getattr(gradiente, dtype))
+    theirs = NEARLY_CONSTANT[name](torch, getattr(torch, dtype))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(ours.sgn().numpy(), theirs.sgn().numpy())
+
+
+def test_group_norm_of_signed_zeros_keeps_their_signs_like_torch():
+    """Seed 21359: group norm of [0, -0, 0, -0]; PyTorch's mean of zeros is +0, so -0 stays -0 (1/x: -inf)."""
+    def run(lib):
+        x = lib.tensor([[[0.0, -0.0, 0.0, -0.0]]], dtype=lib.float64, requires_grad=True)
+        return lib.nn.functional.group_norm(x, 1).reciprocal().detach().numpy()
+    np.testing.assert_array_equal(run(gradiente), run(torch))
+
+
+def test_batch_norm_of_nearly_constant_channels_gradcheck():
+    x = gradiente.from_numpy(1.5 + 1e-7 * np.random.RandomState(0).standard_normal((3, 2, 2))).requires_grad_()
+    w = gradiente.tensor([0.5, 2.0], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(
+        lambda x, w: gradiente.nn.functional.batch_norm(x, None, None, w, training=True, eps=1e-3), (x, w))
