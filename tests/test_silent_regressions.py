@@ -555,3 +555,19 @@ def test_batch_norm_of_nearly_constant_channels_gradcheck():
     w = gradiente.tensor([0.5, 2.0], dtype=gradiente.float64, requires_grad=True)
     assert gradiente.autograd.gradcheck(
         lambda x, w: gradiente.nn.functional.batch_norm(x, None, None, w, training=True, eps=1e-3), (x, w))
+
+
+def test_write_through_a_detached_alias_of_a_leafs_view_regenerates_the_views_history():
+    """Seed 40240: a view of a leaf (squeeze, slice), detached and written in place: detach() shares the version
+    counter, so PyTorch's view then reads through AsStridedBackward0 into the leaf; gradients flow as before."""
+    def run(lib):
+        found = []
+        for view, write in ((lambda x: x.squeeze(), lambda v: v.detach()[..., ::2].zero_()),
+                            (lambda x: x[1:], lambda v: v.detach().mul_(2))):
+            x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+            v = view(x)
+            write(v)
+            grad, = lib.autograd.grad((v * v).sum(), x)
+            found.append((type(v.grad_fn).__name__, v._version, grad.tolist()))
+        return found
+    assert run(gradiente) == run(torch)
