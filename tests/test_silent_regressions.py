@@ -571,3 +571,24 @@ def test_write_through_a_detached_alias_of_a_leafs_view_regenerates_the_views_hi
             found.append((type(v.grad_fn).__name__, v._version, grad.tolist()))
         return found
     assert run(gradiente) == run(torch)
+
+
+def test_nan_to_num_gradient_is_a_product_like_torchs():
+    """Seeds 42310 and 40671: a nan gradient reaching nan_to_num of a non-finite value stays nan (grad · 0), as
+    PyTorch's rule ``grad * isfinite(x)`` gives, and a negative one gives -0; the first order and under
+    create_graph (second order) alike."""
+    def run(lib):
+        x = lib.tensor([-1.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        v = x.log().nan_to_num(1.0, 2.0, -2.0)
+        first, = lib.autograd.grad(v, x, lib.tensor([float("nan"), -1.0, -3.0], dtype=lib.float64),
+                                   create_graph=True)
+        w = x.log().nan_to_num(1.0, 2.0, -2.0).logit()       # logit's gradient is nan outside [0, 1]
+        through, = lib.autograd.grad(w.sum(), x)
+        return [str(t.detach().tolist()) for t in (first, through)]
+    assert run(gradiente) == run(torch)
+
+
+def test_nan_to_num_gradcheck():
+    x = gradiente.tensor([0.3, -1.2, 2.0], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(lambda x: x.nan_to_num(), (x,))
+    assert gradiente.autograd.gradgradcheck(lambda x: (x * x).nan_to_num(), (x,))
