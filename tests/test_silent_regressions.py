@@ -592,3 +592,31 @@ def test_nan_to_num_gradcheck():
     x = gradiente.tensor([0.3, -1.2, 2.0], dtype=gradiente.float64, requires_grad=True)
     assert gradiente.autograd.gradcheck(lambda x: x.nan_to_num(), (x,))
     assert gradiente.autograd.gradgradcheck(lambda x: (x * x).nan_to_num(), (x,))
+
+
+@pytest.mark.parametrize("product", ["mm", "mv", "dot", "vector_matrix"])
+def test_matrix_products_save_an_operand_only_for_the_others_gradient(product):
+    """Seed 1387: ``v @ W`` with a constant W saves nothing of v (PyTorch saves mat1 only for mat2's gradient), so
+    changing v in place afterwards is no error; with W requiring grad it is, with PyTorch's message."""
+    calls = {"mm": lambda a, b: a.view(1, 2).mm(b), "mv": lambda a, b: b.t().mv(a), "dot": lambda a, b: a.dot(b[0]),
+             "vector_matrix": lambda a, b: a @ b}
+
+    def run(lib, w_grad):
+        x = lib.tensor([0.5, -1.5], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[1.0, 2.0], [3.0, -4.0]], dtype=lib.float64, requires_grad=w_grad)
+        v = x * 1
+        out = calls[product](v, w)
+        v.mul_(3)
+        try:
+            return [g.tolist() for g in lib.autograd.grad(out.sum(), [x, w] if w_grad else [x])]
+        except RuntimeError as error:
+            return str(error).replace("gradiente.", "torch.")
+    for w_grad in (False, True):
+        assert run(gradiente, w_grad) == run(torch, w_grad)
+
+
+def test_matrix_product_gradcheck_with_a_constant_operand():
+    x = gradiente.tensor([[0.5, -1.5]], dtype=gradiente.float64, requires_grad=True)
+    w = gradiente.tensor([[1.0, 2.0], [3.0, -4.0]], dtype=gradiente.float64)
+    assert gradiente.autograd.gradcheck(lambda x: x.mm(w), (x,))
+    assert gradiente.autograd.gradgradcheck(lambda x: x.mm(w) * x, (x,))
