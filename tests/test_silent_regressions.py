@@ -620,3 +620,29 @@ def test_matrix_product_gradcheck_with_a_constant_operand():
     w = gradiente.tensor([[1.0, 2.0], [3.0, -4.0]], dtype=gradiente.float64)
     assert gradiente.autograd.gradcheck(lambda x: x.mm(w), (x,))
     assert gradiente.autograd.gradgradcheck(lambda x: x.mm(w) * x, (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_gradient_of_a_short_constant_row_is_torchs_rounding(dtype, n, affine):
+    """Seed 2789: the gradient of layer norm over a row of equal values is 0 in exact arithmetic; PyTorch's
+    kernel (a·dy·w + b·x + c, fused multiply-adds) leaves its rounding times rstd ≈ 316, 6e-5 in float32, and
+    gradiente now computes such a row (shorter than any CPU's vector) in the same steps, bit for bit."""
+    rng = np.random.RandomState(n)
+    x = np.full((2, n), 0.37, dtype)
+    dy = rng.standard_normal((2, n)).astype(dtype)
+    w = rng.standard_normal(n).astype(dtype) if affine else None
+
+    def run(lib):
+        tx = lib.from_numpy(x.copy()).requires_grad_()
+        y = lib.nn.functional.layer_norm(tx, (n,), None if w is None else lib.from_numpy(w))
+        return [g.detach().numpy() for g in lib.autograd.grad(y, tx, lib.from_numpy(dy), create_graph=True)]
+    for ours, theirs in zip(run(gradiente), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_layer_norm_of_a_constant_row_gradcheck():
+    x = gradiente.full((2, 3), 0.37, dtype=gradiente.float64, requires_grad=True)
+    w = gradiente.tensor([0.5, -1.0, 2.0], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(lambda x, w: gradiente.nn.functional.layer_norm(x, (3,), w, eps=0.1), (x, w))

@@ -220,11 +220,14 @@ class NativeLayerNormBackward0(Node):
     def backward(self, ops, grad):
         if ops.recording:
             x, weight, bias = self.saved(ops)
-            grads = _normalized_grads(self, numpy_ops, ops.raw(grad), self.stat_axes, self.affine_axes)
+            grads = _with_constant_rows_as_torch(
+                self, _normalized_grads(self, numpy_ops, ops.raw(grad), self.stat_axes, self.affine_axes),
+                ops.raw(grad))
             # PyTorch's edges: grad_out, input, mean, rstd (outputs of the forward, not gradiente's), weight, bias
             return record_gradients(NativeLayerNormBackwardBackward0, (grad, x, None, None, weight, bias), grads,
                                     saved=(grad, x, weight), first=self)
-        return _normalized_grads(self, ops, grad, self.stat_axes, self.affine_axes)
+        return _with_constant_rows_as_torch(self, _normalized_grads(self, ops, grad, self.stat_axes,
+                                                                    self.affine_axes), ops.raw(grad))
 
 
 class NativeLayerNormBackwardBackward0(Node):
@@ -287,10 +290,60 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
+        constant_rows = _short_constant_rows(xa, k, var, weight) if xa.dtype == out_dtype else None
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
                stat_axes=stat_axes, affine_axes=tuple(range(xa.ndim - k)), affine_shape=affine_shape,
-               weight_shape=normalized_shape)
+               weight_shape=normalized_shape, constant_rows=constant_rows)
     return result
+
+
+# The gradient of a row of equal values is mathematically rstd·(dx̂ − mean(dx̂)), which sums to 0; PyTorch's kernel
+# computes it as a·dy·w + b·x + c with b and c from the row's sums (fused multiply-adds where GCC contracts them),
+# and on such a row what it gives beyond that is rounding, amplified by rstd = 1/sqrt(eps) ≈ 316: 6e-5 for a
+# float32 row of one element where the formula above gives 0 (seed 2789). A short row of equal values is computed
+# in PyTorch's steps: short enough (under 4 float64 or 8 float32 elements) that PyTorch's vectorized sums add
+# it in order on every CPU it vectorizes for (AVX2 and AVX-512 alike); a longer one is added in lanes whose count
+# depends on the CPU, and keeps the formula above.
+
+def _short_constant_rows(xa, k, var, weight):
+    """A boolean mask of the rows (over the last ``k`` dims) of equal values short enough to be computed as
+    PyTorch's kernel does in the backward, or None."""
+    n = int(np.prod(xa.shape[xa.ndim - k:]))
+    if xa.dtype not in (np.float32, np.float64) or xa.size == 0 or n >= (4 if xa.dtype == np.float64 else 8) \
+            or (weight is not None and weight._data.dtype != xa.dtype) or not (var == 0).any():
+        return None
+    rows = xa.reshape(-1, n)
+    constant = (rows == rows[:, :1]).all(axis=1)
+    return constant if constant.any() else None
+
+
+def _with_constant_rows_as_torch(node, grads, grad):
+    """``grads`` with dx of the node's short constant rows replaced by PyTorch's arithmetic."""
+    dx = grads[0]
+    if node.constant_rows is None or dx is None:
+        return grads
+    x, weight = node.saved(numpy_ops)[:2]
+    n = int(np.prod([x.shape[a] for a in node.stat_axes]))
+    rows = node.constant_rows
+    dtype = x.dtype.type
+    xs, dys = x.reshape(-1, n)[rows], grad.reshape(-1, n)[rows]
+    gamma = None if weight is None else weight.reshape(1, n)
+    products = dys * xs if gamma is None else dys * xs * gamma        # PyTorch's order of the products
+    g = dys if gamma is None else dys * gamma
+    ds, db = np.zeros(len(xs), x.dtype), np.zeros(len(xs), x.dtype)
+    for j in range(n):                      # in order, as PyTorch adds fewer elements than a vector's lanes
+        ds = ds + products[:, j]
+        db = db + g[:, j]
+    mean = xs[:, 0]
+    a = dtype(1) / np.sqrt(dtype(0) + dtype(node.eps))
+    scale = dtype(1) / dtype(n)
+    b = _fma(db, mean, -ds, x.dtype) * a * a * a * scale
+    c = _fma(-b, mean, -(db * a * scale), x.dtype)
+    first = a * dys if gamma is None else a * dys * gamma
+    row_dx = _fma(b[:, None], xs, first, x.dtype) + c[:, None]      # a·dy·w + b·x fused, then + c
+    dx = dx.copy().reshape(-1, n)
+    dx[rows] = row_dx
+    return (dx.reshape(grad.shape),) + tuple(grads[1:])
 
 
 # --- batch norm ----------------------------------------------------------------------------------------
