@@ -78,7 +78,7 @@ def test_known_difference_still_differs(name):
                                   22337, 22445, 22696, 22705, 22724, 22852, 22914, 40767, 41176, 42155, 42257,
                                   # and the last ones: normalization's rounding, a leaf's views, nan_to_num's product,
                                   # matrix products' saved operands
-                                  21359, 21793, 21912, 40240, 40671, 42310, 42881, 1387])
+                                  21359, 21793, 21912, 40240, 40671, 42310, 42881, 1387, 61566])
 def test_programs_that_found_bugs_now_agree(seed):
     """Seeds whose programs found a bug fixed in issue 13 (layouts, 0-d log_sigmoid, empty mean losses, var_mean's
     unused output, batch_norm of an empty batch; then einsum's graph, create_graph's requires_grad, saved values
