@@ -38,7 +38,7 @@ def test_fused_multiply_add_rounds_once(dtype):
     # (1 + 2⁻ᵏ)² - 1 = 2⁻ᵏ⁺¹ + 2⁻²ᵏ: the last term is lost if the product is rounded before the sum
     k = 12 if dtype is np.float32 else 27
     a = np.array([1 + 2.0 ** -k], dtype)
-    assert fma(a, a, dtype(-1))[0] == 2.0 ** (1 - k) + 2.0 ** (-2 * k)
+    assert fma(a, a, dtype(-1), dtype)[0] == 2.0 ** (1 - k) + 2.0 ** (-2 * k)
     assert (a * a - 1)[0] == 2.0 ** (1 - k)
 
 

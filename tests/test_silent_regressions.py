@@ -510,3 +510,139 @@ def test_dtype_conversion_of_memory_that_is_not_dense_has_torchs_layout():
         return [(t.stride(), str(t.dtype)[-5:]) for t in (x.bool(), x.to(lib.int32), x.double(), x.long(),
                                                            y.double(), y.t().double(), y.half())]
     assert run(gradiente) == run(torch)
+
+
+# --- batch and instance norm of (nearly) constant channels: PyTorch's rounding, which normalization amplifies ---------
+
+NEARLY_CONSTANT = {
+    # seed 21793: instance_norm of nine equal float64 values gives 7.6e-14 in PyTorch, not 0 (then logit: -29.5)
+    "instance_norm_equal": lambda lib, dt: lib.nn.functional.instance_norm(
+        lib.full((1, 1, 9), 1.1752011936438014, dtype=dt)),
+    # seed 42881: a batch of one value repeated; sgn of the normalized value is 1 in PyTorch
+    "batch_norm_repeated": lambda lib, dt: lib.nn.functional.batch_norm(
+        lib.full((2, 1, 1), -0.5270570289295917, dtype=dt), None, None, training=True),
+    # seed 21912: twelve equal values; log of the normalized value is nan (negative), not -inf
+    "instance_norm_negative_equal": lambda lib, dt: lib.nn.functional.instance_norm(
+        lib.full((1, 1, 12), -0.7144294103856227, dtype=dt)),
+    "batch_norm_affine_nearly_equal": lambda lib, dt: lib.nn.functional.batch_norm(
+        lib.from_numpy((1.3 + 1e-6 * np.random.RandomState(3).standard_normal((3, 2, 4))).astype(str(dt)[-7:])),
+        lib.zeros(2, dtype=dt), lib.ones(2, dtype=dt), lib.tensor([0.5, -2.0], dtype=dt),
+        lib.tensor([0.25, 1.0], dtype=dt), training=True, eps=1e-12),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(NEARLY_CONSTANT))
+def test_normalizing_nearly_constant_channels_rounds_like_torch(name, dtype):
+    """PyTorch's CPU batch norm sums each channel in order in float64, rounds the mean to the dtype and writes
+    x·α + β as a fused multiply-add; on equal values the result is that rounding (times rstd ≈ 316), bit for bit."""
+    ours = NEARLY_CONSTANT[name](gradiente, getattr(gradiente, dtype))
+    theirs = NEARLY_CONSTANT[name](torch, getattr(torch, dtype))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(ours.sgn().numpy(), theirs.sgn().numpy())
+
+
+def test_group_norm_of_signed_zeros_keeps_their_signs_like_torch():
+    """Seed 21359: group norm of [0, -0, 0, -0]; PyTorch's mean of zeros is +0, so -0 stays -0 (1/x: -inf)."""
+    def run(lib):
+        x = lib.tensor([[[0.0, -0.0, 0.0, -0.0]]], dtype=lib.float64, requires_grad=True)
+        return lib.nn.functional.group_norm(x, 1).reciprocal().detach().numpy()
+    np.testing.assert_array_equal(run(gradiente), run(torch))
+
+
+def test_batch_norm_of_nearly_constant_channels_gradcheck():
+    x = gradiente.from_numpy(1.5 + 1e-7 * np.random.RandomState(0).standard_normal((3, 2, 2))).requires_grad_()
+    w = gradiente.tensor([0.5, 2.0], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(
+        lambda x, w: gradiente.nn.functional.batch_norm(x, None, None, w, training=True, eps=1e-3), (x, w))
+
+
+def test_write_through_a_detached_alias_of_a_leafs_view_regenerates_the_views_history():
+    """Seed 40240: a view of a leaf (squeeze, slice), detached and written in place: detach() shares the version
+    counter, so PyTorch's view then reads through AsStridedBackward0 into the leaf; gradients flow as before."""
+    def run(lib):
+        found = []
+        for view, write in ((lambda x: x.squeeze(), lambda v: v.detach()[..., ::2].zero_()),
+                            (lambda x: x[1:], lambda v: v.detach().mul_(2))):
+            x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+            v = view(x)
+            write(v)
+            grad, = lib.autograd.grad((v * v).sum(), x)
+            found.append((type(v.grad_fn).__name__, v._version, grad.tolist()))
+        return found
+    assert run(gradiente) == run(torch)
+
+
+def test_nan_to_num_gradient_is_a_product_like_torchs():
+    """Seeds 42310 and 40671: a nan gradient reaching nan_to_num of a non-finite value stays nan (grad · 0), as
+    PyTorch's rule ``grad * isfinite(x)`` gives, and a negative one gives -0; the first order and under
+    create_graph (second order) alike."""
+    def run(lib):
+        x = lib.tensor([-1.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        v = x.log().nan_to_num(1.0, 2.0, -2.0)
+        first, = lib.autograd.grad(v, x, lib.tensor([float("nan"), -1.0, -3.0], dtype=lib.float64),
+                                   create_graph=True)
+        w = x.log().nan_to_num(1.0, 2.0, -2.0).logit()       # logit's gradient is nan outside [0, 1]
+        through, = lib.autograd.grad(w.sum(), x)
+        return [str(t.detach().tolist()) for t in (first, through)]
+    assert run(gradiente) == run(torch)
+
+
+def test_nan_to_num_gradcheck():
+    x = gradiente.tensor([0.3, -1.2, 2.0], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(lambda x: x.nan_to_num(), (x,))
+    assert gradiente.autograd.gradgradcheck(lambda x: (x * x).nan_to_num(), (x,))
+
+
+@pytest.mark.parametrize("product", ["mm", "mv", "dot", "vector_matrix"])
+def test_matrix_products_save_an_operand_only_for_the_others_gradient(product):
+    """Seed 1387: ``v @ W`` with a constant W saves nothing of v (PyTorch saves mat1 only for mat2's gradient), so
+    changing v in place afterwards is no error; with W requiring grad it is, with PyTorch's message."""
+    calls = {"mm": lambda a, b: a.view(1, 2).mm(b), "mv": lambda a, b: b.t().mv(a), "dot": lambda a, b: a.dot(b[0]),
+             "vector_matrix": lambda a, b: a @ b}
+
+    def run(lib, w_grad):
+        x = lib.tensor([0.5, -1.5], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[1.0, 2.0], [3.0, -4.0]], dtype=lib.float64, requires_grad=w_grad)
+        v = x * 1
+        out = calls[product](v, w)
+        v.mul_(3)
+        try:
+            return [g.tolist() for g in lib.autograd.grad(out.sum(), [x, w] if w_grad else [x])]
+        except RuntimeError as error:
+            return str(error).replace("gradiente.", "torch.")
+    for w_grad in (False, True):
+        assert run(gradiente, w_grad) == run(torch, w_grad)
+
+
+def test_matrix_product_gradcheck_with_a_constant_operand():
+    x = gradiente.tensor([[0.5, -1.5]], dtype=gradiente.float64, requires_grad=True)
+    w = gradiente.tensor([[1.0, 2.0], [3.0, -4.0]], dtype=gradiente.float64)
+    assert gradiente.autograd.gradcheck(lambda x: x.mm(w), (x,))
+    assert gradiente.autograd.gradgradcheck(lambda x: x.mm(w) * x, (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_gradient_of_a_short_constant_row_is_torchs_rounding(dtype, n, affine):
+    """Seed 2789: the gradient of layer norm over a row of equal values is 0 in exact arithmetic; PyTorch's
+    kernel (a·dy·w + b·x + c, fused multiply-adds) leaves its rounding times rstd ≈ 316, 6e-5 in float32, and
+    gradiente now computes such a row (shorter than any CPU's vector) in the same steps, bit for bit."""
+    rng = np.random.RandomState(n)
+    x = np.full((2, n), 0.37, dtype)
+    dy = rng.standard_normal((2, n)).astype(dtype)
+    w = rng.standard_normal(n).astype(dtype) if affine else None
+
+    def run(lib):
+        tx = lib.from_numpy(x.copy()).requires_grad_()
+        y = lib.nn.functional.layer_norm(tx, (n,), None if w is None else lib.from_numpy(w))
+        return [g.detach().numpy() for g in lib.autograd.grad(y, tx, lib.from_numpy(dy), create_graph=True)]
+    for ours, theirs in zip(run(gradiente), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_layer_norm_of_a_constant_row_gradcheck():
+    x = gradiente.full((2, 3), 0.37, dtype=gradiente.float64, requires_grad=True)
+    w = gradiente.tensor([0.5, -1.0, 2.0], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(lambda x, w: gradiente.nn.functional.layer_norm(x, (3,), w, eps=0.1), (x, w))

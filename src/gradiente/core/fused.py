@@ -1,50 +1,68 @@
-"""Fused multiply-add on NumPy arrays: ``x·y + z`` rounded once, as PyTorch's vectorized CPU kernels compute the
-expressions their compiler contracts into one FMA instruction (``1 - y*y`` in ``tanh``'s backward).
+"""Fused multiply-add on NumPy arrays: ``a·b + c`` rounded once, as the FMA instruction computes it.
 
-NumPy has no fused multiply-add, and rounding twice changes the last bit of about a third of the results, which
-shows wherever a learner checks a gradient for exact equality (``torch.all(dt == t.grad)``). So:
+PyTorch's CPU kernels are compiled with GCC, which contracts ``a * b + c`` into one FMA instruction wherever it
+can (``1 - y*y`` in tanh's backward, ``x * (to - from) + from`` for uniform random numbers, the affine step of batch
+norm). NumPy has no fused multiply-add, and rounding the product first changes the last bit of about a third of the
+results: it shows wherever a learner checks a gradient for exact equality, and in random numbers.
 
-* float32: the product of two float32 numbers is exact in float64; the sum is formed there and rounded once to
-  float32. (When the float64 sum itself must round, the two roundings can differ from one only if the first lands
-  exactly on a float32 tie: about one case in 2²⁸.)
-* float64: Dekker's exact product (each factor split into two halves of 26 bits, whose partial products are
-  exact) and Knuth's exact sum give ``x·y + z`` as an unevaluated sum of doubles, added last from the smallest.
-  The factors must not exceed 2⁹⁹⁶ in magnitude (the split would overflow).
-* any other dtype: the plain ``x * y + z``.
+Computed exactly: a product of two float32 numbers is exact in float64, and for float64 Dekker's product and Knuth's
+sum give the exact value as an unevaluated sum of doubles, rounded once with the round-to-odd trick (Boldo &
+Melquiond) so that double rounding cannot land on the wrong side of a tie.
 """
 import numpy as np
 
 __all__ = ["fma"]
 
-_SPLITTER = 134217729.0     # 2²⁷ + 1: Veltkamp's constant for splitting a double into two 26-bit halves
 
-
-def fma(x, y, z):
-    """``x * y + z`` with one rounding, for float32 and float64 arrays (numbers broadcast); see the module."""
-    dtype = np.result_type(x, y, z)
+def fma(a, b, c, dtype=None):
+    """``a * b + c`` rounded once to ``dtype``: float32, else float64 (by default the operands' result type)."""
+    dtype = np.dtype(np.result_type(a, b, c) if dtype is None else dtype)
+    if np.ndim(b) == 0 and np.ndim(c) == 0 and (b == 1 or c == 0):
+        # one of the two operations is exact, so rounding the other one is rounding once
+        return np.asarray(a, dtype) * np.asarray(b, dtype) + np.asarray(c, dtype)
+    a, b, c = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
     if dtype == np.float32:
-        wide = np.multiply(x, y, dtype=np.float64)
-        wide += z
-        return wide.astype(np.float32)
-    if dtype == np.float64:
-        return _fma64(x, y, z)
-    return x * y + z
+        exact = a * b                  # a product of float32 values is exact in float64
+        s = exact + c
+        # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
+        # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
+        tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
+        if tie.any():
+            s[tie] = _add_round_to_odd(exact[tie], c[tie])
+        return s.astype(np.float32)
+    p, p_err = _two_prod(a, b)
+    s, s_err = _two_sum(c, p)
+    return np.where(np.isfinite(s), s + _add_round_to_odd(s_err, p_err), a * b + c)
+
+
+def _two_sum(a, b):
+    """``s, err`` with ``s`` the rounded ``a + b`` and ``s + err == a + b`` exactly (Knuth)."""
+    s = a + b
+    b_part = s - a
+    return s, (a - (s - b_part)) + (b - b_part)
+
+
+def _two_prod(a, b):
+    """``p, err`` with ``p`` the rounded ``a * b`` and ``p + err == a * b`` exactly (Dekker)."""
+    p = a * b
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
 
 
 def _split(a):
-    scaled = _SPLITTER * a
-    high = scaled - (scaled - a)
-    return high, a - high
+    """``a == hi + lo`` with 26-bit halves, whose products are exact in float64 (Veltkamp)."""
+    scaled = a * 134217729.0   # 2**27 + 1
+    hi = scaled - (scaled - a)
+    return hi, a - hi
 
 
-def _fma64(x, y, z):
-    product = np.multiply(x, y, dtype=np.float64)
-    x_high, x_low = _split(np.asarray(x, np.float64))
-    y_high, y_low = _split(np.asarray(y, np.float64))
-    # product + product_error == x·y exactly
-    product_error = ((x_high * y_high - product) + x_high * y_low + x_low * y_high) + x_low * y_low
-    total = product + z
-    # total + total_error == product + z exactly
-    virtual = total - product
-    total_error = (product - (total - virtual)) + (z - virtual)
-    return total + (total_error + product_error)
+def _add_round_to_odd(a, b):
+    """``a + b`` in float64, an inexact sum rounded to the neighbour whose last bit is odd.
+
+    Rounding such a result again, to nearest, gives the same as rounding the exact sum once
+    (Boldo & Melquiond, 2008): the odd bit remembers which side of a tie the exact value was on.
+    """
+    s, err = _two_sum(a, b)
+    fix = (err != 0) & np.isfinite(s) & ((s.view(np.uint64) & np.uint64(1)) == 0)
+    return np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)

@@ -89,8 +89,8 @@ def track_view(out, input, node_cls, multi_output=False):
         # grad too, though it is a leaf through which no gradient flows.
         out._requires_grad = True
         attrs["_no_edge"] = True
-    if enabled and (base.grad_fn is not None or not base._requires_grad):
-        # A leaf that requires grad never changes in place while recording, so its views need no list.
+    if enabled:
+        # (a leaf's too: it cannot change in place while recording, but it can through a detached alias)
         views = base.__dict__.get("_views")
         if views is None:
             base._views = [_ref(out)]
@@ -278,7 +278,7 @@ def _regenerate_views(base):
         return
     live = [r for r in views if r() is not None]
     views[:] = live
-    edges, meta = ((base.grad_fn, 0),), ((base._data.shape, base._data.dtype),)
+    edges, meta = (base._grad_edge(),), ((base._data.shape, base._data.dtype),)     # a leaf's: AccumulateGrad
     for ref in live:
         view = ref()
         if _raw_grad_fn(view).__class__ is Error:

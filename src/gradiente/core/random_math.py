@@ -7,65 +7,10 @@ import math
 
 import numpy as np
 
-# ==================================================================================================
-# Exact arithmetic: rounding as PyTorch's compiled code rounds
-# ==================================================================================================
+from .fused import fma
 
-def _two_sum(a, b):
-    """``s, err`` with ``s`` the rounded ``a + b`` and ``s + err == a + b`` exactly (Knuth)."""
-    s = a + b
-    b_part = s - a
-    return s, (a - (s - b_part)) + (b - b_part)
-
-
-def _two_prod(a, b):
-    """``p, err`` with ``p`` the rounded ``a * b`` and ``p + err == a * b`` exactly (Dekker)."""
-    p = a * b
-    a_hi, a_lo = _split(a)
-    b_hi, b_lo = _split(b)
-    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-
-
-def _split(a):
-    """``a == hi + lo`` with 26-bit halves, whose products are exact in float64 (Veltkamp)."""
-    scaled = a * 134217729.0   # 2**27 + 1
-    hi = scaled - (scaled - a)
-    return hi, a - hi
-
-
-def _add_round_to_odd(a, b):
-    """``a + b`` in float64, an inexact sum rounded to the neighbour whose last bit is odd.
-
-    Rounding such a result again, to nearest, gives the same as rounding the exact sum once
-    (Boldo & Melquiond, 2008): the odd bit remembers which side of a tie the exact value was on.
-    """
-    s, err = _two_sum(a, b)
-    fix = (err != 0) & np.isfinite(s) & ((s.view(np.uint64) & np.uint64(1)) == 0)
-    return np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-
-
-def _fma(a, b, c, dtype):
-    """``a * b + c`` rounded once to ``dtype`` (float32 or float64), as the FMA instruction does.
-
-    GCC compiles PyTorch's ``x * (to - from) + from`` and ``value * std + mean`` to FMAs; rounding the
-    product first would change the last bit of about half of all results.
-    """
-    if np.ndim(b) == 0 and np.ndim(c) == 0 and (b == 1 or c == 0):
-        # one of the two operations is exact, so rounding the other one is rounding once
-        return np.asarray(a, dtype) * np.asarray(b, dtype) + np.asarray(c, dtype)
-    a, b, c = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
-    if dtype == np.float32:
-        exact = a * b                  # a product of float32 values is exact in float64
-        s = exact + c
-        # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
-        # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
-        tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
-        if tie.any():
-            s[tie] = _add_round_to_odd(exact[tie], c[tie])
-        return s.astype(np.float32)
-    p, p_err = _two_prod(a, b)
-    s, s_err = _two_sum(c, p)
-    return np.where(np.isfinite(s), s + _add_round_to_odd(s_err, p_err), a * b + c)
+# ``a * b + c`` rounded once (core/fused.py): the random number formulas round as PyTorch's FMAs do
+_fma = fma
 
 
 def _from_libm(function):

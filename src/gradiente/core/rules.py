@@ -56,7 +56,7 @@ def tanh_backward_array(grad, out):
     so a hand-derived ``(1 - h**2) * dh`` differs from autograd's in the last bit exactly where it does in PyTorch."""
     if out.dtype.kind != "f" or out.dtype.itemsize == 2:
         return grad * (1 - out * out)
-    return grad * fma(-out, out, out.dtype.type(1))
+    return grad * fma(-out, out, out.dtype.type(1), out.dtype)
 
 
 def sigmoid_backward_array(grad, out):

@@ -49,10 +49,12 @@ def _check_multipliable(xa, ya):
 
 
 def _product(product, node_cls, x, y):
-    """``product(x, y)`` on the arrays as a tensor, recorded with ``node_cls`` (which saves both operands)."""
+    """``product(x, y)`` on the arrays as a tensor, recorded with ``node_cls``. Each operand is saved only where
+    the other one's gradient (or tangent) needs it, as PyTorch saves them: an operand changed in place later is
+    then no error when only the other is constant (seed 1387)."""
     out = as_result(product(dt.widened(x._data), dt.widened(y._data)), x._data.dtype)
     if wants_grad(x, y):
-        record(node_cls, (x, y), out, (x, y))
+        record(node_cls, (x, y), out, (x if wants_grad(y) else None, y if wants_grad(x) else None))
     return out
 
 

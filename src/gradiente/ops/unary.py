@@ -387,16 +387,18 @@ fix = trunc
 # --- nan_to_num and frexp: own nodes ------------------------------------------------------------------------
 
 class NanToNumBackward0(Node):
-    """out = x with nan and ±inf replaced by numbers;  dx = grad where x is finite, 0 elsewhere;  out' likewise"""
+    """out = x with nan and ±inf replaced by numbers;  dx = grad · isfinite(x);  out' likewise"""
     formula = "d/dx nan_to_num(x) = 1 where x is finite, else 0"
 
+    # a product, not a mask, as PyTorch's rule: a nan gradient stays nan where x is not finite (nan · 0), and a
+    # negative one gives -0
     def backward(self, ops, grad):
         (x,) = self.saved(ops)
-        return (ops.mask(np.isfinite(ops.raw(x)), grad),)
+        return (grad * ops.constant(np.isfinite(ops.raw(x)).astype(ops.raw(grad).dtype), grad),)
 
     def jvp(self, ops, x_t):
         (x,) = self.saved(ops)
-        return ops.mask(np.isfinite(ops.raw(x)), x_t)
+        return x_t * ops.constant(np.isfinite(ops.raw(x)).astype(ops.raw(x_t).dtype), x_t)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):

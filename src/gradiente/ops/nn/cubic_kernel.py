@@ -1,6 +1,6 @@
 """Keys' cubic convolution kernel, the weights of bicubic interpolation, and its derivative: shared by
 ``interpolate`` (its taps) and ``grid_sample`` (its taps, and their slopes for the grid's gradient)."""
-from ...core.random_math import _fma
+from ...core.fused import fma as _fma
 
 _CUBIC_A = -0.75        # PyTorch's (and OpenCV's) bicubic coefficient; antialiasing uses -0.5
 

@@ -24,6 +24,7 @@ from ...core import dtype as dt
 from ...core import grad_mode
 from ...core.creation import c_order
 from ...core.dtype import scalar_name
+from ...core.fused import fma as _fma
 from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
 from ...core.rules import numpy_ops
@@ -85,7 +86,8 @@ def _centered_statistics(a, axes):
             first = a.min(axis=axes, keepdims=True)
             constant = first == a.max(axis=axes, keepdims=True)
             if constant.any():
-                mean = np.where(constant, first, mean)
+                # + 0 makes a mean of zeros +0, as Welford's sum gives it (-0 + 0 = +0), so a -0 input stays -0
+                mean = np.where(constant, first + first.dtype.type(0), mean)
                 centered = a - mean
                 var = np.where(constant, 0, var).astype(var.dtype, copy=False)
     return mean, centered, var
@@ -218,11 +220,14 @@ class NativeLayerNormBackward0(Node):
     def backward(self, ops, grad):
         if ops.recording:
             x, weight, bias = self.saved(ops)
-            grads = _normalized_grads(self, numpy_ops, ops.raw(grad), self.stat_axes, self.affine_axes)
+            grads = _with_constant_rows_as_torch(
+                self, _normalized_grads(self, numpy_ops, ops.raw(grad), self.stat_axes, self.affine_axes),
+                ops.raw(grad))
             # PyTorch's edges: grad_out, input, mean, rstd (outputs of the forward, not gradiente's), weight, bias
             return record_gradients(NativeLayerNormBackwardBackward0, (grad, x, None, None, weight, bias), grads,
                                     saved=(grad, x, weight), first=self)
-        return _normalized_grads(self, ops, grad, self.stat_axes, self.affine_axes)
+        return _with_constant_rows_as_torch(self, _normalized_grads(self, ops, grad, self.stat_axes,
+                                                                    self.affine_axes), ops.raw(grad))
 
 
 class NativeLayerNormBackwardBackward0(Node):
@@ -291,10 +296,60 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
+        constant_rows = _short_constant_rows(xa, k, var, weight) if xa.dtype == out_dtype else None
         record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
                stat_axes=stat_axes, affine_axes=tuple(range(xa.ndim - k)), affine_shape=affine_shape,
-               weight_shape=normalized_shape)
+               weight_shape=normalized_shape, constant_rows=constant_rows)
     return result, Tensor._make(mean.astype(xa.dtype, copy=False)), Tensor._make(rstd)
+
+
+# The gradient of a row of equal values is mathematically rstd·(dx̂ − mean(dx̂)), which sums to 0; PyTorch's kernel
+# computes it as a·dy·w + b·x + c with b and c from the row's sums (fused multiply-adds where GCC contracts them),
+# and on such a row what it gives beyond that is rounding, amplified by rstd = 1/sqrt(eps) ≈ 316: 6e-5 for a
+# float32 row of one element where the formula above gives 0 (seed 2789). A short row of equal values is computed
+# in PyTorch's steps: short enough (under 4 float64 or 8 float32 elements) that PyTorch's vectorized sums add
+# it in order on every CPU it vectorizes for (AVX2 and AVX-512 alike); a longer one is added in lanes whose count
+# depends on the CPU, and keeps the formula above.
+
+def _short_constant_rows(xa, k, var, weight):
+    """A boolean mask of the rows (over the last ``k`` dims) of equal values short enough to be computed as
+    PyTorch's kernel does in the backward, or None."""
+    n = int(np.prod(xa.shape[xa.ndim - k:]))
+    if xa.dtype not in (np.float32, np.float64) or xa.size == 0 or n >= (4 if xa.dtype == np.float64 else 8) \
+            or (weight is not None and weight._data.dtype != xa.dtype) or not (var == 0).any():
+        return None
+    rows = xa.reshape(-1, n)
+    constant = (rows == rows[:, :1]).all(axis=1)
+    return constant if constant.any() else None
+
+
+def _with_constant_rows_as_torch(node, grads, grad):
+    """``grads`` with dx of the node's short constant rows replaced by PyTorch's arithmetic."""
+    dx = grads[0]
+    if node.constant_rows is None or dx is None:
+        return grads
+    x, weight = node.saved(numpy_ops)[:2]
+    n = int(np.prod([x.shape[a] for a in node.stat_axes]))
+    rows = node.constant_rows
+    dtype = x.dtype.type
+    xs, dys = x.reshape(-1, n)[rows], grad.reshape(-1, n)[rows]
+    gamma = None if weight is None else weight.reshape(1, n)
+    products = dys * xs if gamma is None else dys * xs * gamma        # PyTorch's order of the products
+    g = dys if gamma is None else dys * gamma
+    ds, db = np.zeros(len(xs), x.dtype), np.zeros(len(xs), x.dtype)
+    for j in range(n):                      # in order, as PyTorch adds fewer elements than a vector's lanes
+        ds = ds + products[:, j]
+        db = db + g[:, j]
+    mean = xs[:, 0]
+    a = dtype(1) / np.sqrt(dtype(0) + dtype(node.eps))
+    scale = dtype(1) / dtype(n)
+    b = _fma(db, mean, -ds, x.dtype) * a * a * a * scale
+    c = _fma(-b, mean, -(db * a * scale), x.dtype)
+    first = a * dys if gamma is None else a * dys * gamma
+    row_dx = _fma(b[:, None], xs, first, x.dtype) + c[:, None]      # a·dy·w + b·x fused, then + c
+    dx = dx.copy().reshape(-1, n)
+    dx[rows] = row_dx
+    return (dx.reshape(grad.shape),) + tuple(grads[1:])
 
 
 # --- batch norm ----------------------------------------------------------------------------------------
@@ -390,11 +445,18 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     axes = (0,) + tuple(range(2, xa.ndim))
     shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
     count = xa.size // xa.shape[1]
+    as_torch = None
     if training:
         # statistics accumulated in float64, as PyTorch's CPU kernel does
         wide = xa.astype(np.float64)
         mean = wide.mean(axis=axes)
         var = np.square(wide - mean.reshape(shape)).mean(axis=axes)
+        as_torch = _channels_to_take_as_torch(xa, mean, var, eps)
+        if as_torch is not None:
+            exact_mean, var_sum = _channel_statistics_as_torch(xa[:, as_torch])
+            mean[as_torch] = exact_mean
+            # the sum of squares divided by the count in the input's dtype, then 1/sqrt in float64, as PyTorch's
+            var[as_torch] = var_sum / xa.dtype.type(count)
         if running_mean is not None:
             with grad_mode.no_grad():
                 _update_running(running_mean, mean, momentum)
@@ -404,7 +466,11 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         var = running_var._data.astype(np.float64)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype).reshape(shape)
     xhat = (xa - mean.astype(xa.dtype).reshape(shape)) * rstd
-    result = Tensor._make(_affine(xhat, weight, bias, shape))
+    out = _affine(xhat, weight, bias, shape)
+    if as_torch is not None:
+        out[:, as_torch] = _affine_as_torch(xa[:, as_torch], mean[as_torch].astype(xa.dtype),
+                                            rstd.reshape(-1)[as_torch], weight, bias, as_torch)
+    result = Tensor._make(out)
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeBatchNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd, mean=mean,
@@ -414,6 +480,49 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         empty = np.zeros(0, xa.dtype)
         return result, Tensor._make(empty), Tensor._make(empty.copy())
     return result, Tensor._make(mean.astype(xa.dtype)), Tensor._make(rstd.reshape(-1))
+
+
+# PyTorch's CPU kernel for a contiguous float32 or float64 input in training sums each channel's values one after
+# another in float64, rounds the mean to the input's dtype, sums the squares of (x - mean) (each computed in the
+# dtype) the same way, and writes y = x·α + β with α = rstd·w and β = b − mean·α as fused multiply-adds. Where a
+# channel's values are (nearly) equal, the result is mostly rounding amplified by |mean|·rstd (rstd up to
+# 1/sqrt(eps) ≈ 316): PyTorch gives 5e-15 where (x − mean)·rstd gives 0, and sgn, log or 1/x of it then differ
+# completely. Such channels, found from the float64 statistics, are computed again in PyTorch's steps and order
+# (NumPy's cumsum adds in sequence; ``_fma`` rounds once). The others keep the fast float64 statistics and
+# (x − mean)·rstd, which differ from PyTorch's by a few units in the last place, unamplified; taking every channel
+# PyTorch's way would make batch norm 4 to 8 times slower. (For an (N, C) input PyTorch sums in per-thread float
+# partial sums once N exceeds its thread count: there the statistics agree within rounding only.)
+
+def _channels_to_take_as_torch(xa, mean, var, eps):
+    """A boolean mask of the channels whose output is rounding amplified past a hundredth of the usual float32 or
+    float64 tolerance, or None where there are none or PyTorch's contiguous kernel does not run (its other path
+    computes ((x − mean)·rstd)·w + b, as gradiente does)."""
+    if xa.dtype not in (np.float32, np.float64) or not xa.flags.c_contiguous:
+        return None
+    rounding = np.finfo(xa.dtype).eps * np.abs(mean)
+    amplification = np.abs(mean) / np.sqrt(var + eps)
+    flagged = (var <= 4 * rounding * rounding) | (amplification > (16 if xa.dtype == np.float32 else 4096))
+    return flagged if flagged.any() else None
+
+
+def _channel_statistics_as_torch(xa):
+    """``(mean, sum of squared deviations)`` per channel, in ``xa``'s dtype, added in PyTorch's order."""
+    n, c = xa.shape[:2]
+    rows = xa.reshape(n, c, -1).transpose(1, 0, 2).reshape(c, -1)
+    mean = (np.cumsum(rows, axis=1, dtype=np.float64)[:, -1] / rows.shape[1]).astype(xa.dtype)
+    deviations = rows - mean[:, None]
+    squares = deviations * deviations
+    return mean, np.cumsum(squares, axis=1, dtype=np.float64)[:, -1].astype(xa.dtype)
+
+
+def _affine_as_torch(xa, mean, rstd, weight, bias, channels):
+    """``x·α + β`` of the chosen ``channels``, rounded once, with α = rstd·w and β = b − mean·α (fused too), each
+    in x's dtype."""
+    dtype = xa.dtype
+    alpha = rstd if weight is None else rstd * weight._data[channels].astype(dtype, copy=False)
+    beta = -mean * alpha if bias is None else _fma(-mean, alpha, bias._data[channels].astype(dtype, copy=False), dtype)
+    shape = (1, -1) + (1,) * (xa.ndim - 2)
+    return _fma(xa, alpha.reshape(shape), beta.reshape(shape), dtype)
 
 
 def _update_running(buffer, batch_value, momentum):
