@@ -10,10 +10,10 @@ pytest.importorskip("torch")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tools"))
 import public_names
 
-#: the share of PyTorch's public names gradiente has, never to fall below this (the issue's target is 0.97)
-COVERAGE_FLOOR = 0.81
+#: the share of all of PyTorch's public names gradiente has, never to fall below this
+COVERAGE_FLOOR = 0.87
 #: the same share among the names in scope: PyTorch's, less those the table lists as absent by design
-IN_SCOPE_FLOOR = 0.93
+IN_SCOPE_FLOOR = 1.0
 
 
 @pytest.fixture(scope="module")
