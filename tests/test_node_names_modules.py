@@ -368,6 +368,18 @@ OP_GAPS = {
     "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
                                     "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
                                     "gradiente's rule multiplies by a mask",
+    # (found when this stop's branches met)
+    "gradient_in_the_coordinates": "torch.gradient with coordinates: PyTorch's C++ takes the steps with select and "
+                                   "its own order of products; gradiente's formula slices and multiplies otherwise",
+    **dict.fromkeys(("stft_default", "stft_hann_hop_win", "stft_not_centered_normalized",
+                     "stft_two_sided_constant_pad", "stft_replicate_pad", "stft_aligned_to_window",
+                     "stft_complex_signal", "stft_window_gradient"),
+                    "PyTorch's C++ stft frames the signal with as_strided (AsStridedBackward0); gradiente frames it "
+                    "with unfold (UnfoldBackward0)"),
+    **dict.fromkeys(("istft_default", "istft_not_centered_hop", "istft_short_window_normalized_length",
+                     "istft_two_sided", "istft_complex_result", "istft_padded_length", "istft_window_gradient"),
+                    "PyTorch's C++ istft overlap-adds and divides by the window envelope in its own sequence of ops "
+                    "(pow, unsqueeze, ...); gradiente's sequence differs node for node"),
     "sparse_sum": "torch.sparse.sum of a fresh sparse tensor: PyTorch's graph passes through ValuesBackward0 of "
                   "the coalesced input; gradiente's sum reads the values without that node",
     "sparse_softmax": "PyTorch's sparse softmax coalesces inside its kernel; gradiente records CoalesceBackward0",

@@ -106,9 +106,11 @@ def test_namespace_holds_pytorchs_names():
     for name in names:
         assert hasattr(torch.special, name), name
         assert callable(getattr(gradiente.special, name)), name
-    # issue 16's polynomials and Bessel functions are listed and tested in test_ops_special_{polynomials,bessel}.py
-    from gradiente.ops import special_bessel, special_polynomials
-    assert sorted(gradiente.special.__all__) == sorted(names + special_bessel.__all__ + special_polynomials.__all__)
+    # issue 16's polynomials and Bessel functions are listed and tested in
+    # test_ops_special_{polynomials,bessel,bessel_j}.py
+    from gradiente.ops import special_bessel, special_bessel_j, special_polynomials
+    assert sorted(gradiente.special.__all__) == sorted(names + special_bessel.__all__ + special_bessel_j.__all__
+                                                       + special_polynomials.__all__)
     assert gradiente.special.expit is gradiente.sigmoid and gradiente.special.psi is gradiente.digamma
 
 

@@ -54,7 +54,10 @@ def _product(product, node_cls, x, y):
     then no error when only the other is constant (seed 1387)."""
     out = as_result(product(dt.widened(x._data), dt.widened(y._data)), x._data.dtype)
     if wants_grad(x, y):
-        record(node_cls, (x, y), out, (x if wants_grad(y) else None, y if wants_grad(x) else None))
+        saved = (x if wants_grad(y) else None, y if wants_grad(x) else None)
+        # the strides of an operand not saved, which PyTorch keeps all the same (grad_fn._saved_self_sym_strides)
+        strides = tuple(t.stride() if s is None else None for s, t in zip(saved, (x, y)))
+        record(node_cls, (x, y), out, saved, unsaved_strides=strides)
     return out
 
 

@@ -17,6 +17,7 @@ from numbers import Number
 from ..core.tensor import Tensor
 from .arithmetic import add, div, mul, sub
 from .joining import cat
+from .nn._common import div_scalar, mul_scalar
 from .views import _dims, slice_dim, view
 
 __all__ = ["gradient"]
@@ -29,16 +30,21 @@ def _part(t, dim, start, stop):
 
 
 def _uniform(f, dim, h, edge_order):
-    center = div(sub(_part(f, dim, 2, None), _part(f, dim, 0, -2)), h)
+    # PyTorch writes these steps in C++ with numbers as Scalars, so its graph records MulBackward1/DivBackward1
+    # (one edge); with a floating ``f`` gradiente records the same nodes
+    scalar_steps = isinstance(h, Number) and f.is_floating_point()
+    by = div_scalar if scalar_steps else div
+    times = mul_scalar if scalar_steps else mul
+    center = by(sub(_part(f, dim, 2, None), _part(f, dim, 0, -2)), h)
     if edge_order == 1:
-        first = div(sub(_part(f, dim, 1, 2), _part(f, dim, 0, 1)), h)
-        last = div(sub(_part(f, dim, -1, None), _part(f, dim, -2, -1)), h)
+        first = by(sub(_part(f, dim, 1, 2), _part(f, dim, 0, 1)), h)
+        last = by(sub(_part(f, dim, -1, None), _part(f, dim, -2, -1)), h)
     else:
-        first = div(sub(add(mul(_part(f, dim, 0, 1), -1.5), mul(_part(f, dim, 1, 2), 2)),
-                        mul(_part(f, dim, 2, 3), 0.5)), h)
-        last = div(add(add(mul(_part(f, dim, -3, -2), 0.5), mul(_part(f, dim, -2, -1), -2)),
-                       mul(_part(f, dim, -1, None), 1.5)), h)
-    return cat([first, div(center, 2), last], dim)
+        first = by(sub(add(times(_part(f, dim, 0, 1), -1.5), times(_part(f, dim, 1, 2), 2)),
+                       times(_part(f, dim, 2, 3), 0.5)), h)
+        last = by(add(sub(times(_part(f, dim, -3, -2), 0.5), times(_part(f, dim, -2, -1), 2)),
+                      times(_part(f, dim, -1, None), 1.5)), h)
+    return cat([first, by(center, 2), last], dim)
 
 
 def _along(coefficient, dim, ndim):

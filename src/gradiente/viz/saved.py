@@ -173,10 +173,12 @@ def _mm(node, saved, needs, freed):
     x_shape = meta[0][0] if meta and meta[0] else _get(saved, 0, freed).shape
     y_shape = meta[1][0] if meta and meta[1] else _get(saved, 1, freed).shape
     x, y = (_get(saved, 0, freed), _get(saved, 1, freed)) if not freed else (FREED, FREED)
+    # an operand not saved (its partner needs no gradient) left its strides with the node
+    x_strides, y_strides = node.__dict__.get("unsaved_strides", (None, None))
     return [("mat2", _when(needs[0], y)), ("mat2_sym_sizes", _sizes(y_shape)),
-            ("mat2_sym_strides", _strides(y) if needs[1] else ()),
+            ("mat2_sym_strides", (y_strides or _strides(y)) if needs[1] else ()),
             ("self", _when(needs[1], x)), ("self_sym_sizes", _sizes(x_shape)),
-            ("self_sym_strides", _strides(x) if needs[0] else ())]
+            ("self_sym_strides", (x_strides or _strides(x)) if needs[0] else ())]
 
 
 def _strides(tensor):
