@@ -95,7 +95,9 @@ def _add_rule(grad):
 
 
 def _tanh_rule(grad, out):
-    return (grad * (1 - out * out),)
+    # 1 - out² rounded once, as PyTorch's kernel (and so gradiente) computes it: a fused multiply-add, done in
+    # float64 for float32 values (the product is exact there)
+    return (grad * (1 - out.astype(np.float64) ** 2).astype(out.dtype),)
 
 
 def _sum_rule(grad, shape):

@@ -272,6 +272,14 @@ def _attach_at(level, node, inputs, tangents, outs):
         array = _array(value) if ops.recording else value
         if "_view_meta" not in out.__dict__ and any(np.may_share_memory(array, m) for m in inputs_memory):
             value = value.clone() if ops.recording else array.copy()   # only a view's tangent aliases its input's
+        elif "_view_meta" in out.__dict__ and not ops.recording and len(args) == 1 and args[0] is not None \
+                and np.may_share_memory(out._data, inputs[0]._data) \
+                and not any(np.may_share_memory(array, m) for m in inputs_memory):
+            # a view whose rule computed its tangent afresh (diagonal, as_strided): the same view of the input's
+            # tangent instead, so that an in-place change of the view or of its base reaches the other's tangent
+            region = _region_of(args[0], inputs[0]._data, out._data)
+            if region is not None and region.shape == array.shape:
+                value = region
         result = value if ops.recording else Tensor._make(value)
         set_tangent(out, result, level)
         given[nr] = result

@@ -65,6 +65,7 @@ def _product(product, node_cls, x, y):
 
 class MmBackward0(Node):
     """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad;  out' = x' @ y + x @ y'"""
+    unsaved_strides: tuple     # (see _product) the strides of an operand that was not saved
     holomorphic = True
     __slots__ = ()
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G"
@@ -82,6 +83,7 @@ class MmBackward0(Node):
 
 class MvBackward0(Node):
     """out = A @ v;  dA = outer(grad, v);  dv = Aᵀ @ grad;  out' = A' @ v + A @ v'"""
+    unsaved_strides: tuple     # (see _product) the strides of an operand that was not saved
     holomorphic = True
     __slots__ = ()
     formula = "∂(Av)/∂A = g·vᵀ,  ∂(Av)/∂v = Aᵀ·g"
@@ -99,6 +101,7 @@ class MvBackward0(Node):
 
 class DotBackward0(Node):
     """out = x · y (1-D);  dx = grad * y;  dy = grad * x;  out' = x' · y + x · y'"""
+    unsaved_strides: tuple     # (see _product) the strides of an operand that was not saved
     holomorphic = True
     __slots__ = ()
     formula = "∂(x·y)/∂x = y,  ∂(x·y)/∂y = x"

@@ -9,6 +9,7 @@ handed to the copies under that name: a subclass of the view's node class, made 
 """
 import numpy as np
 
+from ..core.forward_grad import set_tangent
 from ..core.record import wrap
 from ..core.sparse_tensor import not_on_sparse
 from ..core.tensor import Tensor
@@ -37,6 +38,10 @@ def _as_copies(result, node_name=None):
     views_ = list(result) if many else [result]
     # (a copy even where the view is contiguous already: ascontiguousarray would hand back the shared memory)
     copies = [wrap(np.array(v._data, order="C", copy=True)) for v in views_]
+    for copy, view in zip(copies, views_):
+        # a copy carries its view's tangent too (forward mode), in memory of its own as its values are
+        for level, tangent in (view._fw_grads or {}).items():
+            set_tangent(copy, tangent.clone(), level)
     node = views_[0].grad_fn
     if node is not None:
         node.__class__ = _copy_node_class(type(node), node_name)
