@@ -198,3 +198,25 @@ def test_op_test_files_mirror_the_ops_modules():
     assert not stale, f"OPS_WITHOUT_A_TEST_FILE names modules that are gone or have a test file now: {stale}"
     orphans = [t for t in test_files if t[len("test_ops_"):] not in modules]
     assert not orphans, f"test files named after no ops module: {orphans}"
+
+
+def test_functions_loaded_on_first_use_are_their_modules_whole_public_list():
+    import importlib
+
+    for module, names in gradiente._LOADED_ON_FIRST_USE.items():
+        loaded = importlib.import_module(f"gradiente.{module}")
+        if module.startswith("ops."):
+            assert sorted(names) == sorted(loaded.__all__), module     # all of an op module's functions
+        assert set(names) <= set(loaded.__all__), module
+        for name in names:
+            assert getattr(gradiente, name).__name__ == name
+
+
+def test_import_leaves_the_rarely_used_modules_unloaded():
+    import subprocess
+
+    code = ("import sys, gradiente; print(' '.join(m for m in sys.modules if m.startswith('gradiente.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    for module in gradiente._LOADED_ON_FIRST_USE:
+        assert f"gradiente.{module}" not in loaded, module
+    assert not [m for m in loaded if m.startswith(("gradiente.nn.", "gradiente.optim", "gradiente.ops.nn.conv"))]

@@ -77,7 +77,6 @@ from .core.size import Size
 from .core.storage import TypedStorage, UntypedStorage, from_file, resize_as_  # from_file, resize_as_: issue 16
 from .core.tensor import Tensor, device, is_inference, is_tensor
 from .core.windows import *
-from .device_module import get_device_module
 from .functional_aliases import *
 from .learner import LearnerWarning, is_learner_mode_enabled, learner_mode  # gradiente's own: not in PyTorch
 from .ops.arithmetic import *
@@ -89,20 +88,13 @@ from .ops.conversions import as_tensor, asarray
 from .ops.einsum import einsum
 from .ops.fill import *
 from .ops.hashing import hash_tensor
-from .ops.histogramdd import histogramdd  # D-dimensional histograms (issue 16, signal)
+from .ops.histogramdd import histogramdd  # issue 16 (statistics' histogram shares its weights, so loaded anyway)
 from .ops.indexing import *
 from .ops.joining import *
 from .ops.legacy_linalg import *
-
-# issue 16, the missing linear algebra: LAPACK's Householder form, the deprecated norms, lobpcg
-from .ops.linalg_householder import geqrf, orgqr, ormqr
-from .ops.linalg_lobpcg import lobpcg
-from .ops.linalg_old_norms import frobenius_norm, native_norm, nuclear_norm
+from .ops.linalg_householder import geqrf, orgqr, ormqr  # issue 16 (Tensor.geqrf... load the module anyway)
 from .ops.matmul import *
-from .ops.nn.aten_nn import *  # ATen-level nn functions: torch.convolution, torch.native_batch_norm, ...
-from .ops.nn.aten_rnn import *  # torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu and their cells
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
-from .ops.numerical_gradient import gradient  # finite differences (issue 16, signal)
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import *
@@ -118,13 +110,12 @@ from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.sparse_products import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # issue 16
 from .ops.special import igamma, igammac, mvlgamma
-from .ops.spectral import istft, stft  # the short-time Fourier transform (issue 16, signal)
+from .ops.spectral import istft, stft  # issue 16 (Tensor.stft loads the module anyway)
 from .ops.statistics import *
 from .ops.unary import *
 from .ops.view_copies import *
 from .ops.views import *
 from .ops.views import as_strided_  # issue 16
-from .random import thread_safe_generator
 from .tensor_extras import is_distributed
 from .version import __version__
 
@@ -165,11 +156,27 @@ def numel(input):
     return input.numel()
 
 
+# Functions loaded on first use, by module: what few programs call need not cost every program its import time
+# (issue 14). ``tests/test_architecture.py`` holds each list equal to its module's ``__all__``.
+_LOADED_ON_FIRST_USE = {
+    "ops.nn.aten_nn": ("convolution", "conv_transpose3d", "conv_tbc", "max_pool3d", "affine_grid_generator",
+                       "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "embedding_renorm_", "native_dropout",
+                       "native_batch_norm", "native_layer_norm", "native_group_norm"),
+    "ops.nn.aten_rnn": ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+                        "rnn_relu_cell"),
+    "ops.linalg_lobpcg": ("lobpcg",),
+    "ops.linalg_old_norms": ("frobenius_norm", "native_norm", "nuclear_norm"),
+    "ops.numerical_gradient": ("gradient",),
+    "device_module": ("get_device_module",),
+    "random": ("thread_safe_generator",),
+}
+
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
                     "pixel_unshuffle": "nn.functional", "rrelu": "nn.functional", "rrelu_": "nn.functional",
                     "OutOfMemoryError": "cuda", "compile": "compiler",
                     "vmap": "func", "autocast": "amp", "GradScaler": "amp", "range": "legacy",
-                    "set_default_tensor_type": "legacy"}
+                    "set_default_tensor_type": "legacy",
+                    **{name: module for module, names in _LOADED_ON_FIRST_USE.items() for name in names}}
 
 
 def _give_numpy_names():
@@ -187,6 +194,9 @@ _give_numpy_names()
 def __getattr__(name):
     if name in _LAZY_ATTRIBUTES:
         value = getattr(_importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)
+        if callable(value) and not isinstance(value, type) and value.__module__.startswith("gradiente.ops"):
+            from .numpy_names import accept_numpy_names
+            value = accept_numpy_names(value, name)     # as _give_numpy_names does for the others
         globals()[name] = value
         return value
     if name in _LAZY_SUBMODULES:

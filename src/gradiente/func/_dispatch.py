@@ -390,6 +390,10 @@ def ops_without_rules():
     # (a name torch.* loads on first use is listed where it lives, e.g. nn.functional: whether the top-level
     # namespace holds it yet depends on what ran before)
     lazy = gradiente._LAZY_ATTRIBUTES
-    return sorted({name for namespace, _, plain in _tables for name, fn in plain.items()
-                   if op_behind(fn) not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH
-                   and not (namespace is vars(gradiente) and name in lazy)})
+    names = {name for namespace, _, plain in _tables for name, fn in plain.items()
+             if op_behind(fn) not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH
+             and not (namespace is vars(gradiente) and name in lazy)}
+    # the ops torch.* itself loads on first use (gradiente._LOADED_ON_FIRST_USE), loaded here to be listed
+    names |= {name for listed in gradiente._LOADED_ON_FIRST_USE.values() for name in listed
+              if op_behind(getattr(gradiente, name)) not in RULES and name not in _NOTHING_TO_BATCH}
+    return sorted(names)
