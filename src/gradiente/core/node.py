@@ -296,8 +296,9 @@ class Node:
         """Keep ``values`` for the rule. Tensors are kept with their version; an output of this node is kept
         as its array only (see ``_SavedOutput``); anything else (numbers, None) as it is."""
         # (position, version) of the tensors among them, kept in a tuple: a graph holds one per node, and a list
-        # would stay tracked by the cyclic garbage collector for the graph's whole life (a tuple of numbers is
-        # dropped from its lists at its first pass)
+        # would stay tracked by the cyclic garbage collector for the graph's whole life. Pairs inside a tuple still
+        # take the collector two passes to untrack, so a node keeps the shared copy of its checks (most are the
+        # same few: position 0 or 1, version 0; see ``_shared_checks``) and the one built here dies at once.
         checks: tuple = ()
         items: Optional[list] = None                # a copy, made only if an output of this node is saved
         for i, v in enumerate(values):
@@ -315,7 +316,7 @@ class Node:
             else:
                 checks += ((i, v._version_box[0]),)
         self._saved = values if items is None else tuple(items)
-        self._saved_versions = checks
+        self._saved_versions = checks and (_SHARED_CHECKS.get(checks) or _shared_checks(checks))
         if saved_hooks.stack and checks:
             pack, unpack = saved_hooks.stack[-1]
             self._pack_positions(checks, pack, unpack)
@@ -489,6 +490,15 @@ class Node:
 
 
 _MISSING = object()
+_SHARED_CHECKS: dict = {}       # a node's (position, version) checks -> the one copy of them all nodes share
+
+
+def _shared_checks(checks):
+    """Make ``checks`` the shared copy of itself (the table is emptied when large: versions can grow without end)."""
+    if len(_SHARED_CHECKS) >= 1024:
+        _SHARED_CHECKS.clear()
+    _SHARED_CHECKS[checks] = checks
+    return checks
 
 # Saved positions whose PyTorch names the general rule of ``Node._saved_names`` does not give.
 _SAVED_NAMES = {
