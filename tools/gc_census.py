@@ -56,6 +56,7 @@ def census(build):
     alive before any collection ran over them and those still tracked after a full collection. The collector is
     switched off only while ``build`` runs, and put back as it was."""
     build()                         # once first: lazy imports and caches are not the graph's
+    _tracked_kinds()                # and the census's own first run (it makes a few weak references once)
     gc.collect()
     before = _tracked_kinds()
     was_enabled = gc.isenabled()
@@ -69,10 +70,9 @@ def census(build):
     gc.collect()
     kept = _tracked_kinds() - before
     nodes = len(recorded_nodes(*outputs))
-    del outputs
-    # the census's own bookkeeping (the Counter, the outputs tuple) is not the graph's
-    born -= collections.Counter({"Counter": 1, "dict": 1})
-    return nodes, born, kept
+    # the census's own: the tuple ``build`` returned, and the Counters alive as it counts (one, then two)
+    own = collections.Counter({kind(outputs): 1, "Counter": 1})
+    return nodes, born - own, kept - own - collections.Counter({"Counter": 1})
 
 
 def chain(length=600):
