@@ -89,18 +89,27 @@ def _shared(table, key, value):
     return value
 
 
+class _NoData:
+    """Stands in for the array of an input that has no metadata (it requires no grad): no shape, no dtype."""
+    shape = dtype = None
+
+
+_NO_DATA = _NoData()
+
+
 def _one_meta(data):
-    """The shared ``(shape, dtype)`` of an array."""
+    """The shared ``(shape, dtype)`` of an array; None for ``_NO_DATA``."""
+    if data is _NO_DATA:
+        return None
     key = (data.shape, data.dtype)
     return _SHARED_META.get(key) or _shared(_SHARED_META, key, key)
 
 
 def _metas_of(arrays):
-    """The shared tuple of the ``(shape, dtype)`` of each array, None for a missing one (None): what a node keeps
-    as its ``_input_meta`` or ``_output_meta``."""
-    key = tuple(v for data in arrays for v in ((data.shape, data.dtype) if data is not None else (None, None)))
-    return _SHARED_METAS.get(key) or _shared(
-        _SHARED_METAS, key, tuple(_one_meta(data) if data is not None else None for data in arrays))
+    """The shared tuple of the ``(shape, dtype)`` of each array (None for ``_NO_DATA``): what a node keeps as its
+    ``_input_meta`` or ``_output_meta``."""
+    key = tuple(v for data in arrays for v in (data.shape, data.dtype))
+    return _SHARED_METAS.get(key) or _shared(_SHARED_METAS, key, tuple(_one_meta(data) for data in arrays))
 
 
 _NO_META = (None,)       # the metadata of a one-input node whose input requires no grad
@@ -132,12 +141,14 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
         x, y = inputs
         edge_x, edge_y = _edge(x), _edge(y)
         node.next_functions = (edge_x or _NO_EDGE, edge_y or _NO_EDGE)
-        node._input_meta = _metas_of((x._data if edge_x is not None else None,
-                                      y._data if edge_y is not None else None))
+        a = x._data if edge_x is not None else _NO_DATA
+        b = y._data if edge_y is not None else _NO_DATA
+        both = (a.shape, a.dtype, b.shape, b.dtype)
+        node._input_meta = _SHARED_METAS.get(both) or _shared(_SHARED_METAS, both, (_one_meta(a), _one_meta(b)))
     else:
         edges = [_edge(t) for t in inputs]
         node.next_functions = tuple(e or _NO_EDGE for e in edges)
-        node._input_meta = _metas_of([t._data if e is not None else None for t, e in zip(inputs, edges)])
+        node._input_meta = _metas_of([t._data if e is not None else _NO_DATA for t, e in zip(inputs, edges)])
     # Numbered after its inputs' edges exist: a leaf's AccumulateGrad, made by the first op that uses the
     # leaf, must be older than that op's node (the engine runs the newest node first).
     node._seq = _next_sequence_nr()
@@ -160,7 +171,7 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
             if out is not None:
                 out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
         if len(outputs) > 1:
-            node._output_meta = _metas_of([o._data if o is not None else None for o in outputs])
+            node._output_meta = _metas_of([o._data if o is not None else _NO_DATA for o in outputs])
     if saved:
         if _state.inference_made:
             _refuse_inference(saved)
