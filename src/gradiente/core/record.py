@@ -74,10 +74,12 @@ def _edge(t):
 # a tuple is tracked from its birth until a collection finds it holds nothing trackable, and a tuple inside a tuple
 # needs a second collection, so a long graph kept the collector rescanning two or three of them per node. A
 # program's tensors come in few shapes, so one tuple per combination of shapes and dtypes serves every node that
-# meets it: the key, built flat and looked up once, dies at once, and nothing new survives the op. The tables are
-# emptied when they grow large (a program whose shapes keep changing), which costs only rebuilding them.
+# meets it: the key, built from the arrays and looked up once, dies at once, and nothing new survives the op.
+# The tables are emptied when they grow large (a program whose shapes keep changing), which costs only rebuilding
+# them.
 _SHARED_META: dict = {}         # (shape, dtype) -> that same tuple, the one (shape, dtype) of all nodes
-_SHARED_METAS: dict = {}        # shape, dtype, shape, dtype ... (None, None for a missing one) -> a node's metas
+_SHARED_METAS: dict = {}        # shape, dtype[, shape, dtype] (None, None for a missing one) -> a node's metas
+_SHARED_MANY: dict = {}         # the same for three or more: ((shape, dtype), ...) -> a node's metas
 _SHARED_LIMIT = 4096
 
 
@@ -89,27 +91,19 @@ def _shared(table, key, value):
     return value
 
 
-class _NoData:
-    """Stands in for the array of an input that has no metadata (it requires no grad): no shape, no dtype."""
-    shape = dtype = None
-
-
-_NO_DATA = _NoData()
-
-
-def _one_meta(data):
-    """The shared ``(shape, dtype)`` of an array; None for ``_NO_DATA``."""
-    if data is _NO_DATA:
+def _one_meta(shape, dtype):
+    """The shared ``(shape, dtype)``; None for an input with no metadata (shape None: it requires no grad)."""
+    if shape is None:
         return None
-    key = (data.shape, data.dtype)
+    key = (shape, dtype)
     return _SHARED_META.get(key) or _shared(_SHARED_META, key, key)
 
 
 def _metas_of(arrays):
-    """The shared tuple of the ``(shape, dtype)`` of each array (None for ``_NO_DATA``): what a node keeps as its
+    """The shared tuple of the ``(shape, dtype)`` of each array (None for None): what a node keeps as its
     ``_input_meta`` or ``_output_meta``."""
-    key = tuple(v for data in arrays for v in (data.shape, data.dtype))
-    return _SHARED_METAS.get(key) or _shared(_SHARED_METAS, key, tuple(_one_meta(data) for data in arrays))
+    key = tuple([(data.shape, data.dtype) if data is not None else None for data in arrays])
+    return _SHARED_MANY.get(key) or _shared(_SHARED_MANY, key, tuple([m and _one_meta(*m) for m in key]))
 
 
 _NO_META = (None,)       # the metadata of a one-input node whose input requires no grad
@@ -136,19 +130,25 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
             data = x._data
             key = (data.shape, data.dtype)
             node.next_functions = (edge,)
-            node._input_meta = _SHARED_METAS.get(key) or _shared(_SHARED_METAS, key, (_one_meta(data),))
+            node._input_meta = _SHARED_METAS.get(key) or _shared(_SHARED_METAS, key, (_one_meta(*key),))
     elif len(inputs) == 2:
         x, y = inputs
         edge_x, edge_y = _edge(x), _edge(y)
         node.next_functions = (edge_x or _NO_EDGE, edge_y or _NO_EDGE)
-        a = x._data if edge_x is not None else _NO_DATA
-        b = y._data if edge_y is not None else _NO_DATA
-        both = (a.shape, a.dtype, b.shape, b.dtype)
-        node._input_meta = _SHARED_METAS.get(both) or _shared(_SHARED_METAS, both, (_one_meta(a), _one_meta(b)))
+        shape_x = dtype_x = shape_y = dtype_y = None
+        if edge_x is not None:
+            data = x._data
+            shape_x, dtype_x = data.shape, data.dtype
+        if edge_y is not None:
+            data = y._data
+            shape_y, dtype_y = data.shape, data.dtype
+        both = (shape_x, dtype_x, shape_y, dtype_y)
+        node._input_meta = _SHARED_METAS.get(both) or _shared(
+            _SHARED_METAS, both, (_one_meta(shape_x, dtype_x), _one_meta(shape_y, dtype_y)))
     else:
         edges = [_edge(t) for t in inputs]
-        node.next_functions = tuple(e or _NO_EDGE for e in edges)
-        node._input_meta = _metas_of([t._data if e is not None else _NO_DATA for t, e in zip(inputs, edges)])
+        node.next_functions = tuple([e or _NO_EDGE for e in edges])
+        node._input_meta = _metas_of([t._data if e is not None else None for t, e in zip(inputs, edges)])
     # Numbered after its inputs' edges exist: a leaf's AccumulateGrad, made by the first op that uses the
     # leaf, must be older than that op's node (the engine runs the newest node first).
     node._seq = _next_sequence_nr()
@@ -171,7 +171,7 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
             if out is not None:
                 out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
         if len(outputs) > 1:
-            node._output_meta = _metas_of([o._data if o is not None else _NO_DATA for o in outputs])
+            node._output_meta = _metas_of([o._data if o is not None else None for o in outputs])
     if saved:
         if _state.inference_made:
             _refuse_inference(saved)
