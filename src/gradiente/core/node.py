@@ -515,6 +515,7 @@ def _shared_check(check):
         shared = _OTHER_CHECKS[check] = check
     return shared
 
+
 # Saved positions whose PyTorch names the general rule of ``Node._saved_names`` does not give.
 _SAVED_NAMES = {
     "PowBackward1": ("self", "exponent", "result"),
