@@ -296,8 +296,9 @@ class Node:
         """Keep ``values`` for the rule. Tensors are kept with their version; an output of this node is kept
         as its array only (see ``_SavedOutput``); anything else (numbers, None) as it is."""
         # (position, version) of the tensors among them, kept in a tuple: a graph holds one per node, and a list
-        # would stay tracked by the cyclic garbage collector for the graph's whole life (a tuple of numbers is
-        # dropped from its lists at its first pass)
+        # would stay tracked by the cyclic garbage collector for the graph's whole life. The pairs are shared, not
+        # made per node (a tuple inside a tuple takes the collector two passes to untrack, a tuple of shared pairs
+        # one), and so is the whole tuple of the commonest case, one tensor saved at version 0 or one output.
         checks: tuple = ()
         items: Optional[list] = None                # a copy, made only if an output of this node is saved
         for i, v in enumerate(values):
@@ -311,9 +312,16 @@ class Node:
                 if items is None:
                     items = list(values)
                 items[i] = _SavedOutput(v, v._output_nr)
-                checks += ((i, None),)
+                if i < _SHARED_POSITIONS:
+                    checks = checks + (_OUTPUT_CHECKS[i],) if checks else _ALONE_OUTPUT_CHECKS[i]
+                else:
+                    checks += (_shared_check((i, None)),)
             else:
-                checks += ((i, v._version_box[0]),)
+                version = v._version_box[0]
+                if version == 0 and i < _SHARED_POSITIONS:
+                    checks = checks + (_UNCHANGED_CHECKS[i],) if checks else _ALONE_UNCHANGED_CHECKS[i]
+                else:
+                    checks += (_shared_check((i, version)),)
         self._saved = values if items is None else tuple(items)
         self._saved_versions = checks
         if saved_hooks.stack and checks:
@@ -489,6 +497,24 @@ class Node:
 
 
 _MISSING = object()
+# the (position, version) checks most saved values have, shared by all nodes (see ``Node.save``)
+_SHARED_POSITIONS = 8
+_UNCHANGED_CHECKS = tuple((i, 0) for i in range(_SHARED_POSITIONS))
+_OUTPUT_CHECKS = tuple((i, None) for i in range(_SHARED_POSITIONS))
+_ALONE_UNCHANGED_CHECKS = tuple((check,) for check in _UNCHANGED_CHECKS)
+_ALONE_OUTPUT_CHECKS = tuple((check,) for check in _OUTPUT_CHECKS)
+_OTHER_CHECKS: dict = {}        # the others met so far (a parameter is at version 1 or more after its init)
+
+
+def _shared_check(check):
+    """The shared copy of a (position, version) pair; the table is emptied when large (versions grow)."""
+    shared = _OTHER_CHECKS.get(check)
+    if shared is None:
+        if len(_OTHER_CHECKS) >= 1024:
+            _OTHER_CHECKS.clear()
+        shared = _OTHER_CHECKS[check] = check
+    return shared
+
 
 # Saved positions whose PyTorch names the general rule of ``Node._saved_names`` does not give.
 _SAVED_NAMES = {

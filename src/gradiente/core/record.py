@@ -56,20 +56,57 @@ def needs_derivative(t):
     return isinstance(t, Tensor) and (t._requires_grad or (_forward.on and forward_grad.has_tangent(t)))
 
 
-def _edge_and_meta(t):
-    """The edge to ``t``'s history and ``t``'s (shape, dtype); ``(None, 0)`` and None for a number or a
-    tensor that requires no grad."""
+def _edge(t):
+    """The edge to ``t``'s history; None for a number or a tensor that requires no grad (which also has no
+    metadata: the node's ``_input_meta`` holds None for it)."""
     if t.__class__ is float or t.__class__ is int or not (isinstance(t, Tensor) and t._requires_grad):
-        return _NO_EDGE, None
-    data = t._data
+        return None
     grad_fn = t.grad_fn
     if grad_fn is None:
-        return t._grad_edge(), (data.shape, data.dtype)
+        return t._grad_edge()
     if grad_fn.stale:       # a view whose base changed in place: PyTorch refuses to read its history
         raise RuntimeError(grad_fn.message)
-    return (grad_fn, t._output_nr), (data.shape, data.dtype)
+    return (grad_fn, t._output_nr)
 
 
+# Shared metadata (issue 14). Every node keeps each input's (shape, dtype), and a node with several outputs each
+# output's. Made afresh for every node, these tuples would be new objects for Python's cyclic garbage collector:
+# a tuple is tracked from its birth until a collection finds it holds nothing trackable, and a tuple inside a tuple
+# needs a second collection, so a long graph kept the collector rescanning two or three of them per node. A
+# program's tensors come in few shapes, so one tuple per combination of shapes and dtypes serves every node that
+# meets it: the key, built from the arrays and looked up once, dies at once, and nothing new survives the op.
+# The tables are emptied when they grow large (a program whose shapes keep changing), which costs only rebuilding
+# them.
+_SHARED_META: dict = {}         # (shape, dtype) -> that same tuple, the one (shape, dtype) of all nodes
+_SHARED_METAS: dict = {}        # shape, dtype[, shape, dtype] (None, None for a missing one) -> a node's metas
+_SHARED_MANY: dict = {}         # the same for three or more: ((shape, dtype), ...) -> a node's metas
+_SHARED_LIMIT = 4096
+
+
+def _shared(table, key, value):
+    """Keep ``value`` as ``table``'s shared tuple for ``key`` and return it."""
+    if len(table) >= _SHARED_LIMIT:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def _one_meta(shape, dtype):
+    """The shared ``(shape, dtype)``; None for an input with no metadata (shape None: it requires no grad)."""
+    if shape is None:
+        return None
+    key = (shape, dtype)
+    return _SHARED_META.get(key) or _shared(_SHARED_META, key, key)
+
+
+def _metas_of(arrays):
+    """The shared tuple of the ``(shape, dtype)`` of each array (None for None): what a node keeps as its
+    ``_input_meta`` or ``_output_meta``."""
+    key = tuple([(data.shape, data.dtype) if data is not None else None for data in arrays])
+    return _SHARED_MANY.get(key) or _shared(_SHARED_MANY, key, tuple([m and _one_meta(*m) for m in key]))
+
+
+_NO_META = (None,)       # the metadata of a one-input node whose input requires no grad
 _NO_EDGE = (None, 0)
 _new_node = object.__new__
 _next_sequence_nr = _graph._sequence.__next__
@@ -85,16 +122,33 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
     # spells out the one- and two-input cases rather than looping.
     node = _new_node(node_cls)
     if len(inputs) == 1:
-        edge, meta = _edge_and_meta(inputs[0])
-        node.next_functions, node._input_meta = (edge,), (meta,)
+        x = inputs[0]
+        edge = _edge(x)
+        if edge is None:
+            node.next_functions, node._input_meta = (_NO_EDGE,), _NO_META
+        else:
+            data = x._data
+            key = (data.shape, data.dtype)
+            node.next_functions = (edge,)
+            node._input_meta = _SHARED_METAS.get(key) or _shared(_SHARED_METAS, key, (_one_meta(*key),))
     elif len(inputs) == 2:
-        edge_x, meta_x = _edge_and_meta(inputs[0])
-        edge_y, meta_y = _edge_and_meta(inputs[1])
-        node.next_functions, node._input_meta = (edge_x, edge_y), (meta_x, meta_y)
+        x, y = inputs
+        edge_x, edge_y = _edge(x), _edge(y)
+        node.next_functions = (edge_x or _NO_EDGE, edge_y or _NO_EDGE)
+        shape_x = dtype_x = shape_y = dtype_y = None
+        if edge_x is not None:
+            data = x._data
+            shape_x, dtype_x = data.shape, data.dtype
+        if edge_y is not None:
+            data = y._data
+            shape_y, dtype_y = data.shape, data.dtype
+        both = (shape_x, dtype_x, shape_y, dtype_y)
+        node._input_meta = _SHARED_METAS.get(both) or _shared(
+            _SHARED_METAS, both, (_one_meta(shape_x, dtype_x), _one_meta(shape_y, dtype_y)))
     else:
-        pairs = [_edge_and_meta(t) for t in inputs]
-        node.next_functions = tuple(p[0] for p in pairs)
-        node._input_meta = tuple(p[1] for p in pairs)
+        edges = [_edge(t) for t in inputs]
+        node.next_functions = tuple([e or _NO_EDGE for e in edges])
+        node._input_meta = _metas_of([t._data if e is not None else None for t, e in zip(inputs, edges)])
     # Numbered after its inputs' edges exist: a leaf's AccumulateGrad, made by the first op that uses the
     # leaf, must be older than that op's node (the engine runs the newest node first).
     node._seq = _next_sequence_nr()
@@ -117,7 +171,7 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
             if out is not None:
                 out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
         if len(outputs) > 1:
-            node._output_meta = tuple((o._data.shape, o._data.dtype) if o is not None else None for o in outputs)
+            node._output_meta = _metas_of([o._data if o is not None else None for o in outputs])
     if saved:
         if _state.inference_made:
             _refuse_inference(saved)
