@@ -146,6 +146,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
+    if getattr(input, "_sparse_size", None) is not None:
+        # torch.sum(sparse, dim): the sparse tensor's own sum (its _data holds only the stored values)
+        return input.sum(dim, keepdim, dtype=dtype)
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
     values = np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim)
