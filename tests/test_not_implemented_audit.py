@@ -1,0 +1,229 @@
+"""Issue 16's audit of ``raise NotImplementedError`` in src/gradiente, against torch 2.13 on the CPU.
+
+Three kinds of refusal are found there: abstract methods that PyTorch's classes also leave to subclasses
+(``Optimizer.step``, ``Distribution.sample`` ...), PyTorch's own refusals in PyTorch's words (a kernel not
+implemented for a dtype, a derivative PyTorch lacks), and gradiente's own, whose message names gradiente. Only
+the last are gaps: ``GRADIENTE_REFUSALS`` lists each with what torch does, and the first test keeps the list
+equal to the source, so a new one is seen. The other tests check samples of the second kind word for word, and
+the refusals this audit replaced (sums, scaling, conversions and errors of sparse tensors; selective activation
+checkpointing, whose tests are in test_checkpoint_selective.py) against torch.
+"""
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import gradiente as g
+import gradiente.nn.functional as GF
+from gradiente.autograd import gradcheck
+
+SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "gradiente"
+
+#: gradiente's own NotImplementedErrors: (file, start of the message) -> what torch 2.13 does on the CPU, and why
+#: gradiente still refuses
+GRADIENTE_REFUSALS = {
+    ("autograd/profiler.py", "gradiente's profiler times ops"): "torch measures memory/flops/stacks; not faked",
+    ("profiler/profiler.py", "gradiente's profiler times ops"): "the same, for torch.profiler.profile",
+    ("core/engine.py", "gradiente does not compute gradients of complex"):
+        "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic",
+    ("core/random.py", "gradiente's randperm supports n <"): "torch's 64-bit shuffle for huge n is not reproduced",
+    ("core/sparse_compressed.py", "gradiente does not add compressed sparse"): "torch adds CSR + CSR",
+    ("core/sparse_compressed.py", "gradiente assigns to a compressed sparse"): "torch accepts other patterns",
+    ("core/sparse_tensor.py", "gradiente does not replace the data of a sparse"): "torch's .data = of sparse works",
+    ("core/sparse_tensor.py", "gradiente assigns to a sparse tensor's .grad"): "torch accepts other patterns",
+    ("ops/nn/interpolation.py", "gradiente interpolates uint8 images with mode"):
+        "torch's uint8 bilinear/bicubic round in fixed point, not reproduced",
+    ("ops/sparse_compressed.py", "gradiente's compressed sparse tensors have no batch"): "torch has batched CSR",
+    ("ops/sparse_compressed.py", "gradiente converts only matrices (2 dims, no batch"): "torch converts batches",
+    ("ops/sparse_compressed.py", "gradiente's conversions to compressed layouts take"): "torch has dense_dim",
+    ("ops/sparse_compressed.py", "gradiente multiplies CSR and CSC matrices (no blocks"): "torch multiplies BSR",
+    ("ops/sparse_compressed.py", "gradiente multiplies a compressed matrix by a dense"):
+        "torch's S @ vector is MvBackward0 with a dense gradient for S, which gradiente's sparse leaves cannot hold",
+    ("ops/sparse_compressed.py", "gradiente sums a CSR tensor over a dim only when"): "batched/blocked CSR sums",
+    ("ops/sparse_compressed.py", "gradiente transposes BSR and BSC tensors without"): "torch transposes them",
+    ("ops/sparse_compressed.py", "gradiente transposes only the two matrix dims of"): "batch dims, as above",
+    ("ops/sparse_coo.py", "sparse softmax of a tensor with dense dims is not in"): "torch softmaxes them",
+    ("ops/sparse_coo.py", "gradiente's sum of a sparse tensor keeps dims only"):
+        "torch's keepdim turns dense dims into sparse ones, or gives a dense result whose gradient is dense",
+    ("ops/sparse_coo.py", "gradiente scales a sparse tensor by a Python number"):
+        "torch multiplies by dense and grad-requiring tensors too",
+    ("ops/sparse_coo.py", "gradiente's sparse Tensor.to takes a dtype or 'cpu'"): "other devices do not exist here",
+    ("optim/sparse_adam.py", "SparseAdam: sparse gradients are not supported by"):
+        "nn.Embedding(sparse=True) gives gradiente dense gradients, so SparseAdam meets none",
+}
+
+
+def _message(node):
+    """The text of a message expression, with ``{}`` where it is computed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _message(node.left) + _message(node.right)
+    return "{}"
+
+
+def _not_implemented_raises():
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            exc = node.exc
+            name = exc.func.id if isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name) else \
+                getattr(exc, "id", None)
+            if name == "NotImplementedError":
+                message = _message(exc.args[0]) if isinstance(exc, ast.Call) and exc.args else ""
+                yield path.relative_to(SRC).as_posix(), message
+
+
+def test_gradiente_own_refusals_are_the_audited_list():
+    found = {(path, message) for path, message in _not_implemented_raises() if "gradiente" in message}
+    unlisted = sorted(f for f in found if not any(f[0] == p and f[1].startswith(m) for p, m in GRADIENTE_REFUSALS))
+    stale = sorted(k for k in GRADIENTE_REFUSALS if not any(f[0] == k[0] and f[1].startswith(k[1]) for f in found))
+    assert not unlisted, f"a new refusal of gradiente's own: audit it against torch and list it: {unlisted}"
+    assert not stale, f"listed refusals that are gone: {stale}"
+    assert sum(1 for _ in _not_implemented_raises()) > 100      # the scan reads the source
+
+
+def _cases(lib, fn):
+    i, f, b = lib.tensor([1, 2]), lib.tensor([1.5, 2.5]), lib.tensor([True, False])
+    return {
+        "hypot int": lambda: lib.hypot(i, i), "bincount float": lambda: lib.bincount(f),
+        "logcumsumexp int": lambda: lib.logcumsumexp(i, 0),
+        "cholesky int": lambda: lib.cholesky(lib.ones(2, 2, dtype=lib.int64)),
+        "softmax int": lambda: lib.softmax(i, 0), "median bool": lambda: lib.median(b),
+        "div bool floor": lambda: lib.div(b, b, rounding_mode="floor"), "histc int": lambda: lib.histc(i),
+        "pad mode": lambda: fn.pad(lib.ones(1, 2, 2), (1, 1), mode="foo"),
+        "embedding_bag weights": lambda: fn.embedding_bag(lib.tensor([[0, 1]]), lib.ones(3, 2),
+                                                          per_sample_weights=lib.ones(1, 2), mode="mean"),
+        "kl across families": lambda: lib.distributions.kl_divergence(lib.distributions.Normal(0., 1.),
+                                                                      lib.distributions.Bernoulli(0.5)),
+        "module without forward": lambda: lib.nn.Module()(1),
+        "function without forward": lambda: type("F", (lib.autograd.Function,), {})().apply(1),
+        "lu int": lambda: lib.linalg.lu_factor(lib.ones(2, 2, dtype=lib.int64)),
+        "eigh int": lambda: lib.linalg.eigh(lib.ones(2, 2, dtype=lib.int64)),
+        "unique's derivative": lambda: lib.unique(lib.ones(3, requires_grad=True),
+                                                  return_inverse=True)[0].sum().backward(),
+    }
+
+
+@pytest.mark.parametrize("case", list(_cases(torch, TF)))
+def test_pytorch_worded_refusals_match_torch(case):
+    with pytest.raises(NotImplementedError) as theirs:
+        _cases(torch, TF)[case]()
+    with pytest.raises(NotImplementedError) as ours:
+        _cases(g, GF)[case]()
+    assert str(ours.value) == str(theirs.value)
+
+
+# --- what the audit implemented or reworded ------------------------------------------------------------------
+
+def _coo(lib, values=(3., 4., 5.), requires_grad=False):
+    indices = lib.tensor([[0, 1, 1], [2, 0, 2]])
+    s = lib.sparse_coo_tensor(indices, lib.tensor(values, dtype=lib.float64), (2, 3)).coalesce()
+    return s.requires_grad_() if requires_grad else s
+
+
+def _same_sparse(ours, theirs):
+    assert ours.layout.__repr__().split(".")[-1] == theirs.layout.__repr__().split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.detach().to_dense().numpy(), theirs.detach().to_dense().numpy(), rtol=1e-15)
+    assert repr(ours).replace("gradiente", "torch") == repr(theirs)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 1)])
+def test_torch_sum_of_a_sparse_tensor_over_dims(dim):
+    """torch.sum(sparse, dim) was read off the stored values alone (an IndexError, or a wrong scalar)."""
+    ours, theirs = g.sum(_coo(g), dim), torch.sum(_coo(torch), dim)
+    if theirs.layout == torch.strided:
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    else:
+        _same_sparse(ours, theirs)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_coo_sum_keepdim_as_torch(dim):
+    ours, theirs = _coo(g, requires_grad=True), _coo(torch, requires_grad=True)
+    r_ours, r_theirs = ours.sum(dim, keepdim=True), theirs.sum(dim, keepdim=True)
+    _same_sparse(r_ours, r_theirs)
+    assert r_ours.grad_fn.name() == r_theirs.grad_fn.name()
+    with pytest.raises(RuntimeError) as t_info:
+        r_theirs.to_dense().sum().backward()
+    with pytest.raises(RuntimeError) as g_info:
+        r_ours.to_dense().sum().backward()
+    assert str(g_info.value) == str(t_info.value)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 1)])
+def test_csr_sum_keepdim_as_torch(dim):
+    dense = [[1., 0, 2], [0, 3, 0], [0, 0, 0]]
+    ours = g.tensor(dense, dtype=g.float64).to_sparse_csr().requires_grad_()
+    theirs = torch.tensor(dense, dtype=torch.float64).to_sparse_csr().requires_grad_()
+    r_ours, r_theirs = g.sum(ours, dim, keepdim=True), torch.sum(theirs, dim, keepdim=True)
+    _same_sparse(r_ours, r_theirs)
+    assert r_ours.grad_fn.name() == r_theirs.grad_fn.name() == "SumBackward1"
+    assert _error(lambda: r_ours.to_dense().sum().backward()) == _error(lambda: r_theirs.to_dense().sum().backward())
+    _same_sparse(ours.sum(dim, keepdim=True, dtype=g.float32), theirs.sum(dim, keepdim=True, dtype=torch.float32))
+
+
+def _error(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+def test_sparse_errors_in_torch_words():
+    dense = [[1., 0, 2], [0, 3, 0]]
+    for lib in (torch, g):
+        lib.d = lib.tensor(dense)
+    pairs = [
+        (lambda lib: lib.sparse_coo_tensor(lib.tensor([[0, 1], [1, 2]]), lib.ones(2, 2), (2, 3, 2)).transpose(1, 2)),
+        (lambda lib: lib.d.to_sparse_csr() - lib.d.to_sparse_csr()),
+        (lambda lib: lib.d.to_sparse_csc().sub(lib.d.to_sparse_csc())),
+        (lambda lib: lib.sum(lib.d.to_sparse_csc(), 0, keepdim=True)),
+        (lambda lib: lib.sum(lib.d.to_sparse_csr(), 0)),
+    ]
+    for make in pairs:
+        assert _error(lambda make=make: make(g)) == _error(lambda make=make: make(torch))
+    for lib in (torch, g):
+        del lib.d
+
+
+def test_coo_to_another_tensors_dtype():
+    _same_sparse(_coo(g).to(g.ones(1, dtype=g.float32)), _coo(torch).to(torch.ones(1, dtype=torch.float32)))
+
+
+@pytest.mark.parametrize("op", ["mul", "rmul", "div"])
+def test_coo_scaled_by_a_0_dim_tensor(op):
+    results = []
+    for lib in (torch, g):
+        s = _coo(lib, requires_grad=True)
+        factor = lib.tensor(2.5, dtype=lib.float32)     # a 0-dim tensor counts as a number in type promotion
+        out = {"mul": s.__mul__, "rmul": s.__rmul__, "div": s.__truediv__}[op](factor)
+        out.to_dense().backward(lib.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=lib.float64))
+        results.append((out, out.grad_fn.name(), s.grad))
+    (t_out, t_name, t_grad), (g_out, g_name, g_grad) = results
+    _same_sparse(g_out.detach(), t_out.detach())
+    assert g_name == t_name
+    np.testing.assert_allclose(g_grad.to_dense().numpy(), t_grad.to_dense().numpy(), rtol=1e-15)
+
+
+def test_coo_scaled_by_a_0_dim_tensor_gradcheck():
+    indices = g.tensor([[0, 1, 1], [2, 0, 2]])
+
+    def f(values):
+        return (g.sparse_coo_tensor(indices, values, (2, 3)) / g.tensor(4.0)).to_dense()
+    assert gradcheck(f, (g.tensor([3., 4., 5.], dtype=g.float64, requires_grad=True),))
+
+
+def test_selective_checkpointing_no_longer_refuses():
+    import gradiente.utils.checkpoint as gc
+    x = g.ones(2, requires_grad=True)
+    out = gc.checkpoint(lambda t: (t * 2).sin(), x, use_reentrant=False,
+                        context_fn=lambda: gc.create_selective_checkpoint_contexts([g.ops.aten.mul.Tensor]))
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(2 * np.ones(2)), rtol=1e-6)
