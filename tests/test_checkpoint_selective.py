@@ -196,3 +196,60 @@ def test_argument_errors_match_torch():
             gc.create_selective_checkpoint_contexts(g_bad)
         assert str(g_info.value).replace("gradiente.ops.aten", "torch._ops.aten") .split(" of type")[0] == \
             str(t_info.value).split(" of type")[0]
+
+
+def _two_libs_run(build_fn, policy_for, a):
+    """Run ``build_fn(lib, module)`` checkpointed with ``policy_for(lib, module, calls)`` in torch and gradiente;
+    their policy calls and the input's gradients."""
+    results = []
+    for lib, module in ((torch, tc), (g, gc)):
+        calls = []
+        x = lib.tensor(a, requires_grad=True)
+        context_fn = functools.partial(module.create_selective_checkpoint_contexts, policy_for(lib, module, calls))
+        out = module.checkpoint(build_fn(lib, module, context_fn), x, use_reentrant=False, context_fn=context_fn)
+        out.sum().backward()
+        results.append((calls, x.grad.numpy()))
+    return results
+
+
+def test_an_op_of_several_results_is_kept_as_its_named_tuple():
+    """torch.max(x, 1) returns (values, indices); kept, the recomputation hands back the same named tuple."""
+    def build(lib, module, context_fn):
+        def fn(x):
+            best = lib.max(x.exp(), 1)
+            return best.values * best.indices
+        return fn
+
+    def policy_for(lib, module, calls):
+        def policy(ctx, op, *args, **kwargs):
+            calls.append(str(op))
+            return module.CheckpointPolicy.MUST_SAVE if op == lib.ops.aten.max.dim else \
+                module.CheckpointPolicy.PREFER_RECOMPUTE
+        return policy
+    (t_calls, t_grad), (g_calls, g_grad) = _two_libs_run(build, policy_for, np.random.default_rng(4).random((3, 4)))
+    assert g_calls == t_calls
+    np.testing.assert_allclose(g_grad, t_grad, rtol=1e-13)
+
+
+def test_nested_selective_checkpoints_match_torch():
+    """The gradients are torch's. An intended difference: an op of the inner region is asked about by the inner
+    policy only, where PyTorch asks each enclosing region's policy as well, so torch's calls hold gradiente's in
+    order, with the enclosing region's repeats besides."""
+    def build(lib, module, context_fn):
+        def inner(x):
+            return lib.mm(x, x).tanh()
+
+        def fn(x):
+            return module.checkpoint(inner, lib.mm(x, x.t()), use_reentrant=False, context_fn=context_fn).sin()
+        return fn
+
+    def policy_for(lib, module, calls):
+        def policy(ctx, op, *args, **kwargs):
+            calls.append(str(op))
+            return op == lib.ops.aten.mm.default
+        return policy
+    (t_calls, t_grad), (g_calls, g_grad) = _two_libs_run(build, policy_for, np.random.default_rng(5).random((3, 3)))
+    remaining = iter(t_calls)
+    assert all(call in remaining for call in g_calls)          # gradiente's calls, in order, among torch's
+    assert len(t_calls) - len(g_calls) == 2                    # the enclosing policy's asks about mm and tanh
+    np.testing.assert_allclose(g_grad, t_grad, rtol=1e-13)

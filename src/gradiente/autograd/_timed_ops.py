@@ -92,25 +92,43 @@ def swap_ops(wrap_function, wrap_method):
     every loaded gradiente module's globals) and ``wrap_method(name, method)`` in place of each op method of
     Tensor; returns ``(restore_methods, replaced)``, what ``put_back`` needs. The profiler times ops this way,
     and selective checkpointing (``utils/checkpoint_selective.py``) reaches each op call before it runs."""
-    from ..nn import functional  # noqa: F401  - loaded now, so that its functions are swapped too
-    names = _op_function_names()
     replaced = []
     try:
-        for module in [m for name, m in list(sys.modules.items()) if _is_gradiente_module(name, m)]:
-            namespace = vars(module)
-            for global_name, value in list(namespace.items()):
-                known = names.get(id(value))
-                if known is None or known[0] is not value:
-                    continue
-                name = global_name if not global_name.startswith("_") else known[1]
-                namespace[global_name] = wrap_function(value, name)
-                replaced.append((namespace, global_name, value))
+        for namespace, global_name, value, name in _targets():
+            namespace[global_name] = wrap_function(value, name)
+            replaced.append((namespace, global_name, value))
         restore_methods = _bind_methods(wrap_method)
     except BaseException:
         for namespace, name, original in replaced:
             namespace[name] = original
         raise
     return restore_methods, replaced
+
+
+#: the swap's targets, found once per set of loaded modules: (how many modules were loaded, the targets)
+_found: list = [-1, []]
+
+
+def _targets():
+    """``(namespace, global name, op function, its name)`` for each op function reached by name in a loaded
+    gradiente module. Walking every module is the slow part of a swap, so the list is kept until a module loads
+    or a listed name stops holding its function."""
+    from ..nn import functional  # noqa: F401  - loaded now, so that its functions are swapped too
+    count, targets = _found
+    if count == len(sys.modules) and all(namespace.get(g) is value for namespace, g, value, _ in targets):
+        return targets
+    names = _op_function_names()
+    targets = []
+    for module in [m for name, m in list(sys.modules.items()) if _is_gradiente_module(name, m)]:
+        namespace = vars(module)
+        for global_name, value in list(namespace.items()):
+            known = names.get(id(value))
+            if known is None or known[0] is not value:
+                continue
+            targets.append((namespace, global_name, value, global_name if not global_name.startswith("_") else
+                            known[1]))
+    _found[:] = [len(sys.modules), targets]
+    return targets
 
 
 def put_back(restore_methods, replaced):

@@ -20,7 +20,9 @@ together, and whether it is skipped in the recomputation follows the answer for 
 Intended differences: ops that record no node (no input requires grad) are neither asked about nor kept; the
 policy is given the op's recorded inputs, not ATen's full argument list, and no kwargs; in-place calls are
 always rerun (the kept result would not be the tensor they write into); a name a program imported from
-gradiente before the region ran (``from gradiente import mm``) is not reached, so its call always reruns.
+gradiente before the region ran (``from gradiente import mm``) is not reached, so its call always reruns; in
+nested selective checkpoints an op is asked about, and kept, by the innermost region only (PyTorch asks each
+enclosing region's policy too). Entering a context swaps the op functions in and out (about 10 ms each time).
 """
 import enum
 import inspect
@@ -86,8 +88,20 @@ def _see(node, inputs, outputs):
         _state.call.answers[id(node)] = answer
 
 
+_wrappers: dict = {}       # (function, name) -> its wrapper: they hold no state, so each is made once
+
+
 def _reaching(function, name):
     """``function``, going through the innermost SAC context when called from outside any op."""
+    if hasattr(function, "__wrapped__"):       # another swap's wrapper (a profiler's), made anew each time: not kept
+        return _make_reaching(function, name)
+    made = _wrappers.get((function, name))
+    if made is None:
+        made = _wrappers[(function, name)] = _make_reaching(function, name)
+    return made
+
+
+def _make_reaching(function, name):
     # the op itself names its calls, whatever else wraps it (a profiler's timing, swapped in before or after)
     key = inspect.unwrap(function)
 
@@ -166,14 +180,29 @@ class _CachingMode:
         return out
 
 
+class _Kept:
+    """A tensor as the cache holds it: detached (sharing its version counter, to catch a later in-place change),
+    with whether it required grad and its version then."""
+
+    __slots__ = ("value", "requires_grad", "version")
+
+    def __init__(self, tensor):
+        self.value, self.requires_grad, self.version = tensor.detach(), tensor.requires_grad, tensor._version
+
+
+class _Sequence:
+    """A tuple or list of results (``torch.return_types.max`` and its kin included), kept item by item."""
+
+    __slots__ = ("cls", "items")
+
+    def __init__(self, out):
+        self.cls, self.items = type(out), [_kept(o) for o in out]
+
+
 def _kept(out):
-    """``out`` as the cache holds it: each tensor detached (sharing its version counter, to catch a later
-    in-place change), with whether it required grad and its version now."""
-    def keep(value):
-        if not isinstance(value, Tensor):
-            return value
-        return (value.detach(), value.requires_grad, value._version)
-    return tuple(keep(o) for o in out) if isinstance(out, (tuple, list)) else keep(out)
+    if isinstance(out, Tensor):
+        return _Kept(out)
+    return _Sequence(out) if isinstance(out, (tuple, list)) else out
 
 
 class CachedMode:
@@ -210,18 +239,19 @@ class CachedMode:
             raise RuntimeError("Trying to backward an extra time. You are only allowed to backward once on any region "
                                "computed under selective activation checkpoint.")
         entries[index] = _Entry.CONSUMED
-        if isinstance(entry, tuple) and entry and isinstance(entry[0], Tensor):
-            return self._handed_out(entry)
-        return tuple(self._handed_out(e) for e in entry) if isinstance(entry, tuple) else entry
+        return self._handed_out(entry)
 
     def _handed_out(self, entry):
-        if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], Tensor)):
+        if entry.__class__ is _Sequence:
+            items = [self._handed_out(e) for e in entry.items]
+            return entry.cls(*items) if hasattr(entry.cls, "_fields") else entry.cls(items)
+        if entry.__class__ is not _Kept:
             return entry
-        value, requires_grad, version = entry
-        if value._version != version and not self.allow_mutation:
+        if entry.value._version != entry.version and not self.allow_mutation:
             raise RuntimeError("Tensor cached during selective activation checkpoint has been mutated")
         # a fresh leaf, so that the ops after it record and save as they did in the forward
-        return value.detach().requires_grad_(requires_grad) if requires_grad else value.detach()
+        value = entry.value.detach()
+        return value.requires_grad_() if entry.requires_grad else value
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
