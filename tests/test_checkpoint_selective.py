@@ -253,3 +253,42 @@ def test_nested_selective_checkpoints_match_torch():
     assert all(call in remaining for call in g_calls)          # gradiente's calls, in order, among torch's
     assert len(t_calls) - len(g_calls) == 2                    # the enclosing policy's asks about mm and tanh
     np.testing.assert_allclose(g_grad, t_grad, rtol=1e-13)
+
+
+def test_attention_block_policy_calls_and_gradients_match_torch():
+    """A small transformer block (layer norm, attention by matmul and softmax, GELU MLP) saving its matrix
+    products: every op the policy is asked about, in order, and every gradient, as in PyTorch."""
+    def block(lib):
+        fn = lib.nn.functional
+
+        class Block(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln, self.qkv, self.out = lib.nn.LayerNorm(8), lib.nn.Linear(8, 24), lib.nn.Linear(8, 8)
+                self.mlp = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.GELU(), lib.nn.Linear(16, 8))
+
+            def forward(self, x):
+                q, k, v = self.qkv(self.ln(x)).chunk(3, -1)
+                x = x + self.out(fn.softmax(q @ k.transpose(-2, -1) / 8 ** 0.5, -1) @ v)
+                return x + self.mlp(x)
+        return Block().double()
+
+    results = []
+    for lib, module in ((torch, tc), (g, gc)):
+        model, rng, calls = block(lib), np.random.default_rng(0), []
+        for p in model.parameters():
+            p.data = lib.tensor(rng.standard_normal(tuple(p.shape)))
+        x = lib.tensor(rng.standard_normal((2, 5, 8)), requires_grad=True)
+
+        def policy(ctx, op, *args, calls=calls, lib=lib, module=module, **kwargs):
+            calls.append(str(op))
+            saved = (lib.ops.aten.mm.default, lib.ops.aten.addmm.default, lib.ops.aten.bmm.default)
+            return module.CheckpointPolicy.MUST_SAVE if op in saved else module.CheckpointPolicy.PREFER_RECOMPUTE
+        out = module.checkpoint(model, x, use_reentrant=False,
+                                context_fn=functools.partial(module.create_selective_checkpoint_contexts, policy))
+        out.sum().backward()
+        results.append((calls, [x.grad.numpy()] + [p.grad.numpy() for p in model.parameters()]))
+    (t_calls, t_grads), (g_calls, g_grads) = results
+    assert g_calls == t_calls
+    for ours, theirs in zip(g_grads, t_grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)

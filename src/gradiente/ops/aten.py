@@ -30,9 +30,10 @@ _OVERLOADS = {
     "SplitBackward0": "Tensor", "SplitWithSizesBackward0": "default", "CumsumBackward0": "default",
 }
 
-#: nodes named otherwise than their ATen op (PyTorch's softmax records ``_softmax``)
+#: nodes named otherwise than their ATen op (PyTorch's softmax records ``_softmax``; its ``_reshape_alias``, which
+#: records ReshapeAliasBackward0 in a plain run, reaches a policy as ``view``)
 _OPS = {"SoftmaxBackward0": "_softmax", "LogSoftmaxBackward0": "_log_softmax", "UnsafeViewBackward0": "_unsafe_view",
-        "MaxBackward1": "max", "MinBackward1": "min"}
+        "MaxBackward1": "max", "MinBackward1": "min", "ReshapeAliasBackward0": "view"}
 
 
 class OpOverloadPacket:
