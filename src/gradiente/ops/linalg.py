@@ -174,19 +174,22 @@ def _factorize(factorize, a, find_info):
 # --- determinants ---------------------------------------------------------------------------------------
 
 def _cofactor_array(a):
-    """det(A)·A⁻ᵀ (the cofactor matrix) from an SVD, A = U S Vᵀ: det(U) det(Vᵀ) U diag(Π_{j≠i} sⱼ) Vᵀ.
-    Defined for a singular A as well, where A⁻ᵀ is not."""
+    """det(A)·A⁻ᵀ (the cofactor matrix) from an SVD, A = U S Vᴴ: det(U) det(Vᴴ) Ū diag(Π_{j≠i} sⱼ) V̄ᴴ (the bars
+    conjugate a complex A's factors; A⁻ᵀ = Ū S⁻¹ V̄ᴴ). Defined for a singular A as well, where A⁻ᵀ is not."""
     u, s, vh = np.linalg.svd(a)
     ones = np.ones(s.shape[:-1] + (1,), dtype=s.dtype)
     before = np.cumprod(np.concatenate([ones, s[..., :-1]], -1), -1)
     after = np.flip(np.cumprod(np.concatenate([ones, np.flip(s, -1)[..., :-1]], -1), -1), -1)
     sign = np.linalg.det(u) * np.linalg.det(vh)
+    if a.dtype.kind == "c":
+        u, vh = u.conj(), vh.conj()
     return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
 
 
 class LinalgDetBackward0(Node):
     """out = det(A);  dA = grad · det(A) · A⁻ᵀ (the cofactor matrix, which a singular A has too)"""
     __slots__ = ()
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex matrices)
     formula = "∂det(A)/∂A = det(A)·A⁻ᵀ"
 
     def backward(self, ops, grad):
@@ -213,13 +216,22 @@ def det(A, *, out=None):
 
 
 class LinalgSlogdetBackward0(Node):
-    """(sign, out) = (sign det(A), log |det(A)|);  dA = grad_out · A⁻ᵀ (the sign is piecewise constant)"""
+    """(sign, out) = (sign det(A), log |det(A)|). Real A: dA = grad_out · A⁻ᵀ (the sign is piecewise constant).
+    Complex A: log det(A) = out + iθ with sign = e^{iθ}; the gradient reaching log det(A) is
+    g = grad_out − i·Im(conj(grad_sign)·sign), and dA = g · A⁻ᴴ"""
     __slots__ = ()
+    complex_ok = True           # the complex case is written out below
     formula = "∂ log|det(A)|/∂A = A⁻ᵀ"
 
     def backward(self, ops, grad_sign, grad):
-        (a,) = self.saved(ops)
-        return (_unsqueeze2(ops, grad) * _mT(ops, _inverse(ops, a)),)
+        a, sign = self.saved(ops)
+        inverse_t = _mT(ops, _inverse(ops, a))
+        if ops.raw(a).dtype.kind != "c":
+            return (_unsqueeze2(ops, grad) * inverse_t,)
+        through_log = grad if grad is not None else ops.zeros(ops.raw(sign).shape, ops.real(sign))
+        if grad_sign is not None:
+            through_log = through_log - 1j * ops.imag(ops.conj(grad_sign) * sign)
+        return (_unsqueeze2(ops, through_log) * ops.conj(inverse_t),)
 
 
 def _slogdet(A, name):
@@ -229,7 +241,7 @@ def _slogdet(A, name):
     sign, logabsdet = np.linalg.slogdet(a)
     sign, logabsdet = as_result(sign, a.dtype), as_result(logabsdet, np.finfo(a.dtype).dtype)
     if wants_grad(A):
-        record(LinalgSlogdetBackward0, (A,), (sign, logabsdet), (A,))
+        record(LinalgSlogdetBackward0, (A,), (sign, logabsdet), (A, sign))
     return sign, logabsdet
 
 
@@ -254,6 +266,7 @@ def _logdet(A):
 class LinalgInvExBackward0(Node):
     """out = A⁻¹;  dA = −A⁻ᵀ · grad · A⁻ᵀ"""
     __slots__ = ()
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex matrices)
     formula = "∂A⁻¹/∂A: G ↦ −A⁻ᵀ·G·A⁻ᵀ"
 
     def backward(self, ops, grad):
@@ -1125,6 +1138,7 @@ def _expm_array(a):
 class LinalgMatrixExpBackward0(Node):
     """out = exp(A);  dA = the upper-right block of exp([[Aᵀ, grad], [0, Aᵀ]]) (the adjoint of exp's derivative)"""
     __slots__ = ()
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex matrices)
     formula = "∂exp(A)/∂A: G ↦ [exp([[Aᵀ, G], [0, Aᵀ]])]₁₂"
 
     def backward(self, ops, grad):

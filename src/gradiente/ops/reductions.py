@@ -712,6 +712,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 class LogsumexpBackward0(Node):
     """out = log Σ exp(x);  dx = grad * exp(x - out) (the softmax of x)"""
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex inputs)
     formula = "∂ log Σᵢ exp(xᵢ)/∂xⱼ = exp(xⱼ) / Σᵢ exp(xᵢ)"
 
     def backward(self, ops, grad):
