@@ -6,8 +6,8 @@ implemented for a dtype, a derivative PyTorch lacks), and gradiente's own, whose
 the last are gaps: ``GRADIENTE_REFUSALS`` lists each with what torch does, and the first test keeps the list
 equal to the source, so a new one is seen. The other tests check samples of the second kind word for word, and
 the refusals this audit replaced (sums, scaling, conversions and errors of sparse tensors; gradients of complex
-determinants, inverses, matrix exponentials, logsumexp and slogdet; selective activation checkpointing, whose tests
-are in test_checkpoint_selective.py) against torch.
+determinants, inverses, matrix exponentials, logsumexp, slogdet and Cholesky factors; selective activation
+checkpointing, whose tests are in test_checkpoint_selective.py) against torch.
 """
 import ast
 import pathlib
@@ -30,7 +30,7 @@ GRADIENTE_REFUSALS = {
     ("profiler/profiler.py", "gradiente's profiler times ops"): "the same, for torch.profiler.profile",
     ("core/engine.py", "gradiente does not compute gradients of complex"):
         "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic (this audit "
-        "added det, inv, matrix_exp, logsumexp, slogdet; svd, qr, cholesky and eigh of complex matrices remain)",
+        "added det, inv, matrix_exp, logsumexp, slogdet, cholesky; svd, qr and eigh of complex matrices remain)",
     ("core/random.py", "gradiente's randperm supports n <"): "torch's 64-bit shuffle for huge n is not reproduced",
     ("core/sparse_compressed.py", "gradiente does not add compressed sparse"): "torch adds CSR + CSR",
     ("core/sparse_compressed.py", "gradiente assigns to a compressed sparse"): "torch accepts other patterns",
@@ -242,6 +242,9 @@ COMPLEX = {
     "slogdet.logabsdet": (lambda lib, a: lib.linalg.slogdet(a).logabsdet, _M),
     "slogdet.sign": (lambda lib, a: lib.linalg.slogdet(a).sign, _M),
     "batched det": (lambda lib, a: lib.linalg.det(lib.stack([a, a * 1j])), _M),
+    "cholesky": (lambda lib, b: lib.linalg.cholesky(b @ b.mH + lib.eye(3)), _M),
+    "cholesky upper": (lambda lib, b: lib.linalg.cholesky(b @ b.mH + lib.eye(3), upper=True), _M),
+    "cholesky_ex upper": (lambda lib, b: lib.linalg.cholesky_ex(b @ b.mH + lib.eye(3), upper=True).L, _M),
 }
 
 
@@ -267,6 +270,13 @@ def test_complex_gradcheck(name):
     x = g.tensor(data, requires_grad=True)
     assert gradcheck(lambda a: fn(g, a), (x,))
     assert gradgradcheck(lambda a: fn(g, a), (x,))
+
+
+def test_upper_cholesky_factor_of_a_complex_matrix_is_the_conjugate_transpose():
+    """U = Lᴴ (it was Lᵀ, a wrong factor, before this audit)."""
+    a = _M @ _M.conj().T + np.eye(3)
+    np.testing.assert_allclose(g.linalg.cholesky(g.tensor(a), upper=True).numpy(),
+                               torch.linalg.cholesky(torch.tensor(a), upper=True).numpy(), rtol=1e-13)
 
 
 def test_slogdet_of_both_results_of_a_complex_matrix():

@@ -489,31 +489,34 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
 
 # --- Cholesky -------------------------------------------------------------------------------------------
 
-def _phi(ops, m):
-    """The lower triangle of m with its diagonal halved: the part of a symmetric change that L carries."""
-    n = m.shape[-1]
-    return ops.tril(m, 0) * ops.constant(1 - 0.5 * np.eye(n), m)
+def _mH(ops, x):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return ops.conj(_mT(ops, x))
 
 
 class LinalgCholeskyExBackward0(Node):
-    """A = L Lᵀ;  dA = sym(L⁻ᵀ Φ(Lᵀ·grad) L⁻¹), Φ = lower triangle with the diagonal halved, sym(M) = (M + Mᵀ)/2"""
+    """A = L Lᴴ;  dA = L⁻ᴴ Ψ L⁻¹, with X = tril(Lᴴ·grad) and Ψ = (X + tril(X, -1)ᴴ)/2: the part of a Hermitian
+    change of A that L carries (Ψ is symmetric for a real A; for a complex one its diagonal keeps X's imaginary
+    part, PyTorch's convention)"""
     __slots__ = ()
-    formula = "∂L/∂A: G ↦ sym(L⁻ᵀ Φ(LᵀG) L⁻¹)"
+    complex_ok = True           # written with conjugate transposes (issue 16)
+    formula = "∂L/∂A: G ↦ L⁻ᴴ Ψ(LᴴG) L⁻¹"
 
     def backward(self, ops, grad, *_):
         (factor,) = self.saved(ops)
-        low, grad = (_mT(ops, factor), _mT(ops, grad)) if self.upper else (factor, grad)
-        low_t = _mT(ops, low)
-        left = _solve(ops, low_t, _phi(ops, ops.matmul(low_t, grad)))      # L⁻ᵀ Φ
-        grad_a = _right_solve(ops, left, low)                                # L⁻ᵀ Φ L⁻¹
-        return ((grad_a + _mT(ops, grad_a)) * 0.5,)
+        low, grad = (_mH(ops, factor), _mH(ops, grad)) if self.upper else (factor, grad)
+        low_h = _mH(ops, low)
+        x = ops.tril(ops.matmul(low_h, grad), 0)
+        psi = (x + _mH(ops, ops.tril(x, -1))) * 0.5
+        return (_right_solve(ops, _solve(ops, low_h, psi), low),)
 
 
 def _factor(A, upper, node_cls=LinalgCholeskyExBackward0):
-    """The factor (L, or U = Lᵀ with ``upper``) recorded as ``node_cls``, and LAPACK's info; A is checked by
+    """The factor (L, or U = Lᴴ with ``upper``) recorded as ``node_cls``, and LAPACK's info; A is checked by
     the caller (``torch.cholesky`` words its errors differently)."""
     low, info = _factorize(np.linalg.cholesky, A._data, _cholesky_info)
-    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low)
+    # U = Lᴴ: the conjugate transpose, for a complex A (issue 16: it was the plain transpose)
+    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2).conj()) if upper else low)
     if wants_grad(A):
         record(node_cls, (A,), result, (result,), upper=upper)
     return result, info
