@@ -6,7 +6,7 @@ implemented for a dtype, a derivative PyTorch lacks), and gradiente's own, whose
 the last are gaps: ``GRADIENTE_REFUSALS`` lists each with what torch does, and the first test keeps the list
 equal to the source, so a new one is seen. The other tests check samples of the second kind word for word, and
 the refusals this audit replaced (sums, scaling, conversions and errors of sparse tensors; gradients of complex
-determinants, inverses, matrix exponentials, logsumexp, slogdet and Cholesky factors; selective activation
+determinants, inverses, matrix exponentials, logsumexp, slogdet, Cholesky factors and eigh; selective activation
 checkpointing, whose tests are in test_checkpoint_selective.py) against torch.
 """
 import ast
@@ -30,7 +30,7 @@ GRADIENTE_REFUSALS = {
     ("profiler/profiler.py", "gradiente's profiler times ops"): "the same, for torch.profiler.profile",
     ("core/engine.py", "gradiente does not compute gradients of complex"):
         "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic (this audit "
-        "added det, inv, matrix_exp, logsumexp, slogdet, cholesky; svd, qr and eigh of complex matrices remain)",
+        "added det, inv, matrix_exp, logsumexp, slogdet, cholesky, eigh; svd and qr of complex matrices remain)",
     ("core/random.py", "gradiente's randperm supports n <"): "torch's 64-bit shuffle for huge n is not reproduced",
     ("core/sparse_compressed.py", "gradiente does not add compressed sparse"): "torch adds CSR + CSR",
     ("core/sparse_compressed.py", "gradiente assigns to a compressed sparse"): "torch accepts other patterns",
@@ -245,6 +245,9 @@ COMPLEX = {
     "cholesky": (lambda lib, b: lib.linalg.cholesky(b @ b.mH + lib.eye(3)), _M),
     "cholesky upper": (lambda lib, b: lib.linalg.cholesky(b @ b.mH + lib.eye(3), upper=True), _M),
     "cholesky_ex upper": (lambda lib, b: lib.linalg.cholesky_ex(b @ b.mH + lib.eye(3), upper=True).L, _M),
+    "eigvalsh": (lambda lib, b: lib.linalg.eigvalsh(b + b.mH), _M),
+    "eigh, |eigenvectors|": (lambda lib, b: lib.linalg.eigh(b + b.mH).eigenvectors.abs(), _M),
+    "eigh, eigenvalues": (lambda lib, b: lib.linalg.eigh(b + b.mH).eigenvalues, _M),
 }
 
 
@@ -277,6 +280,16 @@ def test_upper_cholesky_factor_of_a_complex_matrix_is_the_conjugate_transpose():
     a = _M @ _M.conj().T + np.eye(3)
     np.testing.assert_allclose(g.linalg.cholesky(g.tensor(a), upper=True).numpy(),
                                torch.linalg.cholesky(torch.tensor(a), upper=True).numpy(), rtol=1e-13)
+
+
+def test_a_loss_of_a_complex_eigenvectors_phase_is_refused_as_torch():
+    errors = []
+    for lib in (torch, g):
+        x = lib.tensor(_M + _M.conj().T, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            lib.linalg.eigh(x).eigenvectors.real.sum().backward()
+        errors.append(str(info.value))
+    assert errors[1] == errors[0]
 
 
 def test_slogdet_of_both_results_of_a_complex_matrix():

@@ -844,22 +844,38 @@ def qr(A, mode="reduced", *, out=None):
 
 # --- symmetric eigendecomposition ----------------------------------------------------------------------
 
+_EIGENVECTOR_PHASE = ("{}: The eigenvectors in the complex case are specified up to multiplication by e^{{i phi}}. "
+                      "The specified loss function depends on this quantity, so it is ill-defined.")
+
+
+def _check_phase_invariance(ops, k, op_name):
+    """A complex eigenvector is defined up to a phase e^{iφ}: a loss that depends on it (Im diag(Vᴴ·gV) ≠ 0) has no
+    gradient, and PyTorch says so, with the same tolerance."""
+    diagonal = np.diagonal(ops.raw(k), axis1=-2, axis2=-1)
+    if diagonal.dtype.kind == "c" and not np.allclose(diagonal.imag, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(_EIGENVECTOR_PHASE.format(op_name))
+
+
 class LinalgEighBackward0(Node):
-    """A = V diag(L) Vᵀ;  dA = V (diag(gL) + F ∘ skew(Vᵀ·gV)) Vᵀ, Fᵢⱼ = 1/(Lⱼ − Lᵢ) off the diagonal,
-    skew(M) = (M − Mᵀ)/2"""
+    """A = V diag(L) Vᴴ;  dA = V (diag(gL) + F ∘ skew(Vᴴ·gV)) Vᴴ, Fᵢⱼ = 1/(Lⱼ − Lᵢ) off the diagonal,
+    skew(M) = (M − Mᴴ)/2 (conjugate transposes, plain ones for a real A)"""
     __slots__ = ()
-    formula = "∂(L, V)/∂A: V (diag(gL) + F∘skew(VᵀgV)) Vᵀ,  Fᵢⱼ = 1/(Lⱼ − Lᵢ)"
+    complex_ok = True           # written with conjugate transposes (issue 16)
+    formula = "∂(L, V)/∂A: V (diag(gL) + F∘skew(VᴴgV)) Vᴴ,  Fᵢⱼ = 1/(Lⱼ − Lᵢ)"
 
     def backward(self, ops, grad_values, grad_vectors):
         values, vectors = self.saved(ops)
         inner = _diag_matrix(ops, grad_values)
+        if ops.raw(vectors).dtype.kind == "c":      # complex, for the matrix products with V (recorded ones do not mix)
+            inner = inner + ops.zeros(ops.raw(vectors).shape, vectors)
         # Skipped when no eigenvector got a gradient (eigvalsh): that term divides by eigenvalue gaps, which
         # are 0 for a repeated eigenvalue. (Under create_graph the eigenvectors of eigvalsh do get one.)
         if ops.raw(grad_vectors).any():
-            k = ops.matmul(_mT(ops, vectors), grad_vectors)
+            k = ops.matmul(_mH(ops, vectors), grad_vectors)
+            _check_phase_invariance(ops, k, "linalg_eigh_backward")
             gaps = ops.unsqueeze(values, -2) - ops.unsqueeze(values, -1)
-            inner = inner + (k - _mT(ops, k)) * 0.5 * _off_diagonal_inverse(ops, gaps)
-        return (ops.matmul(ops.matmul(vectors, inner), _mT(ops, vectors)),)
+            inner = inner + (k - _mH(ops, k)) * 0.5 * _off_diagonal_inverse(ops, gaps)
+        return (ops.matmul(ops.matmul(vectors, inner), _mH(ops, vectors)),)
 
 
 def _eigh(A, UPLO, values_only):
