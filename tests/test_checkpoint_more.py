@@ -1,7 +1,6 @@
 """The device-state and selective-checkpointing names of torch.utils.checkpoint, against torch's on the CPU:
 what matches (enum values, device states of CPU tensors, GraphExecGroup nesting) and the intended absence
-(create_selective_checkpoint_contexts raises NotImplementedError after torch's argument check)."""
-import functools
+(create_selective_checkpoint_contexts checks its argument as torch does; the rest is test_checkpoint_selective.py)."""
 
 import numpy as np
 import pytest
@@ -60,16 +59,10 @@ def test_graph_exec_group_backward_through_a_checkpoint_matches_torch():
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
 
 
-def test_selective_checkpointing_is_an_intended_absence():
+def test_selective_checkpointing_checks_its_argument_as_torch():
+    """(Selective checkpointing itself: tests/test_checkpoint_selective.py.)"""
     with pytest.raises(TypeError) as ours:
         gc.create_selective_checkpoint_contexts(3)
     with pytest.raises(TypeError) as theirs:
         tc.create_selective_checkpoint_contexts(3)
     assert str(ours.value) == str(theirs.value)
-
-    def policy(ctx, op, *args, **kwargs):
-        return gc.CheckpointPolicy.PREFER_RECOMPUTE
-    context_fn = functools.partial(gc.create_selective_checkpoint_contexts, policy)
-    x = gradiente.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="selective activation checkpointing is not implemented"):
-        gc.checkpoint(lambda t: t * 2, x, use_reentrant=False, context_fn=context_fn)

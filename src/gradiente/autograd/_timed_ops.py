@@ -26,7 +26,7 @@ import numpy as np
 from ..core import profiling
 from ..core.tensor import Tensor
 
-__all__ = ["install", "uninstall", "installed"]
+__all__ = ["install", "uninstall", "installed", "swap_ops", "put_back"]
 
 #: Python's operators, as the ops PyTorch records for them (a missing one keeps its name: ``aten::__and__``)
 _OPERATORS = {
@@ -76,43 +76,81 @@ def install():
     """Swap the timing wrappers in (once; a second call while installed does nothing)."""
     if _Swap.current is not None:
         return
-    from ..nn import functional  # noqa: F401  - loaded now, so that its functions are swapped too
     wrappers: dict = {}                        # (id(function), event name) -> its wrapper: aliases stay identical
-    names = _op_function_names()
+
+    def wrap_method(name, method):
+        if name == "__getitem__":
+            return _timed_indexing(method, _reading_event)
+        if name == "__setitem__":
+            return _timed_indexing(method, _writing_event)
+        return _wrapper(wrappers, method, _OPERATORS.get(name, name))
+    _Swap.current = _Swap(*swap_ops(lambda function, name: _wrapper(wrappers, function, name), wrap_method))
+
+
+def swap_ops(wrap_function, wrap_method):
+    """Put ``wrap_function(function, name)`` in place of every op function reached by name (the namespaces and
+    every loaded gradiente module's globals) and ``wrap_method(name, method)`` in place of each op method of
+    Tensor; returns ``(restore_methods, replaced)``, what ``put_back`` needs. The profiler times ops this way,
+    and selective checkpointing (``utils/checkpoint_selective.py``) reaches each op call before it runs."""
     replaced = []
     try:
-        for module in [m for name, m in list(sys.modules.items()) if _is_gradiente_module(name, m)]:
-            namespace = vars(module)
-            for global_name, value in list(namespace.items()):
-                known = names.get(id(value))
-                if known is None or known[0] is not value:
-                    continue
-                event = global_name if not global_name.startswith("_") else known[1]
-                namespace[global_name] = _wrapper(wrappers, value, event)
-                replaced.append((namespace, global_name, value))
-        restore_methods = _bind_methods(wrappers)
+        for namespace, global_name, value, name in _targets():
+            namespace[global_name] = wrap_function(value, name)
+            replaced.append((namespace, global_name, value))
+        restore_methods = _bind_methods(wrap_method)
     except BaseException:
         for namespace, name, original in replaced:
             namespace[name] = original
         raise
-    _Swap.current = _Swap(restore_methods, replaced)
+    return restore_methods, replaced
+
+
+#: the swap's targets, found once per set of loaded modules: (how many modules were loaded, the targets)
+_found: list = [-1, []]
+
+
+def _targets():
+    """``(namespace, global name, op function, its name)`` for each op function reached by name in a loaded
+    gradiente module. Walking every module is the slow part of a swap, so the list is kept until a module loads
+    or a listed name stops holding its function."""
+    from ..nn import functional  # noqa: F401  - loaded now, so that its functions are swapped too
+    count, targets = _found
+    if count == len(sys.modules) and all(namespace.get(g) is value for namespace, g, value, _ in targets):
+        return targets
+    names = _op_function_names()
+    targets = []
+    for module in [m for name, m in list(sys.modules.items()) if _is_gradiente_module(name, m)]:
+        namespace = vars(module)
+        for global_name, value in list(namespace.items()):
+            known = names.get(id(value))
+            if known is None or known[0] is not value:
+                continue
+            targets.append((namespace, global_name, value, global_name if not global_name.startswith("_") else
+                            known[1]))
+    _found[:] = [len(sys.modules), targets]
+    return targets
+
+
+def put_back(restore_methods, replaced):
+    """Undo ``swap_ops``: the very objects it replaced are bound again."""
+    try:
+        restore_methods()
+    finally:
+        for namespace, name, original in replaced:
+            namespace[name] = original
 
 
 def uninstall():
     """Put back every object ``install`` replaced."""
     done, _Swap.current = _Swap.current, None
-    if done is None:
-        return
-    try:
-        done.restore_methods()
-    finally:
-        for namespace, name, original in done.replaced:
-            namespace[name] = original
+    if done is not None:
+        put_back(done.restore_methods, done.replaced)
 
 
 def _is_gradiente_module(name, module):
     return (module is not None and (name == "gradiente" or name.startswith("gradiente."))
-            and not name.startswith(("gradiente.profiler", "gradiente.autograd.profiler", __name__)))
+            and not name.startswith(("gradiente.profiler", "gradiente.autograd.profiler", __name__,
+                                     "gradiente.utils.checkpoint")))
 
 
 def _op_function_names():
@@ -146,17 +184,13 @@ def _is_op_function(name, value):
     return module.startswith(_OP_MODULES) or (module == "gradiente.core.random" and name in _SAMPLERS)
 
 
-def _bind_methods(wrappers):
+def _bind_methods(wrap_method):
     from ..tensor_methods import bind_through
 
     def wrap(name, method):
         if not isinstance(method, types.FunctionType) or name in _NOT_OPS:
             return None
-        if name == "__getitem__":
-            return _timed_indexing(method, _reading_event)
-        if name == "__setitem__":
-            return _timed_indexing(method, _writing_event)
-        return _wrapper(wrappers, method, _OPERATORS.get(name, name))
+        return wrap_method(name, method)
     return bind_through(wrap)
 
 

@@ -12,7 +12,7 @@ from . import dtype as dt
 from . import node as _graph
 from .tensor import InferenceVersion, Tensor
 
-__all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap"]
+__all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap", "observer"]
 
 _state = grad_mode.state
 _anomaly = anomaly.state
@@ -20,6 +20,20 @@ _diagnostics = diagnostics.state
 _forward = forward_grad.state
 _carries_tangent = forward_grad.carries_tangent
 wrap = Tensor._make
+
+
+class _Observer:
+    """Who is told of each node as it is recorded, before it saves its values (None: nobody, the usual case).
+    Selective checkpointing (``utils/checkpoint_selective.py``, a floor up) asks its policy here about each op,
+    since a recorded node is what gradiente calls one op."""
+
+    __slots__ = ("see",)
+
+    def __init__(self):
+        self.see = None
+
+
+observer = _Observer()
 
 
 def wants_grad(*inputs):
@@ -172,6 +186,8 @@ def record(node_cls, inputs, outputs, saved=(), **attrs):
                 out.grad_fn, out._output_nr, out._requires_grad = node, nr, True
         if len(outputs) > 1:
             node._output_meta = _metas_of([o._data if o is not None else None for o in outputs])
+    if observer.see is not None:
+        observer.see(node, inputs, outputs)
     if saved:
         if _state.inference_made:
             _refuse_inference(saved)

@@ -105,7 +105,13 @@ class SparseCompressedTensor(SparseLayoutTensor):
     def __add__(self, other):
         raise NotImplementedError("gradiente does not add compressed sparse tensors")
 
-    __radd__ = __sub__ = __rsub__ = __iadd__ = __isub__ = __add__
+    __radd__ = __iadd__ = __add__
+
+    def __sub__(self, other):
+        # PyTorch has no subtraction for compressed layouts at all (its add does them, its sub refuses)
+        raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self.layout]}")
+
+    __rsub__ = __isub__ = __sub__
 
     def __getitem__(self, index):
         raise not_on_sparse("index", backend="SparseCsrCPU")

@@ -25,6 +25,7 @@ from ..core import inplace
 from ..core.rules import use_tensor_ops
 from . import (
     arithmetic,
+    aten,
     binary_math,
     comparison,
     complex_numbers,

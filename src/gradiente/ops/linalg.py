@@ -174,19 +174,22 @@ def _factorize(factorize, a, find_info):
 # --- determinants ---------------------------------------------------------------------------------------
 
 def _cofactor_array(a):
-    """det(A)·A⁻ᵀ (the cofactor matrix) from an SVD, A = U S Vᵀ: det(U) det(Vᵀ) U diag(Π_{j≠i} sⱼ) Vᵀ.
-    Defined for a singular A as well, where A⁻ᵀ is not."""
+    """det(A)·A⁻ᵀ (the cofactor matrix) from an SVD, A = U S Vᴴ: det(U) det(Vᴴ) Ū diag(Π_{j≠i} sⱼ) V̄ᴴ (the bars
+    conjugate a complex A's factors; A⁻ᵀ = Ū S⁻¹ V̄ᴴ). Defined for a singular A as well, where A⁻ᵀ is not."""
     u, s, vh = np.linalg.svd(a)
     ones = np.ones(s.shape[:-1] + (1,), dtype=s.dtype)
     before = np.cumprod(np.concatenate([ones, s[..., :-1]], -1), -1)
     after = np.flip(np.cumprod(np.concatenate([ones, np.flip(s, -1)[..., :-1]], -1), -1), -1)
     sign = np.linalg.det(u) * np.linalg.det(vh)
+    if a.dtype.kind == "c":
+        u, vh = u.conj(), vh.conj()
     return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
 
 
 class LinalgDetBackward0(Node):
     """out = det(A);  dA = grad · det(A) · A⁻ᵀ (the cofactor matrix, which a singular A has too)"""
     __slots__ = ()
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex matrices)
     formula = "∂det(A)/∂A = det(A)·A⁻ᵀ"
 
     def backward(self, ops, grad):
@@ -213,13 +216,22 @@ def det(A, *, out=None):
 
 
 class LinalgSlogdetBackward0(Node):
-    """(sign, out) = (sign det(A), log |det(A)|);  dA = grad_out · A⁻ᵀ (the sign is piecewise constant)"""
+    """(sign, out) = (sign det(A), log |det(A)|). Real A: dA = grad_out · A⁻ᵀ (the sign is piecewise constant).
+    Complex A: log det(A) = out + iθ with sign = e^{iθ}; the gradient reaching log det(A) is
+    g = grad_out − i·Im(conj(grad_sign)·sign), and dA = g · A⁻ᴴ"""
     __slots__ = ()
+    complex_ok = True           # the complex case is written out below
     formula = "∂ log|det(A)|/∂A = A⁻ᵀ"
 
     def backward(self, ops, grad_sign, grad):
-        (a,) = self.saved(ops)
-        return (_unsqueeze2(ops, grad) * _mT(ops, _inverse(ops, a)),)
+        a, sign = self.saved(ops)
+        inverse_t = _mT(ops, _inverse(ops, a))
+        if ops.raw(a).dtype.kind != "c":
+            return (_unsqueeze2(ops, grad) * inverse_t,)
+        through_log = grad if grad is not None else ops.zeros(ops.raw(sign).shape, ops.real(sign))
+        if grad_sign is not None:
+            through_log = through_log - 1j * ops.imag(ops.conj(grad_sign) * sign)
+        return (_unsqueeze2(ops, through_log) * ops.conj(inverse_t),)
 
 
 def _slogdet(A, name):
@@ -229,7 +241,7 @@ def _slogdet(A, name):
     sign, logabsdet = np.linalg.slogdet(a)
     sign, logabsdet = as_result(sign, a.dtype), as_result(logabsdet, np.finfo(a.dtype).dtype)
     if wants_grad(A):
-        record(LinalgSlogdetBackward0, (A,), (sign, logabsdet), (A,))
+        record(LinalgSlogdetBackward0, (A,), (sign, logabsdet), (A, sign))
     return sign, logabsdet
 
 
@@ -254,6 +266,7 @@ def _logdet(A):
 class LinalgInvExBackward0(Node):
     """out = A⁻¹;  dA = −A⁻ᵀ · grad · A⁻ᵀ"""
     __slots__ = ()
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex matrices)
     formula = "∂A⁻¹/∂A: G ↦ −A⁻ᵀ·G·A⁻ᵀ"
 
     def backward(self, ops, grad):
@@ -476,31 +489,34 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
 
 # --- Cholesky -------------------------------------------------------------------------------------------
 
-def _phi(ops, m):
-    """The lower triangle of m with its diagonal halved: the part of a symmetric change that L carries."""
-    n = m.shape[-1]
-    return ops.tril(m, 0) * ops.constant(1 - 0.5 * np.eye(n), m)
+def _mH(ops, x):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return ops.conj(_mT(ops, x))
 
 
 class LinalgCholeskyExBackward0(Node):
-    """A = L Lᵀ;  dA = sym(L⁻ᵀ Φ(Lᵀ·grad) L⁻¹), Φ = lower triangle with the diagonal halved, sym(M) = (M + Mᵀ)/2"""
+    """A = L Lᴴ;  dA = L⁻ᴴ Ψ L⁻¹, with X = tril(Lᴴ·grad) and Ψ = (X + tril(X, -1)ᴴ)/2: the part of a Hermitian
+    change of A that L carries (Ψ is symmetric for a real A; for a complex one its diagonal keeps X's imaginary
+    part, PyTorch's convention)"""
     __slots__ = ()
-    formula = "∂L/∂A: G ↦ sym(L⁻ᵀ Φ(LᵀG) L⁻¹)"
+    complex_ok = True           # written with conjugate transposes (issue 16)
+    formula = "∂L/∂A: G ↦ L⁻ᴴ Ψ(LᴴG) L⁻¹"
 
     def backward(self, ops, grad, *_):
         (factor,) = self.saved(ops)
-        low, grad = (_mT(ops, factor), _mT(ops, grad)) if self.upper else (factor, grad)
-        low_t = _mT(ops, low)
-        left = _solve(ops, low_t, _phi(ops, ops.matmul(low_t, grad)))      # L⁻ᵀ Φ
-        grad_a = _right_solve(ops, left, low)                                # L⁻ᵀ Φ L⁻¹
-        return ((grad_a + _mT(ops, grad_a)) * 0.5,)
+        low, grad = (_mH(ops, factor), _mH(ops, grad)) if self.upper else (factor, grad)
+        low_h = _mH(ops, low)
+        x = ops.tril(ops.matmul(low_h, grad), 0)
+        psi = (x + _mH(ops, ops.tril(x, -1))) * 0.5
+        return (_right_solve(ops, _solve(ops, low_h, psi), low),)
 
 
 def _factor(A, upper, node_cls=LinalgCholeskyExBackward0):
-    """The factor (L, or U = Lᵀ with ``upper``) recorded as ``node_cls``, and LAPACK's info; A is checked by
+    """The factor (L, or U = Lᴴ with ``upper``) recorded as ``node_cls``, and LAPACK's info; A is checked by
     the caller (``torch.cholesky`` words its errors differently)."""
     low, info = _factorize(np.linalg.cholesky, A._data, _cholesky_info)
-    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low)
+    # U = Lᴴ: the conjugate transpose, for a complex A (issue 16: it was the plain transpose)
+    result = wrap(np.ascontiguousarray(np.swapaxes(low, -1, -2).conj()) if upper else low)
     if wants_grad(A):
         record(node_cls, (A,), result, (result,), upper=upper)
     return result, info
@@ -828,22 +844,38 @@ def qr(A, mode="reduced", *, out=None):
 
 # --- symmetric eigendecomposition ----------------------------------------------------------------------
 
+_EIGENVECTOR_PHASE = ("{}: The eigenvectors in the complex case are specified up to multiplication by e^{{i phi}}. "
+                      "The specified loss function depends on this quantity, so it is ill-defined.")
+
+
+def _check_phase_invariance(ops, k, op_name):
+    """A complex eigenvector is defined up to a phase e^{iφ}: a loss that depends on it (Im diag(Vᴴ·gV) ≠ 0) has no
+    gradient, and PyTorch says so, with the same tolerance."""
+    diagonal = np.diagonal(ops.raw(k), axis1=-2, axis2=-1)
+    if diagonal.dtype.kind == "c" and not np.allclose(diagonal.imag, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(_EIGENVECTOR_PHASE.format(op_name))
+
+
 class LinalgEighBackward0(Node):
-    """A = V diag(L) Vᵀ;  dA = V (diag(gL) + F ∘ skew(Vᵀ·gV)) Vᵀ, Fᵢⱼ = 1/(Lⱼ − Lᵢ) off the diagonal,
-    skew(M) = (M − Mᵀ)/2"""
+    """A = V diag(L) Vᴴ;  dA = V (diag(gL) + F ∘ skew(Vᴴ·gV)) Vᴴ, Fᵢⱼ = 1/(Lⱼ − Lᵢ) off the diagonal,
+    skew(M) = (M − Mᴴ)/2 (conjugate transposes, plain ones for a real A)"""
     __slots__ = ()
-    formula = "∂(L, V)/∂A: V (diag(gL) + F∘skew(VᵀgV)) Vᵀ,  Fᵢⱼ = 1/(Lⱼ − Lᵢ)"
+    complex_ok = True           # written with conjugate transposes (issue 16)
+    formula = "∂(L, V)/∂A: V (diag(gL) + F∘skew(VᴴgV)) Vᴴ,  Fᵢⱼ = 1/(Lⱼ − Lᵢ)"
 
     def backward(self, ops, grad_values, grad_vectors):
         values, vectors = self.saved(ops)
         inner = _diag_matrix(ops, grad_values)
+        if ops.raw(vectors).dtype.kind == "c":      # complex, for the matrix products with V (recorded ones do not mix)
+            inner = inner + ops.zeros(ops.raw(vectors).shape, vectors)
         # Skipped when no eigenvector got a gradient (eigvalsh): that term divides by eigenvalue gaps, which
         # are 0 for a repeated eigenvalue. (Under create_graph the eigenvectors of eigvalsh do get one.)
         if ops.raw(grad_vectors).any():
-            k = ops.matmul(_mT(ops, vectors), grad_vectors)
+            k = ops.matmul(_mH(ops, vectors), grad_vectors)
+            _check_phase_invariance(ops, k, "linalg_eigh_backward")
             gaps = ops.unsqueeze(values, -2) - ops.unsqueeze(values, -1)
-            inner = inner + (k - _mT(ops, k)) * 0.5 * _off_diagonal_inverse(ops, gaps)
-        return (ops.matmul(ops.matmul(vectors, inner), _mT(ops, vectors)),)
+            inner = inner + (k - _mH(ops, k)) * 0.5 * _off_diagonal_inverse(ops, gaps)
+        return (ops.matmul(ops.matmul(vectors, inner), _mH(ops, vectors)),)
 
 
 def _eigh(A, UPLO, values_only):
@@ -1125,6 +1157,7 @@ def _expm_array(a):
 class LinalgMatrixExpBackward0(Node):
     """out = exp(A);  dA = the upper-right block of exp([[Aᵀ, grad], [0, Aᵀ]]) (the adjoint of exp's derivative)"""
     __slots__ = ()
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex matrices)
     formula = "∂exp(A)/∂A: G ↦ [exp([[Aᵀ, G], [0, Aᵀ]])]₁₂"
 
     def backward(self, ops, grad):

@@ -146,6 +146,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
+    if getattr(input, "_sparse_size", None) is not None:
+        # torch.sum(sparse, dim): the sparse tensor's own sum (its _data holds only the stored values)
+        return input.sum(dim, keepdim, dtype=dtype)
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
     values = np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim)
@@ -709,6 +712,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 class LogsumexpBackward0(Node):
     """out = log Σ exp(x);  dx = grad * exp(x - out) (the softmax of x)"""
+    holomorphic = True          # the rule is the plain transposed Jacobian (issue 16: complex inputs)
     formula = "∂ log Σᵢ exp(xᵢ)/∂xⱼ = exp(xⱼ) / Σᵢ exp(xᵢ)"
 
     def backward(self, ops, grad):

@@ -607,15 +607,54 @@ def sparse_mm(mat1, mat2):
 
 # --- sums, division, transposes (scaling and casting are COO's ops, through ``_with_values``) -----------------------
 
+class SumBackward1(Node):
+    """``sum(dim, keepdim=True)`` of a CSR matrix, recorded under PyTorch's name. PyTorch 2.13 cannot run this node
+    backward (its rule expands a compressed gradient), so neither does gradiente: the same error."""
+    __slots__ = ()
+
+    def backward(self, ops, grad):
+        raise RuntimeError("expand is unsupported for SparseCsr tensors")
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """The sum of every stored value, a dense scalar (SumBackward0). PyTorch sums a compressed tensor over a dim
-    only with keepdim=True; gradiente not at all (NotImplementedError), and refuses keepdim=False as PyTorch does."""
-    if dim is not None:
-        if not keepdim:
-            raise RuntimeError(f"reduction operations on {'CSR' if input.layout is sparse_csr else 'CSC'} tensors "
-                               "with keepdim=False is unsupported")
-        raise NotImplementedError("gradiente sums a compressed sparse tensor over all its elements only")
-    return reductions.sum(input, dtype=dtype)
+    """The sum of every stored value, a dense scalar (SumBackward0); over ``dim`` (an int or a tuple) of a CSR
+    matrix with ``keepdim=True``, a CSR matrix holding the sums of the rows or columns that store something
+    (SumBackward1). PyTorch's refusals otherwise: other layouts, keepdim=False."""
+    if dim is None:
+        return reductions.sum(input, dtype=dtype)
+    if input.layout is not sparse_csr:
+        raise RuntimeError("Currently the only compressed sparse format supported for sum.dim_IntList is CSR, but got "
+                           f"layout {LAYOUT_WORDS[input.layout]}")
+    if not keepdim:
+        raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported")
+    if input._data.ndim != 1 or len(input._sparse_size) != 2:
+        raise NotImplementedError("gradiente sums a CSR tensor over a dim only when it is a matrix without batch or "
+                                  "dense dims")
+    dims = {_wrap_dim(d, 2) for d in ((dim,) if isinstance(dim, int) else dim)}
+    values = input._data if dtype is None else input._data.astype(dtype._np)
+    rows, cols = _coo_indices(input)
+    n_rows, n_cols = input._sparse_size
+    if dims == {0, 1}:
+        crow, col, summed = np.array([0, int(values.size > 0)]), np.zeros(int(values.size > 0), np.int64), \
+            values.sum(keepdims=True)[:int(values.size > 0)]
+        size = (1, 1)
+    else:
+        kept = cols if dims == {0} else rows
+        present, slot = np.unique(kept, return_inverse=True)
+        summed = np.zeros(present.size, dtype=values.dtype)
+        np.add.at(summed, slot.reshape(-1), values)
+        if dims == {0}:
+            crow, col, size = np.array([0, present.size]), present, (1, n_cols)
+        else:
+            has_entry = np.zeros(n_rows, dtype=np.int64)
+            has_entry[present] = 1
+            crow, col, size = np.concatenate([[0], np.cumsum(has_entry)]), np.zeros(present.size, np.int64), \
+                (n_rows, 1)
+    index_dtype = input._compressed_indices.dtype
+    out = make_compressed(crow.astype(index_dtype), col.astype(index_dtype), summed, size, sparse_csr)
+    if wants_grad(input):
+        record(SumBackward1, (input,), out)
+    return out
 
 
 def div(input, other):

@@ -443,7 +443,7 @@ class SparseSumBackward0(Node):
         return ops.embed(summed, (self.nnz_out,) + tuple(summed.shape[1:]), (self.merged_into,))
 
 
-def sparse_sum(input, dim=None, dtype=None, *, _node=None):
+def sparse_sum(input, dim=None, dtype=None, *, _node=None, _keepdim=False):
     """``torch.sparse.sum``: the sum of all entries (a dense scalar), or over ``dim`` (an int or a tuple): a sparse
     tensor while some sparse dims remain, else dense. (``_node``: the node class of the method form.)"""
     _need_sparse(input, "coalesce")      # PyTorch coalesces first, and says so
@@ -471,7 +471,13 @@ def sparse_sum(input, dim=None, dtype=None, *, _node=None):
         merged_into = merged_into.reshape(-1)
         merged = np.zeros((positions.size,) + summed_values.shape[1:], dtype=values.dtype)
         np.add.at(merged, merged_into, summed_values)
-        out = make_sparse(kept_indices[:, first], merged, size, coalesced=True)
+        if _keepdim:        # the summed dims stay, of size 1, each entry at index 0 of them
+            out_indices = np.zeros((k, positions.size), dtype=kept_indices.dtype)
+            out_indices[kept] = kept_indices[:, first]
+            size = tuple(1 if d in dims else n for d, n in enumerate(input._sparse_size))
+            out = make_sparse(out_indices, merged, size, coalesced=True)
+        else:
+            out = make_sparse(kept_indices[:, first], merged, size, coalesced=True)
         record_attrs.update(dense_result=False, merged_into=merged_into, nnz_out=positions.size)
     if wants_grad(input):
         record(_node or SparseSumBackward0, (input,), out, **record_attrs)
@@ -490,9 +496,15 @@ class SumBackward1(SparseSumBackward0):
 
 def sum_of_sparse(input, dim=None, keepdim=False, *, dtype=None):
     """``Tensor.sum()`` of a sparse tensor: all entries, a dense scalar (SumBackward0); over ``dim``, as
-    ``torch.sparse.sum`` but recorded as SumBackward1. ``keepdim`` is not supported for sparse tensors here."""
+    ``torch.sparse.sum`` but recorded as SumBackward1. ``keepdim=True`` keeps the summed dims with size 1, where
+    some sparse dim is not summed and there are no dense dims (PyTorch's other cases, which turn dense dims into
+    sparse ones or give a dense result, are not in gradiente)."""
     if keepdim:
-        raise NotImplementedError("gradiente's sum of a sparse tensor has no keepdim")
+        if dim is None or input._data.ndim != 1 or {_wrap_dim(d, input.dim()) for d in (
+                (dim,) if isinstance(dim, int) else dim)} >= set(range(input.dim())):
+            raise NotImplementedError("gradiente's sum of a sparse tensor keeps dims only when some sparse dim is "
+                                      "not summed and there are no dense dims")
+        return sparse_sum(input, dim, dtype, _node=SumBackward1, _keepdim=True)
     return sparse_sum(input, dim, dtype, _node=SumBackward1)
 
 
@@ -522,7 +534,8 @@ def transpose(input, dim0, dim1):
     dim0, dim1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     k = input._sparse_indices.shape[0]
     if dim0 >= k or dim1 >= k:
-        raise NotImplementedError("gradiente transposes only the sparse dims of a sparse tensor")
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: {k}, d0: {dim0}, "
+                           f"d1: {dim1}")
     return _swapped(input, dim0, dim1, TransposeBackward0)
 
 
@@ -569,11 +582,14 @@ def to_dtype(input, dtype):
 
 
 def to(input, *args, **kwargs):
-    """``Tensor.to`` of a sparse tensor: a dtype (positional or ``dtype=``), or a CPU device, which it is on."""
+    """``Tensor.to`` of a sparse tensor: a dtype (positional or ``dtype=``), a tensor (its dtype), or a CPU device,
+    which it is on."""
     dtype = kwargs.pop("dtype", None)
     for arg in args:
         if isinstance(arg, dt.dtype):
             dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype = arg.dtype
         elif str(arg) != "cpu":
             raise NotImplementedError(f"gradiente's sparse Tensor.to takes a dtype or 'cpu', not {arg!r}")
     return input if dtype is None else to_dtype(input, dtype)
@@ -614,9 +630,18 @@ class NegBackward0(MulBackward0):
     __slots__ = ()
 
 
-def _scaled(input, factor, values, node_cls):
+def _number(factor):
+    """A 0-d tensor that needs no gradient scales as the number it holds (its dtype counts no more than a number's
+    in PyTorch's promotion against a dimensioned tensor); any other tensor is refused."""
     if isinstance(factor, Tensor):
-        raise NotImplementedError("gradiente scales a sparse tensor by a Python number only")
+        if factor.dim() != 0 or factor.requires_grad or getattr(factor, "_sparse_size", None) is not None:
+            raise NotImplementedError("gradiente scales a sparse tensor by a Python number or a 0-dim tensor that "
+                                      "does not require grad only")
+        return factor.item()
+    return factor
+
+
+def _scaled(input, factor, values, node_cls):
     out = input._with_values(values)
     if wants_grad(input):
         record(node_cls, (input,), out, factor=factor)
@@ -624,12 +649,14 @@ def _scaled(input, factor, values, node_cls):
 
 
 def mul(input, other):
-    """A sparse tensor times a Python number: the same indices, the values scaled."""
+    """A sparse tensor times a Python number (or a 0-dim tensor): the same indices, the values scaled."""
+    other = _number(other)
     return _scaled(input, other, input._data * other, MulBackward0)
 
 
 def div(input, other):
-    """A sparse tensor divided by a Python number."""
+    """A sparse tensor divided by a Python number (or a 0-dim tensor)."""
+    other = _number(other)
     return _scaled(input, 1 / other, input._data / other, DivBackward0)
 
 

@@ -25,6 +25,7 @@ from ..core import random as _random
 from ..core.engine import current_graph_task
 from ..core.node import _Packed, saved_hooks
 from ..core.tensor import Tensor
+from . import checkpoint_selective as _sac
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "detach_variable",
            "check_backward_validity", "noop_context_fn", "set_checkpoint_early_stop",
@@ -142,10 +143,11 @@ class _Holder:
     pass's id (None outside a backward pass), where it stays until that pass unpacks it: a backward started by
     a hook in the middle of another one recomputes for itself, as in PyTorch."""
 
-    __slots__ = ("values", "__weakref__")
+    __slots__ = ("values", "kept", "__weakref__")
 
     def __init__(self):
         self.values = {}
+        self.kept = None        # the tensor itself, where selective checkpointing keeps it (never recomputed)
 
 
 class _StopRecomputation(Exception):
@@ -177,6 +179,7 @@ class _Frame:
         self.debug, self.recompute_context = debug, recompute_context
         self.holders: list = []
         self.metadata: list = []
+        self.kept: list = []                    # per holder: whether selective checkpointing keeps its tensor
         self.forward_done = False
         self.recomputed_in: set = set()         # the ids of the backward passes that recomputed already
         self.ignore_saved_mismatch = False
@@ -196,12 +199,24 @@ class _Frame:
 
     def pack(self, tensor):
         holder = _Holder()
+        _sac.note_pack(self, len(self.holders), tensor)
         self.holders.append(weakref.ref(holder))
+        self.kept.append(False)
         with grad_mode.no_grad():
             self.metadata.append(self.metadata_fn(tensor))
         return holder
 
+    def keep(self, index, tensor):
+        """Selective checkpointing keeps holder ``index``'s tensor: no recomputation gives it back, so the
+        recomputation's saves are matched to the other holders."""
+        holder = self.holders[index]()
+        if holder is not None:
+            holder.kept = tensor.detach() if tensor.requires_grad else tensor
+        self.kept[index] = True
+
     def unpack(self, holder):
+        if holder.kept is not None:
+            return holder.kept
         task = current_graph_task()
         key = None if task is None else task.id
         # One recomputation per backward pass (PyTorch's graph task): a value unpacked in this pass already is
@@ -222,7 +237,8 @@ class _Frame:
         unpacked already in an earlier recomputation), and check the recomputation saved what the forward did."""
         counter = [0]
         mismatch = []
-        stop_at = len(self.holders)
+        live = [i for i, kept in enumerate(self.kept) if not kept]     # the holders a recomputation fills
+        stop_at = len(live)
 
         def pack(tensor):
             index = counter[0]
@@ -237,11 +253,11 @@ class _Frame:
                                       "than during the original forward pass.\n" + self._tip())
             # detached, so that the recomputed graph, which nothing uses, holds no cycle through its outputs
             value = tensor.detach() if tensor.requires_grad else tensor
-            holder = self.holders[index]()
+            holder = self.holders[live[index]]()
             if holder is not None:
                 with grad_mode.no_grad():
-                    if self.metadata_fn(value) != self.metadata[index]:
-                        mismatch.append((index, self.metadata[index], self.metadata_fn(value)))
+                    if self.metadata_fn(value) != self.metadata[live[index]]:
+                        mismatch.append((index, self.metadata[live[index]], self.metadata_fn(value)))
                 holder.values[key] = value
             if self.early_stop and counter[0] == stop_at:
                 raise _StopRecomputation
@@ -295,7 +311,10 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     contexts = [recompute_context]
 
     def next_recompute_context():
-        # context_fn's second manager serves the first recomputation; later ones ask context_fn again
+        # context_fn's second manager serves the first recomputation; later ones ask context_fn again, except
+        # selective checkpointing's, which must read what its forward kept
+        if isinstance(recompute_context, _sac.CachedMode):
+            return recompute_context
         return contexts.pop() if contexts else context_fn()[1]
 
     frame = _Frame(function, args, kwargs, rng_state, early_stop, _CHECKS[determinism_check], debug,
@@ -366,8 +385,9 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     return run(end + 1, len(functions) - 1)(input)
 
 
-# issue 16: device states and the names of selective activation checkpointing (not implemented; see the module)
+# issue 16: device states, the names of selective activation checkpointing, and SAC itself
 from .checkpoint_policies import *  # noqa: E402,F403
 from .checkpoint_policies import __all__ as _policy_names  # noqa: E402
+from .checkpoint_selective import create_selective_checkpoint_contexts  # noqa: E402
 
-__all__ = __all__ + _policy_names  # noqa: PLE0605
+__all__ = __all__ + _policy_names + ["create_selective_checkpoint_contexts"]  # noqa: PLE0605

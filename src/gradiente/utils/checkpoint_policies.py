@@ -6,16 +6,13 @@
 gradiente runs on the CPU only, so there are no device RNG states to stash: the CPU generator's state is what
 ``checkpoint(preserve_rng_state=True)`` already keeps.
 
-Selective checkpointing is not implemented: PyTorch asks the policy about every ATen op the checkpointed
-function dispatches, and gradiente's ops do not pass through a dispatcher that could ask it.
-``create_selective_checkpoint_contexts`` checks its argument as PyTorch does, then raises NotImplementedError
-saying so, rather than silently recomputing everything.
+``create_selective_checkpoint_contexts``, which puts the policies to work, is in ``checkpoint_selective.py``.
 """
 import enum
 import threading
 
 __all__ = ["DefaultDeviceType", "get_device_states", "set_device_states", "CheckpointPolicy",
-           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS",
+           "SelectiveCheckpointContext", "SAC_IGNORED_OPS",
            "GraphExecGroup"]
 
 #: PyTorch's ATen ops that SAC never caches; gradiente has no ATen ops, so none
@@ -59,7 +56,8 @@ def set_device_states(devices, states, *, device_type=None):
 
 
 class SelectiveCheckpointContext:
-    """What a SAC policy function is given: ``is_recompute`` (False) and ``op_output``."""
+    """What a SAC policy function is given: ``is_recompute`` (False: the policy is asked in the forward only, as
+    in PyTorch 2.13) and ``op_output``, the op's result."""
 
     def __init__(self, *, is_recompute, op_output=None):
         self.is_recompute = is_recompute
@@ -76,19 +74,6 @@ class CheckpointPolicy(enum.Enum):
     PREFER_RECOMPUTE = 3
     MUST_CPU_OFFLOAD = 4
     PREFER_CPU_OFFLOAD = 5
-
-
-def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
-    """PyTorch's ``context_fn`` factory for selective checkpointing. Not implemented in gradiente (see the
-    module docstring): after checking ``policy_fn_or_list`` (a function or a list of ops), it raises
-    NotImplementedError."""
-    if not isinstance(policy_fn_or_list, list) and not callable(policy_fn_or_list):
-        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
-    raise NotImplementedError(
-        "create_selective_checkpoint_contexts: selective activation checkpointing is not implemented in "
-        "gradiente (its ops are not dispatched through ATen, so a policy cannot choose per op what to save). "
-        "Use checkpoint(fn, ...) without context_fn to recompute everything, or split fn into the parts to "
-        "checkpoint.")
 
 
 _current_group = threading.local()
