@@ -14,6 +14,7 @@ from math import e, inf, nan, pi
 
 from . import autograd
 from . import ops as _ops
+from . import sparse_dispatch as _sparse_dispatch  # issue 13: sparse arguments to dense functions
 from . import tensor_methods as _tensor_methods  # binds every op to its Tensor method names
 from ._config import *
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
@@ -182,6 +183,8 @@ def _give_numpy_names():
 
 
 _give_numpy_names()
+# issue 13: a sparse argument never reaches a dense function (sparse_dispatch.py: PyTorch's sparse result or error)
+_sparse_dispatch.guard_namespace(globals())
 
 
 def __getattr__(name):

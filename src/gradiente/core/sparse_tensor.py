@@ -22,10 +22,11 @@ from .tensor import Tensor
 __all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS"]
 
 #: the Tensor methods and properties that mean something for a sparse COO tensor; any other public one refuses it
-SPARSE_METHODS = frozenset({
+#: (a set: tensor_methods adds the names it binds for the sparse check, gradiente/sparse_dispatch.py)
+SPARSE_METHODS = set({
     "to_dense", "to_sparse", "to_sparse_coo", "coalesce", "is_coalesced", "indices", "values", "sparse_dim",
     "dense_dim",
-    "mm", "matmul", "sum", "mul", "div", "neg", "requires_grad_", "requires_grad", "backward", "register_hook",
+    "mm", "matmul", "sum", "requires_grad_", "requires_grad", "backward", "register_hook",
     "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn", "dtype", "device", "shape", "size", "dim",
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
@@ -75,6 +76,9 @@ class SparseLayoutTensor(Tensor):
     def numel(self):
         return int(np.prod(self._sparse_size, dtype=np.int64))
 
+    def __len__(self):
+        return self._sparse_size[0]
+
     @property
     def data(self):
         """The same indices and values, outside the graph."""
@@ -97,6 +101,7 @@ class SparseCooTensor(SparseLayoutTensor):
 
     layout = sparse_coo
     is_sparse = True
+    _sparse_allowed = SPARSE_METHODS
 
     def __getattribute__(self, name):
         if name[0] != "_" and name not in SPARSE_METHODS:
@@ -136,20 +141,13 @@ class SparseCooTensor(SparseLayoutTensor):
     def grad(self):
         self._grad = None
 
-    # --- Python's operators, which bypass __getattribute__ --------------------------------------------------
-    def __add__(self, other):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-
-    __radd__ = __sub__ = __rsub__ = __iadd__ = __isub__ = __add__
-
+    # --- Python's operators, which bypass __getattribute__ (+, -, *, ** ... are bound by tensor_methods, through
+    # the sparse check, gradiente/sparse_dispatch.py) -------------------------------------------------------------
     def __getitem__(self, index):
         raise not_on_sparse("index")
 
     def __setitem__(self, index, value):
         raise not_on_sparse("index_put_")
-
-    def __pow__(self, other):
-        raise not_on_sparse("pow")
 
     def __repr__(self):
         return sparse_repr(self)
