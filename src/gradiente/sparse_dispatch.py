@@ -13,6 +13,8 @@ Cost: a dense call pays one ``isinstance`` per positional argument (and per keyw
 """
 import functools
 
+import numpy as np
+
 from .core.sparse_compressed import LAYOUT_WORDS
 from .core.sparse_tensor import SparseLayoutTensor, not_on_sparse
 from .core.tensor import Tensor
@@ -106,6 +108,9 @@ def _binary(name, args, kwargs):
         if isinstance(y, Tensor) and isinstance(x, Tensor) and not numbers:
             return elementwise.sparse_mul(x, y)
         return None
+    if x_sparse and x.is_sparse and not y_sparse:
+        # (PyTorch says "add" for sub too: its sub is add with -alpha)
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     if name in _SUB:
         if (x_sparse and not x.is_sparse) or (y_sparse and not y.is_sparse):
             return None         # PyTorch subtracts COO tensors only
@@ -114,9 +119,6 @@ def _binary(name, args, kwargs):
         return elementwise.sparse_add(x, y, alpha)
     if not x_sparse and isinstance(x, Tensor) and y_sparse:
         return elementwise.dense_plus_sparse(x, y, alpha)
-    if x_sparse and x.is_sparse and isinstance(y, Tensor) and not y_sparse:
-        raise RuntimeError(f"{_aten_name(name).rstrip('_')}(sparse, dense) is not supported. Use "
-                           f"{_aten_name(name).rstrip('_')}(dense, sparse) instead.")
     if x_sparse and not x.is_sparse and isinstance(y, Tensor) and not y_sparse and name in _ADD:
         return elementwise.dense_plus_sparse(y, x, alpha) if alpha == 1 else None
     return None
@@ -171,6 +173,8 @@ def sparse_call(fn, name, args, kwargs):
     refusal = _refusal(name, args)
     if refusal is None:
         refusal = _argument_error(fn, name, args, kwargs) or layout_error(name, _first_sparse(args, kwargs))
+    if isinstance(refusal, _Untouched):
+        return refusal.result
     raise refusal
 
 
@@ -193,11 +197,45 @@ def _argument_error(fn, name, args, kwargs):
     if _in_place(name) and copies and isinstance(copies[0], Tensor) and not elementwise.is_sparse_tensor(copies[0]):
         copies[0] = Tensor._make(copies[0]._data.copy())
     dense = getattr(fn, "sparse_dispatch_of", fn)
+    before = [(c, c._data, c._data.copy()) for c in copies if elementwise.is_sparse_tensor(c)]
     try:
-        dense(*copies, **{k: _private_copy(v) for k, v in kwargs.items()})
-    except Exception as error:      # noqa: BLE001 (any refusal of the arguments is the answer)
+        result = dense(*copies, **{k: _private_copy(v) for k, v in kwargs.items()})
+    except TypeError:
+        return None         # (a call the dense signature does not take: PyTorch's parser took it, its layout refuses)
+    except Exception as error:      # (any refusal of the arguments is the answer)
         return error
-    return None
+    return _Untouched(args, copies, result) if name in _MAY_HAND_BACK and _untouched(before, result) else None
+
+
+#: functions that hand back their input itself where they have nothing to do (a real tensor's conj, dropout outside
+#: training, atleast_1d of a matrix): for a sparse input that is PyTorch's answer too
+_MAY_HAND_BACK = frozenset({
+    "conj", "real", "resolve_conj", "resolve_neg", "as_tensor", "asarray", "atleast_1d", "atleast_2d",
+    "broadcast_tensors", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "detach", "positive"})
+
+
+class _Untouched(Exception):
+    """Not an error: the dense function handed back its (copied) sparse arguments themselves, as ``conj`` of a real
+    tensor or ``dropout`` outside training do, so the call computed nothing and the originals are the answer."""
+
+    def __init__(self, args, copies, result):
+        super().__init__()
+        originals = {id(c): a for c, a in zip(copies, args)}
+        self.result = originals[id(result)] if id(result) in originals else \
+            type(result)(originals[id(r)] for r in result)
+
+
+def _untouched(before, result):
+    """Whether ``result`` is the sparse copies themselves, their values as they were (an in-place function hands back
+    its input too, changed)."""
+    if any(c._data is not data or not np.array_equal(data, saved, equal_nan=data.dtype.kind in "fc")
+           for c, data, saved in before):
+        return False
+    ids = {id(c) for c, _, _ in before}
+    if id(result) in ids:
+        return True
+    return isinstance(result, (tuple, list)) and bool(result) and all(id(r) in ids for r in result)
 
 
 _DIVISIONS = {"div": "division", "divide": "division", "true_divide": "division", "div_": "division",
@@ -266,7 +304,9 @@ def sparse_method(dense_method, name):
 #: functions that take sparse tensors themselves (products with a sparse operand, constructors, norms), beside those
 #: of the sparse modules
 SPARSE_AWARE = frozenset({"mm", "matmul", "addmm", "native_norm", "lobpcg", "is_tensor", "numel", "is_floating_point",
-                          "result_type", "is_same_size", "typename", "is_storage"})
+                          "result_type", "is_same_size", "typename", "is_storage",
+                          # methods that read only another tensor's shape, dtype or device
+                          "to", "expand_as", "view_as", "reshape_as", "resize_as"})
 
 
 def _takes_sparse_itself(name, fn):
@@ -299,7 +339,8 @@ def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
     dense = {}
     for name in names:
         value = tensor_cls.__dict__.get(name)
-        if callable(value) and not isinstance(value, type) and _takes_more_than_self(value):
+        if callable(value) and not isinstance(value, type) and _takes_more_than_self(value) and \
+                not _takes_sparse_itself(name, value):
             dense[name] = guard(value, name, method=True)
     bound = {tensor_cls: dense}
     for cls, key in sparse_classes.items():

@@ -267,6 +267,9 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     """A coalesced sparse COO tensor holding ``input``'s nonzero entries; with ``sparse_dim`` k, the first k dims
     are indexed and each entry holds a whole dense slice that is not all zeros."""
     if input.is_sparse:
+        if sparse_dim is not None and sparse_dim != input._sparse_indices.shape[0]:
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
+                               "!=self.sparse_dim() is not supported")
         return input
     array = input._data
     k = array.ndim if sparse_dim is None else sparse_dim

@@ -39,15 +39,16 @@ _ON_BOTH = ("abs", "absolute", "asin", "arcsin", "asinh", "arcsinh", "atan", "ar
             "sign", "signbit", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "__neg__", "__abs__")
 #: the same, in place (the predicates and ``positive`` have no in-place form)
 _NO_IN_PLACE_FORM = ("isinf", "isnan", "isneginf", "isposinf", "signbit", "positive")
-_IN_PLACE_ON_BOTH = tuple(name + "_" for name in _ON_BOTH if not name.startswith("__") and name not in _NO_IN_PLACE_FORM)
+_IN_PLACE_ON_BOTH = tuple(name + "_" for name in _ON_BOTH
+                          if not name.startswith("__") and name not in _NO_IN_PLACE_FORM)
 VALUEWISE = {
     "coo": frozenset(_ON_BOTH + _IN_PLACE_ON_BOTH + ("square", "nan_to_num", "nan_to_num_", "tanhshrink")),
     "compressed": frozenset(_ON_BOTH + _IN_PLACE_ON_BOTH + ("angle",)),
 }
-#: the functions that are linear in the values: an uncoalesced COO input need not be coalesced first
+#: the functions linear in the values: an uncoalesced COO input need not be coalesced first
 LINEAR = frozenset({"__neg__", "neg", "negative", "neg_", "negative_", "positive", "conj_physical", "conj_physical_",
-                    "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "mul", "multiply", "div", "divide", "true_divide", "mul_",
-                    "multiply_", "div_", "divide_", "true_divide_", "__mul__", "__rmul__", "__truediv__",
+                    "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "mul", "multiply", "div", "divide", "true_divide",
+                    "mul_", "multiply_", "div_", "divide_", "true_divide_", "__mul__", "__rmul__", "__truediv__",
                     "__imul__", "__itruediv__"})
 #: (function, a number or a 0-dim dense tensor): the values with that number, on these layouts
 WITH_A_NUMBER = {
