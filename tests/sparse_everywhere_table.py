@@ -15,6 +15,7 @@ does not fit the signature) is no row. Each row is then one of:
 Run as a script for the counts: ``PYTHONPATH=src python tests/sparse_everywhere_table.py [-v]``.
 """
 import math
+import operator
 import sys
 import warnings
 
@@ -60,6 +61,13 @@ FAMILIES = {
     "dim": lambda s, s2, d: (s, 0),
     "two_dims": lambda s, s2, d: (s, 0, 1),
 }
+
+
+#: reflected operators, called as the expression that invokes them (``d + s`` for ``s.__radd__(d)``): PyTorch's
+#: ``s.__radd__(d)`` called by hand is ``add(s, d)``, while in gradiente, whose sparse classes are subclasses of Tensor,
+#: Python itself calls ``s.__radd__(d)`` for ``d + s``
+REFLECTED = {"__radd__": operator.add, "__rsub__": operator.sub, "__rmul__": operator.mul,
+             "__rtruediv__": operator.truediv, "__rpow__": operator.pow}
 
 
 def make_inputs(lib, layout):
@@ -126,7 +134,10 @@ def call(lib, key, name, is_method, family, layout):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            if is_method:
+            if is_method and name in REFLECTED and len(args) == 2:
+                # what a reflected operator is for: ``other + self`` written as an expression
+                result = REFLECTED[name](args[1], args[0])
+            elif is_method:
                 first, *rest = args
                 result = getattr(first, name)(*rest)
             else:

@@ -25,7 +25,10 @@ __all__ = ["guard", "guard_namespace", "sparse_call", "sparse_method", "layout_e
            "sparse_dispatch_methods"]
 
 _ADD = frozenset({"add", "add_", "__add__", "__radd__", "__iadd__"})
-_SUB = frozenset({"sub", "subtract", "sub_", "subtract_", "__sub__", "__isub__"})
+_SUB = frozenset({"sub", "subtract", "sub_", "subtract_", "__sub__", "__isub__", "__rsub__"})
+# (a sparse class is a subclass of Tensor, so Python asks its reflected operator first: ``dense + sparse`` runs
+# ``sparse.__radd__(dense)``, which must compute ``dense + sparse``)
+_REFLECTED = frozenset({"__radd__", "__rmul__", "__rsub__"})
 _MUL = frozenset({"mul", "multiply", "mul_", "multiply_", "__mul__", "__rmul__", "__imul__"})
 _IN_PLACE_OPERATORS = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__"})
 
@@ -63,13 +66,43 @@ def _aten_name(name):
     return name[2:-2] if name.startswith("__") and name.endswith("__") else name
 
 
-def layout_error(name, t):
+def layout_error(name, t, args=()):
     """PyTorch's error for ``name`` without a kernel for ``t``'s layout: for COO, "Could not run 'aten::name' with
-    arguments from the 'SparseCPU' backend" (its first sentences); for a compressed layout, "unsupported tensor
-    layout"."""
+    arguments from the 'SparseCPU' backend" (its first sentences, naming the ATen overload); for a compressed layout,
+    "unsupported tensor layout"."""
     if t.is_sparse:
-        return not_on_sparse(_aten_name(name))
+        return not_on_sparse(_aten_overload(name, args))
     return RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[t.layout]}")
+
+
+#: the ATen op behind a Python name where they differ (aliases, operators)
+_ATEN_ALIASES = {
+    "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne", "clip": "clamp",
+    "arctan2": "atan2", "arccos": "acos", "arccosh": "acosh", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt",
+    "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__and__": "bitwise_and", "__or__": "bitwise_or",
+    "__xor__": "bitwise_xor", "__mod__": "remainder", "__floordiv__": "floor_divide", "__rsub__": "rsub"}
+#: ATen ops whose overload for a number second argument is ``.Scalar`` and for a tensor ``.Tensor``
+_SCALAR_OR_TENSOR = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "fill_"})
+#: ATen ops whose overload is ``.Tensor`` whatever the second argument
+_TENSOR_OVERLOAD = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "remainder", "fmod", "copysign", "xlogy",
+                              "clamp_min", "clamp_max", "bitwise_left_shift", "bitwise_right_shift", "rsub"})
+
+
+def _aten_overload(name, args):
+    """The ATen op and overload PyTorch's message names for the Python function or method ``name``."""
+    in_place = _in_place(name) and not name.startswith("__")
+    base = name[:-1] if in_place else name
+    base = _ATEN_ALIASES.get(base, _aten_name(base))
+    if in_place:
+        base += "_"
+    root = base.rstrip("_")
+    if (root in _SCALAR_OR_TENSOR or base in _SCALAR_OR_TENSOR) and len(args) > 1:
+        return base + (".Tensor" if isinstance(args[1], Tensor) else ".Scalar")
+    if root in _TENSOR_OVERLOAD and len(args) > 1:
+        return base + ".Tensor"
+    if root == "clamp" and (len(args) == 1 or isinstance(args[1], Tensor)):
+        return base + ".Tensor"
+    return base
 
 
 def _own_sparse_method(t, name):
@@ -99,6 +132,8 @@ def _generic_method(t, name):
 def _binary(name, args, kwargs):
     """add/sub/mul with a sparse operand: PyTorch's result, or None when PyTorch has no such kernel."""
     x, y = args[0], args[1] if len(args) > 1 else kwargs.get("other")
+    if name in _REFLECTED:
+        x, y = y, x
     alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
     x_sparse, y_sparse = elementwise.is_sparse_tensor(x), elementwise.is_sparse_tensor(y)
     if name in _MUL:
@@ -108,17 +143,15 @@ def _binary(name, args, kwargs):
         if isinstance(y, Tensor) and isinstance(x, Tensor) and not numbers:
             return elementwise.sparse_mul(x, y)
         return None
-    if x_sparse and x.is_sparse and not y_sparse:
+    if x_sparse and x.is_sparse and not y_sparse and (isinstance(y, Tensor) or elementwise.is_number(y)):
         # (PyTorch says "add" for sub too: its sub is add with -alpha)
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-    if name in _SUB:
-        if (x_sparse and not x.is_sparse) or (y_sparse and not y.is_sparse):
-            return None         # PyTorch subtracts COO tensors only
-        alpha = -alpha
+    if name in _SUB and ((x_sparse and not x.is_sparse) or (y_sparse and not y.is_sparse)):
+        return None         # PyTorch subtracts COO tensors only
     if x_sparse and y_sparse and x.layout is y.layout:
-        return elementwise.sparse_add(x, y, alpha)
+        return elementwise.sparse_add(x, y, alpha, subtract=name in _SUB)
     if not x_sparse and isinstance(x, Tensor) and y_sparse:
-        return elementwise.dense_plus_sparse(x, y, alpha)
+        return elementwise.dense_plus_sparse(x, y, alpha, subtract=name in _SUB)
     if x_sparse and not x.is_sparse and isinstance(y, Tensor) and not y_sparse and name in _ADD:
         return elementwise.dense_plus_sparse(y, x, alpha) if alpha == 1 else None
     return None
@@ -172,7 +205,7 @@ def sparse_call(fn, name, args, kwargs):
             return generic(*args, **kwargs)
     refusal = _refusal(name, args)
     if refusal is None:
-        refusal = _argument_error(fn, name, args, kwargs) or layout_error(name, _first_sparse(args, kwargs))
+        refusal = _argument_error(fn, name, args, kwargs) or layout_error(name, _first_sparse(args, kwargs), args)
     if isinstance(refusal, _Untouched):
         return refusal.result
     raise refusal
@@ -248,12 +281,15 @@ _POWERS = frozenset({"pow", "pow_", "__pow__", "float_power", "float_power_"})
 def _refusal(name, args):
     """PyTorch's own words where a COO kernel exists but refuses these arguments (a tensor divisor, a tensor or zero
     exponent), else None."""
-    if len(args) < 2 or not elementwise.is_sparse_tensor(args[0]) or not args[0].is_sparse:
+    if len(args) < 2 or not any(elementwise.is_sparse_tensor(a) and a.is_sparse for a in args[:2]):
+        return None
+    divisor = args[0] if name == "__rtruediv__" else args[1]
+    if (name in _DIVISIONS or name == "__rtruediv__") and isinstance(divisor, Tensor) and divisor.dim() > 0:
+        return RuntimeError(f"Sparse {_DIVISIONS.get(name, 'division')} requires a scalar or zero-dim dense tensor "
+                            f"divisor (got shape {list(divisor.shape)} for divisor)")
+    if not elementwise.is_sparse_tensor(args[0]):
         return None
     other = args[1]
-    if name in _DIVISIONS and isinstance(other, Tensor):
-        return RuntimeError(f"Sparse {_DIVISIONS[name]} requires a scalar or zero-dim dense tensor divisor (got shape "
-                            f"{list(other.shape)} for divisor)")
     if name in _POWERS:
         if isinstance(other, Tensor):
             return not_on_sparse("pow.Tensor_Tensor")
@@ -303,8 +339,8 @@ def sparse_method(dense_method, name):
 
 #: functions that take sparse tensors themselves (products with a sparse operand, constructors, norms), beside those
 #: of the sparse modules
-SPARSE_AWARE = frozenset({"mm", "matmul", "addmm", "native_norm", "lobpcg", "is_tensor", "numel", "is_floating_point",
-                          "result_type", "is_same_size", "typename", "is_storage",
+SPARSE_AWARE = frozenset({"mm", "matmul", "__matmul__", "__rmatmul__", "addmm", "native_norm", "lobpcg", "is_tensor",
+                          "numel", "is_floating_point", "result_type", "is_same_size", "typename", "is_storage",
                           # methods that read only another tensor's shape, dtype or device
                           "to", "expand_as", "view_as", "reshape_as", "resize_as"})
 
@@ -347,6 +383,7 @@ def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
         below_tensor = cls.__mro__[:cls.__mro__.index(tensor_cls)]
         # Python's operators bypass the sparse classes' __getattribute__: each must be bound, to a kernel or an error
         operators = {name for name in names if name.startswith("__") and name not in _NOT_OPERATORS
+                     and not _takes_sparse_itself(name, tensor_cls.__dict__.get(name))
                      and not any(name in c.__dict__ for c in below_tensor)}
         wanted = elementwise.VALUEWISE[key] | elementwise.WITH_A_NUMBER[key] | _ADD | _SUB | _MUL | operators
         bound[cls] = {name: sparse_method(dense.get(name, tensor_cls.__dict__[name]), name)

@@ -629,11 +629,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return reductions.sum(input, dtype=dtype)
 
 
-def div(input, other):
-    """PyTorch 2.13 cannot divide a compressed tensor; neither does gradiente (PyTorch's error)."""
-    raise RuntimeError(f"unsupported tensor layout: {_layout_word(input)}")
-
-
 class TBackward0(Node):
     """out = the transposed matrix: the same arrays read in the other layout (blocks transposed each);
     dx = grad (each block transposed back)"""

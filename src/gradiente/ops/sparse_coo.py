@@ -592,55 +592,6 @@ def float_(input, memory_format=None):
     return to_dtype(input, dt.float32)
 
 
-# --- scaling by a number ---------------------------------------------------------------------------------------
-
-class MulBackward0(Node):
-    """out = x · c for a number c (also -x and x / c, under their own names below);  dx = grad · c"""
-    __slots__ = ()
-    holomorphic = True
-    formula = "∂(cx)/∂x = c"
-
-    def backward(self, ops, grad):
-        return (grad * self.factor,)
-
-    def jvp(self, ops, x_t):
-        return x_t * self.factor
-
-
-class DivBackward0(MulBackward0):
-    """out = x / c: the rule of x · (1/c)"""
-    __slots__ = ()
-
-
-class NegBackward0(MulBackward0):
-    """out = -x: the rule of x · (-1)"""
-    __slots__ = ()
-
-
-def _scaled(input, factor, values, node_cls):
-    if isinstance(factor, Tensor):
-        raise NotImplementedError("gradiente scales a sparse tensor by a Python number only")
-    out = input._with_values(values)
-    if wants_grad(input):
-        record(node_cls, (input,), out, factor=factor)
-    return out
-
-
-def mul(input, other):
-    """A sparse tensor times a Python number: the same indices, the values scaled."""
-    return _scaled(input, other, input._data * other, MulBackward0)
-
-
-def div(input, other):
-    """A sparse tensor divided by a Python number."""
-    return _scaled(input, 1 / other, input._data / other, DivBackward0)
-
-
-def neg(input):
-    """The sparse tensor with its values negated."""
-    return _scaled(input, -1, -input._data, NegBackward0)
-
-
 # --- softmax over one dim of a sparse tensor -------------------------------------------------------------------
 
 def _softmax_groups(input, dim):

@@ -26,6 +26,7 @@ from ..core.tensor import Tensor
 from . import sparse_coo
 from .arithmetic import add as dense_add
 from .arithmetic import mul as dense_mul
+from .arithmetic import sub as dense_sub
 from .sparse_coo import ValuesBackward0
 
 __all__ = []        # reached through the API floor's dispatch (sparse_dispatch.py), never by name
@@ -101,14 +102,10 @@ def on_values(fn, name, input, args, kwargs):
 
 
 def on_values_(fn, name, input, args, kwargs):
-    """The in-place form: ``fn`` changes the stored values of ``input`` (merged first if it is an uncoalesced COO
-    tensor and ``fn`` is not linear) and ``input`` comes back."""
+    """The in-place form: ``fn`` changes the stored values of ``input``, which comes back (an uncoalesced COO input
+    is refused, as PyTorch does, where ``fn`` is not linear)."""
     if input.layout is coo_layout and not input._coalesced and name not in LINEAR:
-        if input._requires_grad:
-            raise NotImplementedError(f"gradiente's {name} on an uncoalesced sparse tensor that requires grad: "
-                                      "call .coalesce() first")
-        merged = sparse_coo.coalesce(input)
-        input._sparse_indices, input._data, input._coalesced = merged._sparse_indices, merged._data, True
+        raise RuntimeError(f"{name} requires coalesced input")
     fn(input, *args, **kwargs)
     return input
 
@@ -170,19 +167,22 @@ def _check_sizes(x, y, name):
                            "experimental)")
 
 
-def sparse_add(input, other, alpha=1):
-    """``input + alpha * other`` for two sparse tensors of one layout: the union of their patterns, coalesced."""
+def sparse_add(input, other, alpha=1, subtract=False):
+    """``input + alpha * other`` (``-`` with ``subtract``) for two sparse tensors of one layout: the union of their
+    patterns, coalesced."""
     _check_sizes(input, other, "add")
     (pa, va), (pb, vb) = _entries(input), _entries(other)
     positions = np.union1d(pa, pb)
     a_part = _scatter(va, np.searchsorted(positions, pa), positions.size)
     b_part = _scatter(vb, np.searchsorted(positions, pb), positions.size)
-    return _from_entries(input, positions, dense_add(a_part, b_part, alpha=alpha))
+    combine = dense_sub if subtract else dense_add
+    return _from_entries(input, positions, combine(a_part, b_part, alpha=alpha))
 
 
 def sparse_mul(input, other):
     """``input * other`` where either is sparse (the other sparse of the same layout, or dense of the same shape):
-    the product at the positions both store, in the sparse operand's layout."""
+    the product at the positions both store, in the sparse operand's layout. An intended difference: a dense leaf
+    multiplied so gets a dense ``.grad`` (zeros off the pattern), where PyTorch accumulates a sparse one."""
     like = input if is_sparse_tensor(input) else other
     if tuple(input.shape) != tuple(other.shape):
         if not is_sparse_tensor(input) or not is_sparse_tensor(other):
@@ -195,6 +195,7 @@ def sparse_mul(input, other):
     return _from_entries(like, positions, product)
 
 
-def dense_plus_sparse(input, other, alpha=1):
-    """``input + alpha * other`` for a dense ``input`` and a sparse ``other``: a dense tensor."""
-    return dense_add(input, other.to_dense(), alpha=alpha)
+def dense_plus_sparse(input, other, alpha=1, subtract=False):
+    """``input + alpha * other`` (``-`` with ``subtract``) for a dense ``input`` and a sparse ``other``: a dense
+    tensor."""
+    return (dense_sub if subtract else dense_add)(input, other.to_dense(), alpha=alpha)
