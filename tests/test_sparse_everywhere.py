@@ -271,3 +271,71 @@ def test_errors_as_pytorch(call):
         assert str(theirs).startswith(str(ours))
     else:
         assert str(ours) == str(theirs)
+
+
+# --- nn.Embedding(sparse=True): a sparse COO weight gradient, SGD and SparseAdam on it ----------------------------
+
+def _embedding_run(lib, make_optimizer, steps=3, padding_idx=None):
+    lib.manual_seed(0)
+    embedding = lib.nn.Embedding(6, 3, sparse=True, padding_idx=padding_idx)
+    optimizer = make_optimizer(lib, embedding.parameters())
+    batches = [lib.tensor([[0, 2, 2], [4, 0, 1]]), lib.tensor([[5, 5, 3]]), lib.tensor([[1, 0, 2]])]
+    grads = []
+    for batch in batches[:steps]:
+        optimizer.zero_grad()
+        loss = (embedding(batch) ** 2).sum() + embedding(batch).sum()
+        loss.backward()
+        grad = embedding.weight.grad
+        grads.append((str(grad.layout).replace("gradiente", "torch"), grad.to_dense().numpy().copy()))
+        optimizer.step()
+    return embedding.weight.detach().numpy(), grads
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda lib, params: lib.optim.SGD(params, lr=0.1),
+    lambda lib, params: lib.optim.SGD(params, lr=0.1, momentum=0.9),
+    lambda lib, params: lib.optim.SGD(params, lr=0.1, momentum=0.5, nesterov=True),
+    lambda lib, params: lib.optim.SparseAdam(params, lr=0.05),
+    lambda lib, params: lib.optim.SparseAdam(params, lr=0.05, betas=(0.8, 0.9), maximize=True),
+], ids=["sgd", "sgd_momentum", "sgd_nesterov", "sparse_adam", "sparse_adam_maximize"])
+def test_sparse_embedding_trains_as_pytorch(make_optimizer):
+    ours, theirs = _embedding_run(gradiente, make_optimizer), _embedding_run(torch, make_optimizer)
+    for (layout, grad), (t_layout, t_grad) in zip(ours[1], theirs[1]):
+        assert layout == t_layout == "torch.sparse_coo"
+        np.testing.assert_allclose(grad, t_grad, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_embedding_padding_row_gets_no_gradient():
+    ours = _embedding_run(gradiente, lambda lib, p: lib.optim.SparseAdam(p), steps=2, padding_idx=5)
+    theirs = _embedding_run(torch, lambda lib, p: lib.optim.SparseAdam(p), steps=2, padding_idx=5)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_embedding_gradient_is_the_functional_one_too():
+    def grad(lib):
+        weight = lib.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+        lib.nn.functional.embedding(lib.tensor([3, 1, 3]), weight, sparse=True).sum().backward()
+        return weight.grad
+    ours, theirs = grad(gradiente), grad(torch)
+    assert ours.is_sparse and theirs.is_sparse
+    np.testing.assert_allclose(ours.to_dense().numpy(), theirs.to_dense().numpy())
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda lib, params: lib.optim.SGD(params, lr=0.1, weight_decay=0.1),
+    lambda lib, params: lib.optim.SparseAdam([lib.nn.Parameter(lib.ones(2))]),
+], ids=["sgd_weight_decay", "sparse_adam_dense_grad"])
+def test_optimizer_errors_on_sparse_gradients(make_optimizer):
+    def run(lib):
+        if "SparseAdam" in repr(make_optimizer.__code__.co_names):
+            p = lib.nn.Parameter(lib.ones(2))
+            p.sum().backward()
+            return lib.optim.SparseAdam([p]).step()
+        return _embedding_run(lib, make_optimizer, steps=1)
+    errors = []
+    for lib in (gradiente, torch):
+        with pytest.raises(RuntimeError) as caught:
+            run(lib)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]

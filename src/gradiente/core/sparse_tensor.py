@@ -19,7 +19,8 @@ from .layouts import sparse_coo
 from .size import Size
 from .tensor import Tensor
 
-__all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS"]
+__all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS",
+           "sparse_rows_view"]
 
 #: the Tensor methods and properties that mean something for a sparse COO tensor; any other public one refuses it
 #: (a set: tensor_methods adds the names it binds for the sparse check, gradiente/sparse_dispatch.py)
@@ -163,6 +164,14 @@ def make_sparse(indices, values, size, coalesced=False, requires_grad=False):
     t._sparse_size = tuple(int(n) for n in size)
     t._coalesced = bool(coalesced)
     return t
+
+
+def sparse_rows_view(grad, rows):
+    """The dense gradient ``grad`` of an embedding weight as the sparse COO tensor PyTorch gives: the looked-up
+    ``rows`` (sorted, distinct) with their gradient rows. An intended difference: PyTorch stores one entry per
+    lookup, uncoalesced; gradiente stores each looked-up row once (the same tensor, coalesced)."""
+    array = grad._data
+    return make_sparse(rows[None, :], array[rows], array.shape, coalesced=True)
 
 
 # --- printing ------------------------------------------------------------------------------------------------
