@@ -339,3 +339,50 @@ def test_optimizer_errors_on_sparse_gradients(make_optimizer):
             run(lib)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
+
+
+# --- the shape ops PyTorch has for COO tensors ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda lib, s: s[1],
+    lambda lib, s: s.select(1, 2),
+    lambda lib, s: lib.select(s, 0, -1),
+    lambda lib, s: s.index_select(1, lib.tensor([2, 0, 2])),
+    lambda lib, s: lib.index_select(s, 0, lib.tensor([1])),
+    lambda lib, s: lib.cat([s, s.coalesce()]),
+    lambda lib, s: lib.cat([s, s], dim=1),
+    lambda lib, s: lib.stack([s, s], 1),
+    lambda lib, s: s.permute(1, 0),
+    lambda lib, s: lib.permute(s, (1, 0)),
+    lambda lib, s: lib.unsqueeze(s, 0),
+    lambda lib, s: s.unsqueeze(2),
+    lambda lib, s: s.swapaxes(0, 1),
+    lambda lib, s: lib.swapdims(s, 0, 1),
+    lambda lib, s: lib.movedim(s, 0, 1),
+    lambda lib, s: lib.transpose(s, 0, 1),
+    lambda lib, s: lib.t(s),
+    lambda lib, s: lib.sparse.sum(s, 0),
+    lambda lib, s: lib.sum(s),
+], ids=["getitem", "select", "torch_select", "index_select", "torch_index_select", "cat", "cat_dim1", "stack",
+        "permute", "torch_permute", "unsqueeze", "unsqueeze_last", "swapaxes", "swapdims", "movedim", "transpose", "t",
+        "sum_dim", "sum"])
+def test_coo_shape_ops(call):
+    _same(_run(gradiente, "coo", call), _run(torch, "coo", call))
+    _gradcheck("coo", call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: coo(lib, VALUES)[0:1],
+    lambda lib: coo(lib, VALUES)[lib.tensor([0, 1])],
+    lambda lib: lib.cat([coo(lib, VALUES), lib.ones(3, 3)]),
+    lambda lib: coo(lib, VALUES).select(0, 3),
+])
+def test_coo_shape_op_errors(call):
+    errors = []
+    for lib in (gradiente, torch):
+        with pytest.raises(Exception) as caught:
+            call(lib)
+        errors.append(caught.value)
+    ours, theirs = errors
+    assert type(ours) is type(theirs)
+    assert str(theirs).startswith(str(ours)) if str(ours).startswith("Could not run") else str(ours) == str(theirs)

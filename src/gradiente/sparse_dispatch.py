@@ -19,6 +19,7 @@ from .core.sparse_compressed import LAYOUT_WORDS
 from .core.sparse_tensor import SparseLayoutTensor, not_on_sparse
 from .core.tensor import Tensor
 from .numpy_names import op_behind
+from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
 
 __all__ = ["guard", "guard_namespace", "sparse_call", "sparse_method", "layout_error", "has_sparse",
@@ -30,6 +31,8 @@ _SUB = frozenset({"sub", "subtract", "sub_", "subtract_", "__sub__", "__isub__",
 # ``sparse.__radd__(dense)``, which must compute ``dense + sparse``)
 _REFLECTED = frozenset({"__radd__", "__rmul__", "__rsub__"})
 _MUL = frozenset({"mul", "multiply", "mul_", "multiply_", "__mul__", "__rmul__", "__imul__"})
+#: joining COO tensors (torch.cat and its aliases, torch.stack)
+_JOINS = {"cat": sparse_coo.cat, "concat": sparse_coo.cat, "concatenate": sparse_coo.cat, "stack": sparse_coo.stack}
 _IN_PLACE_OPERATORS = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__"})
 
 
@@ -179,6 +182,9 @@ def sparse_call(fn, name, args, kwargs):
     """``fn(*args, **kwargs)`` (the dense function or method named ``name``) where an argument is sparse: what
     PyTorch computes for that layout, or its error."""
     first = args[0] if args else None
+    if name in _JOINS and isinstance(first, (list, tuple)) and first and any(
+            elementwise.is_sparse_tensor(t) and t.is_sparse for t in first):
+        return _JOINS[name](list(first), *args[1:], **kwargs)
     if elementwise.is_sparse_tensor(first):
         own = _own_sparse_method(first, name)
         if own is not None:

@@ -647,6 +647,13 @@ SPARSE_METHODS = (
     (sparse_coo.to, "to"),
     (sparse_coo.double, "double"),
     (sparse_coo.float_, "float"),
+    (sparse_coo.permute, "permute"),                    # the shape ops PyTorch has for COO (s5-sparseops)
+    (sparse_coo.movedim, "movedim", "moveaxis"),
+    (sparse_coo.transpose, "swapaxes", "swapdims"),
+    (sparse_coo.unsqueeze, "unsqueeze"),
+    (sparse_coo.index_select, "index_select"),
+    (sparse_coo.select, "select"),
+    (sparse_coo.getitem, "__getitem__"),
 )
 
 #: (compressed op, method names) bound on SparseCompressedTensor only, over the dense and COO forms (issue 16; every
