@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import sparse_everywhere_table as table
+from harness import OpSpec, spec_tests
 
 import gradiente
 from gradiente.autograd import gradcheck
@@ -297,7 +298,8 @@ def _embedding_run(lib, make_optimizer, steps=3, padding_idx=None):
     lambda lib, params: lib.optim.SGD(params, lr=0.1, momentum=0.5, nesterov=True),
     lambda lib, params: lib.optim.SparseAdam(params, lr=0.05),
     lambda lib, params: lib.optim.SparseAdam(params, lr=0.05, betas=(0.8, 0.9), maximize=True),
-], ids=["sgd", "sgd_momentum", "sgd_nesterov", "sparse_adam", "sparse_adam_maximize"])
+    lambda lib, params: lib.optim.Adagrad(params, lr=0.1),
+], ids=["sgd", "sgd_momentum", "sgd_nesterov", "sparse_adam", "sparse_adam_maximize", "adagrad"])
 def test_sparse_embedding_trains_as_pytorch(make_optimizer):
     ours, theirs = _embedding_run(gradiente, make_optimizer), _embedding_run(torch, make_optimizer)
     for (layout, grad), (t_layout, t_grad) in zip(ours[1], theirs[1]):
@@ -325,7 +327,11 @@ def test_sparse_embedding_gradient_is_the_functional_one_too():
 @pytest.mark.parametrize("make_optimizer", [
     lambda lib, params: lib.optim.SGD(params, lr=0.1, weight_decay=0.1),
     lambda lib, params: lib.optim.SparseAdam([lib.nn.Parameter(lib.ones(2))]),
-], ids=["sgd_weight_decay", "sparse_adam_dense_grad"])
+    lambda lib, params: lib.optim.Adam(params),
+    lambda lib, params: lib.optim.AdamW(params),
+    lambda lib, params: lib.optim.RMSprop(params),
+    lambda lib, params: lib.optim.NAdam(params),
+], ids=["sgd_weight_decay", "sparse_adam_dense_grad", "adam", "adamw", "rmsprop", "nadam"])
 def test_optimizer_errors_on_sparse_gradients(make_optimizer):
     def run(lib):
         if "SparseAdam" in repr(make_optimizer.__code__.co_names):
@@ -386,3 +392,16 @@ def test_coo_shape_op_errors(call):
     ours, theirs = errors
     assert type(ours) is type(theirs)
     assert str(theirs).startswith(str(ours)) if str(ours).startswith("Could not run") else str(ours) == str(theirs)
+
+
+# The op table for the shape ops' nodes (gradcheck, gradgradcheck, PyTorch's values; PyTorch 2.13's backward through
+# these sparse nodes runs as_strided or expand on a sparse gradient, which it has no kernel for: torch_grad=False,
+# gradiente's gradients are the gradchecked ones).
+SHAPE_SPECS = [
+    OpSpec("sparse_select", lambda lib, v: coo(lib, v).select(1, 2).to_dense(), [((5,),)], torch_grad=False),
+    OpSpec("sparse_permute", lambda lib, v: coo(lib, v).permute(1, 0).to_dense(), [((5,),)], torch_grad=False),
+    OpSpec("sparse_unsqueeze", lambda lib, v: coo(lib, v).unsqueeze(0).to_dense(), [((5,),)], torch_grad=False),
+    OpSpec("sparse_stack", lambda lib, v, w: lib.stack([coo(lib, v), coo(lib, w)], 1).to_dense(), [((5,), (5,))],
+           torch_grad=False),
+]
+test_op_gradcheck, test_op_against_torch, test_op_gradgradcheck = spec_tests(SHAPE_SPECS)

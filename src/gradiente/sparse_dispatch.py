@@ -15,8 +15,8 @@ import functools
 
 import numpy as np
 
-from .core.sparse_compressed import LAYOUT_WORDS
-from .core.sparse_tensor import SparseLayoutTensor, not_on_sparse
+from .core.sparse_compressed import LAYOUT_WORDS, SparseCompressedTensor
+from .core.sparse_tensor import SparseCooTensor, SparseLayoutTensor, not_on_sparse
 from .core.tensor import Tensor
 from .numpy_names import op_behind
 from .ops import sparse_coo
@@ -34,6 +34,11 @@ _MUL = frozenset({"mul", "multiply", "mul_", "multiply_", "__mul__", "__rmul__",
 #: joining COO tensors (torch.cat and its aliases, torch.stack)
 _JOINS = {"cat": sparse_coo.cat, "concat": sparse_coo.cat, "concatenate": sparse_coo.cat, "stack": sparse_coo.stack}
 _IN_PLACE_OPERATORS = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__"})
+
+
+#: the classes of an argument that is, or may hold, a sparse tensor (a subclass of these is checked by
+#: ``has_sparse``, which the sparse classes' own methods never reach: they are bound to ``sparse_call``)
+_MAYBE_SPARSE = frozenset({SparseCooTensor, SparseCompressedTensor, list, tuple})
 
 
 def has_sparse(args, kwargs):
@@ -311,16 +316,23 @@ def guard(fn, name, method=False):
     dense method: the sparse classes refuse it or bind their own, ``sparse_dispatch_methods``)."""
     if getattr(fn, "sparse_dispatch_of", None) is not None:
         return fn
+    # (the loop is spelled out here, not a call of has_sparse: a dense call pays for it on every op)
     if method:
         @functools.wraps(fn)
         def checked(self, *args, **kwargs):
-            if (args or kwargs) and has_sparse(args, kwargs):
+            for a in args:
+                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
+                    return sparse_call(fn, name, (self,) + args, kwargs)
+            if kwargs and has_sparse((), kwargs):
                 return sparse_call(fn, name, (self,) + args, kwargs)
             return fn(self, *args, **kwargs)
     else:
         @functools.wraps(fn)
         def checked(*args, **kwargs):
-            if has_sparse(args, kwargs):
+            for a in args:
+                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
+                    return sparse_call(fn, name, args, kwargs)
+            if kwargs and has_sparse((), kwargs):
                 return sparse_call(fn, name, args, kwargs)
             return fn(*args, **kwargs)
 

@@ -8,8 +8,8 @@ per stored entry (the gradient at that entry's position), summed where paths mee
 leaf's ``.grad`` wraps that array with the leaf's indices, so it is sparse COO, as in PyTorch.
 
 Dense-only methods refuse a sparse tensor with PyTorch's "Could not run 'aten::...' with arguments from the
-'SparseCPU' backend" error (``__getattribute__`` below; only sparse tensors pay for it). Torch-level functions
-that read ``_data`` directly are not guarded (docs/architecture.md, "Sparse COO tensors").
+'SparseCPU' backend" error (``__getattribute__`` below; only sparse tensors pay for it). Torch-level functions and
+the dense class's methods check their arguments for a sparse tensor (gradiente/sparse_dispatch.py, issue 13).
 """
 import numpy as np
 

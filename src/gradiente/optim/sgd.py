@@ -15,6 +15,8 @@ class SGD(Optimizer):
     True)``) updates as its dense form does, which is PyTorch's update; with ``weight_decay`` it is refused, as in
     PyTorch."""
 
+    _takes_sparse_gradients = True
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
         _check_nonnegative(**{"learning rate": lr, "momentum value": momentum, "weight_decay value": weight_decay})
