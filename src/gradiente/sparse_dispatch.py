@@ -359,6 +359,7 @@ def sparse_method(dense_method, name):
 #: of the sparse modules
 SPARSE_AWARE = frozenset({"mm", "matmul", "__matmul__", "__rmatmul__", "addmm", "native_norm", "lobpcg", "is_tensor",
                           "numel", "is_floating_point", "result_type", "is_same_size", "typename", "is_storage",
+                          "is_conj", "is_neg", "is_signed", "is_distributed", "is_inference",
                           # methods that read only another tensor's shape, dtype or device
                           "to", "expand_as", "view_as", "reshape_as", "resize_as"})
 

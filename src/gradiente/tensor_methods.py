@@ -653,6 +653,7 @@ SPARSE_METHODS = (
     (sparse_coo.unsqueeze, "unsqueeze"),
     (sparse_coo.index_select, "index_select"),
     (sparse_coo.select, "select"),
+    (sparse_coo.unbind, "unbind"),
     (sparse_coo.getitem, "__getitem__"),
 )
 

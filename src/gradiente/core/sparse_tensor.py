@@ -32,7 +32,7 @@ SPARSE_METHODS = set({
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
     "to", "double", "float", "smm", "sspaddmm", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "unsqueeze",
-    "index_select", "select",
+    "index_select", "select", "unbind",
     # conversions to and reads of the compressed layouts, which refuse a COO tensor in PyTorch's words (issue 16)
     "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "crow_indices",
     "col_indices", "ccol_indices", "row_indices", "is_sparse_csr", "sparse_resize_", "sparse_resize_and_clear_",

@@ -726,6 +726,12 @@ def select(input, dim, index):
     return out
 
 
+def unbind(input, dim=0):
+    """The sparse tensors ``select(dim, i)`` for each index ``i`` along sparse ``dim``."""
+    dim = _wrap_dim(dim, input.dim())
+    return tuple(select(input, dim, i) for i in range(input._sparse_size[dim]))
+
+
 def getitem(input, index):
     """``s[i]`` for an integer ``i``: ``select(0, i)``; other indices have no sparse kernel in PyTorch either."""
     if isinstance(index, int) and not isinstance(index, bool):

@@ -42,12 +42,15 @@ _ON_BOTH = ("abs", "absolute", "asin", "arcsin", "asinh", "arcsinh", "atan", "ar
 _NO_IN_PLACE_FORM = ("isinf", "isnan", "isneginf", "isposinf", "signbit", "positive")
 _IN_PLACE_ON_BOTH = tuple(name + "_" for name in _ON_BOTH
                           if not name.startswith("__") and name not in _NO_IN_PLACE_FORM)
+#: copies and zeros of the values, which keep the pattern too
+_COPIES = ("clone", "zero_", "zeros_like")
 VALUEWISE = {
-    "coo": frozenset(_ON_BOTH + _IN_PLACE_ON_BOTH + ("square", "nan_to_num", "nan_to_num_", "tanhshrink")),
-    "compressed": frozenset(_ON_BOTH + _IN_PLACE_ON_BOTH + ("angle",)),
+    "coo": frozenset(_ON_BOTH + _IN_PLACE_ON_BOTH + _COPIES + ("square", "nan_to_num", "nan_to_num_", "tanhshrink")),
+    "compressed": frozenset(_ON_BOTH + _IN_PLACE_ON_BOTH + _COPIES + ("angle",)),
 }
 #: the functions linear in the values: an uncoalesced COO input need not be coalesced first
-LINEAR = frozenset({"__neg__", "neg", "negative", "neg_", "negative_", "positive", "conj_physical", "conj_physical_",
+LINEAR = frozenset({"clone", "zero_", "zeros_like", "__neg__", "neg", "negative", "neg_", "negative_", "positive",
+                    "conj_physical", "conj_physical_",
                     "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "mul", "multiply", "div", "divide", "true_divide",
                     "mul_", "multiply_", "div_", "divide_", "true_divide_", "__mul__", "__rmul__", "__truediv__",
                     "__imul__", "__itruediv__"})
