@@ -604,19 +604,15 @@ class UnsqueezeBackward0(TBackward0):
     __slots__ = ()
 
 
-def _entry_tensor(input):
-    """``input``'s values as a dense tensor whose gradient goes to ``input`` entry for entry."""
-    out = Tensor._make(input._data)
-    if wants_grad(input):
-        record(ValuesBackward0, (input,), out)
-    return out
-
-
-def _rewrap(pattern, values):
-    """The sparse ``pattern`` holding the dense ``values`` tensor's array, with its node."""
+def adopt_node(result, values):
+    """``result``, a sparse tensor made around the array of the dense tensor ``values``, given ``values``'s node,
+    output number and any forward-mode tangent: the graph, and the node's name (PyTorch's), carry over."""
     if values.grad_fn is not None:
-        pattern.grad_fn, pattern._output_nr, pattern._requires_grad = values.grad_fn, values._output_nr, True
-    return pattern
+        result.grad_fn, result._output_nr, result._requires_grad = values.grad_fn, values._output_nr, True
+    tangents = values.__dict__.get("_fw_grads")
+    if tangents:
+        result.__dict__["_fw_grads"] = tangents
+    return result
 
 
 def _sparse_dims_only(input, dims, what):
@@ -692,8 +688,8 @@ def index_select(input, dim, index):
     indices[dim] = new_position
     new_size = list(input._sparse_size)
     new_size[dim] = wanted.size
-    values = dense_index_select(_entry_tensor(input), 0, Tensor._make(entry))
-    return _rewrap(make_sparse(indices, values._data, new_size, coalesced=False), values)
+    values = dense_index_select(_entry_values(input), 0, Tensor._make(entry))
+    return adopt_node(make_sparse(indices, values._data, new_size, coalesced=False), values)
 
 
 class SelectBackward0(Node):
@@ -756,8 +752,8 @@ def cat(tensors, dim=0):
         parts.append(shifted)
     size = list(first._sparse_size)
     size[dim] = int(sum(t._sparse_size[dim] for t in tensors))
-    values = dense_cat([_entry_tensor(t) for t in tensors], 0)
-    return _rewrap(make_sparse(np.concatenate(parts, axis=1), values._data, size, coalesced=False), values)
+    values = dense_cat([_entry_values(t) for t in tensors], 0)
+    return adopt_node(make_sparse(np.concatenate(parts, axis=1), values._data, size, coalesced=False), values)
 
 
 class StackBackward0(Node):

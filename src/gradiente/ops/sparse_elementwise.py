@@ -19,7 +19,6 @@ Tensor method).
 import numpy as np
 
 from ..core.layouts import sparse_coo as coo_layout
-from ..core.record import record, wants_grad
 from ..core.sparse_compressed import ROW_LAYOUTS, element_positions, is_compressed, make_compressed
 from ..core.sparse_tensor import SparseLayoutTensor, make_sparse
 from ..core.tensor import Tensor
@@ -27,7 +26,7 @@ from . import sparse_coo
 from .arithmetic import add as dense_add
 from .arithmetic import mul as dense_mul
 from .arithmetic import sub as dense_sub
-from .sparse_coo import ValuesBackward0
+from .sparse_coo import _entry_values, adopt_node
 
 __all__ = []        # reached through the API floor's dispatch (sparse_dispatch.py), never by name
 
@@ -84,15 +83,8 @@ def is_number(value):
 # --- f of the values ------------------------------------------------------------------------------------------
 
 def rewrap(pattern, out):
-    """``out``, a dense tensor of values with a node of its own, as a sparse tensor with ``pattern``'s indices: the
-    node, its output number and any forward-mode tangent move over, so the graph and PyTorch's grad_fn name stay."""
-    result = pattern._with_values(out._data)
-    if out.grad_fn is not None:
-        result.grad_fn, result._output_nr, result._requires_grad = out.grad_fn, out._output_nr, True
-    tangents = out.__dict__.get("_fw_grads") if hasattr(out, "__dict__") else None
-    if tangents:
-        result.__dict__["_fw_grads"] = tangents
-    return result
+    """``out``, a dense tensor of values with a node of its own, as a sparse tensor with ``pattern``'s indices."""
+    return adopt_node(pattern._with_values(out._data), out)
 
 
 def on_values(fn, name, input, args, kwargs):
@@ -114,14 +106,6 @@ def on_values_(fn, name, input, args, kwargs):
 
 
 # --- sums and products: tensors as entries ---------------------------------------------------------------------
-
-def _entry_values(t):
-    """``t``'s stored values as a dense tensor whose gradient goes to ``t`` entry for entry."""
-    out = Tensor._make(t._data)
-    if wants_grad(t):
-        record(ValuesBackward0, (t,), out)
-    return out
-
 
 def _entries(t):
     """(sorted distinct linear positions, the values tensor at them) of a sparse tensor (coalesced first) or of a
@@ -153,7 +137,7 @@ def _from_entries(like, positions, values):
     if like.layout is coo_layout:
         k = like._sparse_indices.shape[0]
         indices = np.stack(np.unravel_index(positions, size[:k])).astype(np.int64).reshape(k, -1)
-        return rewrap(make_sparse(indices, values._data, size, coalesced=True), values)
+        return adopt_node(make_sparse(indices, values._data, size, coalesced=True), values)
     rows, cols = np.divmod(positions, size[1])
     compressed_rows = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=size[0])))).astype(
         like._compressed_indices.dtype)
