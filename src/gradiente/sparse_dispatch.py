@@ -310,38 +310,37 @@ def _refusal(name, args):
     return None
 
 
-def guard(fn, name, method=False):
-    """``fn`` behind the sparse check: dense arguments go straight to it, a sparse one to ``sparse_call``. For a
-    ``method`` of the dense class only the arguments after ``self`` are checked (a sparse ``self`` never reaches a
-    dense method: the sparse classes refuse it or bind their own, ``sparse_dispatch_methods``)."""
+def guard(fn, name):
+    """``fn`` behind the sparse check: dense arguments go straight to it, a sparse one to ``sparse_call``. One
+    wrapper per (function, name), so that a function that is also a Tensor method (``torch.add`` and
+    ``Tensor.add``) stays one object, as the profiler's swaps expect. (A method's ``self`` is checked too: a sparse
+    ``self`` reaches a dense method only for the names its class lets through, which ``sparse_call`` hands back.)"""
     if getattr(fn, "sparse_dispatch_of", None) is not None:
         return fn
+    made = _GUARDS.get((fn, name))
+    if made is not None:
+        return made
+
     # (the loop is spelled out here, not a call of has_sparse: a dense call pays for it on every op)
-    if method:
-        @functools.wraps(fn)
-        def checked(self, *args, **kwargs):
-            for a in args:
-                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
-                    return sparse_call(fn, name, (self,) + args, kwargs)
-            if kwargs and has_sparse((), kwargs):
-                return sparse_call(fn, name, (self,) + args, kwargs)
-            return fn(self, *args, **kwargs)
-    else:
-        @functools.wraps(fn)
-        def checked(*args, **kwargs):
-            for a in args:
-                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
-                    return sparse_call(fn, name, args, kwargs)
-            if kwargs and has_sparse((), kwargs):
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for a in args:
+            if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
                 return sparse_call(fn, name, args, kwargs)
-            return fn(*args, **kwargs)
+        if kwargs and has_sparse((), kwargs):
+            return sparse_call(fn, name, args, kwargs)
+        return fn(*args, **kwargs)
 
     checked.sparse_dispatch_of = fn
     # what vmap's dispatch reads to find the op and its NumPy names (numpy_names.op_behind, with_torch_names)
     checked.numpy_names_of = op_behind(fn)
     if getattr(fn, "numpy_names", None):
         checked.numpy_names = fn.numpy_names
+    _GUARDS[(fn, name)] = checked
     return checked
+
+
+_GUARDS: dict = {}
 
 
 def sparse_method(dense_method, name):
@@ -396,7 +395,7 @@ def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
         value = tensor_cls.__dict__.get(name)
         if callable(value) and not isinstance(value, type) and _takes_more_than_self(value) and \
                 not _takes_sparse_itself(name, value):
-            dense[name] = guard(value, name, method=True)
+            dense[name] = guard(value, name)
     bound = {tensor_cls: dense}
     for cls, key in sparse_classes.items():
         below_tensor = cls.__mro__[:cls.__mro__.index(tensor_cls)]
