@@ -32,7 +32,6 @@ GRADIENTE_REFUSALS = {
         "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic (this audit "
         "added det, inv, matrix_exp, logsumexp, slogdet, cholesky, eigh; svd and qr of complex matrices remain)",
     ("core/random.py", "gradiente's randperm supports n <"): "torch's 64-bit shuffle for huge n is not reproduced",
-    ("core/sparse_compressed.py", "gradiente does not add compressed sparse"): "torch adds CSR + CSR",
     ("core/sparse_compressed.py", "gradiente assigns to a compressed sparse"): "torch accepts other patterns",
     ("core/sparse_tensor.py", "gradiente does not replace the data of a sparse"): "torch's .data = of sparse works",
     ("core/sparse_tensor.py", "gradiente assigns to a sparse tensor's .grad"): "torch accepts other patterns",
@@ -50,11 +49,15 @@ GRADIENTE_REFUSALS = {
     ("ops/sparse_coo.py", "sparse softmax of a tensor with dense dims is not in"): "torch softmaxes them",
     ("ops/sparse_coo.py", "gradiente's sum of a sparse tensor keeps dims only"):
         "torch's keepdim turns dense dims into sparse ones, or gives a dense result whose gradient is dense",
-    ("ops/sparse_coo.py", "gradiente scales a sparse tensor by a Python number"):
-        "torch multiplies by dense and grad-requiring tensors too",
     ("ops/sparse_coo.py", "gradiente's sparse Tensor.to takes a dtype or 'cpu'"): "other devices do not exist here",
-    ("optim/sparse_adam.py", "SparseAdam: sparse gradients are not supported by"):
-        "nn.Embedding(sparse=True) gives gradiente dense gradients, so SparseAdam meets none",
+    # (the sparse dispatch of this stop, sparse_dispatch.py: every other call with a sparse tensor is torch's or
+    # torch's error)
+    ("ops/sparse_coo.py", "gradiente stacks sparse tensors along a new sparse"): "torch stacks along dense dims too",
+    ("ops/sparse_coo.py", "gradiente unsqueezes a sparse tensor among its sparse"): "torch adds dense dims too",
+    ("ops/sparse_coo.py", "gradiente's {} of a sparse tensor moves its sparse"): "torch moves dense dims too",
+    ("ops/sparse_elementwise.py", "gradiente adds and multiplies sparse tensors of"): "torch adds BSR/BSC too",
+    ("sparse_dispatch.py", "gradiente changes a sparse tensor that requires grad"):
+        "torch records in-place ops on sparse leaves' descendants more widely",
 }
 
 

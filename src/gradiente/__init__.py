@@ -14,6 +14,7 @@ from math import e, inf, nan, pi
 
 from . import autograd
 from . import ops as _ops
+from . import sparse_dispatch as _sparse_dispatch  # issue 13: sparse arguments to dense functions
 from . import tensor_methods as _tensor_methods  # binds every op to its Tensor method names
 from ._config import *
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
@@ -189,6 +190,8 @@ def _give_numpy_names():
 
 
 _give_numpy_names()
+# issue 13: a sparse argument never reaches a dense function (sparse_dispatch.py: PyTorch's sparse result or error)
+_sparse_dispatch.guard_namespace(globals())
 
 
 def __getattr__(name):
@@ -197,6 +200,9 @@ def __getattr__(name):
         if callable(value) and not isinstance(value, type) and value.__module__.startswith("gradiente.ops"):
             from .numpy_names import accept_numpy_names
             value = accept_numpy_names(value, name)     # as _give_numpy_names does for the others
+            loaded = {name: value}
+            _sparse_dispatch.guard_namespace(loaded)    # and behind the sparse check, as the others are
+            value = loaded[name]
         globals()[name] = value
         return value
     if name in _LAZY_SUBMODULES:

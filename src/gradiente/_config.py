@@ -292,7 +292,7 @@ def is_same_size(input, other):
     """True if ``input`` and ``other`` have the same shape."""
     _require("is_same_size", input, "input", 1)
     _require("is_same_size", other, "other", 2)
-    return input._data.shape == other._data.shape
+    return tuple(input.shape) == tuple(other.shape)      # (a sparse tensor's _data holds only its values)
 
 
 def typename(obj):

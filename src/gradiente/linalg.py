@@ -13,3 +13,9 @@ from .ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 
 # a new list (``+=`` would extend ops.linalg's own)
 __all__ = __all__ + ["eig", "eigvals", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq"]
+
+# --- issue 13 (s5-sparseops): a sparse argument never reaches a dense function (gradiente/sparse_dispatch.py)
+from . import sparse_dispatch as _sparse_dispatch
+
+_sparse_dispatch.guard_namespace(globals())
+# --- end s5-sparseops

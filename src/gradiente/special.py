@@ -11,3 +11,9 @@ from .ops.special_bessel_j import *
 from .ops.special_polynomials import *
 
 __all__ = _special_names + _bessel.__all__ + _bessel_j.__all__ + _polynomials.__all__  # noqa: PLE0605
+
+# --- issue 13 (s5-sparseops): a sparse argument never reaches a dense function (gradiente/sparse_dispatch.py)
+from . import sparse_dispatch as _sparse_dispatch
+
+_sparse_dispatch.guard_namespace(globals(), {"round": "round.decimals"})
+# --- end s5-sparseops

@@ -53,6 +53,7 @@ from .ops import (
     view_copies,
     views,
 )
+from .sparse_dispatch import sparse_dispatch_methods  # issue 13: sparse arguments never reach a dense op
 
 __all__ = ["METHODS", "in_place", "bind_through"]
 
@@ -639,9 +640,6 @@ METHODS = (
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a
 #: sparse tensor has (issue 16; every other public method refuses it, core/sparse_tensor.py)
 SPARSE_METHODS = (
-    (sparse_coo.mul, "mul", "multiply", "__mul__", "__rmul__"),
-    (sparse_coo.div, "div", "divide", "true_divide", "__truediv__"),
-    (sparse_coo.neg, "neg", "negative", "__neg__"),
     (sparse_coo.sparse_dense_mm, "mm", "matmul", "__matmul__"),
     (sparse_coo.sum_of_sparse, "sum"),
     (sparse_coo.t, "t"),
@@ -649,6 +647,14 @@ SPARSE_METHODS = (
     (sparse_coo.to, "to"),
     (sparse_coo.double, "double"),
     (sparse_coo.float_, "float"),
+    (sparse_coo.permute, "permute"),                    # the shape ops PyTorch has for COO (s5-sparseops)
+    (sparse_coo.movedim, "movedim", "moveaxis"),
+    (sparse_coo.transpose, "swapaxes", "swapdims"),
+    (sparse_coo.unsqueeze, "unsqueeze"),
+    (sparse_coo.index_select, "index_select"),
+    (sparse_coo.select, "select"),
+    (sparse_coo.unbind, "unbind"),
+    (sparse_coo.getitem, "__getitem__"),
 )
 
 #: (compressed op, method names) bound on SparseCompressedTensor only, over the dense and COO forms (issue 16; every
@@ -659,9 +665,6 @@ COMPRESSED_METHODS = (
     (sparse_compressed._nnz, "_nnz"),
     (sparse_compressed.sparse_dim, "sparse_dim"),
     (sparse_compressed.dense_dim, "dense_dim"),
-    (sparse_coo.mul, "mul", "multiply", "__mul__", "__rmul__"),        # COO's: they change the values only
-    (sparse_compressed.div, "div", "divide", "true_divide", "__truediv__"),
-    (sparse_coo.neg, "neg", "negative", "__neg__"),
     (sparse_compressed.mm, "mm", "matmul", "__matmul__"),
     (sparse_compressed.sum, "sum"),
     (sparse_compressed.t, "t"),
@@ -684,6 +687,15 @@ def _bind():
     for what, *names in COMPRESSED_METHODS:
         for name in names:
             setattr(SparseCompressedTensor, name, what)
+    # issue 13: dense methods check their other arguments for a sparse tensor; the sparse classes get PyTorch's
+    # sparse methods (gradiente/sparse_dispatch.py)
+    table_names = [name for _, *names in METHODS for name in names]
+    classes = {SparseCooTensor: "coo", SparseCompressedTensor: "compressed"}
+    for cls, methods in sparse_dispatch_methods(Tensor, table_names, classes).items():
+        for name, method in methods.items():
+            setattr(cls, name, method)
+        if cls is not Tensor:
+            cls._sparse_allowed.update(methods)
 
 
 def rebind(methods):

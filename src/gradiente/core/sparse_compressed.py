@@ -34,10 +34,11 @@ LAYOUT_WORDS = {strided: "Strided", sparse_coo: "Sparse", sparse_csr: "SparseCsr
                 sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc"}
 
 #: the Tensor methods and properties that mean something for a compressed tensor; any other public one refuses it
-COMPRESSED_METHODS = frozenset({
+#: (a set: tensor_methods adds the names it binds for the sparse check, gradiente/sparse_dispatch.py)
+COMPRESSED_METHODS = set({
     "to_dense", "to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc",
     "crow_indices", "col_indices", "ccol_indices", "row_indices", "values", "sparse_dim", "dense_dim", "mm",
-    "matmul", "sum", "mul", "multiply", "neg", "negative", "div", "divide", "t", "transpose", "requires_grad_",
+    "matmul", "sum", "t", "transpose", "requires_grad_",
     "requires_grad", "backward", "register_hook", "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn",
     "dtype", "device", "shape", "size", "dim", "ndim", "numel", "layout", "is_sparse", "is_sparse_csr", "data",
     "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized", "is_floating_point", "is_complex", "get_device", "cpu",
@@ -59,6 +60,7 @@ class SparseCompressedTensor(SparseLayoutTensor):
     __module__ = "gradiente"
 
     is_sparse = False
+    _sparse_allowed = COMPRESSED_METHODS
 
     def __getattribute__(self, name):
         if name[0] != "_" and name not in COMPRESSED_METHODS:
@@ -76,9 +78,6 @@ class SparseCompressedTensor(SparseLayoutTensor):
 
     def _with_values(self, values):
         return make_compressed(self._compressed_indices, self._plain_indices, values, self._sparse_size, self.layout)
-
-    def __len__(self):
-        return self._sparse_size[0]
 
     # --- autograd: the gradient is stored as one value per stored element, shown in this tensor's layout ------
     @property
@@ -102,25 +101,11 @@ class SparseCompressedTensor(SparseLayoutTensor):
         self._grad = None
 
     # --- Python's operators, which bypass __getattribute__ --------------------------------------------------
-    def __add__(self, other):
-        raise NotImplementedError("gradiente does not add compressed sparse tensors")
-
-    __radd__ = __iadd__ = __add__
-
-    def __sub__(self, other):
-        # PyTorch has no subtraction for compressed layouts at all (its add does them, its sub refuses)
-        raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self.layout]}")
-
-    __rsub__ = __isub__ = __sub__
-
     def __getitem__(self, index):
         raise not_on_sparse("index", backend="SparseCsrCPU")
 
     def __setitem__(self, index, value):
         raise not_on_sparse("index_put_", backend="SparseCsrCPU")
-
-    def __pow__(self, other):
-        raise RuntimeError(f"unsupported tensor layout: {LAYOUT_WORDS[self.layout]}")
 
     def numpy(self, *, force=False):
         raise TypeError(f"can't convert {LAYOUT_WORDS[self.layout]} layout tensor to numpy. Use Tensor.to_dense() "

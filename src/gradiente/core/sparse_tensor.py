@@ -8,8 +8,8 @@ per stored entry (the gradient at that entry's position), summed where paths mee
 leaf's ``.grad`` wraps that array with the leaf's indices, so it is sparse COO, as in PyTorch.
 
 Dense-only methods refuse a sparse tensor with PyTorch's "Could not run 'aten::...' with arguments from the
-'SparseCPU' backend" error (``__getattribute__`` below; only sparse tensors pay for it). Torch-level functions
-that read ``_data`` directly are not guarded (docs/architecture.md, "Sparse COO tensors").
+'SparseCPU' backend" error (``__getattribute__`` below; only sparse tensors pay for it). Torch-level functions and
+the dense class's methods check their arguments for a sparse tensor (gradiente/sparse_dispatch.py, issue 13).
 """
 import numpy as np
 
@@ -19,17 +19,20 @@ from .layouts import sparse_coo
 from .size import Size
 from .tensor import Tensor
 
-__all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS"]
+__all__ = ["SparseLayoutTensor", "SparseCooTensor", "make_sparse", "not_on_sparse", "SPARSE_METHODS",
+           "sparse_rows_view"]
 
 #: the Tensor methods and properties that mean something for a sparse COO tensor; any other public one refuses it
-SPARSE_METHODS = frozenset({
+#: (a set: tensor_methods adds the names it binds for the sparse check, gradiente/sparse_dispatch.py)
+SPARSE_METHODS = set({
     "to_dense", "to_sparse", "to_sparse_coo", "coalesce", "is_coalesced", "indices", "values", "sparse_dim",
     "dense_dim",
-    "mm", "matmul", "sum", "mul", "div", "neg", "requires_grad_", "requires_grad", "backward", "register_hook",
+    "mm", "matmul", "sum", "requires_grad_", "requires_grad", "backward", "register_hook",
     "retain_grad", "retains_grad", "is_leaf", "grad", "grad_fn", "dtype", "device", "shape", "size", "dim",
     "ndim", "numel", "layout", "is_sparse", "data", "detach", "is_cpu", "is_cuda", "is_meta", "is_quantized",
     "is_floating_point", "is_complex", "get_device", "cpu", "name", "output_nr", "sparse_mask", "t", "transpose",
-    "to", "double", "float", "smm", "sspaddmm",
+    "to", "double", "float", "smm", "sspaddmm", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "unsqueeze",
+    "index_select", "select", "unbind",
     # conversions to and reads of the compressed layouts, which refuse a COO tensor in PyTorch's words (issue 16)
     "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "crow_indices",
     "col_indices", "ccol_indices", "row_indices", "is_sparse_csr", "sparse_resize_", "sparse_resize_and_clear_",
@@ -75,6 +78,9 @@ class SparseLayoutTensor(Tensor):
     def numel(self):
         return int(np.prod(self._sparse_size, dtype=np.int64))
 
+    def __len__(self):
+        return self._sparse_size[0]
+
     @property
     def data(self):
         """The same indices and values, outside the graph."""
@@ -97,6 +103,7 @@ class SparseCooTensor(SparseLayoutTensor):
 
     layout = sparse_coo
     is_sparse = True
+    _sparse_allowed = SPARSE_METHODS
 
     def __getattribute__(self, name):
         if name[0] != "_" and name not in SPARSE_METHODS:
@@ -136,20 +143,13 @@ class SparseCooTensor(SparseLayoutTensor):
     def grad(self):
         self._grad = None
 
-    # --- Python's operators, which bypass __getattribute__ --------------------------------------------------
-    def __add__(self, other):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-
-    __radd__ = __sub__ = __rsub__ = __iadd__ = __isub__ = __add__
-
+    # --- Python's operators, which bypass __getattribute__ (+, -, *, ** ... are bound by tensor_methods, through
+    # the sparse check, gradiente/sparse_dispatch.py) -------------------------------------------------------------
     def __getitem__(self, index):
         raise not_on_sparse("index")
 
     def __setitem__(self, index, value):
         raise not_on_sparse("index_put_")
-
-    def __pow__(self, other):
-        raise not_on_sparse("pow")
 
     def __repr__(self):
         return sparse_repr(self)
@@ -165,6 +165,14 @@ def make_sparse(indices, values, size, coalesced=False, requires_grad=False):
     t._sparse_size = tuple(int(n) for n in size)
     t._coalesced = bool(coalesced)
     return t
+
+
+def sparse_rows_view(grad, rows):
+    """The dense gradient ``grad`` of an embedding weight as the sparse COO tensor PyTorch gives: the looked-up
+    ``rows`` (sorted, distinct) with their gradient rows. An intended difference: PyTorch stores one entry per
+    lookup, uncoalesced; gradiente stores each looked-up row once (the same tensor, coalesced)."""
+    array = grad._data
+    return make_sparse(rows[None, :], array[rows], array.shape, coalesced=True)
 
 
 # --- printing ------------------------------------------------------------------------------------------------

@@ -403,7 +403,13 @@ class Tensor:
         called."""
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
-        return self._grad
+        grad = self._grad
+        if grad is not None and self.__dict__.get("_sparse_grad") is not None:
+            # a weight looked up by ``embedding(..., sparse=True)``: its gradient reads as sparse COO, as PyTorch's
+            # (the rows given a gradient, and the function that shows them so: ops/nn/embedding.py)
+            rows, as_sparse = self.__dict__["_sparse_grad"]
+            return as_sparse(grad, rows)
+        return grad
 
     @grad.setter
     def grad(self, value):
@@ -413,6 +419,7 @@ class Tensor:
             check_assigned_grad_dtype(self, value)
             if value._data.shape != self._data.shape:
                 raise RuntimeError("assigned grad has data of a different size")
+        self.__dict__.pop("_sparse_grad", None)
         self._grad = value
 
     @grad.deleter

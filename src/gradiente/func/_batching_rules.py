@@ -120,14 +120,19 @@ def _by_translation(translate):
     return rule
 
 
+def _unguarded(op):
+    # a public function behind the sparse check (sparse_dispatch.py) is looked up as the op it guards
+    return getattr(op, "sparse_dispatch_of", op)
+
+
 def _translation(translate, *ops):
-    for op in ops:
+    for op in map(_unguarded, ops):
         TRANSLATIONS[op] = translate
         RULES[op] = _by_translation(translate)
 
 
 def _rule(rule, *ops):
-    for op in ops:
+    for op in map(_unguarded, ops):
         RULES[op] = rule
 
 

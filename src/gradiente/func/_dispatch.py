@@ -241,8 +241,8 @@ def bind_methods():
         for name in names:
             if name in _OWN:
                 continue
-            if name in _OPERATORS:
-                what = getattr(Tensor, _OPERATORS[name])
+            if name in _OPERATORS:      # (the op behind the method's wrappers: the sparse check's, sparse_dispatch.py)
+                what = op_behind(getattr(Tensor, _OPERATORS[name]))
             if name in VIEW_INPLACE:
                 setattr(BatchedTensor, name, _view_inplace_method(VIEW_INPLACE[name], name))
                 continue
@@ -353,6 +353,8 @@ def resolve(func):
             for _, dispatching, plain in _tables:
                 for name, fn in plain.items():
                     _by_op.setdefault(fn, dispatching[name])
+                    # (and by the op behind its wrappers: a transform looks a function up by op_behind)
+                    _by_op.setdefault(op_behind(fn), dispatching[name])
             from ..tensor_methods import METHODS
             for what, *_ in METHODS:
                 if isinstance(what, types.FunctionType) and what not in _by_op:

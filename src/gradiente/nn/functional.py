@@ -157,6 +157,9 @@ GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 # --- issue 16 (s4-nnloss): CTC loss, fractional max pooling, linear_cross_entropy ---
+# --- end s4-nnloss ---
+# --- issue 13 (s5-sparseops): a sparse argument never reaches a dense function (gradiente/sparse_dispatch.py)
+from .. import sparse_dispatch as _sparse_dispatch  # noqa: E402
 from ..ops.nn.ctc_loss import ctc_loss  # noqa: F401, E402
 from ..ops.nn.fractional_pooling import (  # noqa: F401, E402
     fractional_max_pool2d,
@@ -165,4 +168,6 @@ from ..ops.nn.fractional_pooling import (  # noqa: F401, E402
     fractional_max_pool3d_with_indices,
 )
 from ..ops.nn.linear_cross_entropy import linear_cross_entropy  # noqa: F401, E402
-# --- end s4-nnloss ---
+
+_sparse_dispatch.guard_namespace(globals())
+# --- end s5-sparseops

@@ -284,6 +284,12 @@ def matmul(input, other):
         return sparse_coo.sparse_dense_mm(input, other)
     if is_compressed(input) or is_compressed(other):
         return sparse_compressed.mm(input, other)
+    if other.is_sparse:
+        # dense @ COO: PyTorch's kernel is the transposed addmm, whose checks it reports (issue 13)
+        if input.dim() != 2 or other.dim() != 2 or input.shape[1] != other.shape[0]:
+            raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {other.shape[0]}, got "
+                               f"{input.shape[1] if input.dim() == 2 else input.shape[0]}")
+        return sparse_coo.sparse_dense_mm(other.t(), input.t()).t()
     d1, d2 = input._data.ndim, other._data.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

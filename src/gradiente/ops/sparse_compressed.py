@@ -34,6 +34,8 @@ def _layout_word(t):
 
 
 def _index_array(indices):
+    if isinstance(indices, Tensor) and indices.layout is not strided:
+        indices = indices.to_dense()        # (PyTorch reads a sparse argument as the tensor it stands for)
     array = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     return array.astype(np.int64) if array.dtype.kind == "i" and array.dtype.itemsize not in (4, 8) else array
 
@@ -412,6 +414,12 @@ def _blocksize(blocksize, what):
 
 
 def _to_compressed(input, layout, blocksize=None, dense_dim=None, node_cls=None):
+    if dense_dim is not None and input.layout is not strided:
+        kind = LAYOUT_WORDS[layout][6:].lower()
+        source = ("coo_" if input.is_sparse else "" if input.layout is layout else "sparse_compressed_") + \
+            f"to_sparse_{kind}"
+        raise RuntimeError(f"{source}: conversion from {_layout_word(input)} to {LAYOUT_WORDS[layout]} with dense_dim "
+                           "argument given is not supported")
     if dense_dim:
         raise NotImplementedError("gradiente's conversions to compressed layouts take no dense_dim")
     if input.layout is layout and (layout not in BLOCK_LAYOUTS or blocksize is None
@@ -475,6 +483,9 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     ``blocksize`` for BSR and BSC. PyTorch records ToSparseBackward1 for a dense input whatever the layout."""
     if layout is None or layout is sparse_coo_layout:
         if is_compressed(input):
+            if sparse_dim is not None and sparse_dim != 2:
+                raise RuntimeError(f"sparse_compressed_to_sparse: conversion from {_layout_word(input)} to Sparse with "
+                                   "sparse_dim argument !=2 is not supported")
             return to_sparse_coo(input)
         return sparse_coo.to_sparse(input, sparse_dim)
     if layout in BLOCK_LAYOUTS and blocksize is None:
@@ -655,11 +666,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     if wants_grad(input):
         record(SumBackward1, (input,), out)
     return out
-
-
-def div(input, other):
-    """PyTorch 2.13 cannot divide a compressed tensor; neither does gradiente (PyTorch's error)."""
-    raise RuntimeError(f"unsupported tensor layout: {_layout_word(input)}")
 
 
 class TBackward0(Node):

@@ -267,6 +267,9 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     """A coalesced sparse COO tensor holding ``input``'s nonzero entries; with ``sparse_dim`` k, the first k dims
     are indexed and each entry holds a whole dense slice that is not all zeros."""
     if input.is_sparse:
+        if sparse_dim is not None and sparse_dim != input._sparse_indices.shape[0]:
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
+                               "!=self.sparse_dim() is not supported")
         return input
     array = input._data
     k = array.ndim if sparse_dim is None else sparse_dim
@@ -605,64 +608,206 @@ def float_(input, memory_format=None):
     return to_dtype(input, dt.float32)
 
 
-# --- scaling by a number ---------------------------------------------------------------------------------------
+# --- moving, selecting and joining entries (issue 16: the shape ops PyTorch has for COO) -----------------------
 
-class MulBackward0(Node):
-    """out = x · c for a number c (also -x and x / c, under their own names below);  dx = grad · c"""
-    __slots__ = ()
-    holomorphic = True
-    formula = "∂(cx)/∂x = c"
-
-    def backward(self, ops, grad):
-        return (grad * self.factor,)
-
-    def jvp(self, ops, x_t):
-        return x_t * self.factor
-
-
-class DivBackward0(MulBackward0):
-    """out = x / c: the rule of x · (1/c)"""
+class PermuteBackward0(TBackward0):
+    """out = the sparse tensor with its sparse dims reordered;  dx = grad (the entries keep their order)"""
     __slots__ = ()
 
 
-class NegBackward0(MulBackward0):
-    """out = -x: the rule of x · (-1)"""
+class UnsqueezeBackward0(TBackward0):
+    """out = the sparse tensor with a new sparse dim of size 1;  dx = grad (the entries keep their order)"""
     __slots__ = ()
 
 
-def _number(factor):
-    """A 0-d tensor that needs no gradient scales as the number it holds (its dtype counts no more than a number's
-    in PyTorch's promotion against a dimensioned tensor); any other tensor is refused."""
-    if isinstance(factor, Tensor):
-        if factor.dim() != 0 or factor.requires_grad or getattr(factor, "_sparse_size", None) is not None:
-            raise NotImplementedError("gradiente scales a sparse tensor by a Python number or a 0-dim tensor that "
-                                      "does not require grad only")
-        return factor.item()
-    return factor
+def adopt_node(result, values):
+    """``result``, a sparse tensor made around the array of the dense tensor ``values``, given ``values``'s node,
+    output number and any forward-mode tangent: the graph, and the node's name (PyTorch's), carry over."""
+    if values.grad_fn is not None:
+        result.grad_fn, result._output_nr, result._requires_grad = values.grad_fn, values._output_nr, True
+    tangents = values.__dict__.get("_fw_grads")
+    if tangents:
+        result.__dict__["_fw_grads"] = tangents
+    return result
 
 
-def _scaled(input, factor, values, node_cls):
-    out = input._with_values(values)
+def _sparse_dims_only(input, dims, what):
+    k = input._sparse_indices.shape[0]
+    if any(d >= k for d in dims):
+        raise NotImplementedError(f"gradiente's {what} of a sparse tensor moves its sparse dims only")
+
+
+def permute(input, *dims):
+    """The sparse tensor with its dims in the order ``dims`` (sparse dims only): index rows reorder, values stay."""
+    dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    n = input.dim()
+    order = [_wrap_dim(d, n) for d in dims]
+    if sorted(order) != list(range(n)):
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           "of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{n} is not equal to len(dims) = {len(dims)}")
+    _sparse_dims_only(input, [d for i, d in enumerate(order) if d != i], "permute")
+    k = input._sparse_indices.shape[0]
+    out = make_sparse(input._sparse_indices[order[:k]], input._data, [input._sparse_size[d] for d in order],
+                      coalesced=input._coalesced and order == sorted(order))
     if wants_grad(input):
-        record(node_cls, (input,), out, factor=factor)
+        record(PermuteBackward0, (input,), out)
     return out
 
 
-def mul(input, other):
-    """A sparse tensor times a Python number (or a 0-dim tensor): the same indices, the values scaled."""
-    other = _number(other)
-    return _scaled(input, other, input._data * other, MulBackward0)
+def movedim(input, source, destination):
+    """``movedim`` of a sparse tensor: a permutation of its sparse dims."""
+    n = input.dim()
+    sources = [_wrap_dim(d, n) for d in ((source,) if isinstance(source, int) else source)]
+    targets = [_wrap_dim(d, n) for d in ((destination,) if isinstance(destination, int) else destination)]
+    rest = [d for d in range(n) if d not in sources]
+    order = [None] * n
+    for s_dim, t_dim in zip(sources, targets):
+        order[t_dim] = s_dim
+    free = iter(rest)
+    order = [d if d is not None else next(free) for d in order]
+    return permute(input, order)
 
 
-def div(input, other):
-    """A sparse tensor divided by a Python number (or a 0-dim tensor)."""
-    other = _number(other)
-    return _scaled(input, 1 / other, input._data / other, DivBackward0)
+def unsqueeze(input, dim):
+    """The sparse tensor with a new sparse dim of size 1 at ``dim`` (at most sparse_dim): a row of zeros joins the
+    indices."""
+    k = input._sparse_indices.shape[0]
+    dim = _wrap_dim(dim, input.dim() + 1)
+    if dim > k:
+        raise NotImplementedError("gradiente unsqueezes a sparse tensor among its sparse dims only")
+    indices = np.insert(input._sparse_indices, dim, 0, axis=0)
+    size = list(input._sparse_size)
+    size.insert(dim, 1)
+    out = make_sparse(indices, input._data, size, coalesced=input._coalesced)
+    if wants_grad(input):
+        record(UnsqueezeBackward0, (input,), out)
+    return out
 
 
-def neg(input):
-    """The sparse tensor with its values negated."""
-    return _scaled(input, -1, -input._data, NegBackward0)
+def index_select(input, dim, index):
+    """The entries whose index along sparse ``dim`` is in ``index``, once per occurrence there, renumbered by their
+    place in ``index`` (an uncoalesced result, as PyTorch's); the values' gradient flows back entry for entry."""
+    from .indexing import index_select as dense_index_select
+    dim = _wrap_dim(dim, input.dim())
+    _sparse_dims_only(input, [dim], "index_select")
+    wanted = np.asarray(index._data if isinstance(index, Tensor) else index, dtype=np.int64).reshape(-1)
+    size = input._sparse_size[dim]
+    if wanted.size and (wanted.min() < -size or wanted.max() >= size):
+        raise IndexError(f"index_select(): index out of range for dimension {dim}: index values must be in "
+                         f"[{-size}, {size})")
+    wanted = np.where(wanted < 0, wanted + size, wanted)
+    rows = input._sparse_indices[dim]
+    matches = rows[None, :] == wanted[:, None]          # (len(index), nnz): occurrence k picks entry e
+    new_position, entry = np.nonzero(matches)
+    indices = input._sparse_indices[:, entry].copy()
+    indices[dim] = new_position
+    new_size = list(input._sparse_size)
+    new_size[dim] = wanted.size
+    values = dense_index_select(_entry_values(input), 0, Tensor._make(entry))
+    return adopt_node(make_sparse(indices, values._data, new_size, coalesced=False), values)
+
+
+class SelectBackward0(Node):
+    """out = the entries at one index of a sparse dim;  dx[entry[k]] = grad[k], 0 for the entries left out"""
+    __slots__ = ()
+    complex_ok = True
+    formula = "∂out[k]/∂x[entry[k]] = 1"
+
+    def backward(self, ops, grad):
+        return (ops.embed(grad, (self.nnz,) + tuple(grad.shape[1:]), (self.entry,)),)
+
+    def jvp(self, ops, x_t):
+        return x_t[self.entry]
+
+
+def select(input, dim, index):
+    """The sparse tensor of one fewer dim holding the entries whose index along sparse ``dim`` is ``index``."""
+    dim = _wrap_dim(dim, input.dim())
+    _sparse_dims_only(input, [dim], "select")
+    size = input._sparse_size[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._sparse_size)} at "
+                         f"dimension {dim}")
+    entry = np.nonzero(input._sparse_indices[dim] == index % size)[0]
+    keep = [d for d in range(input._sparse_indices.shape[0]) if d != dim]
+    out = make_sparse(input._sparse_indices[keep][:, entry], input._data[entry],
+                      [n for d, n in enumerate(input._sparse_size) if d != dim], coalesced=input._coalesced)
+    if wants_grad(input):
+        record(SelectBackward0, (input,), out, entry=entry, nnz=input._data.shape[0])
+    return out
+
+
+def unbind(input, dim=0):
+    """The sparse tensors ``select(dim, i)`` for each index ``i`` along sparse ``dim``."""
+    dim = _wrap_dim(dim, input.dim())
+    return tuple(select(input, dim, i) for i in range(input._sparse_size[dim]))
+
+
+def getitem(input, index):
+    """``s[i]`` for an integer ``i``: ``select(0, i)``; other indices have no sparse kernel in PyTorch either."""
+    if isinstance(index, int) and not isinstance(index, bool):
+        return select(input, 0, index)
+    raise not_on_sparse("index.Tensor" if isinstance(index, Tensor) else "as_strided")
+
+
+def cat(tensors, dim=0):
+    """COO tensors joined along sparse ``dim``: indices offset by the sizes before, values one after another."""
+    from .joining import cat as dense_cat
+    first = tensors[0]
+    dim = _wrap_dim(dim, first.dim())
+    _sparse_dims_only(first, [dim], "cat")
+    offsets = np.cumsum([0] + [t._sparse_size[dim] for t in tensors[:-1]])
+    parts = []
+    for t, offset in zip(tensors, offsets):
+        if not t.is_sparse or t.dim() != first.dim():
+            raise RuntimeError("Concatenating sparse tensors, but a dense tensor was found at position "
+                               f"{[u.is_sparse for u in tensors].index(False)}.")
+        shifted = t._sparse_indices.copy()
+        shifted[dim] += offset
+        parts.append(shifted)
+    size = list(first._sparse_size)
+    size[dim] = int(sum(t._sparse_size[dim] for t in tensors))
+    values = dense_cat([_entry_values(t) for t in tensors], 0)
+    return adopt_node(make_sparse(np.concatenate(parts, axis=1), values._data, size, coalesced=False), values)
+
+
+class StackBackward0(Node):
+    """out = the inputs' entries one after another;  dx_i = grad's block of x_i's entries"""
+    __slots__ = ()
+    complex_ok = True
+    formula = "∂out/∂x_i = identity on x_i's block of entries"
+
+    def backward(self, ops, grad):
+        return tuple(ops.getitem(grad, (slice(int(a), int(b)),)) for a, b in zip(self.bounds[:-1], self.bounds[1:]))
+
+    def jvp(self, ops, *tangents):
+        parts = [t if t is not None else np.zeros((int(b) - int(a),) + self.dense_shape, dtype=self.dtype)
+                 for t, a, b in zip(tangents, self.bounds[:-1], self.bounds[1:])]
+        return np.concatenate(parts)
+
+
+def stack(tensors, dim=0):
+    """COO tensors stacked along a new sparse ``dim``: each one's indices gain that dim's row (its position), values
+    one after another (uncoalesced, as PyTorch's)."""
+    first = tensors[0]
+    dim = _wrap_dim(dim, first.dim() + 1)
+    if dim > first._sparse_indices.shape[0]:
+        raise NotImplementedError("gradiente stacks sparse tensors along a new sparse dim only")
+    for t in tensors:
+        if not t.is_sparse:
+            raise RuntimeError("Concatenating sparse tensors, but a dense tensor was found at position "
+                               f"{[u.is_sparse for u in tensors].index(False)}.")
+    indices = np.concatenate([np.insert(t._sparse_indices, dim, position, axis=0)
+                              for position, t in enumerate(tensors)], axis=1)
+    size = list(first._sparse_size)
+    size.insert(dim, len(tensors))
+    out = make_sparse(indices, np.concatenate([t._data for t in tensors]), size, coalesced=False)
+    if wants_grad(*tensors):
+        bounds = np.cumsum([0] + [t._data.shape[0] for t in tensors])
+        record(StackBackward0, tuple(tensors), out, bounds=bounds, dense_shape=tuple(first._data.shape[1:]),
+               dtype=first._data.dtype)
+    return out
 
 
 # --- softmax over one dim of a sparse tensor -------------------------------------------------------------------

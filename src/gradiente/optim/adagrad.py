@@ -10,7 +10,10 @@ __all__ = ["Adagrad"]
 
 class Adagrad(_SingleTensorOptimizer):
     """``s += g²``, ``p -= clr * g / (sqrt(s) + eps)`` with ``clr = lr / (1 + (t - 1) * lr_decay)``. Same
-    operations, order and rounding as PyTorch's single-tensor implementation, except float32 ``sqrt``."""
+    operations, order and rounding as PyTorch's single-tensor implementation, except float32 ``sqrt``. A sparse
+    gradient steps as its dense form, whose rows off the pattern do not move: PyTorch's sparse update."""
+
+    _takes_sparse_gradients = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):

@@ -236,6 +236,17 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    #: whether a sparse gradient (``nn.Embedding(sparse=True)``) may be stepped on as its dense form, which gives
+    #: PyTorch's sparse update (SGD, Adagrad); other optimizers refuse it in PyTorch's words
+    _takes_sparse_gradients = False
+
+    @property
+    def _sparse_refusal(self):
+        name = type(self).__name__
+        if name in ("Adam", "AdamW"):
+            return "Adam does not support sparse gradients, please consider SparseAdam instead"
+        return f"{name} does not support sparse gradients"
+
     def _params_with_grad(self, group):
         """The group's parameters that have a gradient, with the gradient's array (negated for ``maximize``) laid
         out like the parameter: mixing memory orders would send every update through NumPy's slow strided loops
@@ -244,6 +255,8 @@ class Optimizer:
         for p in group["params"]:
             g = p._grad
             if g is not None:
+                if "_sparse_grad" in p.__dict__ and not self._takes_sparse_gradients:
+                    raise RuntimeError(self._sparse_refusal)
                 array = g._data
                 if maximize:
                     array = np.negative(array, order="C")

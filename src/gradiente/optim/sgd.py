@@ -11,7 +11,11 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """``p -= lr * g`` where ``g`` is the gradient (plus ``weight_decay * p``), or with ``momentum`` the buffer
     ``b = momentum * b + (1 - dampening) * g`` (``g + momentum * b`` with ``nesterov``). Same operations, in
-    the same order and rounding, as PyTorch's single-tensor implementation."""
+    the same order and rounding, as PyTorch's single-tensor implementation. A sparse gradient (``nn.Embedding(sparse=
+    True)``) updates as its dense form does, which is PyTorch's update; with ``weight_decay`` it is refused, as in
+    PyTorch."""
+
+    _takes_sparse_gradients = True
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
@@ -31,6 +35,9 @@ class SGD(Optimizer):
             weight_decay, nesterov = group["weight_decay"], group["nesterov"]
             for p, grad in self._params_with_grad(group):
                 param = p._data
+                if weight_decay != 0 and p.grad.is_sparse:
+                    # (PyTorch adds the decay to the sparse gradient, which its add refuses)
+                    raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
                 if weight_decay != 0:
                     grad = K.add_scaled(grad, param, weight_decay)
                 if momentum != 0:

@@ -2,9 +2,10 @@
 under ``create_graph`` recorded as PyTorch records it, ``EmbeddingDenseBackwardBackward0``, which gathers rows)."""
 import numpy as np
 
-from ...core.node import Node
+from ...core.node import AccumulateGrad, Node
 from ...core.record import record, wants_grad
 from ...core.scatter import add_rows_at
+from ...core.sparse_tensor import sparse_rows_view
 from ...core.tensor import Tensor
 from ._array_rules import record_gradients
 
@@ -14,8 +15,11 @@ __all__ = ["embedding"]
 class EmbeddingBackward0(Node):
     """out = weight[idx];  dweight[idx[k]] += grad[k] (rows of padding_idx get none)"""
     formula = "∂weight[idx]/∂weight: each looked-up row receives the gradient of its lookups"
+    sparse = False          # embedding(..., sparse=True): the weight's .grad reads as sparse COO
 
     def backward(self, ops, grad):
+        if self.sparse:
+            self._note_sparse_rows()
         if ops.recording:
             (dweight,) = record_gradients(EmbeddingDenseBackwardBackward0, (grad,), (self.dense_grad(ops.raw(grad)),),
                                           first=self)
@@ -39,6 +43,22 @@ class EmbeddingBackward0(Node):
         if self.padding_idx is not None:
             dweight[self.padding_idx] = 0
         return dweight
+
+    def _note_sparse_rows(self):
+        """``sparse=True``: tell the weight (a leaf) which rows this backward pass gives a gradient, so that its
+        ``.grad`` reads as a sparse COO tensor of those rows (``core/sparse_tensor.sparse_rows_view``); a pass into
+        an empty gradient starts the rows afresh."""
+        receiver = self.next_functions[1][0]
+        if not isinstance(receiver, AccumulateGrad):
+            return
+        weight = receiver.variable
+        rows = np.unique(self.indices)
+        if self.padding_idx is not None:
+            rows = rows[rows != self.padding_idx]
+        held = weight.__dict__.get("_sparse_grad")
+        if held is not None and weight._grad is not None and weight._grad._data.any():
+            rows = np.union1d(held[0], rows)
+        weight.__dict__["_sparse_grad"] = (rows.astype(np.int64), sparse_rows_view)
 
     def counts(self):
         """How often each lookup's index occurs among all lookups (flattened)."""
@@ -83,7 +103,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     """``weight[input]``: for integer ``input`` of any shape, the rows of ``weight (num, dim)``, giving
     ``(*input.shape, dim)``. ``padding_idx``'s row gets no gradient; ``max_norm`` renormalizes used rows in
-    place first. ``sparse`` gradients are not supported (the gradient is dense). Differs from PyTorch 2.13 in the
+    place first. With ``sparse=True`` a leaf weight's ``.grad`` is a sparse COO tensor of the looked-up rows (stored
+    once each, coalesced, where PyTorch stores one entry per lookup). Differs from PyTorch 2.13 in the
     second derivative with ``scale_grad_by_freq`` (``create_graph=True``): gradiente's divides by the counts, as the
     first derivative does; PyTorch's does not, and fails its own gradgradcheck."""
     idx = input._data
@@ -101,5 +122,5 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     result = Tensor._make(weight._data[idx])
     if wants_grad(weight):
         record(EmbeddingBackward0, (input, weight), result, indices=idx.copy(), num_weights=num,
-               padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+               padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))
     return result
