@@ -142,7 +142,11 @@ def lerp(input, end, weight, *, out=None):
         wa = np.asarray(weight, dtype=np.float32 if xa.dtype == dt.BFLOAT16 else xa.dtype)
     result_dtype = xa.dtype if wa.dtype.kind != "c" else None
     xa, ea, wa = dt.widened(xa), dt.widened(ea), dt.widened(wa)
-    result = as_result(broadcasting(_lerp_arrays, xa, ea, wa), result_dtype)
+    if isinstance(weight, Tensor):
+        values = broadcasting(_lerp_arrays, xa, ea, wa)
+    else:   # a number weight is the kernel's argument, not an operand of PyTorch's TensorIterator (its layout)
+        values = broadcasting(lambda x, e: _lerp_arrays(x, e, wa), xa, ea)
+    result = as_result(values, result_dtype)
     if isinstance(weight, Tensor):
         if wants_grad(input, end, weight):
             record(LerpBackward1, (input, end, weight), result, (input, end, weight))

@@ -19,7 +19,7 @@ from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
 from .. import unary
 from ..autocast import autocast_entry
-from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
+from ._common import activation, check_floating, inplace, scalar_name
 
 __all__ = [
     "celu",
@@ -417,7 +417,10 @@ class MishBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
-        t = ops.tanh(softplus_stable(ops, x))
+        # softplus as PyTorch's kernel and its infinitely_differentiable_mish_backward compute it, log1p(eˣ):
+        # it overflows to inf for x > ~89 (float32) or ~710 (float64), where the value is still right (tanh(inf)
+        # is 1) but the second derivative, through eˣ, is nan, as PyTorch's (seed 61020)
+        t = ops.tanh(ops.log1p(ops.exp(x)))
         return (grad * (t + x * ops.sigmoid(x) * (1 - t * t)),)
 
     jvp = self_adjoint_jvp
