@@ -213,12 +213,23 @@ def apply_inplace(tensor, compute, inputs=()):
             set_history(tensor, result.grad_fn, result._output_nr)
             tensor._accumulator = None
             _regenerate_views(tensor)
+            _regenerate_views_of_detached_source(tensor)
         _adopt_saved_output(tensor, result)
         if _diagnostics.sites:      # learner or anomaly mode: name the op of the write just remembered
             diagnostics.name_last_write(tensor, result.grad_fn)
     if forward:
         forward_grad.inplace_tangent(tensor, result, before)
     return tensor
+
+
+def _regenerate_views_of_detached_source(alias):
+    """After a recorded in-place change of a detached alias (``v.detach().lerp_(w, 0.5)`` with ``w`` requiring
+    grad): the memory is also the tensor it was detached from, whose views (PyTorch's shared version counter)
+    now read through AsStridedBackward0, as after a change autograd does not record (seed 80407)."""
+    ref = alias.__dict__.get("_alias_of")
+    source = ref() if ref is not None else None
+    if source is not None and source is not alias:
+        untracked_change(source)
 
 
 def _rebase(view, fn):

@@ -131,8 +131,17 @@ class HardtanhBackward1(HardtanhBackward0):
 def _hardtanh(input, min_val, max_val, node_cls):
     if dt.kind(input._data.dtype) != "f":     # integers clamp, with no gradient to record
         return input.clamp(min_val, max_val)
-    return activation(input, lambda a: np.clip(a, min_val, max_val), node_cls, "hardtanh",
-                      "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
+    return activation(input, lambda a: np.clip(a, min_val, max_val, out=_empty_with_strides_of(a)), node_cls,
+                      "hardtanh", "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
+
+
+def _empty_with_strides_of(a):
+    """An array for hardtanh's result: PyTorch's kernel writes into ``empty_like(input)``, which keeps a dense
+    input's strides exactly, a size-1 dim's included (which a later broadcast reads: seed 90622), where other
+    activations' TensorIterator gives a contiguous input C strides. None (NumPy's choice) for any other input."""
+    if a.ndim < 2 or not is_dense(a) or min(a.strides) < 0:
+        return None
+    return np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, a.strides)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -408,7 +417,17 @@ def silu(input, inplace=False):
     """x·σ(x), also called swish (``SiluBackward0``)."""
     if inplace:
         return _inplace_call(input, silu)
-    return activation(input, lambda a: a * sigmoid_array(a), SiluBackward0, "silu_cpu")
+    return activation(input, _silu_array, SiluBackward0, "silu_cpu")
+
+
+def _silu_array(a):
+    """x / (1 + e^-x), one division as PyTorch's kernel: x·σ(x) rounds twice. A float32 e^-x is the C library's
+    (correctly rounded; NumPy's float32 exp is off by an ulp in a few percent of values), computed in double and
+    rounded once. Together they were off by an ulp in a third of float32 results, which a later rounding-sensitive
+    step amplifies (seed 2789: layer norm over one element); PyTorch's vectorized exp (SLEEF) still differs from
+    both in a few percent of the elements of long tensors."""
+    e = np.exp(-a.astype(np.float64)).astype(np.float32) if a.dtype == np.float32 else np.exp(-a)
+    return a / (1 + e)
 
 
 class MishBackward0(Node):
