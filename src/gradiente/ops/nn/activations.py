@@ -14,6 +14,7 @@ from ...core import dtype as dt
 from ...core import tensor
 from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
+from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
@@ -407,6 +408,11 @@ class SiluBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
+        if not ops.recording and x.dtype in (np.float32, np.float64):
+            # PyTorch's silu_backward kernel (GCC fuses 1 + x·(1 - σ) into one multiply-add); under create_graph
+            # PyTorch composes the same formula of recorded ops, as below
+            s = sigmoid_array(x)
+            return (grad * s * fma(x, 1 - s, x.dtype.type(1), x.dtype),)
         s = ops.sigmoid(x)
         return (grad * s * (x * (1 - s) + 1),)
 
