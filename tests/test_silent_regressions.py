@@ -840,3 +840,23 @@ def test_hardtanh_and_lerp_gradcheck():
     assert gradiente.autograd.gradcheck(lambda x: gradiente.nn.functional.hardtanh(x * 0.9), (x,))
     assert gradiente.autograd.gradcheck(lambda x, e: gradiente.lerp(x, e, 0.3), (x, e))
     assert gradiente.autograd.gradgradcheck(lambda x, e: gradiente.lerp(x, e, 0.3) * x, (x, e))
+
+
+def test_hardswish_second_derivative_is_zero_outside_its_slope_even_for_nan_gradients():
+    """Seed 80100: PyTorch's double backward of hardswish is where(-3 < x < 3, grad·v/3, 0), so a nan upstream
+    gradient leaves 0 where x is flat (or linear); gradiente's composed rule multiplied that nan by a masked 0."""
+    def run(lib):
+        x = lib.tensor([-5.0, -3.0, -1.0, 0.5, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        upstream = lib.tensor([float("nan"), float("nan"), 2.0, float("nan"), float("nan"), float("nan")],
+                              dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.hardswish(x), x, upstream, create_graph=True)
+        gx, gu = lib.autograd.grad(g, (x, upstream), lib.ones_like(g))
+        return g.detach().numpy(), gx.numpy(), gu.numpy()
+    for ours, theirs in zip(run(gradiente), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_hardswish_gradcheck():
+    x = gradiente.tensor([-4.0, -2.5, -0.4, 0.7, 2.0, 3.5], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(gradiente.nn.functional.hardswish, (x,))
+    assert gradiente.autograd.gradgradcheck(gradiente.nn.functional.hardswish, (x,))

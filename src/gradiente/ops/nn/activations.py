@@ -521,8 +521,11 @@ class HardswishBackward0(Node):
     def backward(self, ops, grad):
         x = _saved(self, ops)
         xa = ops.raw(x)
-        # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan)
-        return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, grad * (x / 3 + 0.5))),)
+        # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan).
+        # The slope's grad is masked before the product, so that its derivative by x (PyTorch's
+        # where(-3 < x < 3, grad·v/3, 0)) is 0 outside, where grad may be nan (seed 80100)
+        slope = ~(xa <= -3) & ~(xa >= 3)
+        return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, ops.mask(slope, grad) * (x / 3 + 0.5))),)
 
     jvp = self_adjoint_jvp
 
