@@ -860,3 +860,30 @@ def test_hardswish_gradcheck():
     x = gradiente.tensor([-4.0, -2.5, -0.4, 0.7, 2.0, 3.5], dtype=gradiente.float64, requires_grad=True)
     assert gradiente.autograd.gradcheck(gradiente.nn.functional.hardswish, (x,))
     assert gradiente.autograd.gradgradcheck(gradiente.nn.functional.hardswish, (x,))
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (2,), (2, 1, 2)])
+@pytest.mark.parametrize("weight_requires_grad", [False, True])
+def test_linear_saves_its_input_only_for_the_weights_gradient(shape, weight_requires_grad):
+    """Seed 81696: addmm (linear) keeps each operand only for the other's gradient, as PyTorch's: an input changed
+    in place after a linear with a constant weight still gives its gradient; with a weight that requires grad both
+    refuse alike."""
+    def run(lib):
+        x = lib.from_numpy(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)).requires_grad_()
+        v = x * 2
+        w = lib.tensor([[1.0, -2.0], [0.5, 3.0], [2.0, 1.0]], dtype=lib.float64, requires_grad=weight_requires_grad)
+        out = lib.nn.functional.linear(v, w, lib.ones(3, dtype=lib.float64))
+        v.mul_(2)
+        try:
+            return type(out.grad_fn).__name__, lib.autograd.grad(out.sum(), x)[0].numpy().tolist()
+        except RuntimeError as error:
+            return type(out.grad_fn).__name__, str(error).replace("gradiente.", "torch.")
+    assert run(gradiente) == run(torch)
+
+
+def test_addmm_gradcheck_with_a_constant_operand():
+    x = gradiente.tensor([[0.5, -1.0], [2.0, 0.3]], dtype=gradiente.float64, requires_grad=True)
+    w = gradiente.tensor([[1.0, 2.0, -1.0], [3.0, -4.0, 0.5]], dtype=gradiente.float64)
+    b = gradiente.tensor([0.1, 0.2, 0.3], dtype=gradiente.float64, requires_grad=True)
+    assert gradiente.autograd.gradcheck(lambda x, b: gradiente.addmm(b, x, w, beta=0.5, alpha=2.0), (x, b))
+    assert gradiente.autograd.gradgradcheck(lambda x, b: gradiente.addmm(b, x, w) * x[:, :1], (x, b))
