@@ -574,12 +574,16 @@ def refuse_partial_overlap(tensor, inputs):
 _FILLS = frozenset({"index_fill_", "masked_fill_", "fill_", "fill_diagonal_"})
 
 
-def make_inplace(fn, name):
-    """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
+def make_inplace(fn, name, check_arguments=None):
+    """``x.name_(...)``: the in-place form of the out-of-place op ``fn``. ``check_arguments(*args, **kwargs)``, where
+    given, refuses bad arguments first, in the method's words, as PyTorch's argument parser does before anything
+    (the leaf check included)."""
     reads_numbers = name in _FILLS
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
+        if check_arguments is not None:
+            check_arguments(*args, **kwargs)
         inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)
                   and not (reads_numbers and a._data.ndim == 0)]
         return apply_inplace(self, lambda old: fn(old, *args, **kwargs), inputs)
