@@ -76,7 +76,10 @@ def test_known_difference_still_differs(name):
                                   21359, 21793, 21912, 40240, 40671, 42310, 42881, 1387, 61566,
                                   # and issue 13's last: same-shaped operands' layout, empty strided views, mish's
                                   # and silu's rounding, writes through detached aliases, hardtanh's layout
-                                  42296, 60424, 61020, 80407, 90622])
+                                  42296, 60424, 61020, 80407, 90622,
+                                  # and the fresh ranges 80000-81999, 90000-91999: hardswish's double backward,
+                                  # addmm's saves, in-place methods' argument errors
+                                  80100, 81696, 80336, 90278])
 def test_programs_that_found_bugs_now_agree(seed):
     """Seeds whose programs found a bug fixed in issue 13 (layouts, 0-d log_sigmoid, empty mean losses, var_mean's
     unused output, batch_norm of an empty batch; then einsum's graph, create_graph's requires_grad, saved values
