@@ -38,12 +38,7 @@ def test_random_programs_agree_with_torch(block):
 
 #: Seeds of the CI range whose difference is found but not yet understood or fixed (each pinned below by a strict
 #: xfail, so that fixing one forces its removal from here): seed -> what differs.
-PENDING = {
-    1228: "second order: gradiente's double-backward graph reaches x0 (a zero gradient) where PyTorch's gives None",
-    2789: "layer_norm's gradient over one element is PyTorch's rounding residue times rstd (reproduced bit for bit "
-          "since issue 13), but the float32 silu before it differs from PyTorch's in the last bit, which changes the "
-          "residue (-6.1e-5 vs 0)",
-}
+PENDING = {}
 
 
 @pytest.mark.parametrize("seed", sorted(PENDING))
@@ -78,7 +73,13 @@ def test_known_difference_still_differs(name):
                                   22337, 22445, 22696, 22705, 22724, 22852, 22914, 40767, 41176, 42155, 42257,
                                   # and the last ones: normalization's rounding, a leaf's views, nan_to_num's product,
                                   # matrix products' saved operands
-                                  21359, 21793, 21912, 40240, 40671, 42310, 42881, 1387, 61566])
+                                  21359, 21793, 21912, 40240, 40671, 42310, 42881, 1387, 61566,
+                                  # and issue 13's last: same-shaped operands' layout, empty strided views, mish's
+                                  # and silu's rounding, writes through detached aliases, hardtanh's layout
+                                  42296, 60424, 61020, 80407, 90622,
+                                  # and the fresh ranges 80000-81999, 90000-91999: hardswish's double backward,
+                                  # addmm's saves, in-place methods' argument errors
+                                  80100, 81696, 80336, 90278])
 def test_programs_that_found_bugs_now_agree(seed):
     """Seeds whose programs found a bug fixed in issue 13 (layouts, 0-d log_sigmoid, empty mean losses, var_mean's
     unused output, batch_norm of an empty batch; then einsum's graph, create_graph's requires_grad, saved values

@@ -80,11 +80,6 @@ KNOWN = {
                       "gradiente refuses an in-place write into an expanded view or unfold windows that overlap, and "
                       "checks overlap before shapes; PyTorch refuses only zero strides, writes overlapping windows in "
                       "its own order, and index_fill_ merely warns"),
-    "argument_parser_wording": (
-        lambda p, v: v.kind == CLEAR and "vs torch ('TypeError'" in v.what and "argument" in v.what,
-        "PyTorch's argument parser refuses the arguments of an in-place method first, in the method's words "
-        "(addcmul_(): argument 'tensor1' (position 1)); gradiente's in-place forms check a leaf first, and word "
-        "the error as the function's (addcmul(): ... (position 2))"),
     "empty_tensor_version": (
         lambda p, v: v.kind == CLEAR and "torch returns" in v.what
         and re.search(r"Tensor \[[^\]]*\b0\b[^\]]*\]\], which is output", v.what) is not None,

@@ -59,15 +59,16 @@ __all__ = ["METHODS", "in_place", "bind_through"]
 
 
 class _InPlace:
-    __slots__ = ("op",)
+    __slots__ = ("op", "check_arguments")
 
-    def __init__(self, op):
-        self.op = op
+    def __init__(self, op, check_arguments=None):
+        self.op, self.check_arguments = op, check_arguments
 
 
-def in_place(op):
-    """A table entry: the in-place form of ``op`` (``x.exp_()`` for ``exp``), bound under its row's names."""
-    return _InPlace(op)
+def in_place(op, check_arguments=None):
+    """A table entry: the in-place form of ``op`` (``x.exp_()`` for ``exp``), bound under its row's names;
+    ``check_arguments`` refuses bad arguments first, in the method's words (``make_inplace``)."""
+    return _InPlace(op, check_arguments)
 
 
 def _numpy_operand_to_numpy(op, ufunc, name):
@@ -166,9 +167,9 @@ METHODS = (
     (arithmetic.sub_, "sub_", "__isub__"),
     (in_place(arithmetic.sub), "subtract_"),
     (arithmetic.addcdiv, "addcdiv"),
-    (in_place(arithmetic.addcdiv), "addcdiv_"),
+    (in_place(arithmetic.addcdiv, arithmetic.addc_method_arguments("addcdiv_")), "addcdiv_"),
     (arithmetic.addcmul, "addcmul"),
-    (in_place(arithmetic.addcmul), "addcmul_"),
+    (in_place(arithmetic.addcmul, arithmetic.addc_method_arguments("addcmul_")), "addcmul_"),
     # ops/unary.py
     (unary.abs, "abs", "absolute", "__abs__"),
     (in_place(unary.abs), "abs_", "absolute_"),
@@ -277,7 +278,7 @@ METHODS = (
     (binary_math.hypot, "hypot"),
     (in_place(binary_math.hypot), "hypot_"),
     (binary_math.lerp, "lerp"),
-    (in_place(binary_math.lerp), "lerp_"),
+    (in_place(binary_math.lerp, binary_math.check_lerp_method_arguments), "lerp_"),
     (binary_math.xlogy, "xlogy"),
     (in_place(binary_math.xlogy), "xlogy_"),
     # ops/special.py
@@ -678,7 +679,7 @@ COMPRESSED_METHODS = (
 def _bind():
     for what, *names in METHODS:
         if isinstance(what, _InPlace):
-            what = make_inplace(what.op, names[0])
+            what = make_inplace(what.op, names[0], what.check_arguments)
         for name in names:
             setattr(Tensor, name, accept_numpy_names(what, name) if callable(what) else what)
     for what, *names in SPARSE_METHODS:

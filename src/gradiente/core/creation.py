@@ -385,6 +385,9 @@ def in_iteration_layout(values, *operands):
         return values
     if not arrays or all(_strictly_c_order(a) for a in arrays):
         return values
+    fast = _fast_setup_strides(values, operands, arrays)
+    if fast is not None:
+        return _restrided(values, fast)
     shape = values.shape
     if values.flags.c_contiguous and arrays[0].shape == shape and _strictly_decreasing(arrays[0].strides):
         # the first operand's strides all differ and fall from the first dim to the last (a row-major slice, such
@@ -396,12 +399,38 @@ def in_iteration_layout(values, *operands):
     for d in fast_to_slow:      # TensorIterator's strides, a size-1 dim's included (a later op reads them)
         by_dim[d] = step
         step *= shape[d]
-    wanted = tuple(by_dim)
+    return _restrided(values, tuple(by_dim))
+
+
+def _fast_setup_strides(values, operands, arrays):
+    """The result's strides where TensorIterator takes its fast setup, else None: every operand a tensor of the
+    result's shape (a number is a 0-d operand there), all contiguous by the flag (then C order, size-1 dims'
+    strides included) or all dense with the same strides (then theirs). The general path would order the dims
+    alike but read the size-1 dims' strides, which a later broadcast reads (seed 60424: ``where`` of three
+    contiguous (2, 1, 1) operands with strides (1, 2, 2) is (1, 1, 1) in PyTorch)."""
+    if len(arrays) != len(operands) or any(a.shape != values.shape for a in arrays):
+        return None
+    step, by_dim = values.itemsize, []
+    if all(a.flags.c_contiguous for a in arrays):
+        for n in reversed(values.shape):
+            by_dim.append(step)
+            step *= n
+        return tuple(reversed(by_dim))
+    in_elements = {tuple(st // a.itemsize for st in a.strides) for a in arrays}
+    if len(in_elements) == 1 and is_dense(arrays[0]) and min(arrays[0].strides) >= 0:
+        return tuple(st * values.itemsize for st in in_elements.pop())
+    return None
+
+
+def _restrided(values, wanted):
+    """``values`` with the dense strides ``wanted``: the same memory where only size-1 dims' strides differ, else a
+    copy laid out so."""
     if values.strides == wanted:
         return values
+    shape = values.shape
     if all(n == 1 or st == w for n, st, w in zip(shape, values.strides, wanted)) and values.flags.owndata:
         return np.lib.stride_tricks.as_strided(values, shape, wanted)    # the same memory: only size-1 strides
-    out = np.empty([shape[d] for d in fast_to_slow[::-1]], values.dtype).transpose(np.argsort(fast_to_slow[::-1]))
+    out = np.lib.stride_tricks.as_strided(np.empty(values.size, values.dtype), shape, wanted)
     out[...] = values
     return out
 

@@ -213,12 +213,23 @@ def apply_inplace(tensor, compute, inputs=()):
             set_history(tensor, result.grad_fn, result._output_nr)
             tensor._accumulator = None
             _regenerate_views(tensor)
+            _regenerate_views_of_detached_source(tensor)
         _adopt_saved_output(tensor, result)
         if _diagnostics.sites:      # learner or anomaly mode: name the op of the write just remembered
             diagnostics.name_last_write(tensor, result.grad_fn)
     if forward:
         forward_grad.inplace_tangent(tensor, result, before)
     return tensor
+
+
+def _regenerate_views_of_detached_source(alias):
+    """After a recorded in-place change of a detached alias (``v.detach().lerp_(w, 0.5)`` with ``w`` requiring
+    grad): the memory is also the tensor it was detached from, whose views (PyTorch's shared version counter)
+    now read through AsStridedBackward0, as after a change autograd does not record (seed 80407)."""
+    ref = alias.__dict__.get("_alias_of")
+    source = ref() if ref is not None else None
+    if source is not None and source is not alias:
+        untracked_change(source)
 
 
 def _rebase(view, fn):
@@ -378,6 +389,10 @@ class AsStridedBackward0(_Strided):
 
     def backward(self, ops, grad):
         shape = self._input_meta[0][0]
+        if ops.raw(grad).size == 0 and not self.cross:
+            # an empty view reads nothing: PyTorch's as_strided_backward returns fresh zeros, off the graph even
+            # under create_graph (seed 42296: the gradient's requires_grad)
+            return (ops.zeros(shape, grad),)
         if self.cross:
             base = _as_reals(self.arrays[1])
             placed = ops.embed(_to_reals(ops, grad), (base.size,), (self.positions,))
@@ -559,12 +574,16 @@ def refuse_partial_overlap(tensor, inputs):
 _FILLS = frozenset({"index_fill_", "masked_fill_", "fill_", "fill_diagonal_"})
 
 
-def make_inplace(fn, name):
-    """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
+def make_inplace(fn, name, check_arguments=None):
+    """``x.name_(...)``: the in-place form of the out-of-place op ``fn``. ``check_arguments(*args, **kwargs)``, where
+    given, refuses bad arguments first, in the method's words, as PyTorch's argument parser does before anything
+    (the leaf check included)."""
     reads_numbers = name in _FILLS
 
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
+        if check_arguments is not None:
+            check_arguments(*args, **kwargs)
         inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)
                   and not (reads_numbers and a._data.ndim == 0)]
         return apply_inplace(self, lambda old: fn(old, *args, **kwargs), inputs)

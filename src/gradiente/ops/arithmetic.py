@@ -862,6 +862,23 @@ def _add_divided(x, scaled, b):
     return x + scaled / b
 
 
+def addc_method_arguments(name):
+    """The argument check of ``addcmul_``/``addcdiv_`` (``name``): PyTorch's parser refuses a non-tensor
+    ``tensor1`` or ``tensor2`` in the method's words and positions (``(tensor1, tensor2, *, value)``) before the
+    in-place op checks anything. The deprecated ``(value, tensor1, tensor2)`` form is left to the op."""
+    def check(*args, **kwargs):
+        if len(args) > 2:
+            return
+        given = dict(zip(("tensor1", "tensor2"), args))
+        for position, arg in enumerate(("tensor1", "tensor2"), 1):
+            if arg in given or arg in kwargs:
+                t = given[arg] if arg in given else kwargs[arg]
+                if not isinstance(t, Tensor):
+                    where = f" (position {position})" if arg in given else ""
+                    raise TypeError(f"{name}(): argument '{arg}'{where} must be Tensor, not {type(t).__name__}")
+    return check
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value·tensor1·tensor2, elementwise with broadcasting."""
     return _addc("addcmul", input, tensor1, tensor2, value, _fused_multiply_add, AddcmulBackward0)

@@ -124,6 +124,30 @@ def _lerp_arrays(xa, ea, wa):
     return out.astype(xa.dtype, copy=False)
 
 
+def check_lerp_method_arguments(*args, **kwargs):
+    """PyTorch's parser refusing ``x.lerp_(end, weight)`` with positional arguments of the wrong types, in the
+    method's words, before the in-place op checks anything (a leaf that requires grad included)."""
+    if kwargs or len(args) != 2:
+        return
+    end, weight = args
+    number = (bool, int, float, complex)
+    if isinstance(end, Tensor) and isinstance(weight, (Tensor, *number)):
+        return
+    names = [type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args]
+
+    def marked(fits):
+        return ", ".join(n if ok else f"!{n}!" for n, ok in zip(names, fits))
+    raise TypeError(f"lerp_() received an invalid combination of arguments - got ({', '.join(names)}), but expected "
+                    "one of:\n"
+                    " * (Tensor end, Tensor weight)\n"
+                    "      didn't match because some of the arguments have invalid types: "
+                    f"({marked((isinstance(end, Tensor), isinstance(weight, Tensor)))})\n"
+                    " * (Tensor end, Number weight)\n"
+                    "      didn't match because some of the arguments have invalid types: "
+                    # (PyTorch's report marks a number weight too when end is no tensor)
+                    f"({marked((isinstance(end, Tensor), isinstance(end, Tensor) and isinstance(weight, number)))})\n")
+
+
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input): linear interpolation (weight a number or a broadcastable tensor)."""
     if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, bool, int, float, complex)):
@@ -142,7 +166,11 @@ def lerp(input, end, weight, *, out=None):
         wa = np.asarray(weight, dtype=np.float32 if xa.dtype == dt.BFLOAT16 else xa.dtype)
     result_dtype = xa.dtype if wa.dtype.kind != "c" else None
     xa, ea, wa = dt.widened(xa), dt.widened(ea), dt.widened(wa)
-    result = as_result(broadcasting(_lerp_arrays, xa, ea, wa), result_dtype)
+    if isinstance(weight, Tensor):
+        values = broadcasting(_lerp_arrays, xa, ea, wa)
+    else:   # a number weight is the kernel's argument, not an operand of PyTorch's TensorIterator (its layout)
+        values = broadcasting(lambda x, e: _lerp_arrays(x, e, wa), xa, ea)
+    result = as_result(values, result_dtype)
     if isinstance(weight, Tensor):
         if wants_grad(input, end, weight):
             record(LerpBackward1, (input, end, weight), result, (input, end, weight))

@@ -191,6 +191,7 @@ class AddmmBackward0(Node):
     formula = "∂/∂b = β,  ∂/∂X = α·G·Yᵀ,  ∂/∂Y = α·Xᵀ·G"
     alpha: float
     beta: float
+    transposed_y: bool      # addmm's: y is a transposed weight (nn.Linear's W.t()), which may not be saved
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
@@ -198,7 +199,7 @@ class AddmmBackward0(Node):
         g = grad if self.alpha == 1 else grad * self.alpha
         dy = None
         if y_node is not None:
-            if not ops.recording and y.ndim == 2 and y.flags.f_contiguous and not y.flags.c_contiguous:
+            if not ops.recording and self.__dict__.get("transposed_y"):
                 # y is a transposed weight (nn.Linear passes W.t()): compute dy already transposed, so that
                 # after TBackward0 the weight's gradient is contiguous, as PyTorch arranges it.
                 dy = ops.matmul(ops.transpose(g, -1, -2), x).T
@@ -251,7 +252,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     _check_multipliable(xa, ya)
     out = wrap(_scaled_sum(np.matmul(dt.widened(xa), dt.widened(ya)), input, (xa.shape[0], ya.shape[1]), beta, alpha))
     if wants_grad(input, mat1, mat2):
-        record(AddmmBackward0, (input, mat1, mat2), out, (mat1, mat2), alpha=alpha, beta=beta)
+        # each operand saved only for the other's gradient, as PyTorch's (linear of an input changed in place
+        # later, with a weight that needs no gradient, stays differentiable: seed 81696)
+        record(AddmmBackward0, (input, mat1, mat2), out,
+               (mat1 if wants_grad(mat2) else None, mat2 if wants_grad(mat1) else None), alpha=alpha, beta=beta,
+               transposed_y=ya.flags.f_contiguous and not ya.flags.c_contiguous)
     return out
 
 

@@ -14,12 +14,13 @@ from ...core import dtype as dt
 from ...core import tensor
 from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
+from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
 from .. import unary
 from ..autocast import autocast_entry
-from ._common import activation, check_floating, inplace, scalar_name, softplus_stable
+from ._common import activation, check_floating, inplace, scalar_name
 
 __all__ = [
     "celu",
@@ -131,8 +132,17 @@ class HardtanhBackward1(HardtanhBackward0):
 def _hardtanh(input, min_val, max_val, node_cls):
     if dt.kind(input._data.dtype) != "f":     # integers clamp, with no gradient to record
         return input.clamp(min_val, max_val)
-    return activation(input, lambda a: np.clip(a, min_val, max_val), node_cls, "hardtanh",
-                      "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
+    return activation(input, lambda a: np.clip(a, min_val, max_val, out=_empty_with_strides_of(a)), node_cls,
+                      "hardtanh", "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
+
+
+def _empty_with_strides_of(a):
+    """An array for hardtanh's result: PyTorch's kernel writes into ``empty_like(input)``, which keeps a dense
+    input's strides exactly, a size-1 dim's included (which a later broadcast reads: seed 90622), where other
+    activations' TensorIterator gives a contiguous input C strides. None (NumPy's choice) for any other input."""
+    if a.ndim < 2 or not is_dense(a) or min(a.strides) < 0:
+        return None
+    return np.lib.stride_tricks.as_strided(np.empty(a.size, a.dtype), a.shape, a.strides)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -398,6 +408,11 @@ class SiluBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
+        if not ops.recording and x.dtype in (np.float32, np.float64):
+            # PyTorch's silu_backward kernel (GCC fuses 1 + x·(1 - σ) into one multiply-add); under create_graph
+            # PyTorch composes the same formula of recorded ops, as below
+            s = sigmoid_array(x)
+            return (grad * s * fma(x, 1 - s, x.dtype.type(1), x.dtype),)
         s = ops.sigmoid(x)
         return (grad * s * (x * (1 - s) + 1),)
 
@@ -408,7 +423,17 @@ def silu(input, inplace=False):
     """x·σ(x), also called swish (``SiluBackward0``)."""
     if inplace:
         return _inplace_call(input, silu)
-    return activation(input, lambda a: a * sigmoid_array(a), SiluBackward0, "silu_cpu")
+    return activation(input, _silu_array, SiluBackward0, "silu_cpu")
+
+
+def _silu_array(a):
+    """x / (1 + e^-x), one division as PyTorch's kernel: x·σ(x) rounds twice. A float32 e^-x is the C library's
+    (correctly rounded; NumPy's float32 exp is off by an ulp in a few percent of values), computed in double and
+    rounded once. Together they were off by an ulp in a third of float32 results, which a later rounding-sensitive
+    step amplifies (seed 2789: layer norm over one element); PyTorch's vectorized exp (SLEEF) still differs from
+    both in a few percent of the elements of long tensors."""
+    e = np.exp(-a.astype(np.float64)).astype(np.float32) if a.dtype == np.float32 else np.exp(-a)
+    return a / (1 + e)
 
 
 class MishBackward0(Node):
@@ -417,7 +442,10 @@ class MishBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
-        t = ops.tanh(softplus_stable(ops, x))
+        # softplus as PyTorch's kernel and its infinitely_differentiable_mish_backward compute it, log1p(eˣ):
+        # it overflows to inf for x > ~89 (float32) or ~710 (float64), where the value is still right (tanh(inf)
+        # is 1) but the second derivative, through eˣ, is nan, as PyTorch's (seed 61020)
+        t = ops.tanh(ops.log1p(ops.exp(x)))
         return (grad * (t + x * ops.sigmoid(x) * (1 - t * t)),)
 
     jvp = self_adjoint_jvp
@@ -493,8 +521,11 @@ class HardswishBackward0(Node):
     def backward(self, ops, grad):
         x = _saved(self, ops)
         xa = ops.raw(x)
-        # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan)
-        return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, grad * (x / 3 + 0.5))),)
+        # PyTorch's (vectorized) kernel: 0 up to -3 included, grad from 3 included, the slope between (nan at nan).
+        # The slope's grad is masked before the product, so that its derivative by x (PyTorch's
+        # where(-3 < x < 3, grad·v/3, 0)) is 0 outside, where grad may be nan (seed 80100)
+        slope = ~(xa <= -3) & ~(xa >= 3)
+        return (ops.mask(~(xa <= -3), ops.select(xa >= 3, grad, ops.mask(slope, grad) * (x / 3 + 0.5))),)
 
     jvp = self_adjoint_jvp
 
