@@ -43,7 +43,8 @@ KNOWN_GAPS: dict = {
     **dict.fromkeys(["sparse_mm", "sparse_torch_mm", "sparse_matmul", "sparse_addmm", "sparse_to_dense",
                      "sparse_coalesce", "sparse_values", "sparse_sum", "sparse_sum_dim", "sparse_sum_all_dims",
                      "sparse_softmax", "sparse_log_softmax", "sparse_scaled",
-                     "sparse_t", "sparse_transpose", "sparse_to_float32", "sparse_to_float64", "dense_to_sparse"],
+                     "sparse_t", "sparse_transpose", "sparse_to_float32", "sparse_to_float64", "dense_to_sparse",
+                     "sparse_select", "sparse_permute", "sparse_unsqueeze", "sparse_stack"],
                     "a sparse tensor made inside vmap holds one batch's values; vmap does not batch sparse tensors"),
     # compressed sparse tensors (test_ops_sparse_compressed.py's rows; csr_sum and csr_torch_sum batch): likewise
     **dict.fromkeys(["bsc_to_dense", "bsr_t", "bsr_to_bsc", "bsr_to_coo", "bsr_to_dense", "coo_to_csr", "csc_matmul",

@@ -21,6 +21,7 @@ from .core.tensor import Tensor
 from .numpy_names import op_behind
 from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
+from .ops._warnings import SKIPPED_CODE
 
 __all__ = ["guard", "guard_namespace", "sparse_call", "sparse_method", "layout_error", "has_sparse",
            "sparse_dispatch_methods"]
@@ -332,6 +333,8 @@ def guard(fn, name):
         return fn(*args, **kwargs)
 
     checked.sparse_dispatch_of = fn
+    # an op's warning names its caller's line: this wrapper is a frame it does not count (ops/_warnings.py)
+    SKIPPED_CODE.add(checked.__code__)
     # what vmap's dispatch reads to find the op and its NumPy names (numpy_names.op_behind, with_torch_names)
     checked.numpy_names_of = op_behind(fn)
     if getattr(fn, "numpy_names", None):

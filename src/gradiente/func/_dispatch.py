@@ -283,6 +283,12 @@ def _dispatching(fn):
 
 def _build_tables():
     import importlib
+
+    import gradiente
+    # the functions torch.* loads on first use join the namespace now, so that vmap swaps them too
+    for names in gradiente._LOADED_ON_FIRST_USE.values():
+        for name in names:
+            getattr(gradiente, name)
     for module_name in _NAMESPACES:
         module = importlib.import_module(module_name)
         namespace = vars(module)
