@@ -69,7 +69,17 @@ def tanh_backward_array(grad, out):
         if ((one_minus.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)).any():
             return grad * fma(-out, out, np.float32(1), np.float32)
         return grad * one_minus.astype(np.float32)
-    return grad * fma(-out, out, out.dtype.type(1), out.dtype)
+    # float64: out² = square + error exactly (Dekker), 1 - square = rest + rest_error exactly (Knuth); their sum,
+    # added smallest first, rounds once but where the exact value lies within 2⁻¹⁰⁴ of a tie (fma's round-to-odd
+    # step, which settles even that, costs as much again)
+    square = out * out
+    scaled = out * 134217729.0
+    high = scaled - (scaled - out)
+    low = out - high
+    error = ((high * high - square) + 2.0 * high * low) + low * low
+    rest = 1.0 - square
+    rest_error = (1.0 - rest) - square
+    return grad * (rest + (rest_error - error))
 
 
 def sigmoid_backward_array(grad, out):
