@@ -20,7 +20,7 @@ from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .creation import once_per_element
 from .erf import erf as erf_array
-from .fused import fma
+from .fused import one_minus_square
 from .grad_dtype import first_grad_dtype
 from .grad_layout import empty_in_contract_layout, obeys_layout_contract
 from .grad_layout import is_enforced as grad_layout_enforced
@@ -60,26 +60,7 @@ def tanh_backward_array(grad, out):
     so a hand-derived ``(1 - h**2) * dh`` differs from autograd's in the last bit exactly where it does in PyTorch."""
     if out.dtype.kind != "f" or out.dtype.itemsize == 2:
         return grad * (1 - out * out)
-    if out.dtype == np.float32:
-        # The hot case, spelled out (fma's general path costs ~10 µs on a small array): out² is exact in float64
-        # and so, for |out| ≥ 1/8, is 1 - out²; rounding it to float32 is then rounding once. Below that the float64
-        # difference may round first, which matters only if it lands exactly on a float32 tie: fma decides those.
-        wide = out.astype(np.float64)
-        one_minus = 1.0 - wide * wide
-        if ((one_minus.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)).any():
-            return grad * fma(-out, out, np.float32(1), np.float32)
-        return grad * one_minus.astype(np.float32)
-    # float64: out² = square + error exactly (Dekker), 1 - square = rest + rest_error exactly (Knuth); their sum,
-    # added smallest first, rounds once but where the exact value lies within 2⁻¹⁰⁴ of a tie (fma's round-to-odd
-    # step, which settles even that, costs as much again)
-    square = out * out
-    scaled = out * 134217729.0
-    high = scaled - (scaled - out)
-    low = out - high
-    error = ((high * high - square) + 2.0 * high * low) + low * low
-    rest = 1.0 - square
-    rest_error = (1.0 - rest) - square
-    return grad * (rest + (rest_error - error))
+    return grad * one_minus_square(out)
 
 
 def sigmoid_backward_array(grad, out):
