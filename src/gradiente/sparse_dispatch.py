@@ -24,7 +24,7 @@ from .ops import sparse_elementwise as elementwise
 from .ops._warnings import SKIPPED_CODE
 
 __all__ = ["guard", "guard_namespace", "sparse_call", "sparse_method", "layout_error", "has_sparse",
-           "sparse_dispatch_methods"]
+           "sparse_dispatch_methods", "SPARSE_CLASSES"]
 
 _ADD = frozenset({"add", "add_", "__add__", "__radd__", "__iadd__"})
 _SUB = frozenset({"sub", "subtract", "sub_", "subtract_", "__sub__", "__isub__", "__rsub__"})
@@ -37,6 +37,8 @@ _JOINS = {"cat": sparse_coo.cat, "concat": sparse_coo.cat, "concatenate": sparse
 _IN_PLACE_OPERATORS = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__"})
 
 
+#: the sparse layouts' classes
+SPARSE_CLASSES = frozenset({SparseCooTensor, SparseCompressedTensor})
 #: the classes of an argument that is, or may hold, a sparse tensor (a subclass of these is checked by
 #: ``has_sparse``, which the sparse classes' own methods never reach: they are bound to ``sparse_call``)
 _MAYBE_SPARSE = frozenset({SparseCooTensor, SparseCompressedTensor, list, tuple})
@@ -397,7 +399,7 @@ def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
     for name in names:
         value = tensor_cls.__dict__.get(name)
         if callable(value) and not isinstance(value, type) and _takes_more_than_self(value) and \
-                not _takes_sparse_itself(name, value):
+                not _takes_sparse_itself(name, value) and not getattr(value, "checks_sparse_itself", False):
             dense[name] = guard(value, name)
     bound = {tensor_cls: dense}
     for cls, key in sparse_classes.items():

@@ -239,13 +239,16 @@ class NegBackward0(Node):
 _REAL_NUMBERS = (int, float)
 
 
-def _binary(x, y, fn, node_cls, floating=False, save=True):
+def _binary(x, y, fn, node_cls, floating=False, save=True, unsigned_wide_kernel=None):
     """The shared body of binary ops: promote, compute, wrap, record.
 
     ``save``: True keeps both operands for the rule, False neither, or a function
     ``save(x, y, x_needs_grad, y_needs_grad)`` returning what to keep: keeping only what the rule will read
-    lets the graph release the other operand (as PyTorch does), which matters for long chains."""
+    lets the graph release the other operand (as PyTorch does), which matters for long chains.
+    ``unsigned_wide_kernel``: the name of PyTorch's kernel, for an op it lacks for uint16/32/64 results."""
     xa, ya, target = promote_operands(x, y, floating)
+    if unsigned_wide_kernel is not None and target in dt.UNSIGNED_WIDE_NP:
+        dt.refuse_unsigned_wide(unsigned_wide_kernel, target)
     if target == dt.BFLOAT16:
         xa, ya = _in_float32(xa, fn), _in_float32(ya, fn)
     try:
@@ -340,8 +343,7 @@ def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
         other = _scale(other, alpha)
-    dt.refuse_unsigned_wide_operands("add_stub", input, other)
-    result = _binary(input, other, np.add, AddBackward0, save=False)
+    result = _binary(input, other, np.add, AddBackward0, save=False, unsigned_wide_kernel="add_stub")
     return result if out is None else _write_out(result, out, "add")
 
 
