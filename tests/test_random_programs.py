@@ -53,7 +53,22 @@ def _program(*lines, dtype="float64"):
     return rp.Program(0, dtype, list(lines), kinds, ["x0"])
 
 
-KNOWN_REPRODUCERS = {}     # name -> the smallest program that shows a KNOWN difference (none pinned now)
+#: name -> the smallest program that shows a KNOWN difference
+KNOWN_REPRODUCERS = {
+    # PyTorch's gradient of relu6 at a nan is 1 in its scalar loop (two elements) and 0 in its vectorized one
+    "nan_at_hardtanh": _program(
+        "x0 = torch.tensor([float('nan'), 1.0], dtype=torch.float64).requires_grad_()",
+        "v0 = F.relu6(x0)",
+        "g = torch.autograd.grad([v0], [x0], [torch.ones(2, dtype=torch.float64)], create_graph=True)"),
+    # the gradient of group_norm over two equal values is 0; float32 rounding, amplified by 1/sqrt(eps), leaves
+    # 3.1e-5 in gradiente and -3.1e-5 in PyTorch (seed 42806)
+    "float32_rounding": _program(
+        "x0 = torch.from_numpy(R(420238, (1,), 'float32')).requires_grad_()",
+        "v0 = torch.cat([x0, x0], -1)",
+        "v1 = F.group_norm(v0.reshape(1, 1, -1), 1)",
+        "g = torch.autograd.grad([v1], [x0], [torch.from_numpy(R(699057, (1, 1, 2), 'float32'))], create_graph=True)",
+        dtype="float32"),
+}
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_REPRODUCERS))

@@ -70,6 +70,88 @@ SINGLE_TOLERANCE = {**TOLERANCE, "float64": TOLERANCE["float32"]}
 SINGLE_CASTS = ("float()", "float32", "half()", "type_as")
 
 
+def _values_at(program, verdict, lines):
+    """The float arrays each library made where ``verdict`` found values differ, running ``lines``:
+    ``(ours, theirs)`` lists of arrays, or None when the runs do not both reach that point."""
+    if verdict.kind != SILENT or not verdict.what.endswith("values"):
+        return None
+    found = []
+    for lib in (gradiente, torch):
+        trail = run(program, lib, lines)
+        if len(trail) <= verdict.line or trail[verdict.line][0] == "raised":
+            return None
+        what = trail[verdict.line][1]
+        if trail[verdict.line][0] == "end":
+            what = what.get(verdict.what.split(" at the end")[0])
+        found.append([d["data"] for d in _descriptions(what) if d["data"].dtype.kind == "f"])
+    ours, theirs = found
+    if len(ours) != len(theirs) or any(a.shape != b.shape for a, b in zip(ours, theirs)):
+        return None
+    return ours, theirs
+
+
+def _descriptions(what):
+    if isinstance(what, dict):
+        yield what
+    elif isinstance(what, tuple):
+        for item in what:
+            yield from _descriptions(item)
+
+
+def _float32_rounding(program, verdict):
+    """Whether a float32 program's values differ by rounding only (KNOWN's ``float32_rounding``)."""
+    if program.dtype != "float32" or any("half()" in line for line in program.lines):
+        return False
+    narrow = _values_at(program, verdict, program.lines)
+    wide = _values_at(program, verdict, [_in_float64(line) for line in program.lines])
+    if narrow is None or wide is None:
+        return False
+    (ours, theirs), (reference, theirs_wide) = narrow, wide
+    for a, b, exact, b_wide in zip(ours, theirs, reference, theirs_wide):
+        if not _close(exact, b_wide, TOLERANCE) or not np.array_equal(np.isnan(a), np.isnan(exact)):
+            return False        # the libraries differ in float64 too, or in where the nans are
+        finite = np.isfinite(exact)
+        our_error = np.max(np.abs(a[finite] - exact[finite]), initial=0.0)
+        their_error = np.max(np.abs(b[finite] - exact[finite]), initial=0.0)
+        scale = max(1.0, float(np.max(np.abs(exact[finite]), initial=0.0)))
+        if our_error > max(2 * their_error, TOLERANCE["float32"][1] * scale):
+            return False
+    return True
+
+
+def _in_float64(line):
+    """A line of a float32 program, computing in float64 instead."""
+    for narrow, wide in (("'float32'", "'float64'"), (".float()", ".double()"), ("torch.float32", "torch.float64")):
+        line = line.replace(narrow, wide)
+    return line
+
+
+def _nan_at_hardtanh(program, verdict):
+    """Whether values differ after a hardtanh (relu6) met a nan input (KNOWN's ``nan_at_hardtanh``): the program
+    runs again on gradiente with those two functions watched."""
+    if verdict.kind != SILENT or not verdict.what.endswith("values"):
+        return False
+    functional = gradiente.nn.functional
+    met_nan = []
+
+    def watched(name):
+        def call(input, *args, **kwargs):
+            met_nan.append(bool(np.isnan(input.detach().numpy()).any()))
+            return getattr(functional, name)(input, *args, **kwargs)
+        return call
+
+    ns = namespace(gradiente)
+    ns["F"] = type("WatchedF", (), {"__getattr__": lambda self, name: getattr(functional, name),
+                                    "relu6": staticmethod(watched("relu6")),
+                                    "hardtanh": staticmethod(watched("hardtanh"))})()
+    for line in program.lines[:verdict.line + 1]:
+        try:
+            quiet(lambda line=line: exec(line, ns))
+        except Exception:  # (the verdict's run got past this line; a rerun that does not changes nothing here)
+            break
+    return any(met_nan)
+
+
 #: Disagreements understood and not fixed yet: name -> (does a verdict show it, why). ``tests/test_random_programs.py``
 #: lets a fixed seed end in one of these (and pins some with a strict xfail each); any other fails.
 KNOWN = {
@@ -89,7 +171,19 @@ KNOWN = {
     "zero_tensor": (lambda p, v: "ZeroTensors are immutable" in v.what,
                     "PyTorch's internal ZeroTensor (sgn's gradient) refuses a later in-place write; gradiente has "
                     "none"),
+    "float32_rounding": (
+        _float32_rounding,
+        "float32 values that differ by more than the tolerance, where each library's float32 result is within "
+        "rounding of the same program run in float64 (on which the two agree), gradiente's no farther than "
+        "PyTorch's: rounding amplified by a steep function (a normalization of nearly equal values, a second "
+        "derivative near a pole), not a different computation"),
+    "nan_at_hardtanh": (
+        _nan_at_hardtanh,
+        "hardtanh's (relu6's) gradient at a nan input: PyTorch's kernel gives 0 in its vectorized loop and passes "
+        "the gradient in its scalar loop, so its answer depends on the tensor's length and the CPU; gradiente "
+        "gives 0 everywhere"),
 }
+
 
 
 def known(program, verdict):
@@ -409,13 +503,17 @@ def main(argv=None):
         print(f"# {verdict}")
         return 0
     counts, by_kind, by_known = collections.Counter(), collections.Counter(), collections.Counter()
+    unknown_silent = 0
     for seed in range(args.seed, args.seed + args.programs):
         program, verdict = check(seed)
         counts[verdict.kind] += 1
         if verdict.kind != SAME:
             part = program.kinds[verdict.line] if 0 <= verdict.line < len(program.kinds) else "end"
             by_kind[part] += 1
-            by_known[known(program, verdict) or "not known"] += 1
+            name = known(program, verdict)
+            by_known[name or "not known"] += 1
+            if verdict.kind == SILENT and name is None:
+                unknown_silent += 1
             lines = program.lines if args.no_shrink else shrink(program, verdict)
             print(f"=== seed {seed}: {verdict}\n{reproducer(program, lines)}", flush=True)
     print(summary(counts, by_kind, args.programs))
@@ -425,7 +523,8 @@ def main(argv=None):
     if args.report:
         import adversarial_report
         adversarial_report.main([])
-    return 1 if counts[SILENT] else 0
+    print(f"\nsilent differences not explained in KNOWN: {unknown_silent}")
+    return 1 if unknown_silent else 0
 
 
 if __name__ == "__main__":
