@@ -28,6 +28,7 @@ call instead of tracing it once. A function that closes over a tensor requiring 
 returns gradients without a graph to that tensor.
 """
 import functools
+import weakref
 
 import numpy as np
 
@@ -91,6 +92,8 @@ def _differentiable(x):
     """This transform's own copy of an input (see the module docstring)."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if x.__class__ is Tensor and not x._requires_grad and active_levels() and not _forward.on:
+        return _shared_by_the_examples(x)
     x = _batched_at_running_levels(x)
     if x._requires_grad or (_forward.on and forward_grad.has_tangent(x)):
         own = x.view_as(x)
@@ -98,6 +101,19 @@ def _differentiable(x):
             own.requires_grad_()
         return own
     return x.detach().requires_grad_()
+
+
+def _shared_by_the_examples(x):
+    """``_differentiable`` of a plain tensor inside vmap (the parameters of per-sample gradients): a fresh leaf that
+    is ``x`` broadcast over every running level, made at once rather than through the dispatched reshape, expand
+    and detach that the general path takes (the same tensor: a read-only broadcast view sharing ``x``'s version
+    counter, as ``detach`` shares it)."""
+    levels = tuple(level.id for level in active_levels())
+    sizes = tuple(level.size for level in active_levels())
+    own = Tensor._make(np.broadcast_to(x._data, sizes + x._data.shape), requires_grad=True)
+    own._version_box = x._version_box
+    own._alias_of = weakref.ref(x if x._base is None else x._base)
+    return wrap(own, levels)
 
 
 def _zeros_like(t):
