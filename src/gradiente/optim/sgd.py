@@ -1,5 +1,4 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay."""
-import numpy as np
 
 from ..core.tensor import Tensor
 from . import _kernels as K
@@ -44,12 +43,16 @@ class SGD(Optimizer):
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = state["momentum_buffer"] = Tensor._make(np.array(grad, copy=True))
+                        buf = state["momentum_buffer"] = Tensor._make(K.new_momentum_buffer(grad))
                     else:
                         buf._data *= K.scalar(momentum, buf._data)
                         K.add_scaled(buf._data, grad, 1 - dampening, out=buf._data)
                         _changed(buf)
-                    grad = K.add_scaled(grad, buf._data, momentum) if nesterov else buf._data
+                    if not nesterov:
+                        K.add_buffer(param, buf._data, -lr)
+                        _changed(p)
+                        continue
+                    grad = K.add_scaled(grad, buf._data, momentum)
                 K.add_scaled(param, grad, -lr, out=param)
                 _changed(p)
         return loss
