@@ -307,10 +307,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     mode: for each output, a block of shape ``output.shape + input.shape`` per differentiated input, in the
     structure of the output (outer) and of the arguments (inner).
 
-    Vectorized as PyTorch's: the rows of the Jacobian are vector-Jacobian products with the rows of an identity,
-    computed under ``vmap`` (``chunk_size`` rows at a time). The graph of one plain call holds one example, so
-    the vmapped function runs ``func`` again, batched over the rows, and differentiates that batched graph in
-    one backward pass; a first plain call gives the outputs' shapes and ``aux``."""
+    Vectorized as PyTorch's: the rows of the Jacobian are vector-Jacobian products with the rows of an identity
+    (``chunk_size`` rows at a time), one backward pass of the plain call's graph batched over the rows
+    (``autograd.grad(..., is_grads_batched=True)``). Where the Jacobian must itself stay differentiable or
+    batched (inside another transform, or under vmap), the vmapped function runs ``func`` again, batched over the
+    rows, and differentiates that batched graph in one backward pass instead."""
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     call = _dispatch.resolve(func)
@@ -334,7 +335,10 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 out = flatten(_split_aux(out, has_aux, "vjp(f, *primals)")[0])[0]
                 return _grads(out, mine, cotangents, retain_graph=True, create_graph=frame.keep)
 
-            rows = _vmapped_over_identity(vjp_of_rows, flat_out, chunk_size)
+            if frame.keep or active_levels() or _forward.on:
+                rows = _vmapped_over_identity(vjp_of_rows, flat_out, chunk_size)
+            else:
+                rows = _rows_by_batched_backward(flat_out, own, chunk_size)
             blocks, start = [], 0
             for o in flat_out:
                 n = o.numel()
@@ -345,6 +349,26 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         return (jacobian, aux) if has_aux else jacobian
 
     return wrapper
+
+
+def _rows_by_batched_backward(outputs, inputs, chunk_size):
+    """The rows of the Jacobian of ``outputs`` in ``inputs`` (one tensor per input, shaped ``(total,) +
+    input.shape``): the plain graph's backward pass batched over the rows of the identity, as PyTorch's jacrev
+    computes them; None for outputs with no element."""
+    basis, total = _identity_basis(outputs)
+    if total == 0:
+        return None
+    pairs = [(o, rows) for o, rows in zip(outputs, basis) if o._requires_grad]
+    step = chunk_size or total
+    chunks = []
+    for start in range(0, total, step):
+        stop = min(start + step, total)
+        found = (None,) * len(inputs) if not pairs else _autograd_grad(
+            tuple(o for o, _ in pairs), tuple(inputs), tuple(rows[start:stop] for _, rows in pairs),
+            retain_graph=stop < total, allow_unused=True, is_grads_batched=True)
+        chunks.append([g._data if g is not None else np.zeros((stop - start,) + tuple(x.shape), x.dtype._np)
+                       for g, x in zip(found, inputs)])
+    return [Tensor._make(np.concatenate(parts) if len(parts) > 1 else parts[0]) for parts in zip(*chunks)]
 
 
 def _identity_basis(like):
