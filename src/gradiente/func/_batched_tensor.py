@@ -25,15 +25,29 @@ import threading
 from ..core.tensor import Tensor, _wrap_dim
 
 __all__ = ["BatchedTensor", "Level", "active_levels", "push_level", "pop_level", "is_batched", "levels_of",
-           "physical", "wrap", "align", "expand_to", "size_of_level"]
+           "physical", "wrap", "align", "expand_to", "size_of_level", "NestedInTangentsOnlyLevel",
+           "refuse_inside_tangents_only_level"]
 
 
 class Level:
-    """One running ``vmap``: its id (larger for inner vmaps), batch size and randomness mode."""
-    __slots__ = ("id", "size", "randomness")
+    """One running ``vmap``: its id (larger for inner vmaps), batch size and randomness mode. ``tangents_only``: a
+    level that batches forward-mode tangents alone, the primal values staying plain (jacfwd's one call)."""
+    __slots__ = ("id", "size", "randomness", "tangents_only")
 
-    def __init__(self, id, size, randomness):
-        self.id, self.size, self.randomness = id, size, randomness
+    def __init__(self, id, size, randomness, tangents_only=False):
+        self.id, self.size, self.randomness, self.tangents_only = id, size, randomness, tangents_only
+
+
+class NestedInTangentsOnlyLevel(BaseException):
+    """Raised when a transform or vmap starts inside a ``tangents_only`` level, whose caller then runs the whole
+    computation the general way (a nested transform expects every running level to batch the values too). A
+    BaseException, so that a function's own ``except Exception`` cannot swallow it."""
+
+
+def refuse_inside_tangents_only_level():
+    """Raise ``NestedInTangentsOnlyLevel`` if a ``tangents_only`` level is running (called as a transform starts)."""
+    if _stack.levels and any(level.tangents_only for level in _stack.levels):
+        raise NestedInTangentsOnlyLevel()
 
 
 class _LevelStack(threading.local):
@@ -50,8 +64,8 @@ def active_levels():
     return _stack.levels
 
 
-def push_level(size, randomness):
-    level = Level(_stack.next_id, size, randomness)
+def push_level(size, randomness, tangents_only=False):
+    level = Level(_stack.next_id, size, randomness, tangents_only)
     _stack.next_id += 1
     _stack.levels.append(level)
     return level

@@ -21,11 +21,15 @@ level (a broadcast view where it is not batched, ``_batched_at_running_levels``)
 physical graph, whose gradient for a value shared by the examples would otherwise be their sum. Forward mode makes
 its duals on the physical tensors (``_make_dual``).
 
-Differences from PyTorch: ``jacrev`` and ``jacfwd`` vmap over the basis vectors as PyTorch's do, but ``jacrev``
-runs ``func`` once more, batched over the rows, where PyTorch batches only the backward pass of one plain call (a
-graph recorded for one example cannot be walked for many here); ``linearize`` runs ``func`` under ``jvp`` on each
-call instead of tracing it once. A function that closes over a tensor requiring grad, called from no transform,
-returns gradients without a graph to that tensor.
+``jacrev`` and ``jacfwd`` batch over the basis vectors as PyTorch's do: ``jacrev`` runs ``func`` once and batches
+the backward pass over the rows; ``jacfwd`` runs it once with tangents batched over the columns, the values
+themselves plain. Where the Jacobian must stay differentiable or batched (inside another transform or a vmap), or
+``func`` runs a transform of its own, they vmap the whole call instead (``func`` then runs batched; jacfwd finds
+an inner transform only as it starts, and runs ``func`` again).
+
+Differences from PyTorch: ``linearize`` runs ``func`` under ``jvp`` on each call instead of tracing it once. A
+function that closes over a tensor requiring grad, called from no transform, returns gradients without a graph to
+that tensor.
 """
 import functools
 import weakref
@@ -37,7 +41,18 @@ from ..core import forward_grad, grad_mode
 from ..core.backward import grad as _autograd_grad
 from ..core.tensor import Tensor
 from . import _dispatch
-from ._batched_tensor import BatchedTensor, active_levels, expand_to, levels_of, physical, wrap
+from ._batched_tensor import (
+    BatchedTensor,
+    NestedInTangentsOnlyLevel,
+    active_levels,
+    expand_to,
+    levels_of,
+    physical,
+    pop_level,
+    push_level,
+    refuse_inside_tangents_only_level,
+    wrap,
+)
 from ._tree import flatten, spec_text, tree_map, unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
@@ -51,6 +66,7 @@ class _Transform:
     results must stay differentiable (``keep``) for something outside it."""
 
     def __init__(self, inputs):
+        refuse_inside_tangents_only_level()
         outer_grad = grad_mode.state.enabled
         self.keep = outer_grad and (_running[0] > 0 or _forward.on
                                     or any(isinstance(t, Tensor) and t._requires_grad for t in inputs))
@@ -395,6 +411,23 @@ def _vmapped_over_identity(fn, like, chunk_size, randomness="error"):
     return vmap(fn, chunk_size=chunk_size, randomness=randomness)(*basis)
 
 
+def _columns_by_batched_tangents(fn, like):
+    """``fn`` called once on the columns of the identity basis of ``like`` batched at a new vmap level (the
+    arguments themselves are not mapped over); its results with the columns in front, as ``vmap`` returns them.
+    None for an empty basis."""
+    from .vmap import _unwrap_outputs
+    basis, total = _identity_basis(like)
+    if total == 0:
+        return None
+    level = push_level(total, "error", tangents_only=True)
+    _dispatch.install()
+    try:
+        return _unwrap_outputs(fn(*(wrap(b, (level.id,)) for b in basis)), 0, level, fn)
+    finally:
+        _dispatch.uninstall()
+        pop_level(level)
+
+
 def _rows_block(rows, start, n, out, x):
     """The Jacobian block of ``out`` in ``x`` from the rows ``start:start + n`` of the stacked VJPs."""
     shape = tuple(out.shape) + tuple(x.shape)
@@ -420,24 +453,26 @@ def _check_tensor_list(flat, argname):
             raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got {type(t)}")
 
 
-def _make_dual(primal, tangent, level):
+def _make_dual(primal, tangent, level, plain_primal=False):
     """``make_dual`` where the primal or the tangent may be batched: both as one physical shape (the union of
-    their levels), the dual batched as they are."""
-    if primal.__class__ is not BatchedTensor and tangent.__class__ is not BatchedTensor:
+    their levels), the dual batched as they are. ``plain_primal``: a plain primal keeps its shape and carries the
+    batched tangent as it is (``_columns_by_batched_tangents``)."""
+    if (primal.__class__ is not BatchedTensor and tangent.__class__ is not BatchedTensor) or \
+            (plain_primal and primal.__class__ is not BatchedTensor):
         return forward_ad.make_dual(primal, tangent, level=level)
     levels = tuple(sorted(set(levels_of(primal)) | set(levels_of(tangent))))
     return wrap(forward_ad.make_dual(expand_to(primal, levels), expand_to(tangent, levels), level=level), levels)
 
 
-def _jvp_at_new_level(func, args, kwargs, argnums, flat_tangents, strict, has_aux):
+def _jvp_at_new_level(func, args, kwargs, argnums, flat_tangents, strict, has_aux, plain_primals=False):
     """Run ``func`` with the differentiated arguments made dual at a new level; returns the flat outputs, their
-    spec, their tangents and ``aux``. The caller holds a ``_Transform``."""
+    spec, their tangents and ``aux``. The caller holds a ``_Transform``. ``plain_primals``: see ``_make_dual``."""
     flat, spec = flatten(args if argnums is None else _slice_argnums(args, argnums))
     enabled = _forward.enabled
     _forward.enabled = True
     level = forward_grad.enter_level(nested=True)
     try:
-        duals = unflatten([_make_dual(p, t, level) for p, t in zip(flat, flat_tangents)], spec)
+        duals = unflatten([_make_dual(p, t, level, plain_primals) for p, t in zip(flat, flat_tangents)], spec)
         output = func(*duals, **kwargs) if argnums is None else func(*_replace_args(args, duals, argnums), **kwargs)
         output, aux = _split_aux(output, has_aux, _JVP)
         flat_out, out_spec = flatten(output)
@@ -523,13 +558,27 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         with _Transform(_leaves_of(args, kwargs)) as frame:
             found = {}
 
+            # One plain call whose inputs carry the identity's columns as tangents batched at a new vmap level: the
+            # function's own values are computed once, its tangents for every column at once (functorch's vmap
+            # leaves the primal unbatched likewise). Where the Jacobian must stay differentiable or batched, random
+            # ops may run per column, or func runs a transform of its own (found as it starts, and the call run
+            # again), the whole call is vmapped instead, its primals batched too.
+            plain = randomness == "error" and not frame.keep and not active_levels() and not _forward.on
+
             def jvp_of_columns(*tangents):
                 flat_out, out_spec, tangents_out, _ = _jvp_at_new_level(
-                    call, args, kwargs, argnums_, list(tangents), False, has_aux)
+                    call, args, kwargs, argnums_, list(tangents), False, has_aux, plain_primals=plain)
                 found["spec"], found["shapes"] = out_spec, [tuple(o.shape) for o in flat_out]
                 return tuple(tangents_out)
 
-            columns = _vmapped_over_identity(jvp_of_columns, flat, None, randomness)
+            columns = None
+            if plain:
+                try:
+                    columns = _columns_by_batched_tangents(jvp_of_columns, flat)
+                except NestedInTangentsOnlyLevel:   # func runs a transform of its own: vmap the whole call
+                    plain = False
+            if not plain:
+                columns = _vmapped_over_identity(jvp_of_columns, flat, None, randomness)
             aux = None
             if columns is None or has_aux:      # no column to map over, or aux wanted: one plain call
                 output, aux = _split_aux(call(*args, **kwargs), has_aux, _JVP)

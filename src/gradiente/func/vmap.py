@@ -16,7 +16,7 @@ from ..core import random as _random
 from ..core.tensor import Tensor
 from ..ops import joining
 from . import _batched_rule_ops, _dispatch
-from ._batched_tensor import BatchedTensor, pop_level, push_level, wrap
+from ._batched_tensor import BatchedTensor, pop_level, push_level, refuse_inside_tangents_only_level, wrap
 from ._tree import flatten, unflatten
 
 __all__ = ["vmap"]
@@ -217,6 +217,7 @@ def _unwrap_outputs(outputs, out_dims, level, func, none_passes=False):
 
 def _flat_vmap(call, batch_size, flat_in_dims, flat_args, spec, out_dims, randomness, kwargs, func,
                none_passes=False):
+    refuse_inside_tangents_only_level()
     level = push_level(batch_size, randomness)
     _dispatch.install()
     try:
