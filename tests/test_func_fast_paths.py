@@ -80,3 +80,27 @@ def test_jacobians_of_inputs_that_require_grad_stay_differentiable():
             jac = getattr(lib.func, transform)(lambda x, w=w, b=b: _f(w, x, b)[0])(x)
             results.append(lib.autograd.grad(jac.sum(), x)[0])
         _same(*results)
+
+
+@pytest.mark.parametrize("rows", [None, 3], ids=["a vector per example", "3 rows per example"])
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("stacked", [False, True], ids=["shared weights", "a weight per example"])
+def test_per_sample_gradients_of_linear_layers_match_torch(rows, with_bias, stacked):
+    """vmap(grad) of an MLP loss: the weights broadcast over the examples (in_dims None) or stacked (in_dims 0),
+    each linear layer one batched matrix product (``_batching_rules._per_example_linear``)."""
+    rng = np.random.default_rng(1)
+    batch = 5
+    shapes = ((6, 4), (6,), (3, 6), (3,))
+    arrays = [rng.standard_normal(((batch,) if stacked else ()) + s) for s in shapes]
+    xs = rng.standard_normal((batch,) + ((rows,) if rows else ()) + (4,))
+    results = []
+    for lib in (gradiente, torch):
+        F = lib.nn.functional
+
+        def loss(p, x, F=F, lib=lib):
+            h = F.relu(F.linear(x, p[0], p[1] if with_bias else None))
+            return F.linear(h, p[2], p[3] if with_bias else None).tanh().sum()
+
+        params = [lib.tensor(a) for a in arrays]
+        results.append(lib.func.vmap(lib.func.grad(loss), in_dims=(0 if stacked else None, 0))(params, lib.tensor(xs)))
+    _same(*results)

@@ -674,6 +674,11 @@ def _linear(fn, args, kwargs, levels):
     x, weight, bias = bound.arguments["input"], bound.arguments["weight"], bound.arguments["bias"]
     if not _is_batched(weight) and not _is_batched(bias):
         return wrap(fn(align(x, levels), weight, bias), levels)
+    if (len(levels) == 1 and _is_batched(x) and _is_batched(weight) and weight.dim() == 2 and x.dim() in (1, 2)
+            and x.shape[-1] == weight.shape[-1] and x.dtype == weight.dtype
+            and (bias is None or (bias.dim() == 1 and bias.shape[0] == weight.shape[0] and bias.dtype == x.dtype))):
+        # (anything else, errors included, takes the general path below, which raises linear's own messages)
+        return wrap(_per_example_linear(physical(x), physical(weight), bias, levels, x.dim()), levels)
     # W @ x (W @ xᵀ, transposed back, for a batch of rows): the weight's gradient, an outer product per example,
     # then comes out of the backward pass in the weight's own layout, with no transposed copy
     if x.dim() == 1:
@@ -682,6 +687,20 @@ def _linear(fn, args, kwargs, levels):
         out = _dispatch(views.transpose, (_dispatch(matmul.matmul, (weight, _dispatch(views.transpose, (x, -1, -2)))),
                                           -1, -2))
     return out if bias is None else _dispatch(arithmetic.add, (out, bias))
+
+
+def _per_example_linear(x, weight, bias, levels, rank):
+    """``F.linear`` per example on physical tensors: ``x`` of shape (B, in) or (B, N, in), ``weight`` (B, out, in)
+    (per-sample gradients' parameters: one matrix broadcast over the examples), as one batched matrix product ``W @
+    xᵀ`` (the weight's gradient, an outer product per example, then comes out of the backward pass in the weight's
+    own layout) and a broadcast sum: four or five recorded ops, where ``matmul``'s general composition records ten."""
+    columns = x.unsqueeze(2) if rank == 1 else x.transpose(1, 2)
+    out = matmul.bmm(weight, columns)                     # (B, out, 1 or N)
+    out = out.squeeze(2) if rank == 1 else out.transpose(1, 2)
+    if bias is None:
+        return out
+    b = align(bias, levels, 1)                            # (B or 1, out)
+    return out + (b if rank == 1 else b.unsqueeze(1))
 
 
 _rule(_linear, nn_linear.linear)
