@@ -12,6 +12,7 @@ same ``sparse_call`` (``sparse_method``), so ``torch.sin(s)`` and ``s.sin()`` ca
 Cost: a dense call pays one ``isinstance`` per positional argument (and per keyword argument, when there are any).
 """
 import functools
+import math
 
 import numpy as np
 
@@ -235,18 +236,39 @@ def _private_copy(value):
     return value
 
 
+#: elements: a larger sparse tensor is checked through its values (a dense copy might not fit in memory)
+_STAND_IN_LIMIT = 1 << 20
+
+
+def _dense_stand_in(value):
+    if elementwise.is_sparse_tensor(value):
+        if math.prod(value.shape) > _STAND_IN_LIMIT:
+            return _private_copy(value)
+        dense = Tensor._make(value.to_dense()._data.copy())
+        dense._requires_grad = value._requires_grad
+        return dense
+    if isinstance(value, (list, tuple)) and any(elementwise.is_sparse_tensor(v) for v in value):
+        return type(value)(_dense_stand_in(v) for v in value)
+    return value
+
+
 def _argument_error(fn, name, args, kwargs):
-    """The error the dense function raises for these arguments, run on private copies of the sparse ones (and of
-    an in-place op's target), or None when it would compute. PyTorch checks most arguments before it looks for a
+    """The error the dense function raises for these arguments, run on dense stand-ins of the sparse ones (private
+    copies, for a function that may hand its input back) and on a copy of an in-place op's target, or None when it
+    would compute. PyTorch checks most arguments before it looks for a
     kernel of the input's layout, and gradiente's dense functions raise the same checks; a dense function that
     computes on a sparse tensor's values is never let through, its result is dropped for the layout error."""
-    copies = [_private_copy(a) for a in args]
+    # A function that may hand its input back gets private sparse copies (to see whether it did); any other gets a
+    # dense stand-in of the sparse tensor's shape and dtype, so that its checks of dims and shapes read the shape
+    # PyTorch's read, not the values array's
+    stand_in = _private_copy if name in _MAY_HAND_BACK else _dense_stand_in
+    copies = [stand_in(a) for a in args]
     if _in_place(name) and copies and isinstance(copies[0], Tensor) and not elementwise.is_sparse_tensor(copies[0]):
         copies[0] = Tensor._make(copies[0]._data.copy())
     dense = getattr(fn, "sparse_dispatch_of", fn)
     before = [(c, c._data, c._data.copy()) for c in copies if elementwise.is_sparse_tensor(c)]
     try:
-        result = dense(*copies, **{k: _private_copy(v) for k, v in kwargs.items()})
+        result = dense(*copies, **{k: stand_in(v) for k, v in kwargs.items()})
     except TypeError:
         return None         # (a call the dense signature does not take: PyTorch's parser took it, its layout refuses)
     except Exception as error:      # (any refusal of the arguments is the answer)
