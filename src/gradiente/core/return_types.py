@@ -29,6 +29,12 @@ _FIELDS = {
     "linalg_inv_ex": ("inverse", "info"), "linalg_solve_ex": ("result", "info"), "linalg_cholesky_ex": ("L", "info"),
     "linalg_qr": ("Q", "R"), "linalg_eigh": ("eigenvalues", "eigenvectors"), "linalg_svd": ("U", "S", "Vh"),
     "frexp": ("mantissa", "exponent"),
+    "nanmedian": ("values", "indices"), "histogram": ("hist", "bin_edges"), "histogramdd": ("hist", "bin_edges"),
+    "svd": ("U", "S", "V"), "qr": ("Q", "R"), "triangular_solve": ("solution", "cloned_coefficient"),
+    "lu_unpack": ("P", "L", "U"), "_lu_with_info": ("LU", "pivots", "info"), "geqrf": ("a", "tau"),
+    "linalg_eig": ("eigenvalues", "eigenvectors"), "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "linalg_lu": ("P", "L", "U"), "linalg_lu_factor": ("LU", "pivots"), "linalg_lu_factor_ex": ("LU", "pivots", "info"),
+    "linalg_ldl_factor": ("LD", "pivots"), "linalg_ldl_factor_ex": ("LD", "pivots", "info"),
 }
 
 
@@ -42,3 +48,7 @@ def __getattr__(name):
         raise AttributeError(f"module 'gradiente.return_types' has no attribute '{name}'")
     cls = globals()[name] = _return_type(name, _FIELDS[name])
     return cls
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FIELDS))

@@ -17,7 +17,6 @@ from .arithmetic import _without_derivative
 
 __all__ = ["histogramdd"]
 
-_histogramdd_type = return_types._return_type("histogramdd", ("hist", "bin_edges"))
 _BINS_OVERLOADS = ("histogramdd() received an invalid combination of arguments - got (Tensor, bins=Tensor), but "
                    "expected one of:\n"
                    " * (Tensor input, int bins, tuple of floats range = None, Tensor weight = None, bool density = "
@@ -158,4 +157,4 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
                         hist_tensor)
     if not given:
         _without_derivative("_histogramdd_bin_edges", (input,), list(edge_tensors))
-    return _histogramdd_type(hist_tensor, edge_tensors)
+    return return_types.histogramdd(hist_tensor, edge_tensors)

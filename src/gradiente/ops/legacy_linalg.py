@@ -26,11 +26,6 @@ __all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "eig", "lstsq", "lu
            "matrix_exp", "matrix_rank", "qr", "solve", "svd", "symeig", "triangular_solve"]
 
 # The named results, made with return_types' constructor so that they print as ``gradiente.return_types.svd(...)``.
-svd_type = return_types._return_type("svd", ("U", "S", "V"))
-qr_type = return_types._return_type("qr", ("Q", "R"))
-triangular_solve_type = return_types._return_type("triangular_solve", ("solution", "cloned_coefficient"))
-lu_unpack_type = return_types._return_type("lu_unpack", ("P", "L", "U"))
-lu_with_info_type = return_types._return_type("_lu_with_info", ("LU", "pivots", "info"))
 
 
 # --- PyTorch's deprecation warnings ------------------------------------------------------------------------
@@ -84,15 +79,15 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     if not compute_uv:
         m, n = a.shape[-2:]
         zeros = [wrap(np.zeros(a.shape[:-2] + (size, size), dtype=a.dtype)) for size in (m, n)]
-        return svd_type(zeros[0], linalg.svdvals(input), zeros[1])
+        return return_types.svd(zeros[0], linalg.svdvals(input), zeros[1])
     u, s, vh = linalg.svd(input, full_matrices=not some)
-    return svd_type(u, s, vh.mT)
+    return return_types.svd(u, s, vh.mT)
 
 
 def qr(input, some=True, *, out=None):
     """A = QR (``linalg.qr``): ``some=True`` is mode 'reduced', ``some=False`` mode 'complete'."""
     _deprecated("qr")
-    return qr_type(*linalg.qr(input, "reduced" if some else "complete"))
+    return return_types.qr(*linalg.qr(input, "reduced" if some else "complete"))
 
 
 # --- Cholesky: the factor, solves and the inverse from it ----------------------------------------------------
@@ -211,7 +206,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     _deprecated("lu")
     factors = linalg.lu_factor_ex(A, pivot=pivot)
     if get_infos:
-        return lu_with_info_type(*factors)
+        return return_types._lu_with_info(*factors)
     return factors.LU, factors.pivots
 
 
@@ -248,11 +243,11 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
                                "properly pass the result of lu_factor?")
         permutation = linalg._permutation(pivots, m, lu_array.dtype)
     if not unpack_data:
-        return lu_unpack_type(wrap(permutation), wrap(empty), wrap(empty.copy()))
+        return return_types.lu_unpack(wrap(permutation), wrap(empty), wrap(empty.copy()))
     low, up = (wrap(f.astype(lu_array.dtype, copy=False)) for f in linalg._unpack(numpy_ops, lu_array))
     if wants_grad(LU_data):
         record(LuUnpackBackward0, (LU_data,), (low, up))
-    return lu_unpack_type(wrap(permutation), low, up)
+    return return_types.lu_unpack(wrap(permutation), low, up)
 
 
 def lu_solve(input, LU_data, LU_pivots, *, out=None):
@@ -295,7 +290,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     if wants_grad(input, A):
         record(TriangularSolveBackward0, (input, A), (solution, coefficient), (A, solution), upper=upper,
                transpose=transpose, unitriangular=unitriangular)
-    return triangular_solve_type(solution, coefficient)
+    return return_types.triangular_solve(solution, coefficient)
 
 
 def matrix_exp(input):

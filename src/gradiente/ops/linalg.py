@@ -52,9 +52,6 @@ linalg_slogdet, linalg_inv_ex, linalg_solve_ex = (return_types.linalg_slogdet, r
 linalg_cholesky_ex, linalg_qr = return_types.linalg_cholesky_ex, return_types.linalg_qr
 linalg_eigh, linalg_svd = return_types.linalg_eigh, return_types.linalg_svd
 # Made with return_types' own constructor, so they print as ``gradiente.return_types.linalg_lu(...)``.
-linalg_lu = return_types._return_type("linalg_lu", ("P", "L", "U"))
-linalg_lu_factor = return_types._return_type("linalg_lu_factor", ("LU", "pivots"))
-linalg_lu_factor_ex = return_types._return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
 
 
 # --- checks, with PyTorch's messages ---------------------------------------------------------------------
@@ -692,7 +689,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     lu, pivots, info = _lu_factor(A, pivot)
     if check_errors and info._data.any():
         _raise_zero_pivot(A._data, info._data, "torch.linalg.lu_factor_ex")
-    return linalg_lu_factor_ex(lu, pivots, info)
+    return return_types.linalg_lu_factor_ex(lu, pivots, info)
 
 
 def lu_factor(A, *, pivot=True, out=None):
@@ -702,7 +699,7 @@ def lu_factor(A, *, pivot=True, out=None):
     lu, pivots, info = _lu_factor(A, pivot)
     if info._data.any():
         _raise_zero_pivot(A._data, info._data, "torch.linalg.lu_factor")
-    return linalg_lu_factor(lu, pivots)
+    return return_types.linalg_lu_factor(lu, pivots)
 
 
 def lu(A, *, pivot=True, out=None):
@@ -714,7 +711,7 @@ def lu(A, *, pivot=True, out=None):
     permutation = _permutation(pivots, a.shape[-2], a.dtype)
     if wants_grad(A):
         record(LinalgLuBackward0, (A,), (low, up), (low, up), permutation=permutation)
-    return linalg_lu(wrap(permutation), low, up)
+    return return_types.linalg_lu(wrap(permutation), low, up)
 
 
 class LinalgLuSolveBackward0(Node):

@@ -9,16 +9,14 @@ in PyTorch, which of the other results (residuals, rank, singular values) are gi
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
-from ..core.return_types import _return_type
 from .linalg import _check_matrix, _check_square, _diag_matrix, _eye, _solve, pinv, pinv_rule
 
 __all__ = ["eig", "eigvals", "lstsq"]
 
-linalg_eig = _return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
-linalg_lstsq = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 _COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
 
@@ -96,8 +94,8 @@ def eig(input, *, out=None):
     if out is not None:
         out[0].copy_(values)
         out[1].copy_(vectors)
-        return linalg_eig(*out)
-    return linalg_eig(values, vectors)
+        return return_types.linalg_eig(*out)
+    return return_types.linalg_eig(values, vectors)
 
 
 def eigvals(input, *, out=None):
@@ -181,6 +179,6 @@ def lstsq(input, b, rcond=None, *, driver=None):
     solution = wrap((solution[..., 0] if vector else solution).astype(a.dtype, copy=False))
     if wants_grad(A, B):
         record(LinalgLstsqBackward0, (A, B), solution, (A, B, wrap(p)), vector=vector)
-    return linalg_lstsq(solution, wrap(residuals),
+    return return_types.linalg_lstsq(solution, wrap(residuals),
                         wrap(np.empty(0, np.int64) if driver == "gels" else np.asarray(rank, dtype=np.int64)),
                         wrap(singular.astype(real.dtype) if driver in ("gelsd", "gelss") else real))

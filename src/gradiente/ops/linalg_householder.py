@@ -8,15 +8,14 @@ The derivatives of the products hold for complex inputs too, in PyTorch's conven
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
-from ..core.return_types import _return_type
 from ..core.rules import numpy_ops
 
 __all__ = ["geqrf", "householder_product", "orgqr", "ormqr"]
 
-geqrf_type = _return_type("geqrf", ("a", "tau"))
 
 
 def _mH(ops, x):
@@ -106,8 +105,8 @@ def geqrf(input, *, out=None):
     if out is not None:
         out[0].copy_(a)
         out[1].copy_(tau)
-        return geqrf_type(*out)
-    return geqrf_type(a, tau)
+        return return_types.geqrf(*out)
+    return return_types.geqrf(a, tau)
 
 
 # --- the product of the reflectors ----------------------------------------------------------------------

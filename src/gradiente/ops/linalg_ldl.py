@@ -10,17 +10,15 @@ import math
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import return_types
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
 from ..core.record import wrap
-from ..core.return_types import _return_type
 from .arithmetic import _without_derivative
 from .linalg import _check_square
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
-linalg_ldl_factor = _return_type("linalg_ldl_factor", ("LD", "pivots"))
-linalg_ldl_factor_ex = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 
 _ALPHA = (1 + math.sqrt(17)) / 8        # Bunch-Kaufman's threshold, which bounds the growth of the entries
 
@@ -162,7 +160,7 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     ld, pivots, info = _factor(input, hermitian)
     if check_errors and info._data.any():
         _raise_info(info._data, "torch.linalg.ldl_factor_ex")
-    return linalg_ldl_factor_ex(ld, pivots, info)
+    return return_types.linalg_ldl_factor_ex(ld, pivots, info)
 
 
 def _raise_info(info, name):
@@ -179,7 +177,7 @@ def ldl_factor(input, *, hermitian=False, out=None):
     ld, pivots, info = _factor(input, hermitian)
     if info._data.any():
         _raise_info(info._data, "torch.linalg.ldl_factor")
-    return linalg_ldl_factor(ld, pivots)
+    return return_types.linalg_ldl_factor(ld, pivots)
 
 
 # --- the solve --------------------------------------------------------------------------------------------

@@ -972,7 +972,6 @@ def aminmax(input, *, dim=None, keepdim=False):
 # --- nanmedian ----------------------------------------------------------------------------------------------
 
 # Named pairs PyTorch returns that ``return_types`` does not list yet.
-_nanmedian_type = return_types._return_type("nanmedian")
 
 
 class NanmedianBackward0(MedianBackward0):
@@ -986,7 +985,8 @@ class NanmedianBackward1(MedianBackward1):
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the values that are not NaN (of all elements, or along ``dim`` as
     ``(values, indices)``); NaN where every value is NaN."""
-    return _median(input, dim, keepdim, True, (NanmedianBackward0, NanmedianBackward1), _nanmedian_type)
+    return _median(input, dim, keepdim, True, (NanmedianBackward0, NanmedianBackward1),
+                   return_types.nanmedian)
 
 
 # --- renorm -------------------------------------------------------------------------------------------------

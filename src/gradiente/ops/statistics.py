@@ -22,7 +22,6 @@ from .views import (
 
 __all__ = ["bincount", "corrcoef", "cov", "histogram", "histc"]
 
-_histogram_type = return_types._return_type("histogram", ("hist", "bin_edges"))
 
 
 # --- cov, corrcoef ---------------------------------------------------------------------------------------
@@ -165,7 +164,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         np.add.at(hist, positions, counted[inside])
     if density:
         hist = (hist / (hist.sum() * np.diff(edges))).astype(a.dtype)
-    result = _histogram_type(wrap(hist), wrap(edges))
+    result = return_types.histogram(wrap(hist), wrap(edges))
     _without_derivative("histogram", (input,), list(result))
     return result
 
