@@ -253,15 +253,22 @@ def _dense_stand_in(value):
 
 
 def _argument_error(fn, name, args, kwargs):
-    """The error the dense function raises for these arguments, run on dense stand-ins of the sparse ones (private
-    copies, for a function that may hand its input back) and on a copy of an in-place op's target, or None when it
-    would compute. PyTorch checks most arguments before it looks for a
-    kernel of the input's layout, and gradiente's dense functions raise the same checks; a dense function that
-    computes on a sparse tensor's values is never let through, its result is dropped for the layout error."""
-    # A function that may hand its input back gets private sparse copies (to see whether it did); any other gets a
-    # dense stand-in of the sparse tensor's shape and dtype, so that its checks of dims and shapes read the shape
-    # PyTorch's read, not the values array's
-    stand_in = _private_copy if name in _MAY_HAND_BACK else _dense_stand_in
+    """The error the dense function raises for these arguments, or None when it would compute. PyTorch checks most
+    arguments before it looks for a kernel of the input's layout, and gradiente's dense functions raise the same
+    checks; a dense function that computes on a sparse argument is never let through, its result is dropped for the
+    layout error.
+
+    It runs on dense stand-ins of the sparse arguments (their shape and dtype), so that its checks of dims and shapes
+    read the shape PyTorch's read, not the values array's; a function that may hand its input back, or that refuses
+    a stand-in for being strided (a check of the layout itself), runs on private sparse copies instead."""
+    if name not in _MAY_HAND_BACK:
+        error = _dense_run(fn, name, args, kwargs, _dense_stand_in)
+        if not (isinstance(error, RuntimeError) and "Strided" in str(error)):
+            return error
+    return _dense_run(fn, name, args, kwargs, _private_copy)
+
+
+def _dense_run(fn, name, args, kwargs, stand_in):
     copies = [stand_in(a) for a in args]
     if _in_place(name) and copies and isinstance(copies[0], Tensor) and not elementwise.is_sparse_tensor(copies[0]):
         copies[0] = Tensor._make(copies[0]._data.copy())
