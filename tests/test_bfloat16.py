@@ -297,3 +297,29 @@ def test_bfloat16_checkpoints_round_trip_with_torch(tmp_path, name):
     assert loaded["w"].dtype is gradiente.bfloat16
     assert loaded["w"].tolist() == r.tolist() and loaded["view"].tolist() == r[1::2].tolist()
     assert repr(loaded["w"]).replace("gradiente.", "torch.") == repr(r)
+
+
+def test_ml_dtypes_is_imported_on_first_use_only():
+    """``import gradiente`` leaves ml_dtypes unloaded (issue 14's import time); the first bfloat16 tensor, or a
+    bfloat16 array handed in from outside, loads it."""
+    import subprocess
+    import sys
+    program = (
+        "import sys, numpy as np\n"
+        "import gradiente as g\n"
+        "assert 'ml_dtypes' not in sys.modules\n"
+        "x = g.ones(3) * 2\n"
+        "assert 'ml_dtypes' not in sys.modules and x.dtype == g.float32\n"
+        "b = x.to(g.bfloat16)\n"
+        "assert 'ml_dtypes' in sys.modules and b.dtype == g.bfloat16 and b.tolist() == [2.0, 2.0, 2.0]\n"
+        "assert (b + b).dtype == g.bfloat16 and g.finfo(g.bfloat16).eps == 2.0 ** -7\n"
+    )
+    handed_in = (
+        "import numpy as np, ml_dtypes\n"
+        "import gradiente as g\n"
+        "t = g.from_numpy(np.ones(2, ml_dtypes.bfloat16))\n"
+        "assert t.dtype == g.bfloat16 and (t * 3).tolist() == [3.0, 3.0]\n"
+    )
+    for source in (program, handed_in):
+        done = subprocess.run([sys.executable, "-c", source], check=False, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

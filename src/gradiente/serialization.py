@@ -42,6 +42,10 @@ from .core.tensor import Tensor, device
 
 __all__ = ["save", "load"]
 
+# the tables below hold bfloat16's NumPy type, which is imported on first use (core/dtype.py): saving or loading is
+# that use
+dt.load_bfloat16()
+
 _ST_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "U16": np.uint16,
               "F16": np.float16, "I32": np.int32, "U32": np.uint32, "F32": np.float32, "F64": np.float64,
               "I64": np.int64, "U64": np.uint64, "C64": np.complex64, "BF16": dt.BFLOAT16}

@@ -7,7 +7,6 @@ float dtype, and a 0-d tensor never widens a dimensioned tensor of the same cate
 """
 import builtins
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -59,7 +58,32 @@ int64 = long = dtype("int64", np.int64, _INT, 4, "LongTensor", True)
 float16 = half = dtype("float16", np.float16, _FLOAT, 5, "HalfTensor", True)
 # NumPy has no bfloat16: its storage is ml_dtypes' (the JAX team's NumPy extension type). NumPy reports its kind
 # as "V", not "f", so code that asks whether an array is floating asks ``kind`` below.
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 5, "BFloat16Tensor", True)
+#
+# ml_dtypes is imported on first use (issue 14: it was an eighth of ``import gradiente``). Until then no array can
+# hold bfloat16, and bfloat16's NumPy dtype is a placeholder that equals none of NumPy's; the first read of
+# ``bfloat16._np`` (any op or constructor that makes bfloat16 storage) or a bfloat16 array handed in from outside
+# (``from_numpy_dtype``) loads it, and ``load_bfloat16`` puts the real dtype everywhere the placeholder stood.
+_NOT_LOADED = np.dtype([("bfloat16 storage, ml_dtypes not imported yet", np.uint16)])
+_NP_SLOT = dtype.__dict__["_np"]
+
+
+class _Bfloat16(dtype):
+    """The bfloat16 dtype, whose NumPy storage type is imported when first read."""
+
+    __slots__ = ()
+
+    @property
+    def _np(self):
+        stored = _NP_SLOT.__get__(self)
+        return load_bfloat16() if stored is _NOT_LOADED else stored
+
+    @_np.setter
+    def _np(self, np_dtype):
+        _NP_SLOT.__set__(self, np_dtype)
+
+
+bfloat16 = _Bfloat16("bfloat16", _NOT_LOADED, _FLOAT, 5, "BFloat16Tensor", True)
+_NP_SLOT.__set__(bfloat16, _NOT_LOADED)        # (np.dtype may have made an equal copy of the placeholder)
 float32 = float = dtype("float32", np.float32, _FLOAT, 6, "FloatTensor", True)
 float64 = double = dtype("float64", np.float64, _FLOAT, 7, "DoubleTensor", True)
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX, 8, "ComplexFloatTensor", True)
@@ -77,13 +101,27 @@ UNSIGNED_WIDE = (uint16, uint32, uint64)
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
               uint16, uint32, uint64)
-FROM_NUMPY = {d._np: d for d in ALL_DTYPES}
+FROM_NUMPY = {_NP_SLOT.__get__(d): d for d in ALL_DTYPES}
 BY_NAME = {d._name: d for d in ALL_DTYPES}
 
-#: the NumPy dtype of bfloat16 storage
-BFLOAT16 = bfloat16._np
+#: the NumPy dtype of bfloat16 storage (the placeholder until ``load_bfloat16``)
+BFLOAT16 = _NOT_LOADED
 #: the two 16-bit floating types, which PyTorch's CPU kernels compute in float32 and round once
 REDUCED_FLOATS = (np.dtype(np.float16), BFLOAT16)
+_ml_dtypes: list = []      # the module, once imported
+
+
+def load_bfloat16():
+    """Import ml_dtypes and give bfloat16 its real NumPy storage type; returns that type."""
+    global BFLOAT16, REDUCED_FLOATS
+    if not _ml_dtypes:
+        import ml_dtypes
+        real = np.dtype(ml_dtypes.bfloat16)
+        _NP_SLOT.__set__(bfloat16, real)
+        FROM_NUMPY[real] = bfloat16
+        BFLOAT16, REDUCED_FLOATS = real, (np.dtype(np.float16), real)
+        _ml_dtypes.append(ml_dtypes)
+    return BFLOAT16
 
 
 # C++ type names, as PyTorch's dtype-mismatch messages print them ("expected dtype float ... got dtype double").
@@ -108,6 +146,9 @@ def from_numpy_dtype(np_dtype):
     try:
         return FROM_NUMPY[np_dtype]
     except KeyError:
+        if not _ml_dtypes and np.dtype(np_dtype).name == "bfloat16":     # handed in from outside, before any use
+            load_bfloat16()
+            return from_numpy_dtype(np_dtype)
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only supported types are: "
             "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
@@ -241,4 +282,4 @@ def widened(array):
 
 def finfo_of(np_dtype):
     """``np.finfo`` of a floating NumPy dtype, bfloat16 included (NumPy's finfo does not know it; ml_dtypes' does)."""
-    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16 else np.finfo(np_dtype)
+    return _ml_dtypes[0].finfo(np_dtype) if np_dtype == BFLOAT16 else np.finfo(np_dtype)

@@ -73,7 +73,8 @@ def set_rng_state(new_state):
 # Samplers: n values of a distribution, in the order PyTorch writes them
 # ==================================================================================================
 
-_DIGITS = {np.dtype(np.float16): 11, dt.BFLOAT16: 8, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+#: (by name: bfloat16's NumPy type is imported on first use, core/dtype.py)
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 def _cast(values, np_dtype):
@@ -285,7 +286,7 @@ def _random_bounds(np_dtype, low, high):
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
         high_inclusive = high - 1
     elif dt.kind(np_dtype) == "f":
-        high_inclusive = 2**_DIGITS[np_dtype]
+        high_inclusive = 2**_DIGITS[np.dtype(np_dtype).name]
     elif np_dtype == np.bool_:
         high_inclusive = 1
     else:
@@ -460,8 +461,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     array = _new((n,), dtype, device, "randperm", default=dt.int64)
-    if dt.kind(array.dtype) == "f" and n > 2**_DIGITS[array.dtype] + 1:
-        raise RuntimeError(f"n cannot be greater than {2**_DIGITS[array.dtype] + 1} for "
+    if dt.kind(array.dtype) == "f" and n > 2**_DIGITS[array.dtype.name] + 1:
+        raise RuntimeError(f"n cannot be greater than {2**_DIGITS[array.dtype.name] + 1} for "
                            f"{dt.scalar_name(array.dtype)} type.")
     if n >= (2**32 - 1) // 20:
         raise NotImplementedError("gradiente's randperm supports n < 214748364 (PyTorch shuffles larger n "

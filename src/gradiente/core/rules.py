@@ -100,7 +100,8 @@ def _sole_view(array):
 
 #: an unsigned integer type as wide as a float or complex dtype (complex128 has none: np.where serves it)
 _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-_SCAN_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float64, dt.BFLOAT16: np.float32}
+#: (by name: bfloat16's NumPy type is imported on first use, core/dtype.py)
+_SCAN_ACCUMULATOR = {"float32": np.float64, "float16": np.float64, "bfloat16": np.float32}
 
 
 class RuleOps:
@@ -390,14 +391,14 @@ class NumpyOps:
     def cumsum(x, dim):
         # PyTorch's CPU scans accumulate in a wider type (its acc_type: double for float32 and float16, float for
         # bfloat16) and round each partial result.
-        if x.dtype in _SCAN_ACCUMULATOR:
-            return np.cumsum(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype]).astype(x.dtype)
+        if x.dtype.name in _SCAN_ACCUMULATOR:
+            return np.cumsum(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype.name]).astype(x.dtype)
         return np.cumsum(x, axis=dim)
 
     @staticmethod
     def cumprod(x, dim):
-        if x.dtype in _SCAN_ACCUMULATOR:
-            return np.cumprod(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype]).astype(x.dtype)
+        if x.dtype.name in _SCAN_ACCUMULATOR:
+            return np.cumprod(x, axis=dim, dtype=_SCAN_ACCUMULATOR[x.dtype.name]).astype(x.dtype)
         return np.cumprod(x, axis=dim)
 
     @staticmethod

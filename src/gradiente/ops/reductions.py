@@ -580,7 +580,8 @@ class StdBackward0(Node):
 
 
 # var, std and their means are computed in double for the narrower floating types, as PyTorch's CPU kernels
-_VAR_IN_DOUBLE = (np.dtype(np.float32), *dt.REDUCED_FLOATS)
+#: (by name: bfloat16's NumPy type is imported on first use, core/dtype.py)
+_VAR_IN_DOUBLE = frozenset({"float32", "float16", "bfloat16"})
 
 
 def _var_std(input, dim, unbiased, keepdim, correction, name):
@@ -596,7 +597,7 @@ def _var_std(input, dim, unbiased, keepdim, correction, name):
     axes = normalize_dims(dim, a.ndim)
     n = int(np.prod([a.shape[i] for i in axes])) if a.ndim else 1
     dof = n - correction
-    work = a.astype(np.float64) if a.dtype in _VAR_IN_DOUBLE else a
+    work = a.astype(np.float64) if a.dtype.name in _VAR_IN_DOUBLE else a
     if dof > 0:
         value = work.var(axis=axes, ddof=correction, keepdims=keepdim)
     else:
@@ -909,7 +910,7 @@ def _spread_and_mean(name, input, dim, unbiased, keepdim, correction):
     axes = normalize_dims(dim, a.ndim)
     count = math.prod(a.shape[i] for i in axes)
     # the mean in double for float32, float16 and bfloat16, as var computes, then rounded once
-    work = a.astype(np.float64) if a.dtype in _VAR_IN_DOUBLE else a
+    work = a.astype(np.float64) if a.dtype.name in _VAR_IN_DOUBLE else a
     mean = as_result(work.mean(axis=axes, keepdims=keepdim), a.dtype)
     if wants_grad(input):
         if correction is None:
@@ -1175,7 +1176,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 def _logcumsumexp_array(a, dim):
     """log Σ_{j<=i} exp(a_j) along ``dim``, as PyTorch's CPU scan: float32 and float16 accumulate in double
     (bfloat16 too, as close as float32 would be after its rounding)."""
-    work = a.astype(np.float64) if a.dtype in _VAR_IN_DOUBLE else a
+    work = a.astype(np.float64) if a.dtype.name in _VAR_IN_DOUBLE else a
     # contiguous, as PyTorch's scan kernel writes it (NumPy's accumulate keeps the input's layout)
     return c_order(np.logaddexp.accumulate(work, axis=dim)).astype(a.dtype, copy=False)
 
