@@ -10,7 +10,7 @@ calls between them are untouched. A call without keyword arguments pays one ``if
 import functools
 import inspect
 
-__all__ = ["accept_numpy_names", "op_behind", "with_torch_names", "WRITTEN_IN_PYTHON"]
+__all__ = ["accept_numpy_names", "op_behind", "with_torch_names", "rename_numpy_names", "WRITTEN_IN_PYTHON"]
 
 _ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 
@@ -41,16 +41,19 @@ def accept_numpy_names(fn, name=None):
     @functools.wraps(fn)
     def with_numpy_names(*args, **kwargs):
         if kwargs:
-            _rename(kwargs, renames, name)
+            rename_numpy_names(kwargs, renames, name)
         return fn(*args, **kwargs)
 
     # what code that looks ops up by identity (vmap's batching rules) needs: the op, and how to rename
     with_numpy_names.numpy_names_of = fn
     with_numpy_names.numpy_names = renames
+    with_numpy_names.numpy_names_for = name
     return with_numpy_names
 
 
-def _rename(kwargs, renames, name):
+def rename_numpy_names(kwargs, renames, name):
+    """Replace, in ``kwargs``, each NumPy name of ``renames`` by PyTorch's (``name``: the function, for the error
+    PyTorch's parser gives when both spellings are passed)."""
     for alias, own in renames.items():
         if alias in kwargs:
             if own in kwargs:       # both spellings: PyTorch's parser knows only one of them here
@@ -67,5 +70,5 @@ def with_torch_names(fn, kwargs):
     """``kwargs`` with NumPy's names replaced by PyTorch's, as ``fn`` (a wrapper or not) would read them."""
     renames = getattr(fn, "numpy_names", None)
     if renames and kwargs:
-        _rename(kwargs, renames, fn.__name__)
+        rename_numpy_names(kwargs, renames, fn.__name__)
     return kwargs

@@ -19,7 +19,7 @@ import numpy as np
 from .core.sparse_compressed import LAYOUT_WORDS, SparseCompressedTensor
 from .core.sparse_tensor import SparseCooTensor, SparseLayoutTensor, not_on_sparse
 from .core.tensor import Tensor
-from .numpy_names import op_behind
+from .numpy_names import op_behind, rename_numpy_names
 from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
 from .ops._warnings import SKIPPED_CODE
@@ -353,15 +353,32 @@ def guard(fn, name):
     if made is not None:
         return made
 
-    # (the loop is spelled out here, not a call of has_sparse: a dense call pays for it on every op)
-    @functools.wraps(fn)
-    def checked(*args, **kwargs):
-        for a in args:
-            if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
+    renames = getattr(fn, "numpy_names", None)
+    if renames:
+        # ``fn`` is a wrapper that reads NumPy's argument names (numpy_names.py): one wrapper does both jobs and
+        # calls the op itself, a frame less on every call of a reduction (``x.sum(0)``: 5.1 -> 4.4 µs)
+        op, op_name = fn.numpy_names_of, getattr(fn, "numpy_names_for", name)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            for a in args:
+                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
+                    return sparse_call(fn, name, args, kwargs)
+            if kwargs:
+                if has_sparse((), kwargs):
+                    return sparse_call(fn, name, args, kwargs)
+                rename_numpy_names(kwargs, renames, op_name)
+            return op(*args, **kwargs)
+    else:
+        # (the loop is spelled out here, not a call of has_sparse: a dense call pays for it on every op)
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            for a in args:
+                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
+                    return sparse_call(fn, name, args, kwargs)
+            if kwargs and has_sparse((), kwargs):
                 return sparse_call(fn, name, args, kwargs)
-        if kwargs and has_sparse((), kwargs):
-            return sparse_call(fn, name, args, kwargs)
-        return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
 
     checked.sparse_dispatch_of = fn
     # an op's warning names its caller's line: this wrapper is a frame it does not count (ops/_warnings.py)
