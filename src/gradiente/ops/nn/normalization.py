@@ -48,7 +48,7 @@ def _trailing(a, axes):
     k = len(axes)
     if a.dtype not in (np.float32, np.float64) or axes != tuple(range(a.ndim - k, a.ndim)) or a.size == 0:
         return None
-    return a.reshape(-1, int(np.prod(a.shape[a.ndim - k:])))
+    return a.reshape(-1, math.prod(a.shape[a.ndim - k:]))
 
 
 def _keep(rows_result, a, axes):
@@ -123,7 +123,7 @@ def _sum_leading(a, count):
     """``a.sum(axis=tuple(range(count)))``: column sums of a as a (rows, rest) matrix, by ``ones @ a``."""
     if a.dtype not in (np.float32, np.float64) or a.size == 0:
         return a.sum(axis=tuple(range(count)))
-    cols = a.reshape(int(np.prod(a.shape[:count])), -1)
+    cols = a.reshape(math.prod(a.shape[:count]), -1)
     return (np.ones(cols.shape[0], a.dtype) @ cols).reshape(a.shape[count:])
 
 
@@ -304,7 +304,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
     mean, centered, var = _centered_statistics(xa, stat_axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
-    xhat = centered * rstd
+    xhat = _in_place(np.multiply, centered, rstd)      # centered is a fresh array, needed no more
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
     # contiguous, as PyTorch's kernel writes it (the affine step would keep a transposed input's layout)
     result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
@@ -328,7 +328,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def _short_constant_rows(xa, k, var, weight):
     """A boolean mask of the rows (over the last ``k`` dims) of equal values short enough to be computed as
     PyTorch's kernel does in the backward, or None."""
-    n = int(np.prod(xa.shape[xa.ndim - k:]))
+    n = math.prod(xa.shape[xa.ndim - k:])
     if xa.dtype not in (np.float32, np.float64) or xa.size == 0 or n >= (4 if xa.dtype == np.float64 else 8) \
             or (weight is not None and weight._data.dtype != xa.dtype) or not (var == 0).any():
         return None
