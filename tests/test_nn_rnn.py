@@ -696,13 +696,15 @@ def test_float32_lstm_layers_match_pytorch(options):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
 
 
-def test_lstm_layer_node_second_derivatives_match_pytorch():
+@pytest.mark.parametrize("kind,options", [("LSTM", {}), ("GRU", {"bidirectional": True})])
+def test_layer_node_second_derivatives_match_pytorch(kind, options):
+    """The float32 layer nodes (LSTM's MkldnnRnnLayerBackward0, GRU's GruSequenceBackward0) under create_graph."""
     results = []
     for lib in (gradiente, torch):
         lib.manual_seed(0)
-        lstm = lib.nn.LSTM(3, 4, num_layers=2)
+        layer = getattr(lib.nn, kind)(3, 4, num_layers=2, **options)
         x = lib.tensor(np.random.RandomState(1).randn(5, 2, 3), dtype=lib.float32, requires_grad=True)
-        out, _ = lstm(x)
+        out, _ = layer(x)
         g, = lib.autograd.grad((out * out).sum(), x, create_graph=True)
         gg, = lib.autograd.grad((g * g).sum(), x)
         results.append((g.detach().numpy(), gg.numpy()))

@@ -62,12 +62,17 @@ def _tables():
 
 
 def _chebval(u, coef):
-    """Σ c_j T_j(u) by Clenshaw's recurrence."""
+    """Σ c_j T_j(u) by Clenshaw's recurrence, b ← 2u·b₁ − b₂ + c, in three arrays passed round (a fresh array a
+    step cost as much as the arithmetic)."""
     b1 = np.zeros_like(u)
     b2 = np.zeros_like(u)
+    step = np.empty_like(u)
     two_u = 2 * u
     for c in coef[:0:-1]:
-        b1, b2 = two_u * b1 - b2 + c, b1
+        np.multiply(two_u, b1, out=step)
+        step -= b2
+        step += c
+        b1, b2, step = step, b1, b2
     return u * b1 - b2 + coef[0]
 
 

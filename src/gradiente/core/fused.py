@@ -44,9 +44,12 @@ def one_minus_square(x):
         # tie: fma decides those.
         wide = x.astype(np.float64)
         result = 1.0 - wide * wide
-        if ((result.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)).any():
-            return fma(-x, x, np.float32(1), np.float32)
-        return result.astype(np.float32)
+        ties = (result.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
+        rounded = result.astype(np.float32)
+        if ties.any():      # only there: fma's general path on a large array costs as much as the rest ten times
+            at_ties = x[ties]
+            rounded[ties] = fma(-at_ties, at_ties, np.float32(1), np.float32)
+        return rounded
     # float64: x² = square + error exactly (Dekker), 1 - square = rest + rest_error exactly (Fast2Sum, as |x| ≤ 1);
     # their sum, added smallest first, rounds once but where the exact value lies within 2⁻¹⁰⁴ of a tie (fma's
     # round-to-odd step, which settles even that, costs as much again)

@@ -214,7 +214,8 @@ class RNNBase(Module):
         steps = input.transpose(0, 1) if self.batch_first else input
         output, hidden = self._run_layers(steps, hx, None)
         if self.batch_first:
-            output = output.transpose(0, 1)
+            # as PyTorch: its LSTM transposes the output back out of place, its RNN and GRU in place
+            output = output.transpose(0, 1) if self.mode == "LSTM" else output.transpose_(0, 1)
         if not batched:
             output = output.squeeze(batch_dim)
             hidden = _map_states(hidden, lambda s: s.squeeze(1))

@@ -375,10 +375,28 @@ class GeluBackward0(Node):
             return (grad * (left_derivative + right_derivative),)
         # Under create_graph Φ must be recomputed from x, as a recorded tensor; the saved array has the same values
         cdf = self.cdf if not ops.recording and self.cdf is not None else (ops.erf(x * _SQRT1_2) + 1) * 0.5
+        if not ops.recording and x.dtype in _BLAS_FLOATS and grad.dtype == x.dtype == cdf.dtype:
+            return (_gelu_derivative_times(grad, x, cdf),)
         pdf = ops.exp(x * x * -0.5) * _INV_SQRT_2PI
         return (grad * (cdf + x * pdf),)
 
     jvp = self_adjoint_jvp
+
+
+_BLAS_FLOATS = (np.float32, np.float64)
+
+
+def _gelu_derivative_times(grad, x, cdf):
+    """grad·(Φ(x) + x·φ(x)) on arrays of one dtype, rounded step by step as the rule's expression, in one fresh
+    array (a fresh array per step cost a fifth of gelu's time)."""
+    out = np.multiply(x, x)
+    out *= -0.5
+    np.exp(out, out=out)
+    out *= _INV_SQRT_2PI
+    out *= x
+    out += cdf
+    out *= grad
+    return out
 
 
 def _gelu_tanh(a):
@@ -393,12 +411,19 @@ def gelu(input, approximate="none"):
         return activation(input, _gelu_tanh, GeluBackward0, "GeluKernelImpl", approximate=approximate)
     a = input._data
     check_floating(a, "GeluKernelImpl")
-    one_plus_erf = 1 + erf(a * _SQRT1_2)
-    out = wrap(keep_layout(np.asarray(a * 0.5 * one_plus_erf, dtype=a.dtype), a))
+    one_plus_erf = erf(a * _SQRT1_2)
+    one_plus_erf += 1                   # erf's result is a fresh array: 1 + erf in its memory
+    product = a * 0.5
+    if product.dtype == one_plus_erf.dtype:
+        product *= one_plus_erf
+    else:
+        product = product * one_plus_erf
+    out = wrap(keep_layout(np.asarray(product, dtype=a.dtype), a))
     if wants_grad(input):
         # (1 + erf)·0.5 is what the rule computed from x before: the same operations, so the same bits
+        one_plus_erf *= 0.5
         record(GeluBackward0, (input,), out, (input,), approximate=approximate,
-               cdf=np.asarray(one_plus_erf * 0.5, dtype=a.dtype))
+               cdf=np.asarray(one_plus_erf, dtype=a.dtype))
     return out
 
 

@@ -48,7 +48,7 @@ def _trailing(a, axes):
     k = len(axes)
     if a.dtype not in (np.float32, np.float64) or axes != tuple(range(a.ndim - k, a.ndim)) or a.size == 0:
         return None
-    return a.reshape(-1, int(np.prod(a.shape[a.ndim - k:])))
+    return a.reshape(-1, math.prod(a.shape[a.ndim - k:]))
 
 
 def _keep(rows_result, a, axes):
@@ -101,17 +101,29 @@ def _mean_of_product(a, b, axes):
     return _keep(np.einsum("ij,ij->i", rows, other) / rows.shape[1], a, axes)
 
 
-def _dx(dxhat, xhat, rstd, axes):
-    """The input gradient of ``xhat = (x - mean) * rstd`` (statistics over ``axes``) given ``dxhat``."""
+def _dx(dxhat, xhat, rstd, axes, dxhat_is_scratch=False):
+    """The input gradient of ``xhat = (x - mean) * rstd`` (statistics over ``axes``) given ``dxhat``, which the
+    caller may hand over as scratch memory (``dxhat_is_scratch``)."""
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    return rstd * (dxhat - _mean(dxhat, axes) - xhat * _mean_of_product(dxhat, xhat, axes))
+    # rstd·(dxhat - mean(dxhat) - xhat·mean(dxhat·xhat)), each step rounded as that expression rounds it, in as few
+    # fresh arrays as the dtypes allow (a large fresh array costs more than the arithmetic done in it)
+    mean_of_product = _mean_of_product(dxhat, xhat, axes)
+    dx = dxhat - _mean(dxhat, axes)
+    scratch = dxhat if dxhat_is_scratch and np.result_type(xhat, mean_of_product) == dxhat.dtype else None
+    dx = _in_place(np.subtract, dx, np.multiply(xhat, mean_of_product, out=scratch))
+    return _in_place(np.multiply, dx, rstd)
+
+
+def _in_place(ufunc, a, b):
+    """``ufunc(a, b)``, written into ``a`` (a fresh array of the caller's) where the result has a's dtype."""
+    return ufunc(a, b, out=a) if np.result_type(a, b) == a.dtype else ufunc(a, b)
 
 
 def _sum_leading(a, count):
     """``a.sum(axis=tuple(range(count)))``: column sums of a as a (rows, rest) matrix, by ``ones @ a``."""
     if a.dtype not in (np.float32, np.float64) or a.size == 0:
         return a.sum(axis=tuple(range(count)))
-    cols = a.reshape(int(np.prod(a.shape[:count])), -1)
+    cols = a.reshape(math.prod(a.shape[:count]), -1)
     return (np.ones(cols.shape[0], a.dtype) @ cols).reshape(a.shape[count:])
 
 
@@ -124,7 +136,7 @@ def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
         dxhat = grad
         if weight is not None:
             dxhat = grad * weight.reshape(node.affine_shape)
-        dx = _dx(dxhat, node.xhat, node.rstd, stat_axes)
+        dx = _dx(dxhat, node.xhat, node.rstd, stat_axes, dxhat_is_scratch=weight is not None)
     leading = affine_axes == tuple(range(len(affine_axes)))
     if len(edges) > 1 and edges[1][0] is not None:
         product = grad * node.xhat
@@ -145,7 +157,9 @@ def _affine(xhat, weight, bias, shape):
     if weight is not None:
         out = out * weight._data.reshape(shape)
     if bias is not None:
-        out = out + bias._data.reshape(shape)
+        bias = bias._data.reshape(shape)
+        # in the product's memory where there is one: the same sums without another fresh array
+        out = out + bias if out is xhat else _in_place(np.add, out, bias)
     return out
 
 
@@ -290,7 +304,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
     mean, centered, var = _centered_statistics(xa, stat_axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
-    xhat = centered * rstd
+    xhat = _in_place(np.multiply, centered, rstd)      # centered is a fresh array, needed no more
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
     # contiguous, as PyTorch's kernel writes it (the affine step would keep a transposed input's layout)
     result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
@@ -314,7 +328,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def _short_constant_rows(xa, k, var, weight):
     """A boolean mask of the rows (over the last ``k`` dims) of equal values short enough to be computed as
     PyTorch's kernel does in the backward, or None."""
-    n = int(np.prod(xa.shape[xa.ndim - k:]))
+    n = math.prod(xa.shape[xa.ndim - k:])
     if xa.dtype not in (np.float32, np.float64) or xa.size == 0 or n >= (4 if xa.dtype == np.float64 else 8) \
             or (weight is not None and weight._data.dtype != xa.dtype) or not (var == 0).any():
         return None
@@ -450,7 +464,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         # statistics accumulated in float64, as PyTorch's CPU kernel does
         wide = xa.astype(np.float64)
         mean = wide.mean(axis=axes)
-        var = np.square(wide - mean.reshape(shape)).mean(axis=axes)
+        wide -= mean.reshape(shape)       # the squared deviations in the same memory: (x - mean)²
+        var = np.square(wide, out=wide).mean(axis=axes)
         as_torch = _channels_to_take_as_torch(xa, mean, var, eps)
         if as_torch is not None:
             exact_mean, var_sum = _channel_statistics_as_torch(xa[:, as_torch])
@@ -465,7 +480,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         mean = running_mean._data.astype(np.float64)
         var = running_var._data.astype(np.float64)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype).reshape(shape)
-    xhat = (xa - mean.astype(xa.dtype).reshape(shape)) * rstd
+    xhat = _in_place(np.multiply, xa - mean.astype(xa.dtype).reshape(shape), rstd)
     out = _affine(xhat, weight, bias, shape)
     if as_torch is not None:
         out[:, as_torch] = _affine_as_torch(xa[:, as_torch], mean[as_torch].astype(xa.dtype),

@@ -1,0 +1,92 @@
+"""gelu, layer_norm and batch_norm compute their steps in place, for speed (issue 14): the results must be, to the
+last bit, those of the plain expressions they replaced, written out here in NumPy (each op's closeness to PyTorch
+is tested with its op specs)."""
+import math
+
+import numpy as np
+import pytest
+
+import gradiente
+from gradiente.core.erf import erf
+from gradiente.ops.nn.normalization import _centered_statistics, _mean, _mean_of_product, _sum_leading
+
+F = gradiente.nn.functional
+DTYPES = [np.float32, np.float64]
+
+
+def _same_bits(ours, expected):
+    ours = ours.detach().numpy() if isinstance(ours, gradiente.Tensor) else ours
+    assert ours.dtype == expected.dtype and ours.shape == expected.shape
+    assert np.array_equal(ours.view(np.uint8), np.ascontiguousarray(expected).view(np.uint8))
+
+
+def _leaves(rng, dtype, *shapes, shift=0.0):
+    return [gradiente.tensor((rng.standard_normal(s) * 2 + shift).astype(dtype), requires_grad=True) for s in shapes]
+
+
+def _run(fn, leaves, rng):
+    out = fn(*leaves)
+    grad = rng.standard_normal(tuple(out.shape)).astype(out.detach().numpy().dtype)
+    out.backward(gradiente.from_numpy(grad))
+    return out, grad
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gelu_bits(dtype):
+    rng = np.random.RandomState(0)
+    x, = _leaves(rng, dtype, (40, 33))
+    out, grad = _run(F.gelu, [x], rng)
+    a = x.detach().numpy()
+    one_plus_erf = 1 + erf(a * math.sqrt(0.5))
+    cdf = one_plus_erf * 0.5
+    pdf = np.exp(a * a * -0.5) * (1 / math.sqrt(2 * math.pi))
+    _same_bits(out, np.asarray(a * 0.5 * one_plus_erf, dtype=dtype))
+    _same_bits(x.grad, grad * (cdf + a * pdf))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_bits(dtype, affine):
+    rng = np.random.RandomState(1)
+    x, w, b = _leaves(rng, dtype, (6, 5, 48), (48,), (48,), shift=0.5)
+    params = (w, b) if affine else (None, None)
+    out, grad = _run(lambda x: F.layer_norm(x, (48,), *params), [x], rng)
+    a, axes = x.detach().numpy(), (2,)
+    _, centered, var = _centered_statistics(a, axes)
+    rstd = (1.0 / np.sqrt(var + 1e-5)).astype(dtype)
+    xhat = centered * rstd
+    expected = xhat * w.detach().numpy() + b.detach().numpy() if affine else xhat
+    dxhat = grad * w.detach().numpy() if affine else grad
+    _same_bits(out, expected)
+    _same_bits(x.grad, rstd * (dxhat - _mean(dxhat, axes) - xhat * _mean_of_product(dxhat, xhat, axes)))
+    if affine:
+        _same_bits(w.grad, _sum_leading(grad * xhat, 2))
+        _same_bits(b.grad, _sum_leading(grad, 2))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(8, 6, 5, 4), (30, 7)])
+def test_batch_norm_training_bits(dtype, shape):
+    rng = np.random.RandomState(2)
+    c = shape[1]
+    x, w, b = _leaves(rng, dtype, shape, (c,), (c,), shift=0.3)
+    out, grad = _run(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [x, w, b], rng)
+    a = x.detach().numpy()
+    axes = (0,) + tuple(range(2, a.ndim))
+    bshape = (1, c) + (1,) * (a.ndim - 2)
+    wide = a.astype(np.float64)
+    mean = wide.mean(axis=axes)
+    var = np.square(wide - mean.reshape(bshape)).mean(axis=axes)
+    rstd = (1.0 / np.sqrt(var + 1e-5)).astype(dtype).reshape(bshape)
+    xhat = (a - mean.astype(dtype).reshape(bshape)) * rstd
+    wa = w.detach().numpy().reshape(bshape)
+    dxhat = grad * wa
+    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
+    mean_product = (dxhat * xhat).mean(axis=axes, keepdims=True)
+    _same_bits(out, xhat * wa + b.detach().numpy().reshape(bshape))
+    _same_bits(x.grad, rstd * (dxhat - mean_dxhat - xhat * mean_product))
+    # an (N, C) input's parameter gradients are column sums, taken as a matrix product (_sum_leading)
+    def column_sums(a):
+        return _sum_leading(a, 1).reshape(c) if axes == (0,) else a.sum(axis=axes)
+    _same_bits(w.grad, column_sums(grad * xhat))
+    _same_bits(b.grad, column_sums(grad))
