@@ -349,7 +349,6 @@ OP_GAPS = {
     "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
     "area3d_backward": _NO_EDGE_TO_X, "rrelu_eval_backward": _NO_EDGE_TO_X,
     "pad_packed_round_trip": "PyTorch's pad_packed_sequence writes through views (ViewBackward0); gradiente slices",
-    "add_alpha": "PyTorch's AddBackward0 carries alpha; gradiente multiplies the other operand first (MulBackward0)",
     "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
                     "resolve_neg); gradiente conjugates at once",
     "tensordot_all": "PyTorch's tensordot of two flattened vectors calls dot (DotBackward0); gradiente's calls mm",

@@ -336,9 +336,33 @@ def _scale(y, alpha):
     return y * alpha
 
 
+def _carries_alpha(other, alpha):
+    """Whether ``add``/``sub`` records alpha on its node, as PyTorch's AddBackward0 and SubBackward0 do, rather
+    than scaling ``other`` first: for a tensor and a real alpha (a complex alpha's rule would need its conjugate)."""
+    return isinstance(other, Tensor) and alpha.__class__ in _REAL_NUMBERS
+
+
+def _untracked(t):
+    """``t``'s values outside the graph (no edge, no tangent), to compute with before recording by hand."""
+    return Tensor._make(t._data) if isinstance(t, Tensor) else t
+
+
+def _with_alpha(input, other, alpha, ufunc, node_cls):
+    """``input ± alpha * other`` as one node that carries alpha: its rule scales other's gradient, so no
+    MulBackward0 stands between the node and ``other``."""
+    result = _binary(_untracked(input), _scale(_untracked(other), alpha), ufunc, node_cls, save=False)
+    if wants_grad(input, other):
+        record(node_cls, (input, other), result, alpha=alpha)
+    return result
+
+
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
+        if _carries_alpha(other, alpha):
+            dt.refuse_unsigned_wide_operands("add_stub", input, other)
+            result = _with_alpha(input, other, alpha, np.add, AddBackward0)
+            return result if out is None else _write_out(result, out, "add")
         other = _scale(other, alpha)
     dt.refuse_unsigned_wide_operands("add_stub", input, other)
     result = _binary(input, other, np.add, AddBackward0, save=False)
@@ -350,6 +374,8 @@ def sub(input, other, *, alpha=1, out=None):
     _check_bool_subtraction(input, other)
     dt.refuse_unsigned_wide_operands("add_stub", input, other)
     if alpha != 1:
+        if isinstance(input, Tensor) and _carries_alpha(other, alpha):
+            return _write_out(_with_alpha(input, other, alpha, np.subtract, SubBackward0), out, "sub")
         other = _scale(other, alpha)
     if not isinstance(input, Tensor):
         return rsub(other, input)
