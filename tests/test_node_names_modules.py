@@ -351,8 +351,6 @@ OP_GAPS = {
     "pad_packed_round_trip": "PyTorch's pad_packed_sequence writes through views (ViewBackward0); gradiente slices",
     "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
                     "resolve_neg); gradiente conjugates at once",
-    "tensordot_all": "PyTorch's tensordot of two flattened vectors calls dot (DotBackward0); gradiente's calls mm",
-    "inner": "likewise: PyTorch's inner of two vectors is dot (DotBackward0)",
     "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
                         "gradiente composes it from recorded ops",
     "cdist_mm_forced": "likewise",

@@ -58,7 +58,8 @@ def _contraction_dims(dims, ndim_a, ndim_b):
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over the dims ``dims`` pairs up: an int ``n`` contracts the last ``n`` dims of ``a``
     with the first ``n`` of ``b``; ``([1, 0], [0, 1])`` names the pairs. Computed as PyTorch computes it:
-    both operands permuted and reshaped to matrices, one ``mm``, a view to the result's shape."""
+    both operands permuted and reshaped to matrices, one ``mm`` (``dot`` of two vectors where every dim
+    contracts), a view to the result's shape."""
     xa, ya = a._data, b._data
     if xa.dtype != ya.dtype:
         raise RuntimeError("both inputs should have same dtype")
@@ -80,9 +81,14 @@ def tensordot(a, b, dims=2, out=None):
     shape_a, shape_b = a._data.shape, b._data.shape
     rows, cols = tuple(shape_a[i] for i in free_a), tuple(shape_b[i] for i in free_b)
     k = math.prod(shape_a[i] for i in axes_a)
-    left = reshape(permute(a, free_a + axes_a), (math.prod(rows), k))
-    right = reshape(permute(b, axes_b + free_b), (k, math.prod(cols)))
-    result = reshape(mm(left, right), rows + cols)
+    if math.prod(rows) == 1 and math.prod(cols) == 1:
+        # everything contracts: PyTorch takes the dot product of the two flattened operands (DotBackward0)
+        left, right = permute(a, free_a + axes_a).flatten(), permute(b, axes_b + free_b).flatten()
+        result = reshape(dot(left, right), rows + cols)
+    else:
+        left = reshape(permute(a, free_a + axes_a), (math.prod(rows), k))
+        right = reshape(permute(b, axes_b + free_b), (k, math.prod(cols)))
+        result = reshape(mm(left, right), rows + cols)
     return result if out is None else out.copy_(result)
 
 
