@@ -354,7 +354,6 @@ OP_GAPS = {
     "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
                         "gradiente composes it from recorded ops",
     "cdist_mm_forced": "likewise",
-    "index_put_mask": "gradiente views the values (ViewBackward0) before index_put; PyTorch passes them as they are",
     "quantile_q_linear": _QUANTILE, "quantile_q_lower": _QUANTILE, "quantile_q_higher": _QUANTILE,
     "quantile_q_midpoint": _QUANTILE, "quantile_q_nearest": _QUANTILE,
     "cov_aweights": "PyTorch's cov scales by the weights with a different order of products (DivBackward0, "
