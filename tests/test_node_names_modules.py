@@ -356,8 +356,6 @@ OP_GAPS = {
     "cdist_mm_forced": "likewise",
     "quantile_q_linear": _QUANTILE, "quantile_q_lower": _QUANTILE, "quantile_q_higher": _QUANTILE,
     "quantile_q_midpoint": _QUANTILE, "quantile_q_nearest": _QUANTILE,
-    "cov_aweights": "PyTorch's cov scales by the weights with a different order of products (DivBackward0, "
-                    "MulBackward1) than gradiente's",
     # (found when the branches of this session met: each row's own test file checks its values and gradients)
     "weight_norm_whole": "torch._weight_norm over the whole tensor composes at::norm (NormBackward0); gradiente's "
                          "norm_except_dim computes the same norm as linalg.vector_norm (LinalgVectorNormBackward0)",
