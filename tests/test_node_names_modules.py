@@ -357,8 +357,6 @@ OP_GAPS = {
     "quantile_q_linear": _QUANTILE, "quantile_q_lower": _QUANTILE, "quantile_q_higher": _QUANTILE,
     "quantile_q_midpoint": _QUANTILE, "quantile_q_nearest": _QUANTILE,
     # (found when the branches of this session met: each row's own test file checks its values and gradients)
-    "weight_norm_whole": "torch._weight_norm over the whole tensor composes at::norm (NormBackward0); gradiente's "
-                         "norm_except_dim computes the same norm as linalg.vector_norm (LinalgVectorNormBackward0)",
     "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
                                     "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
                                     "gradiente's rule multiplies by a mask",
