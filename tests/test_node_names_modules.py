@@ -363,11 +363,6 @@ OP_GAPS = {
     # (found when this stop's branches met)
     "gradient_in_the_coordinates": "torch.gradient with coordinates: PyTorch's C++ takes the steps with select and "
                                    "its own order of products; gradiente's formula slices and multiplies otherwise",
-    **dict.fromkeys(("stft_default", "stft_hann_hop_win", "stft_not_centered_normalized",
-                     "stft_two_sided_constant_pad", "stft_replicate_pad", "stft_aligned_to_window",
-                     "stft_complex_signal", "stft_window_gradient"),
-                    "PyTorch's C++ stft frames the signal with as_strided (AsStridedBackward0); gradiente frames it "
-                    "with unfold (UnfoldBackward0)"),
     **dict.fromkeys(("istft_default", "istft_not_centered_hop", "istft_short_window_normalized_length",
                      "istft_two_sided", "istft_complex_result", "istft_padded_length", "istft_window_gradient"),
                     "PyTorch's C++ istft overlap-adds and divides by the window envelope in its own sequence of ops "

@@ -1,7 +1,7 @@
 """The short-time Fourier transform and its inverse, ``torch.stft`` and ``torch.istft``, built from differentiable
 ops, so their derivatives (of every order, and forward mode) come from those ops' rules.
 
-``stft`` pads the signal (``center``), cuts it into frames ``hop_length`` apart (``unfold``, a view), multiplies
+``stft`` pads the signal (``center``), cuts it into frames ``hop_length`` apart (``as_strided``, a view), multiplies
 each by the window (zero-padded to ``n_fft`` around its centre) and transforms each frame (the ``fft`` module's
 r2c or c2c primitive); the result is (batch?, frequencies, frames).
 
@@ -21,7 +21,7 @@ from .complex_numbers import view_as_real
 from .fft import _fft_c2c, _fft_c2r, _fft_r2c
 from .nn.linear_maps import _node_pair, linear_op
 from .nn.padding import pad
-from .views import expand, narrow, slice_dim, squeeze, squeeze_, transpose, transpose_, unfold, unsqueeze, view
+from .views import as_strided, expand, narrow, slice_dim, squeeze, squeeze_, transpose, transpose_, unsqueeze, view
 
 __all__ = ["stft", "istft"]
 
@@ -176,7 +176,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         # the frames start where their windows do: the window's zero margins reach outside the signal
         left = (n_fft - win) // 2
         signal = pad(signal, (left, n_fft - win - left))
-    frames = unfold(signal, -1, n_fft, hop)                 # (B, T, n_fft), a view
+    # (B, T, n_fft): frames hop elements apart, as PyTorch cuts them, with as_strided (a view)
+    row_stride, step = signal.stride()
+    frames = as_strided(signal, (signal.shape[0], 1 + (signal.shape[1] - n_fft) // hop, n_fft),
+                        (row_stride, hop * step, step))
     if window is not None or win < n_fft:
         frames = mul(frames, _window_of_n_fft(window, win, n_fft, np.finfo(input._data.dtype).dtype))
     _check_fft_precision(frames)
