@@ -367,11 +367,6 @@ OP_GAPS = {
                      "istft_two_sided", "istft_complex_result", "istft_padded_length", "istft_window_gradient"),
                     "PyTorch's C++ istft overlap-adds and divides by the window envelope in its own sequence of ops "
                     "(pow, unsqueeze, ...); gradiente's sequence differs node for node"),
-    "sparse_sum": "torch.sparse.sum of a fresh sparse tensor: PyTorch's graph passes through ValuesBackward0 of "
-                  "the coalesced input; gradiente's sum reads the values without that node",
-    "sparse_softmax": "PyTorch's sparse softmax coalesces inside its kernel; gradiente records CoalesceBackward0",
-    "sparse_log_softmax": "PyTorch's sparse log_softmax coalesces inside its kernel; gradiente records "
-                          "CoalesceBackward0",
 }
 
 
