@@ -341,8 +341,6 @@ _CREATE_GRAPH_RULES = ("the gradient under create_graph: PyTorch's formulas for 
                        "divided by a number (DivBackward1) and products with numbers (MulBackward1); gradiente's "
                        "rules record ExpandBackward0, DivBackward0 and MulBackward0")
 _NO_EDGE_TO_X = "the double-backward node has no edge to x (PyTorch's has one, which gets zeros)"
-_QUANTILE = ("PyTorch's quantile composes in-place ops on its intermediates (TransposeBackward1, UnsqueezeBackward1, "
-             "MulBackward1); gradiente's composition uses out-of-place ones")
 OP_GAPS = {
     "group_norm_dx": _CREATE_GRAPH_NORM, "group_norm_dweight": _CREATE_GRAPH_NORM,
     "group_norm_plain_dx": _CREATE_GRAPH_NORM,
@@ -354,8 +352,6 @@ OP_GAPS = {
     "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
                         "gradiente composes it from recorded ops",
     "cdist_mm_forced": "likewise",
-    "quantile_q_linear": _QUANTILE, "quantile_q_lower": _QUANTILE, "quantile_q_higher": _QUANTILE,
-    "quantile_q_midpoint": _QUANTILE, "quantile_q_nearest": _QUANTILE,
     # (found when the branches of this session met: each row's own test file checks its values and gradients)
     "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
                                     "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
