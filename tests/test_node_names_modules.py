@@ -359,10 +359,6 @@ OP_GAPS = {
     # (found when this stop's branches met)
     "gradient_in_the_coordinates": "torch.gradient with coordinates: PyTorch's C++ takes the steps with select and "
                                    "its own order of products; gradiente's formula slices and multiplies otherwise",
-    **dict.fromkeys(("istft_default", "istft_not_centered_hop", "istft_short_window_normalized_length",
-                     "istft_two_sided", "istft_complex_result", "istft_padded_length", "istft_window_gradient"),
-                    "PyTorch's C++ istft overlap-adds and divides by the window envelope in its own sequence of ops "
-                    "(pow, unsqueeze, ...); gradiente's sequence differs node for node"),
 }
 
 
