@@ -346,7 +346,6 @@ OP_GAPS = {
     "group_norm_plain_dx": _CREATE_GRAPH_NORM,
     "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
     "area3d_backward": _NO_EDGE_TO_X, "rrelu_eval_backward": _NO_EDGE_TO_X,
-    "pad_packed_round_trip": "PyTorch's pad_packed_sequence writes through views (ViewBackward0); gradiente slices",
     "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
                     "resolve_neg); gradiente conjugates at once",
     "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
