@@ -340,12 +340,10 @@ _CREATE_GRAPH_NORM = ("the gradient under create_graph: PyTorch records its doub
 _CREATE_GRAPH_RULES = ("the gradient under create_graph: PyTorch's formulas for mean and rsqrt record a broadcast "
                        "divided by a number (DivBackward1) and products with numbers (MulBackward1); gradiente's "
                        "rules record ExpandBackward0, DivBackward0 and MulBackward0")
-_NO_EDGE_TO_X = "the double-backward node has no edge to x (PyTorch's has one, which gets zeros)"
 OP_GAPS = {
     "group_norm_dx": _CREATE_GRAPH_NORM, "group_norm_dweight": _CREATE_GRAPH_NORM,
     "group_norm_plain_dx": _CREATE_GRAPH_NORM,
     "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
-    "area3d_backward": _NO_EDGE_TO_X, "rrelu_eval_backward": _NO_EDGE_TO_X,
     "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
                     "resolve_neg); gradiente conjugates at once",
     "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
