@@ -346,9 +346,6 @@ OP_GAPS = {
     "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
     "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
                     "resolve_neg); gradiente conjugates at once",
-    "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
-                        "gradiente composes it from recorded ops",
-    "cdist_mm_forced": "likewise",
     # (found when the branches of this session met: each row's own test file checks its values and gradients)
     "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
                                     "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
