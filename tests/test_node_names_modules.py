@@ -350,9 +350,6 @@ OP_GAPS = {
     "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
                                     "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
                                     "gradiente's rule multiplies by a mask",
-    # (found when this stop's branches met)
-    "gradient_in_the_coordinates": "torch.gradient with coordinates: PyTorch's C++ takes the steps with select and "
-                                   "its own order of products; gradiente's formula slices and multiplies otherwise",
 }
 
 
