@@ -337,13 +337,9 @@ OP_DIFFERENCES: dict[str, str] = {}
 # (their own test files check them); only the recorded nodes differ.
 _CREATE_GRAPH_NORM = ("the gradient under create_graph: PyTorch records its double-backward formula (with "
                       "NativeGroupNormBackward0 inside); gradiente's rule records a composed formula")
-_CREATE_GRAPH_RULES = ("the gradient under create_graph: PyTorch's formulas for mean and rsqrt record a broadcast "
-                       "divided by a number (DivBackward1) and products with numbers (MulBackward1); gradiente's "
-                       "rules record ExpandBackward0, DivBackward0 and MulBackward0")
 OP_GAPS = {
     "group_norm_dx": _CREATE_GRAPH_NORM, "group_norm_dweight": _CREATE_GRAPH_NORM,
     "group_norm_plain_dx": _CREATE_GRAPH_NORM,
-    "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
     "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
                     "resolve_neg); gradiente conjugates at once",
     # (found when the branches of this session met: each row's own test file checks its values and gradients)

@@ -137,12 +137,12 @@ class PowBackward0(Node):
         p = self.exponent
         if p == 0:
             return (ops.zeros_like(grad),)
-        return (grad * (p * x ** (p - 1)),)
+        return (grad * ops.times_number(x ** (p - 1), p),)        # p · x^(p-1): MulBackward1, as PyTorch's
 
     def jvp(self, ops, x_t):
         (x,) = self.saved(ops)
         p = self.exponent
-        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * (p * x ** (p - 1)))
+        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * ops.times_number(x ** (p - 1), p))
 
 
 class PowBackward1(Node):

@@ -112,6 +112,7 @@ def softplus_stable(ops, x):
 class MulBackward1(Node):
     """out = x * c (c a number);  dx = grad * c"""
     formula = "d/dx (c·x) = c"
+    holomorphic = True      # grad · c: for complex gradients the engine conjugates around it (grad · conj(c))
 
     def backward(self, ops, grad):
         return (grad * self.other,)
@@ -120,6 +121,7 @@ class MulBackward1(Node):
 class DivBackward1(Node):
     """out = x / c (c a number);  dx = grad / c"""
     formula = "d/dx (x/c) = 1/c"
+    holomorphic = True
 
     def backward(self, ops, grad):
         return (grad / self.other,)
