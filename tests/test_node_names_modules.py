@@ -340,10 +340,6 @@ _CREATE_GRAPH_NORM = ("the gradient under create_graph: PyTorch records its doub
 OP_GAPS = {
     "group_norm_dx": _CREATE_GRAPH_NORM, "group_norm_dweight": _CREATE_GRAPH_NORM,
     "group_norm_plain_dx": _CREATE_GRAPH_NORM,
-    # (found when the branches of this session met: each row's own test file checks its values and gradients)
-    "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
-                                    "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
-                                    "gradiente's rule multiplies by a mask",
 }
 
 
