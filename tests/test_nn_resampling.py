@@ -51,8 +51,6 @@ def image_and_grid(rng, shapes):
 # --- the op table ---------------------------------------------------------------------------------------------
 
 # Two double-backward nodes of PyTorch's also have an edge to x, which gets zeros (x.grad is zeros there, None here)
-NO_EDGE_TO_X = {"xfail": {"against_torch": "the double-backward node has no edge to x (PyTorch's gives it zeros)"}}
-
 S1, S2, S3 = [((2, 3, 5),)], [((2, 2, 4, 5),)], [((1, 2, 3, 4, 3),)]
 
 SPECS = [
@@ -101,8 +99,7 @@ SPECS = [
            [((1, 3, 4),)]),
 ] + [
     # the gradients as ops of their own (inputs x and the upstream gradient): the double-backward nodes
-    OpSpec(f"{name}_backward", backward_of(op), [(x, v)],
-           extra=NO_EDGE_TO_X if name in ("area3d", "rrelu_eval") else {})
+    OpSpec(f"{name}_backward", backward_of(op), [(x, v)])
     for name, op, x, v in [
         ("nearest1d", interp(scale_factor=2), (2, 3, 5), (2, 3, 10)),
         ("nearest2d", interp(size=(7, 3)), (2, 2, 4, 5), (2, 2, 7, 3)),

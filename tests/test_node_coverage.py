@@ -28,6 +28,9 @@ EXEMPT = {
                                                   "(PoissonBackward0, DivBackward2 of a rounded div)",
     "gradiente.core.inplace._Strided": "base of AsStridedBackward0 and CopySlices",
     "gradiente.ops.nn.linear_maps._LinearBackward": "base of the nodes of linear maps (interpolation, patches)",
+    "gradiente.ops.nn.linear_maps._LinearGradientOfInput": "base of the linear maps' gradient nodes with an edge to "
+                                                           "the op's input (AdaptiveAvgPool3DBackwardBackward0, ...)",
+    "gradiente.ops.sparse_coo._SoftmaxOfEntries": "base of SparseSoftmaxBackward0 and SparseLogSoftmaxBackward0",
     "gradiente.ops.nn.losses._LossNode": "base of the pointwise-loss nodes",
     "gradiente.ops.nn.pooling._PoolBackward": "base of the pooling nodes",
     "gradiente.ops.nn.pooling._PoolBackwardBackward": "base of the nodes of the pooling nodes' gradients",

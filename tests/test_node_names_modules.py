@@ -337,54 +337,9 @@ OP_DIFFERENCES: dict[str, str] = {}
 # (their own test files check them); only the recorded nodes differ.
 _CREATE_GRAPH_NORM = ("the gradient under create_graph: PyTorch records its double-backward formula (with "
                       "NativeGroupNormBackward0 inside); gradiente's rule records a composed formula")
-_CREATE_GRAPH_RULES = ("the gradient under create_graph: PyTorch's formulas for mean and rsqrt record a broadcast "
-                       "divided by a number (DivBackward1) and products with numbers (MulBackward1); gradiente's "
-                       "rules record ExpandBackward0, DivBackward0 and MulBackward0")
-_NO_EDGE_TO_X = "the double-backward node has no edge to x (PyTorch's has one, which gets zeros)"
-_QUANTILE = ("PyTorch's quantile composes in-place ops on its intermediates (TransposeBackward1, UnsqueezeBackward1, "
-             "MulBackward1); gradiente's composition uses out-of-place ones")
 OP_GAPS = {
     "group_norm_dx": _CREATE_GRAPH_NORM, "group_norm_dweight": _CREATE_GRAPH_NORM,
     "group_norm_plain_dx": _CREATE_GRAPH_NORM,
-    "rms_norm_dx": _CREATE_GRAPH_RULES, "rms_norm_dweight": _CREATE_GRAPH_RULES,
-    "area3d_backward": _NO_EDGE_TO_X, "rrelu_eval_backward": _NO_EDGE_TO_X,
-    "pad_packed_round_trip": "PyTorch's pad_packed_sequence writes through views (ViewBackward0); gradiente slices",
-    "add_alpha": "PyTorch's AddBackward0 carries alpha; gradiente multiplies the other operand first (MulBackward0)",
-    "imag_of_conj": "PyTorch's conj is a lazy conjugate bit (a second ConjBackward0, NegViewBackward0 from "
-                    "resolve_neg); gradiente conjugates at once",
-    "tensordot_all": "PyTorch's tensordot of two flattened vectors calls dot (DotBackward0); gradiente's calls mm",
-    "inner": "likewise: PyTorch's inner of two vectors is dot (DotBackward0)",
-    "cdist_by_product": "PyTorch records its matrix-product Euclidean distance as one EuclideanDistBackward0; "
-                        "gradiente composes it from recorded ops",
-    "cdist_mm_forced": "likewise",
-    "index_put_mask": "gradiente views the values (ViewBackward0) before index_put; PyTorch passes them as they are",
-    "quantile_q_linear": _QUANTILE, "quantile_q_lower": _QUANTILE, "quantile_q_higher": _QUANTILE,
-    "quantile_q_midpoint": _QUANTILE, "quantile_q_nearest": _QUANTILE,
-    "cov_aweights": "PyTorch's cov scales by the weights with a different order of products (DivBackward0, "
-                    "MulBackward1) than gradiente's",
-    # (found when the branches of this session met: each row's own test file checks its values and gradients)
-    "weight_norm_whole": "torch._weight_norm over the whole tensor composes at::norm (NormBackward0); gradiente's "
-                         "norm_except_dim computes the same norm as linalg.vector_norm (LinalgVectorNormBackward0)",
-    "gradient_of_hardtanh_inplace": "the gradient of an in-place hardtanh under create_graph: PyTorch clones the "
-                                    "incoming gradient (CloneBackward0) before its HardtanhBackwardBackward0; "
-                                    "gradiente's rule multiplies by a mask",
-    # (found when this stop's branches met)
-    "gradient_in_the_coordinates": "torch.gradient with coordinates: PyTorch's C++ takes the steps with select and "
-                                   "its own order of products; gradiente's formula slices and multiplies otherwise",
-    **dict.fromkeys(("stft_default", "stft_hann_hop_win", "stft_not_centered_normalized",
-                     "stft_two_sided_constant_pad", "stft_replicate_pad", "stft_aligned_to_window",
-                     "stft_complex_signal", "stft_window_gradient"),
-                    "PyTorch's C++ stft frames the signal with as_strided (AsStridedBackward0); gradiente frames it "
-                    "with unfold (UnfoldBackward0)"),
-    **dict.fromkeys(("istft_default", "istft_not_centered_hop", "istft_short_window_normalized_length",
-                     "istft_two_sided", "istft_complex_result", "istft_padded_length", "istft_window_gradient"),
-                    "PyTorch's C++ istft overlap-adds and divides by the window envelope in its own sequence of ops "
-                    "(pow, unsqueeze, ...); gradiente's sequence differs node for node"),
-    "sparse_sum": "torch.sparse.sum of a fresh sparse tensor: PyTorch's graph passes through ValuesBackward0 of "
-                  "the coalesced input; gradiente's sum reads the values without that node",
-    "sparse_softmax": "PyTorch's sparse softmax coalesces inside its kernel; gradiente records CoalesceBackward0",
-    "sparse_log_softmax": "PyTorch's sparse log_softmax coalesces inside its kernel; gradiente records "
-                          "CoalesceBackward0",
 }
 
 

@@ -35,6 +35,7 @@ SPECS = [
     OpSpec("sparse_coalesce", lambda lib, v: sp(lib, v).coalesce().to_dense(), [((5,),)]),
     OpSpec("sparse_values", lambda lib, v: sp(lib, v).coalesce().values(), [((5,),), ((5, 2),)]),
     OpSpec("sparse_sum", lambda lib, v: lib.sparse.sum(sp(lib, v)), [((5,),)]),
+    OpSpec("sparse_tensor_sum", lambda lib, v: sp(lib, v).sum(), [((5,),)]),
     OpSpec("sparse_sum_dim", lambda lib, v: lib.sparse.sum(sp(lib, v), 0).to_dense(), [((5,),), ((5, 2),)]),
     OpSpec("sparse_sum_all_dims", lambda lib, v: lib.sparse.sum(sp(lib, v), (0, 1)), [((5,),)]),
     OpSpec("sparse_softmax", lambda lib, v: lib.sparse.softmax(sp(lib, v), 1).to_dense(), [((5,),)]),

@@ -141,6 +141,9 @@ class RuleOps:
     def unwrap(self, tensor): """a hook's Tensor back as the namespace's value"""
     def constant(self, value, like): """``value`` (a number or array) as a value of ``like``'s dtype"""
     def zeros(self, shape, like): """zeros of ``shape`` in ``like``'s dtype"""
+    def times_number(self, x, c): """x · c for a real Python number c (MulBackward1 when recorded, as PyTorch's
+        formulas record a product with a number)"""
+    def over_number(self, x, c): """x / c for a real Python number c (DivBackward1 when recorded)"""
     def zeros_like(self, x): """zeros shaped and typed like x"""
     def ones_like(self, x): """ones shaped and typed like x"""
     def unpack_output(self, saved, node): """a node's saved output (``_SavedOutput``) as a value; under
@@ -302,6 +305,14 @@ class NumpyOps:
     @staticmethod
     def zeros(shape, like):
         return np.zeros(shape, dtype=like.dtype)
+
+    @staticmethod
+    def times_number(x, c):
+        return x * c
+
+    @staticmethod
+    def over_number(x, c):
+        return x / c
 
     @staticmethod
     def ones_like(x):

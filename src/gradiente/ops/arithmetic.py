@@ -137,12 +137,12 @@ class PowBackward0(Node):
         p = self.exponent
         if p == 0:
             return (ops.zeros_like(grad),)
-        return (grad * (p * x ** (p - 1)),)
+        return (grad * ops.times_number(x ** (p - 1), p),)        # p · x^(p-1): MulBackward1, as PyTorch's
 
     def jvp(self, ops, x_t):
         (x,) = self.saved(ops)
         p = self.exponent
-        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * (p * x ** (p - 1)))
+        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * ops.times_number(x ** (p - 1), p))
 
 
 class PowBackward1(Node):
@@ -339,9 +339,33 @@ def _scale(y, alpha):
     return y * alpha
 
 
+def _carries_alpha(other, alpha):
+    """Whether ``add``/``sub`` records alpha on its node, as PyTorch's AddBackward0 and SubBackward0 do, rather
+    than scaling ``other`` first: for a tensor and a real alpha (a complex alpha's rule would need its conjugate)."""
+    return isinstance(other, Tensor) and alpha.__class__ in _REAL_NUMBERS
+
+
+def _untracked(t):
+    """``t``'s values outside the graph (no edge, no tangent), to compute with before recording by hand."""
+    return Tensor._make(t._data) if isinstance(t, Tensor) else t
+
+
+def _with_alpha(input, other, alpha, ufunc, node_cls):
+    """``input ± alpha * other`` as one node that carries alpha: its rule scales other's gradient, so no
+    MulBackward0 stands between the node and ``other``."""
+    result = _binary(_untracked(input), _scale(_untracked(other), alpha), ufunc, node_cls, save=False)
+    if wants_grad(input, other):
+        record(node_cls, (input, other), result, alpha=alpha)
+    return result
+
+
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
+        if _carries_alpha(other, alpha):
+            dt.refuse_unsigned_wide_operands("add_stub", input, other)
+            result = _with_alpha(input, other, alpha, np.add, AddBackward0)
+            return result if out is None else _write_out(result, out, "add")
         other = _scale(other, alpha)
     result = _binary(input, other, np.add, AddBackward0, save=False, unsigned_wide_kernel="add_stub")
     return result if out is None else _write_out(result, out, "add")
@@ -352,6 +376,8 @@ def sub(input, other, *, alpha=1, out=None):
     _check_bool_subtraction(input, other)
     dt.refuse_unsigned_wide_operands("add_stub", input, other)
     if alpha != 1:
+        if isinstance(input, Tensor) and _carries_alpha(other, alpha):
+            return _write_out(_with_alpha(input, other, alpha, np.subtract, SubBackward0), out, "sub")
         other = _scale(other, alpha)
     if not isinstance(input, Tensor):
         return rsub(other, input)

@@ -27,6 +27,7 @@ _OVERLOADS = {
     "PowBackward2": "Scalar", "SumBackward1": "dim_IntList", "MeanBackward1": "dim", "VarBackward0": "correction",
     "StdBackward0": "correction", "MaxBackward0": "dim", "MinBackward0": "dim", "TransposeBackward0": "int",
     "SelectBackward0": "int", "IndexBackward0": "Tensor", "ProdBackward1": "dim_int", "NormBackward1": "ScalarOpt_dim",
+    "NormBackward0": "Scalar",
     "SplitBackward0": "Tensor", "SplitWithSizesBackward0": "default", "CumsumBackward0": "default",
 }
 

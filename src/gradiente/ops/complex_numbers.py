@@ -128,10 +128,12 @@ def imag(input):
     """The imaginary part of a complex tensor, a view (``view_as_real(z)[..., 1]``)."""
     if not _is_complex(input):
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    out = select(_as_real(input), -1, 1)
-    if is_conj(input):
-        # PyTorch reads the imaginary part of a lazy conjugate as a negated view: it says so with is_neg
-        out.__dict__["_is_neg"] = True
+    if not is_conj(input):
+        return select(_as_real(input), -1, 1)
+    # PyTorch reads the imaginary part of a lazy conjugate through the unconjugated values (a second
+    # ConjBackward0), negated as a view (NegViewBackward0): the result says so with is_neg
+    out = select(_neg_view(_as_real(conj(input))), -1, 1)
+    out.__dict__["_is_neg"] = True
     return out
 
 
@@ -140,7 +142,8 @@ def _set_real(self, value):
 
 
 def _set_imag(self, value):
-    imag(self).copy_(value)
+    # into self's own imaginary parts, conjugated or not (imag's checks first)
+    (select(_as_real(self), -1, 1) if is_conj(self) else imag(self)).copy_(value)
 
 
 

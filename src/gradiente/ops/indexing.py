@@ -321,18 +321,23 @@ def _assign(region, advanced, values):
                            f"result of shape {_fmt(target)}") from None
 
 
+def check_put_dtype(value, advanced, dtype):
+    """PyTorch's refusal to write values of another dtype at advanced indices (a single mask fills, casting)."""
+    arrays = [i for i in advanced if isinstance(i, np.ndarray)]
+    mask_fill = len(arrays) == 1 and arrays[0].dtype == np.bool_ and value._data.size == 1
+    if value._data.dtype != dtype and not mask_fill:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_name(dtype)} for the destination and {scalar_name(value._data.dtype)} "
+                           "for the source.")
+
+
 def _fit_value(value, region_shape, advanced, dtype):
     """The value as PyTorch prepares it for writing (``copy_to`` and ``index_put_`` in its indexing code):
     leading size-1 dims dropped by a view, then expanded to the region; a 0-d value fills the region as is."""
     shape = value._data.shape
     stripped = shape[next((i for i, s in enumerate(shape) if s != 1), len(shape)):]
     if advanced is not None:
-        arrays = [i for i in advanced if isinstance(i, np.ndarray)]
-        mask_fill = len(arrays) == 1 and arrays[0].dtype == np.bool_ and value._data.size == 1
-        if value._data.dtype != dtype and not mask_fill:    # PyTorch fills through a single mask, casting
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{scalar_name(dtype)} for the destination and {scalar_name(value._data.dtype)} "
-                               "for the source.")
+        check_put_dtype(value, advanced, dtype)
         return view(value, stripped) if stripped != shape else value
     if shape == region_shape or not shape:
         return value

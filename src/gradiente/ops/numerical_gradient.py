@@ -15,10 +15,10 @@ quadratics, and the matching three-point formulas at the ends.
 from numbers import Number
 
 from ..core.tensor import Tensor
-from .arithmetic import add, div, mul, sub
+from .arithmetic import add, div, mul, neg, sub
 from .joining import cat
 from .nn._common import div_scalar, mul_scalar
-from .views import _dims, slice_dim, view
+from .views import _dims, select, slice_dim, view
 
 __all__ = ["gradient"]
 
@@ -55,32 +55,34 @@ def _along(coefficient, dim, ndim):
 
 
 def _coordinates(f, dim, x, edge_order):
+    # Written as PyTorch's C++ writes it, product for product, so that a graph through the coordinates records
+    # PyTorch's nodes: the steps by diff, the inner coefficients reshaped, the edge ones 0-d (select).
     ndim = f.dim()
     steps = sub(_part(x, 0, 1, None), _part(x, 0, 0, -1))
     d1, d2 = _part(steps, 0, 0, -1), _part(steps, 0, 1, None)
-    a = div(mul(d2, -1), mul(d1, add(d1, d2)))
-    b = div(sub(d2, d1), mul(d1, d2))
-    c = div(d1, mul(d2, add(d1, d2)))
-    center = add(add(mul(_along(a, dim, ndim), _part(f, dim, 0, -2)), mul(_along(b, dim, ndim), _part(f, dim, 1, -1))),
-                 mul(_along(c, dim, ndim), _part(f, dim, 2, None)))
-    h0, h1 = _part(steps, 0, 0, 1), _part(steps, 0, 1, 2)
-    g0, g1 = _part(steps, 0, -1, None), _part(steps, 0, -2, -1)     # the last step, the one before it
+    a = _along(div(neg(d2), mul(d1, add(d1, d2))), dim, ndim)
+    b = _along(div(sub(d2, d1), mul(d1, d2)), dim, ndim)
+    c = _along(div(d1, mul(d2, add(d1, d2))), dim, ndim)
+    center = add(add(mul(a, _part(f, dim, 0, -2)), mul(b, _part(f, dim, 1, -1))), mul(c, _part(f, dim, 2, None)))
+    count = steps.shape[0]
+
+    def step(i):
+        """steps[i], a fresh select each time it is read, as PyTorch's ``ax_dx[i]``"""
+        return select(steps, 0, i % count)
+
     if edge_order == 1:
-        first = div(sub(_part(f, dim, 1, 2), _part(f, dim, 0, 1)), _along(h0, dim, ndim))
-        last = div(sub(_part(f, dim, -1, None), _part(f, dim, -2, -1)), _along(g0, dim, ndim))
+        first = div(sub(_part(f, dim, 1, 2), _part(f, dim, 0, 1)), step(0))
+        last = div(sub(_part(f, dim, -1, None), _part(f, dim, -2, -1)), step(-1))
     else:
-        a0 = div(mul(add(mul(h0, 2.0), h1), -1), mul(h0, add(h0, h1)))
-        b0 = div(add(h0, h1), mul(h0, h1))
-        c0 = div(mul(h0, -1), mul(h1, add(h0, h1)))
-        first = add(add(mul(_along(a0, dim, ndim), _part(f, dim, 0, 1)), mul(_along(b0, dim, ndim),
-                                                                             _part(f, dim, 1, 2))),
-                    mul(_along(c0, dim, ndim), _part(f, dim, 2, 3)))
-        a1 = div(g0, mul(g1, add(g0, g1)))
-        b1 = div(mul(add(g0, g1), -1), mul(g0, g1))
-        c1 = div(add(mul(g0, 2), g1), mul(g0, add(g0, g1)))
-        last = add(add(mul(_along(a1, dim, ndim), _part(f, dim, -3, -2)), mul(_along(b1, dim, ndim),
-                                                                              _part(f, dim, -2, -1))),
-                   mul(_along(c1, dim, ndim), _part(f, dim, -1, None)))
+        a0 = div(neg(add(mul_scalar(step(0), 2.0), step(1))), mul(step(0), add(step(0), step(1))))
+        b0 = div(add(step(0), step(1)), mul(step(0), step(1)))
+        c0 = div(neg(step(0)), mul(step(1), add(step(0), step(1))))
+        first = add(add(mul(a0, _part(f, dim, 0, 1)), mul(b0, _part(f, dim, 1, 2))), mul(c0, _part(f, dim, 2, 3)))
+        a1 = div(step(-1), mul(step(-2), add(step(-1), step(-2))))
+        b1 = div(neg(add(step(-1), step(-2))), mul(step(-1), step(-2)))
+        c1 = div(add(mul_scalar(step(-1), 2), step(-2)), mul(step(-1), add(step(-1), step(-2))))
+        last = add(add(mul(a1, _part(f, dim, -3, -2)), mul(b1, _part(f, dim, -2, -1))),
+                   mul(c1, _part(f, dim, -1, None)))
     return cat([first, center, last], dim)
 
 

@@ -23,7 +23,7 @@ from .joining import cat
 from .matmul import _scaled_sum, dot, matmul, mm
 from .rearranging import DiagEmbedBackward0
 from .reductions import LinalgVectorNormBackward0, vector_norm
-from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape
+from .views import _fmt, _unsafe_view, clone, infer_size, permute, reshape, view
 
 __all__ = ["addmv", "addmv_", "addr", "block_diag", "cdist", "chain_matmul", "cross", "det", "diag_embed", "diagflat",
            "dist", "inner", "inverse", "kron", "logdet", "matrix_power", "pinverse", "slogdet", "tensordot", "vdot"]
@@ -58,7 +58,8 @@ def _contraction_dims(dims, ndim_a, ndim_b):
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over the dims ``dims`` pairs up: an int ``n`` contracts the last ``n`` dims of ``a``
     with the first ``n`` of ``b``; ``([1, 0], [0, 1])`` names the pairs. Computed as PyTorch computes it:
-    both operands permuted and reshaped to matrices, one ``mm``, a view to the result's shape."""
+    both operands permuted and reshaped to matrices, one ``mm`` (``dot`` of two vectors where every dim
+    contracts), a view to the result's shape."""
     xa, ya = a._data, b._data
     if xa.dtype != ya.dtype:
         raise RuntimeError("both inputs should have same dtype")
@@ -80,9 +81,14 @@ def tensordot(a, b, dims=2, out=None):
     shape_a, shape_b = a._data.shape, b._data.shape
     rows, cols = tuple(shape_a[i] for i in free_a), tuple(shape_b[i] for i in free_b)
     k = math.prod(shape_a[i] for i in axes_a)
-    left = reshape(permute(a, free_a + axes_a), (math.prod(rows), k))
-    right = reshape(permute(b, axes_b + free_b), (k, math.prod(cols)))
-    result = reshape(mm(left, right), rows + cols)
+    if math.prod(rows) == 1 and math.prod(cols) == 1:
+        # everything contracts: PyTorch takes the dot product of the two flattened operands (DotBackward0)
+        left, right = permute(a, free_a + axes_a).flatten(), permute(b, axes_b + free_b).flatten()
+        result = reshape(dot(left, right), rows + cols)
+    else:
+        left = reshape(permute(a, free_a + axes_a), (math.prod(rows), k))
+        right = reshape(permute(b, axes_b + free_b), (k, math.prod(cols)))
+        result = reshape(mm(left, right), rows + cols)
     return result if out is None else out.copy_(result)
 
 
@@ -329,14 +335,15 @@ def _check_cdist(x1, x2, p, compute_mode):
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of ``x1`` ``(..., P, M)`` and each row of ``x2`` ``(..., R, M)``:
     ``(..., P, R)``, batch dims broadcast. For p = 2 with more than 25 rows on either side (or when asked),
-    PyTorch computes ‖a‖² + ‖b‖² − 2a·b with one matrix product; so do we, composed of recorded ops."""
+    PyTorch computes ‖a‖² + ‖b‖² − 2a·b with one matrix product; so do we, recorded as one EuclideanDistBackward0
+    as PyTorch records it."""
     _check_cdist(x1, x2, p, compute_mode)
     a, b = x1._data, x2._data
     batch = infer_size(a.shape[:-2], b.shape[:-2])
     use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist"
                          or (compute_mode in (None, _COMPUTE_MODES[0]) and (a.shape[-2] > 25 or b.shape[-2] > 25)))
     if use_mm:
-        return _euclidean_by_product(x1, x2, batch + (a.shape[-2], b.shape[-2]))
+        return _euclidean_dist_of_batches(x1, x2, batch)
     with np.errstate(over="ignore"):
         value = _pairwise_norms(a[..., :, None, :] - b[..., None, :, :], float(p))
     result = as_result(value, a.dtype)
@@ -345,14 +352,43 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return result
 
 
-def _euclidean_by_product(x1, x2, shape):
+class EuclideanDistBackward0(Node):
+    """out = √(‖a‖² − 2a·b + ‖b‖²) for all row pairs;  r = grad / out (0 where out = 0);
+    da = a·Σ_b r − r @ b;  db = b·Σ_a r − rᵀ @ a"""
+    formula = "∂‖a − b‖/∂a = (a − b)/‖a − b‖,  0 where a = b"
+
+    def backward(self, ops, grad):
+        x1, x2, out = self.saved(ops)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = ops.mask(ops.raw(out) != 0, grad / out)
+        return (x1 * ops.sum(ratio, -1, keepdim=True) - ops.matmul(ratio, x2) if _needs(self, 0) else None,
+                x2 * ops.unsqueeze(ops.sum(ratio, -2), -1) - ops.matmul(ops.transpose(ratio, -1, -2), x1)
+                if _needs(self, 1) else None)
+
+
+def _euclidean_dist_of_batches(x1, x2, batch):
+    """cdist's matrix-product path as PyTorch records it: the batches expanded to a common one and flattened
+    (unless there is only one), one EuclideanDistBackward0, a view to the result's shape."""
+    rows1, rows2 = x1._data.shape[-2], x2._data.shape[-2]
+    count = math.prod(batch)
+    if count != 1:
+        columns = x1._data.shape[-1]
+        x1 = reshape(x1.expand(*batch, rows1, columns), (count, rows1, columns))
+        x2 = reshape(x2.expand(*batch, rows2, columns), (count, rows2, columns))
+    result = _euclidean_by_product(Tensor._make(x1._data), Tensor._make(x2._data))     # the values, unrecorded
+    if wants_grad(x1, x2):
+        record(EuclideanDistBackward0, (x1, x2), result, (x1, x2, result))
+    return view(result, batch + (rows1, rows2))
+
+
+def _euclidean_by_product(x1, x2):
     """√(‖a‖² − 2a·b + ‖b‖²) for all row pairs, the three terms summed by one product of padded operands."""
     norm1 = (x1 * x1).sum(-1, keepdim=True)
     norm2 = (x2 * x2).sum(-1, keepdim=True)
     left = cat([x1 * -2, norm1, _ones_like(norm1)], -1)
     right = cat([x2, _ones_like(norm2), norm2], -1)
     squared = matmul(left, right.mT)
-    return reshape(squared.clamp_min(0).sqrt(), shape)
+    return squared.clamp_min(0).sqrt()
 
 
 def _ones_like(t):

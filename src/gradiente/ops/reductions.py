@@ -118,6 +118,8 @@ class MeanBackward1(Node):
     count: int          # n, the elements in each mean
 
     def backward(self, ops, grad):
+        if ops.recording:       # PyTorch's formula: the gradient broadcast back, then divided by n (DivBackward1)
+            return (ops.over_number(expand_reduced(ops, grad, self.axes, self.keepdim, self.shape), self.count),)
         return (expand_reduced(ops, grad / self.count, self.axes, self.keepdim, self.shape),)
 
     def jvp(self, ops, x_t):

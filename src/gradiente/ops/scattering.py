@@ -22,7 +22,7 @@ from ..core.tensor import Tensor, _wrap_dim
 from . import indexing
 from ._warnings import warn
 from .autocast import autocast_entry
-from .indexing import _along, _fit_value, _flat_positions, _index_array, _int_index
+from .indexing import _along, _flat_positions, _index_array, _int_index
 from .views import _fmt, diagonal_index, expanded_shape
 
 __all__ = ["as_strided_scatter", "diagonal_scatter", "index_put", "index_put_", "index_reduce", "put",
@@ -212,17 +212,19 @@ def index_put(input, indices, values, accumulate=False):
         raise TypeError(f"index_put(): argument 'values' (position 3) must be Tensor, not {type(values).__name__}")
     out = input._data.copy()
     advanced = _advanced_index(out.shape, indices)
-    values = _fit_value(values, None, advanced, out.dtype)
+    indexing.check_put_dtype(values, advanced, out.dtype)
+    # The values broadcast to the region as they are (no leading size-1 dims dropped, unlike ``x[i] = v``), so
+    # the node's edge leads straight to them, as PyTorch's does.
+    region_shape = out[advanced].shape
+    try:
+        written = np.broadcast_to(values._data, region_shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {_fmt(values._data.shape)} cannot be broadcast "
+                           f"to indexing result of shape {_fmt(region_shape)}") from None
     if accumulate:
-        region_shape = out[advanced].shape
-        try:
-            added = np.broadcast_to(values._data, region_shape)
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_fmt(values._data.shape)} cannot be broadcast "
-                               f"to indexing result of shape {_fmt(region_shape)}") from None
-        np.add.at(out, advanced, added)
+        np.add.at(out, advanced, written)
     else:
-        indexing._assign(out, advanced, values._data)
+        indexing._assign(out, advanced, written)
     result = wrap(out)
     if wants_grad(input, values):
         record(IndexPutBackward0, (input, values), result, advanced=advanced, accumulate=accumulate)

@@ -26,10 +26,11 @@ from .autocast import autocast_entry
 from .binary_math import lerp
 from .indexing import _along, gather, masked_fill
 from .joining import broadcast_tensors
+from .nn._common import mul_scalar
 from .reductions import _at_least_1d, _check_nonempty_dims, _reduced_shape
 from .unary import ceil, floor
 from .unary import round as round_half_even
-from .views import _fmt, _squeeze_result, flatten, transpose, unsqueeze, view
+from .views import _fmt, _squeeze_result, flatten, transpose, transpose_, unsqueeze, unsqueeze_, view
 
 __all__ = ["argsort", "bucketize", "cummax", "cummin", "kthvalue", "mode", "msort", "searchsorted", "sort", "topk",
            "unique", "unique_consecutive", "quantile", "nanquantile"]
@@ -502,14 +503,14 @@ def _ranks(sorted_values, q, interpolation, ignore_nan):
     position 0 when there are none, which reads the NaN)."""
     s = sorted_values._data
     nan = np.isnan(s)
-    q = view(q, -1)
+    # (a 0-d q broadcasts against the slices' size-1 dim as a 1-D one would)
     if ignore_nan:
         counts = wrap((~nan).sum(axis=-1, keepdims=True) - 1)
         ranks = q * counts
         ranks = masked_fill(ranks, ranks._data < 0, 0)
     else:
         last = s.shape[-1] - 1
-        ranks, nan_slices = broadcast_tensors(q * last, wrap(nan.any(axis=-1, keepdims=True)))
+        ranks, nan_slices = broadcast_tensors(mul_scalar(q, last), wrap(nan.any(axis=-1, keepdims=True)))
         ranks = masked_fill(ranks, nan_slices, last)
     round_to = {"lower": floor, "higher": ceil, "nearest": round_half_even}.get(interpolation)
     return round_to(ranks) if round_to is not None else ranks
@@ -527,7 +528,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
         result = lerp(result, above, weights)
     if q_array.ndim == 0:
         return _squeeze_result(result, -1)
-    return _squeeze_result(transpose(unsqueeze(result, 0), 0, -1), -1)      # the q dim first
+    # the q dim first, with PyTorch's in-place steps on the fresh result (UnsqueezeBackward1, TransposeBackward1)
+    return _squeeze_result(transpose_(unsqueeze_(result, 0), 0, -1), -1)
 
 
 @autocast_entry

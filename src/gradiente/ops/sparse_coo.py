@@ -16,6 +16,7 @@ from ..core.record import record, wants_grad
 from ..core.sparse_compressed import LAYOUT_WORDS
 from ..core.sparse_tensor import make_sparse, not_on_sparse
 from ..core.tensor import Tensor, _wrap_dim
+from .reductions import sum as sum_of_dense
 
 #: whether sparse_coo_tensor checks its indices (torch.sparse.check_sparse_tensor_invariants sets it)
 invariant_checks = {"enabled": False}
@@ -133,16 +134,21 @@ def coalesce(input):
     _need_sparse(input, "coalesce")
     if input._coalesced:
         return input
+    out, merged_into = _merged_entries(input)
+    if wants_grad(input):
+        record(CoalesceBackward0, (input,), out, merged_into=merged_into, nnz=out._data.shape[0])
+    return out
+
+
+def _merged_entries(input):
+    """``input`` coalesced, unrecorded, and for each of its entries the position of the entry it merged into."""
     indices, values, size = input._sparse_indices, input._data, input._sparse_size
     positions, first, merged_into = np.unique(_linear_index(indices, size), return_index=True,
                                               return_inverse=True)
     merged_into = merged_into.reshape(-1)
     summed = np.zeros((positions.size,) + values.shape[1:], dtype=values.dtype)
     np.add.at(summed, merged_into, values)
-    out = make_sparse(indices[:, first], summed, size, coalesced=True)
-    if wants_grad(input):
-        record(CoalesceBackward0, (input,), out, merged_into=merged_into, nnz=positions.size)
-    return out
+    return make_sparse(indices[:, first], summed, size, coalesced=True), merged_into
 
 
 def is_coalesced(input):
@@ -450,29 +456,32 @@ def sparse_sum(input, dim=None, dtype=None, *, _node=None, _keepdim=False):
     """``torch.sparse.sum``: the sum of all entries (a dense scalar), or over ``dim`` (an int or a tuple): a sparse
     tensor while some sparse dims remain, else dense. (``_node``: the node class of the method form.)"""
     _need_sparse(input, "coalesce")      # PyTorch coalesces first, and says so
-    values = input._data if dtype is None else input._data.astype(dtype._np)
+    if dim is None and _node is None:
+        # PyTorch sums the values of the coalesced tensor (CoalesceBackward0, ValuesBackward0, SumBackward0)
+        return sum_of_dense(values(coalesce(input)), dtype=dtype)
+    entries = input._data if dtype is None else input._data.astype(dtype._np)
     if dim is None:
-        out = Tensor._make(np.asarray(values.sum(), dtype=values.dtype))
+        out = Tensor._make(np.asarray(entries.sum(), dtype=entries.dtype))
         if wants_grad(input):
-            record(SumBackward0, (input,), out, values_shape=values.shape)
+            record(SumBackward0, (input,), out, values_shape=entries.shape)
         return out
     dims = sorted({_wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
     k = input._sparse_indices.shape[0]
     sparse_summed = [d for d in dims if d < k]
     dense_axes = tuple(d - k + 1 for d in dims if d >= k)
-    summed_values = values.sum(axis=dense_axes) if dense_axes else values
+    summed_values = entries.sum(axis=dense_axes) if dense_axes else entries
     kept = [d for d in range(k) if d not in sparse_summed]
     kept_indices = input._sparse_indices[kept]
     size = tuple(n for d, n in enumerate(input._sparse_size) if d not in dims)
-    record_attrs = {"values_shape": values.shape, "summed_dense_axes": dense_axes, "kept_indices": kept_indices}
+    record_attrs = {"values_shape": entries.shape, "summed_dense_axes": dense_axes, "kept_indices": kept_indices}
     if not kept:
-        out = Tensor._make(summed_values.sum(axis=0).astype(values.dtype))
+        out = Tensor._make(summed_values.sum(axis=0).astype(entries.dtype))
         record_attrs.update(dense_result=True)
     else:
         positions, first, merged_into = np.unique(_linear_index(kept_indices, size), return_index=True,
                                                   return_inverse=True)
         merged_into = merged_into.reshape(-1)
-        merged = np.zeros((positions.size,) + summed_values.shape[1:], dtype=values.dtype)
+        merged = np.zeros((positions.size,) + summed_values.shape[1:], dtype=entries.dtype)
         np.add.at(merged, merged_into, summed_values)
         if _keepdim:        # the summed dims stay, of size 1, each entry at index 0 of them
             out_indices = np.zeros((k, positions.size), dtype=kept_indices.dtype)
@@ -833,37 +842,56 @@ def _group_max(values, group, groups):
     return top
 
 
-class SparseSoftmaxBackward0(Node):
+class _SoftmaxOfEntries(Node):
+    """A softmax over the entries of the coalesced input, which the node's kernel merges itself, as PyTorch's does:
+    ``merged_into`` (None for a coalesced input) maps each input entry to its merged entry."""
+    __slots__ = ()
+    merged_into = None
+
+    def _to_input(self, ops, dx):
+        """The merged entries' gradient, for each entry of the input (each gets its merged entry's)."""
+        return dx if self.merged_into is None else ops.getitem(dx, (self.merged_into,))
+
+    def _from_input(self, ops, x_t):
+        """The input entries' tangent, merged (duplicates add up)."""
+        if self.merged_into is None:
+            return x_t
+        return ops.embed(x_t, (self.merged_nnz,), (self.merged_into,))
+
+
+class SparseSoftmaxBackward0(_SoftmaxOfEntries):
     """out = softmax within each group of entries;  dx = out · (grad − Σ_group grad · out)"""
     __slots__ = ()
     formula = "∂softmax/∂x = y·(g − Σ g·y)"
 
     def backward(self, ops, grad):
         (y,) = self.saved(ops)
-        return (y * (grad - _group_sums(ops, grad * y, self.group, self.groups)),)
+        return (self._to_input(ops, y * (grad - _group_sums(ops, grad * y, self.group, self.groups))),)
 
     def jvp(self, ops, x_t):
         (y,) = self.saved(ops)
+        x_t = self._from_input(ops, x_t)
         return y * (x_t - _group_sums(ops, x_t * y, self.group, self.groups))
 
 
-class SparseLogSoftmaxBackward0(Node):
+class SparseLogSoftmaxBackward0(_SoftmaxOfEntries):
     """out = log-softmax within each group;  dx = grad − exp(out) · Σ_group grad"""
     __slots__ = ()
     formula = "∂logsoftmax/∂x = g − softmax·Σ g"
 
     def backward(self, ops, grad):
         (y,) = self.saved(ops)
-        return (grad - ops.exp(y) * _group_sums(ops, grad, self.group, self.groups),)
+        return (self._to_input(ops, grad - ops.exp(y) * _group_sums(ops, grad, self.group, self.groups)),)
 
     def jvp(self, ops, x_t):
         (y,) = self.saved(ops)
+        x_t = self._from_input(ops, x_t)
         return x_t - _group_sums(ops, ops.exp(y) * x_t, self.group, self.groups)
 
 
 def _sparse_softmax(input, dim, dtype, log):
     _need_sparse(input, "softmax")
-    source = input.coalesce()
+    source, merged_into = (input, None) if input._coalesced else _merged_entries(input)
     dim = _wrap_dim(dim, input.dim())
     values = source._data if dtype is None else source._data.astype(dtype._np)
     group = _softmax_groups(source, dim)
@@ -873,9 +901,9 @@ def _sparse_softmax(input, dim, dtype, log):
     np.add.at(total, group, np.exp(shifted))
     result = shifted - np.log(total)[group] if log else np.exp(shifted) / total[group]
     out = make_sparse(source._sparse_indices, result.astype(values.dtype), source._sparse_size, coalesced=True)
-    if wants_grad(source):
-        record(SparseLogSoftmaxBackward0 if log else SparseSoftmaxBackward0, (source,), out, (out,), group=group,
-               groups=groups)
+    if wants_grad(input):
+        record(SparseLogSoftmaxBackward0 if log else SparseSoftmaxBackward0, (input,), out, (out,), group=group,
+               groups=groups, merged_into=merged_into, merged_nnz=values.shape[0])
     return out
 
 

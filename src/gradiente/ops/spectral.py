@@ -1,13 +1,14 @@
 """The short-time Fourier transform and its inverse, ``torch.stft`` and ``torch.istft``, built from differentiable
 ops, so their derivatives (of every order, and forward mode) come from those ops' rules.
 
-``stft`` pads the signal (``center``), cuts it into frames ``hop_length`` apart (``unfold``, a view), multiplies
+``stft`` pads the signal (``center``), cuts it into frames ``hop_length`` apart (``as_strided``, a view), multiplies
 each by the window (zero-padded to ``n_fft`` around its centre) and transforms each frame (the ``fft`` module's
 r2c or c2c primitive); the result is (batch?, frequencies, frames).
 
-``istft`` inverts each frame (c2r or c2c), multiplies it by the window again and adds the frames back where they
-came from (overlap-add, ``UnfoldBackwardBackward0`` as in PyTorch), then divides by the overlap-added squared
-window, the least-squares inverse of ``stft`` wherever that envelope is not zero (the NOLA condition).
+``istft`` moves the spectrogram's dims on its real view (as PyTorch does), inverts each frame (c2r or c2c),
+multiplies it by the window again and adds the frames back where they came from (overlap-add,
+``UnfoldBackwardBackward0`` as in PyTorch), then divides by the overlap-added squared window, the least-squares
+inverse of ``stft`` wherever that envelope is not zero (the NOLA condition).
 """
 import warnings
 
@@ -16,12 +17,12 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.tensor import Tensor
-from .arithmetic import div, mul
-from .complex_numbers import view_as_real
+from .arithmetic import div, mul, pow
+from .complex_numbers import view_as_complex, view_as_real
 from .fft import _fft_c2c, _fft_c2r, _fft_r2c
 from .nn.linear_maps import _node_pair, linear_op
 from .nn.padding import pad
-from .views import expand, narrow, slice_dim, squeeze, squeeze_, transpose, transpose_, unfold, unsqueeze, view
+from .views import as_strided, expand, narrow, slice_dim, squeeze, squeeze_, transpose, transpose_, unsqueeze, view
 
 __all__ = ["stft", "istft"]
 
@@ -176,7 +177,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         # the frames start where their windows do: the window's zero margins reach outside the signal
         left = (n_fft - win) // 2
         signal = pad(signal, (left, n_fft - win - left))
-    frames = unfold(signal, -1, n_fft, hop)                 # (B, T, n_fft), a view
+    # (B, T, n_fft): frames hop elements apart, as PyTorch cuts them, with as_strided (a view)
+    row_stride, step = signal.stride()
+    frames = as_strided(signal, (signal.shape[0], 1 + (signal.shape[1] - n_fft) // hop, n_fft),
+                        (row_stride, hop * step, step))
     if window is not None or win < n_fft:
         frames = mul(frames, _window_of_n_fft(window, win, n_fft, np.finfo(input._data.dtype).dtype))
     _check_fft_precision(frames)
@@ -237,7 +241,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError(f"{call} : Invalid window shape. window has to be 1D and length of `win_length`")
     real_dtype = np.finfo(input._data.dtype).dtype
     full_window = _window_of_n_fft(window, win, n_fft, real_dtype)
-    spectra = transpose(input if input.dim() == 3 else unsqueeze(input, 0), 1, 2)     # (B, T, N)
+    # (B, T, N), moved as PyTorch moves it: on the real view of the spectrogram, viewed as complex again
+    as_real = view_as_real(input)
+    spectra = view_as_complex(transpose(as_real if input.dim() == 3 else unsqueeze(as_real, 0), 1, 2))
     normalization = "by_root_n" if normalized else "by_n"
     if return_complex:
         if onesided:
@@ -251,8 +257,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         frames = _fft_c2r(spectra, [2], normalization, n_fft)
     expected = n_fft + hop * (count - 1)
     signal = _overlap_add(mul(frames, view(full_window, 1, 1, n_fft)), hop, expected)
-    squares = mul(full_window, full_window)
-    envelope = _overlap_add(expand(view(squares, 1, 1, n_fft), 1, count, n_fft), hop, expected)
+    envelope = _overlap_add(expand(pow(full_window, 2), 1, count, n_fft), hop, expected)
     start = n_fft // 2 if center else 0
     end = start + length if length is not None else (-(n_fft // 2) if center else expected)
     signal = slice_dim(signal, 1, start, end, 1)

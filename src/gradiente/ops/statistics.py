@@ -16,6 +16,7 @@ from ._warnings import warn
 from .arithmetic import _without_derivative
 from .complex_numbers import complex, conj, imag, real
 from .histogramdd import point_weights
+from .nn._common import mul_scalar
 from .views import (
     view,
 )
@@ -62,7 +63,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     w_sum = w.sum() if w is not None else wrap(np.asarray(observations, dtype=np.int64))
     avg = (x * w if w is not None else x).sum(1) / w_sum
     if w is not None and aweights is not None and correction != 0:
-        norm_factor = w_sum - correction * ((w * aweights).sum() / w_sum)
+        norm_factor = w_sum - mul_scalar((w * aweights).sum(), correction) / w_sum     # PyTorch's order
     else:
         norm_factor = w_sum - correction
     if norm_factor._data <= 0:

@@ -17,6 +17,8 @@ from . import binary_math, complex_numbers, joining, rearranging, reductions, se
 from . import einsum as einsum_ops
 from . import matmul as matrix_products
 from .indexing import embed as _embed
+from .nn._common import div_scalar as _div_scalar
+from .nn._common import mul_scalar as _mul_scalar
 from .nn.activations import threshold_backward as _threshold_backward
 from .nn.padding import pad as _pad
 
@@ -74,6 +76,7 @@ class TensorOps:
 
     zeros_like = staticmethod(zeros_like)
     ones_like = staticmethod(ones_like)
+    times_number, over_number = staticmethod(_mul_scalar), staticmethod(_div_scalar)
 
     @staticmethod
     def unpack_output(saved, node):

@@ -99,7 +99,7 @@ log1p = TABLE.row("log1p", np.log1p, "Log1PBackward0", "x", lambda ops, v, x, ou
                   "d/dx ln(1 + x) = 1/(1 + x)", holomorphic=True)
 sqrt = TABLE.row("sqrt", np.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out), "d/dx √x = 1/(2√x)",
                  holomorphic=True)
-rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, v, x, out: -0.5 * v * out ** 3,
+rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, v, x, out: ops.times_number(v, -0.5) * out ** 3,
                   "d/dx x^(-1/2) = -1/(2·x^(3/2))", holomorphic=True)
 sin = TABLE.row("sin", np.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x), "d/dx sin x = cos x",
                 holomorphic=True)

@@ -185,10 +185,16 @@ def _pad_packed(data, batch_sizes, batch_first, padding_value, steps):
     sizes = batch_sizes.tolist()
     batch = sizes[0]
     padded = data.new_full((steps, batch, *data.shape[1:]), padding_value)
-    start = 0
-    for t, rows in enumerate(sizes):
-        padded[t, :rows] = data[start:start + rows]
-        start += rows
+    # One write per run of steps with the same batch size, of the rows viewed as (steps, rows, *), as PyTorch's
+    # kernel writes them (SliceBackward0, ViewBackward0, CopySlices in the graph)
+    start = first = 0
+    for t in range(1, len(sizes) + 1):
+        if t < len(sizes) and sizes[t] == sizes[first]:
+            continue
+        rows, run = sizes[first], t - first
+        padded[first:t, :rows] = data[start:start + run * rows].view(run, rows, *data.shape[1:])
+        start += run * rows
+        first = t
     lengths = gradiente.tensor([sum(1 for rows in sizes if rows > b) for b in range(batch)], dtype=gradiente.int64)
     return (padded.transpose(0, 1) if batch_first else padded), lengths
 

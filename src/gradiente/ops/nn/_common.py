@@ -81,7 +81,8 @@ def check_floating(array, kernel):
 
 def activation(input, forward, node_cls, kernel, saves="x", contiguous=False, **attrs):
     """``forward`` (arrays to array) applied to ``input``, recorded as ``node_cls``; the node saves the input
-    (``saves="x"``) or the result (``"out"``); ``attrs`` are the function's parameters, kept on the node.
+    (``saves="x"``), the result (``"out"``) or ``saves(input)`` (a function: a copy of an input that an in-place
+    form overwrites); ``attrs`` are the function's parameters, kept on the node.
     The result has the input's layout, as PyTorch's elementwise kernels give it, or with ``contiguous`` C order
     (the kernels PyTorch writes apart, log_sigmoid's)."""
     a = input._data
@@ -91,7 +92,8 @@ def activation(input, forward, node_cls, kernel, saves="x", contiguous=False, **
     # np.where's result is C order: the input's layout is put back where PyTorch keeps it
     out = wrap(c_order(values) if contiguous else keep_layout(values, a))
     if wants_grad(input):
-        record(node_cls, (input,), out, (input,) if saves == "x" else (out,), **attrs)
+        saved = (input,) if saves == "x" else (out,) if saves == "out" else (saves(input),)
+        record(node_cls, (input,), out, saved, **attrs)
     return out
 
 
@@ -112,6 +114,7 @@ def softplus_stable(ops, x):
 class MulBackward1(Node):
     """out = x * c (c a number);  dx = grad * c"""
     formula = "d/dx (c·x) = c"
+    holomorphic = True      # grad · c: for complex gradients the engine conjugates around it (grad · conj(c))
 
     def backward(self, ops, grad):
         return (grad * self.other,)
@@ -120,6 +123,7 @@ class MulBackward1(Node):
 class DivBackward1(Node):
     """out = x / c (c a number);  dx = grad / c"""
     formula = "d/dx (x/c) = 1/c"
+    holomorphic = True
 
     def backward(self, ops, grad):
         return (grad / self.other,)

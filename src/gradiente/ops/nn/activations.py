@@ -18,7 +18,7 @@ from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import sigmoid_array
-from .. import unary
+from .. import unary, views
 from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name
 
@@ -129,11 +129,13 @@ class HardtanhBackward1(HardtanhBackward0):
     """The in-place form: the same rule applied to the saved result."""
 
 
-def _hardtanh(input, min_val, max_val, node_cls):
+def _hardtanh(input, min_val, max_val, node_cls, saves=None):
     if dt.kind(input._data.dtype) != "f":     # integers clamp, with no gradient to record
         return input.clamp(min_val, max_val)
+    if saves is None:
+        saves = "x" if node_cls is HardtanhBackward0 else "out"
     return activation(input, lambda a: np.clip(a, min_val, max_val, out=_empty_with_strides_of(a)), node_cls,
-                      "hardtanh", "x" if node_cls is HardtanhBackward0 else "out", min_val=min_val, max_val=max_val)
+                      "hardtanh", saves, min_val=min_val, max_val=max_val)
 
 
 def _empty_with_strides_of(a):
@@ -156,7 +158,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     """``hardtanh`` in place: ``input`` clamped to [``min_val``, ``max_val``]; returns ``input``."""
-    return inplace(input, lambda x: _hardtanh(x, min_val, max_val, HardtanhBackward0))
+    # PyTorch's rule reads the input as it was: it saves a copy (CloneBackward0, seen under create_graph)
+    return inplace(input, lambda x: _hardtanh(x, min_val, max_val, HardtanhBackward0, saves=views.clone))
 
 
 def relu6(input, inplace=False):

@@ -44,7 +44,7 @@ UpsampleBicubic2DAaBackward0, UpsampleBicubic2DAaBackwardBackward0 = _upsample_p
 UpsampleLanczos2DAaBackward0, UpsampleLanczos2DAaBackwardBackward0 = _upsample_pair("UpsampleLanczos2DAa")
 AdaptiveAvgPool3DBackward0, AdaptiveAvgPool3DBackwardBackward0 = _node_pair(
     "AdaptiveAvgPool3DBackward0", "AdaptiveAvgPool3DBackwardBackward0",
-    "out = mean of each window;  dx[window] += grad / window size", __name__)
+    "out = mean of each window;  dx[window] += grad / window size", __name__, backward_reads_input=True)
 
 
 # --- interpolate: taps along one axis ----------------------------------------------------------------------

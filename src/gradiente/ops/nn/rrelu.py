@@ -8,7 +8,7 @@ from ...core import random as _random
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ._common import check_floating, inplace, scalar_name
-from .linear_maps import _LinearBackward, linear_op
+from .linear_maps import _LinearGradientOfInput, linear_op_reading
 
 __all__ = ["rrelu", "rrelu_"]
 
@@ -34,7 +34,7 @@ class RreluWithNoiseBackward0(Node):
         else:
             slope = np.where(ops.raw(x) > 0, 1, self.negative_slope).astype(ops.raw(x).dtype)
         if ops.recording:
-            return linear_op(v, lambda g: g * slope, lambda g: g * slope, RreluWithNoiseBackwardBackward0)
+            return linear_op_reading(v, x, lambda g: g * slope, lambda g: g * slope, RreluWithNoiseBackwardBackward0)
         return v * slope
 
 
@@ -43,8 +43,9 @@ class RreluWithNoiseBackward1(RreluWithNoiseBackward0):
     positive)."""
 
 
-RreluWithNoiseBackwardBackward0 = type("RreluWithNoiseBackwardBackward0", (_LinearBackward,), {
-    "__doc__": "out = grad · slope;  d/dgrad = slope", "formula": "d/dgrad (grad · slope) = slope",
+RreluWithNoiseBackwardBackward0 = type("RreluWithNoiseBackwardBackward0", (_LinearGradientOfInput,), {
+    "__doc__": "out = grad · slope (PyTorch's rrelu_with_noise_backward(grad, x, ...): an edge to x too);  "
+               "d/dgrad = slope;  d/dx = 0", "formula": "d/dgrad (grad · slope) = slope",
     "__module__": __name__})
 RreluWithNoiseBackwardBackward0.adjoint_node = RreluWithNoiseBackwardBackward0
 

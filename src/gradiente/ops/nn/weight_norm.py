@@ -4,9 +4,11 @@ PyTorch's CPU kernel has one (``dim`` first or last), composed of plain ops else
 ``norm_except_dim`` is that norm, kept as size-1 dims."""
 import numpy as np
 
+from ...core import grad_mode
 from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad, wrap
 from ...core.tensor import Tensor
+from ..reductions import LinalgVectorNormBackward0, vector_norm
 
 __all__ = ["_weight_norm", "norm_except_dim"]
 
@@ -16,11 +18,25 @@ def _other_dims(ndim, dim):
     return tuple(d for d in range(ndim) if d != dim)
 
 
+class NormBackward0(LinalgVectorNormBackward0):
+    """out = (Σ |x|ᵖ)^(1/p) over every element (``at::norm`` with no dim, as norm_except_dim calls it); the same
+    rule"""
+
+
+def _whole_norm(v, p):
+    """``at::norm(v, p)``: vector_norm's value, recorded under PyTorch's name for it."""
+    with grad_mode.no_grad():
+        out = vector_norm(v, p)
+    if wants_grad(v):
+        record(NormBackward0, (v,), out, (v, out), ord=float(p), axes=tuple(range(v.dim())), keepdim=False)
+    return out
+
+
 def norm_except_dim(v, pow=2, dim=0):
     """The ``pow``-norm of ``v`` over every dim but ``dim``, shape ``v.shape`` with 1 in the other dims;
     ``dim=-1``: the norm of the whole tensor, a 0-dim tensor."""
     if dim == -1:
-        return v.norm(pow)
+        return _whole_norm(v, pow)
     dims = list(_other_dims(v.dim(), dim))
     return v.norm(pow, dim=dims, keepdim=True) if dims else v.abs()
 
