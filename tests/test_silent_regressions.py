@@ -909,3 +909,30 @@ def test_in_place_method_arguments_are_refused_in_the_methods_words_first(name, 
         y = lib.ones(2, dtype=lib.float64, requires_grad=True) if leaf else lib.ones(2, dtype=lib.float64) * 1
         return _error(lambda: IN_PLACE_ARGUMENTS[name](t, y))
     assert run(gradiente) == run(torch)
+
+
+_ALPHAS = [
+    ("int64", "int64", 2.5), ("int64", "number", 2.5), ("int64", "float32", 2.5), ("bool", "bool", 2.0),
+    ("int64", "int64", True), ("bool", "bool", 2), ("bool", "bool", 0), ("float32", "float32", 1j),
+    ("int64", "float number", 3.0), ("int64", "int64", 1.0), ("float32", "int64", True), ("bool", "bool", True),
+]
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("left, right, alpha", _ALPHAS)
+def test_add_and_sub_check_alpha_against_the_result_dtype_as_torch(op, left, right, alpha):
+    """A float alpha with integer operands, a bool alpha with a non-bool result, a complex alpha with real operands:
+    PyTorch refuses each; a bool result adds in bool arithmetic (``alpha`` nonzero is True). Gradiente computed."""
+    def outcome(lib):
+        def operand(kind, values):
+            if kind == "number":
+                return 3
+            if kind == "float number":
+                return 2.0
+            return lib.tensor(values, dtype=getattr(lib, kind))
+        try:
+            result = getattr(lib, op)(operand(left, [1, 0, 1]), operand(right, [1, 1, 0]), alpha=alpha)
+        except Exception as error:  # the error itself is compared
+            return type(error).__name__, str(error)
+        return str(result.dtype).split(".")[-1], result.tolist()
+    assert outcome(gradiente) == outcome(torch)

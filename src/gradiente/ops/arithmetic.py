@@ -359,8 +359,30 @@ def _with_alpha(input, other, alpha, ufunc, node_cls):
     return result
 
 
+def _checked_alpha(input, other, alpha):
+    """``alpha`` as add and sub use it, after PyTorch's checks of it against the result's dtype (a float alpha only
+    for floating results, a bool alpha only for bool ones, a complex one only for complex ones). A bool result adds
+    in bool arithmetic, where any nonzero alpha is True: the alpha to use is then 1, or 0 (returned as False)."""
+    result = dt.result_type(input, other)
+    if alpha.__class__ is bool and result is not dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, complex) and not result.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    if isinstance(alpha, float) and not (result.is_floating_point or result.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if result is dt.bool:
+        return 1 if alpha else False
+    return alpha
+
+
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting."""
+    if alpha.__class__ is not int or alpha != 1:
+        alpha = _checked_alpha(input, other, alpha)
+    if alpha is False:                  # bool arithmetic with alpha 0: nothing is added
+        other = _binary(_untracked(other), False, np.logical_and, AddBackward0, save=False) \
+            if isinstance(other, Tensor) else False
+        alpha = 1
     if alpha != 1:
         if _carries_alpha(other, alpha):
             dt.refuse_unsigned_wide_operands("add_stub", input, other)
@@ -375,6 +397,8 @@ def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, broadcasting."""
     _check_bool_subtraction(input, other)
     dt.refuse_unsigned_wide_operands("add_stub", input, other)
+    if alpha.__class__ is not int or alpha != 1:
+        alpha = _checked_alpha(input, other, alpha)
     if alpha != 1:
         if isinstance(input, Tensor) and _carries_alpha(other, alpha):
             return _write_out(_with_alpha(input, other, alpha, np.subtract, SubBackward0), out, "sub")
