@@ -90,3 +90,17 @@ def test_batch_norm_training_bits(dtype, shape):
         return _sum_leading(a, 1).reshape(c) if axes == (0,) else a.sum(axis=axes)
     _same_bits(w.grad, column_sums(grad * xhat))
     _same_bits(b.grad, column_sums(grad))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_of_a_0d_tensor_matches_torch(approximate, dtype):
+    """A 0-d input: NumPy's ufuncs give scalars there, which the in-place steps cannot write into (seed 104)."""
+    import torch
+    results = []
+    for lib in (gradiente, torch):
+        x = lib.tensor(0.7, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.nn.functional.gelu(x, approximate=approximate)
+        y.backward()
+        results.append((y.item(), x.grad.item(), tuple(x.grad.shape)))
+    assert results[0] == results[1]
