@@ -29,6 +29,8 @@ EXEMPT = {
     "gradiente.core.inplace._Strided": "base of AsStridedBackward0 and CopySlices",
     "gradiente.ops.nn.linear_maps._LinearBackward": "base of the nodes of linear maps (interpolation, patches)",
     "gradiente.ops.nn.losses._LossNode": "base of the pointwise-loss nodes",
+    "gradiente.ops.nn.losses._LossGradientBackward": "base of the nodes of piecewise losses' gradients "
+                                                     "(SmoothL1LossBackwardBackward0, HuberLossBackwardBackward0)",
     "gradiente.ops.nn.pooling._PoolBackward": "base of the pooling nodes",
     "gradiente.ops.nn.pooling._PoolBackwardBackward": "base of the nodes of the pooling nodes' gradients",
     "gradiente.ops.nn.padding._GatherPadBackward": "base of the reflection and replication padding nodes",
