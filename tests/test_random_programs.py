@@ -68,6 +68,14 @@ KNOWN_REPRODUCERS = {
         "v1 = F.group_norm(v0.reshape(1, 1, -1), 1)",
         "g = torch.autograd.grad([v1], [x0], [torch.from_numpy(R(699057, (1, 1, 2), 'float32'))], create_graph=True)",
         dtype="float32"),
+    # log_softmax's backward where grad and exp(out)·Σgrad cancel at 1e16 (seed 20793, where fmod by 8e-34 sent
+    # the gradient back): PyTorch's fused multiply-add leaves [-0.027, -0.973], gradiente's rounded product [0, -1];
+    # moving x0 by an ulp moves PyTorch's own answer by more
+    "float64_ill_conditioned": _program(
+        "x0 = torch.from_numpy(R(973785, (2,), 'float64')).requires_grad_()",
+        "v0 = x0.log_softmax(-1)",
+        "g = torch.autograd.grad([v0], [x0], [torch.tensor([-9858026844993210.0, -4223673191437307.0], "
+        "dtype=torch.float64)], create_graph=True)"),
 }
 
 
@@ -95,8 +103,9 @@ def test_known_difference_still_differs(name):
                                   # and the fresh ranges 80000-81999, 90000-91999: hardswish's double backward,
                                   # addmm's saves, in-place methods' argument errors
                                   80100, 81696, 80336, 90278,
-                                  # and writes through a view of a detached alias, smooth_l1's double backward
-                                  100714, 102311])
+                                  # and writes through a view of a detached alias, smooth_l1's double backward; and
+                                  # an ill-conditioned float64 program (KNOWN's float64_ill_conditioned)
+                                  100714, 102311, 20793])
 def test_programs_that_found_bugs_now_agree(seed):
     """Seeds whose programs found a bug fixed in issue 13 (layouts, 0-d log_sigmoid, empty mean losses, var_mean's
     unused output, batch_norm of an empty batch; then einsum's graph, create_graph's requires_grad, saved values
