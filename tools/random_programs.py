@@ -151,6 +151,34 @@ def _float64_ill_conditioned(program, verdict):
     return True
 
 
+def _jump_taken_apart(program, verdict):
+    """Whether values first differ at a discontinuous op (ceil, sign, a comparison ...) that, run by PyTorch on
+    gradiente's own inputs, gives gradiente's result (KNOWN's ``jump_taken_apart``): the op agrees, and its
+    inputs, equal within the tolerance (every line before agreed), lie on either side of its jump."""
+    line_number = verdict.line
+    if verdict.kind != SILENT or verdict.what != "values" or line_number >= len(program.lines) \
+            or program.kinds[line_number] not in DISCONTINUOUS:
+        return False
+    line = program.lines[line_number]
+    target = line.split(" = ")[-2].split("; ")[-1].strip() if " = " in line else None
+    ours = namespace(gradiente)
+    try:
+        for earlier in program.lines[:line_number]:
+            quiet(lambda earlier=earlier: exec(earlier, ours))
+        theirs = namespace(torch)
+        for name, value in ours.items():
+            if isinstance(value, gradiente.Tensor):
+                copy = torch.from_numpy(value.detach().numpy().copy())
+                theirs[name] = copy.requires_grad_(value.requires_grad and copy.is_floating_point())
+        for ns in (ours, theirs):
+            quiet(lambda ns=ns: exec(line, ns))
+    except Exception:  # (a line that raises here is no jump to explain)
+        return False
+    a, b = _describe(ours.get(target)), _describe(theirs.get(target))
+    return isinstance(a, dict) and isinstance(b, dict) and a["data"].shape == b["data"].shape \
+        and _close(a["data"], b["data"], TOLERANCE)
+
+
 def _in_float64(line):
     """A line of a float32 program, computing in float64 instead."""
     for narrow, wide in (("'float32'", "'float64'"), (".float()", ".double()"), ("torch.float32", "torch.float64")):
@@ -214,6 +242,12 @@ KNOWN = {
         "hardtanh's (relu6's) gradient at a nan input: PyTorch's kernel gives 0 in its vectorized loop and passes "
         "the gradient in its scalar loop, so its answer depends on the tensor's length and the CPU; gradiente "
         "gives 0 everywhere"),
+    "jump_taken_apart": (
+        _jump_taken_apart,
+        "a discontinuous op (ceil, sign, a comparison ...) whose inputs agree within rounding but lie on either side "
+        "of its jump; PyTorch's op on gradiente's inputs gives gradiente's result (seed 110856: instance_norm of two "
+        "values, a unit in the last place apart, as normalization.py's fast path says, then kl_div(p, p) = 2.8e-17 "
+        "in PyTorch and -1.1e-16 in gradiente, and ceil of it)"),
     "float64_ill_conditioned": (
         _float64_ill_conditioned,
         "float64 values that differ by no more than PyTorch's own move when the leaves move by an ulp or two: "
