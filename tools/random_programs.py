@@ -179,6 +179,19 @@ def _jump_taken_apart(program, verdict):
         and _close(a["data"], b["data"], TOLERANCE)
 
 
+def _zero_tensor_absorbs_nan(program, verdict):
+    """Whether the values differ only as PyTorch's own do between ``sgn`` and ``sign`` of real numbers (KNOWN's
+    ``zero_tensor_absorbs_nan``): PyTorch, with every ``sgn`` read as ``sign``, gives gradiente's values."""
+    if not any(".sgn()" in line or "torch.sgn(" in line for line in program.lines):
+        return False
+    found = _values_at(program, verdict, program.lines)
+    signs = [line.replace(".sgn()", ".sign()").replace("torch.sgn(", "torch.sign(") for line in program.lines]
+    signed = _values_at(program, verdict, signs, (torch, torch))
+    if found is None or signed is None or len(found[0]) != len(signed[1]):
+        return False
+    return all(a.shape == b.shape and _close(a, b, TOLERANCE) for a, b in zip(found[0], signed[1]))
+
+
 def _in_float64(line):
     """A line of a float32 program, computing in float64 instead."""
     for narrow, wide in (("'float32'", "'float64'"), (".float()", ".double()"), ("torch.float32", "torch.float64")):
@@ -248,6 +261,11 @@ KNOWN = {
         "of its jump; PyTorch's op on gradiente's inputs gives gradiente's result (seed 110856: instance_norm of two "
         "values, a unit in the last place apart, as normalization.py's fast path says, then kl_div(p, p) = 2.8e-17 "
         "in PyTorch and -1.1e-16 in gradiente, and ceil of it)"),
+    "zero_tensor_absorbs_nan": (
+        _zero_tensor_absorbs_nan,
+        "PyTorch's gradient of sgn of a real tensor is a ZeroTensor, which a later product with a nan or inf leaves "
+        "0 (0·nan = 0); sign's, the same function's, is a materialized zero, which gives nan, as gradiente's zeros do "
+        "for both (seed 160555: sgn of var_mean of one value, nan, whose backward multiplies by nan)"),
     "float64_ill_conditioned": (
         _float64_ill_conditioned,
         "float64 values that differ by no more than PyTorch's own move when the leaves move by an ulp or two: "
