@@ -120,7 +120,7 @@ def test_known_difference_still_differs(name):
                                   # and writes through a view of a detached alias, smooth_l1's double backward; and
                                   # an ill-conditioned float64 program, a jump taken apart, sgn's ZeroTensor (KNOWN's
                                   # float64_ill_conditioned, jump_taken_apart, zero_tensor_absorbs_nan)
-                                  100714, 102311, 20793, 110856, 160555])
+                                  100714, 102311, 20793, 110856, 160555, 190818])
 def test_programs_that_found_bugs_now_agree(seed):
     """Seeds whose programs found a bug fixed in issue 13 (layouts, 0-d log_sigmoid, empty mean losses, var_mean's
     unused output, batch_norm of an empty batch; then einsum's graph, create_graph's requires_grad, saved values
