@@ -14,7 +14,7 @@ import pytest
 from harness import OpSpec, backward_of, spec_tests
 
 import gradiente
-from gradiente.core.fused import fma
+from gradiente.core.fused import fma, one_minus_square
 
 torch = pytest.importorskip("torch")
 
@@ -40,6 +40,16 @@ def test_fused_multiply_add_rounds_once(dtype):
     a = np.array([1 + 2.0 ** -k], dtype)
     assert fma(a, a, dtype(-1), dtype)[0] == 2.0 ** (1 - k) + 2.0 ** (-2 * k)
     assert (a * a - 1)[0] == 2.0 ** (1 - k)
+
+
+def test_one_minus_square_of_a_0d_float32_tie():
+    """Seed 170619: 1 - y² of a 0-d float32 y (tanh's output) that lands on a float32 tie in float64 goes to fma's
+    tie step, which wrote into the NumPy scalar that a sum of 0-d arrays is (TypeError)."""
+    y = np.float32(0.73205566)
+    assert (np.float64(1.0 - np.float64(y) ** 2).view(np.uint64) & 0x1FFFFFFF) == 0x10000000     # a tie indeed
+    reference = torch.ops.aten.tanh_backward(torch.tensor(1.0), torch.tensor(y)).item()
+    assert one_minus_square(np.array(y)) == reference
+    assert one_minus_square(np.array([y]))[0] == reference
 
 
 def test_float64_fused_multiply_add_is_correctly_rounded():

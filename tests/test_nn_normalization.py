@@ -163,3 +163,18 @@ def test_group_norm_of_an_empty_input_under_create_graph():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         on_both(scenario)
+
+
+@pytest.mark.parametrize("shape,groups", [((0, 1, 2), 1), ((0, 4), 2), ((0, 2, 3, 2), 2)])
+def test_group_norm_of_an_empty_batch(shape, groups):
+    """Seed 130827: NumPy cannot infer the -1 of ``reshape(0, groups, -1)`` (ValueError), forward and backward;
+    PyTorch returns empty results and a weight gradient of zeros, under create_graph too."""
+    def scenario(lib):
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        w = lib.ones(shape[1], dtype=lib.float64, requires_grad=True)
+        out = lib.nn.functional.group_norm(x * 1, groups, w)
+        gx, gw = lib.autograd.grad(out.sum(), (x, w), create_graph=True)
+        second = lib.autograd.grad(gw.sum(), w, allow_unused=True)[0]
+        return (tuple(out.shape), type(out.grad_fn).__name__, tuple(gx.shape), gw.tolist(),
+                None if second is None else second.tolist())
+    on_both(scenario)

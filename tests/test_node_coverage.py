@@ -32,6 +32,8 @@ EXEMPT = {
                                                            "the op's input (AdaptiveAvgPool3DBackwardBackward0, ...)",
     "gradiente.ops.sparse_coo._SoftmaxOfEntries": "base of SparseSoftmaxBackward0 and SparseLogSoftmaxBackward0",
     "gradiente.ops.nn.losses._LossNode": "base of the pointwise-loss nodes",
+    "gradiente.ops.nn.losses._LossGradientBackward": "base of the nodes of piecewise losses' gradients "
+                                                     "(SmoothL1LossBackwardBackward0, HuberLossBackwardBackward0)",
     "gradiente.ops.nn.pooling._PoolBackward": "base of the pooling nodes",
     "gradiente.ops.nn.pooling._PoolBackwardBackward": "base of the nodes of the pooling nodes' gradients",
     "gradiente.ops.nn.padding._GatherPadBackward": "base of the reflection and replication padding nodes",

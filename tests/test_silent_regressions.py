@@ -156,6 +156,22 @@ PIECEWISE = {
 }
 SPECS = [OpSpec(f"gradient_of_{name}", _gradient_of(f), [((5,), (5,)), ((2, 3), (2, 3))])
          for name, f in PIECEWISE.items()]
+
+
+def _loss_gradient(loss, reduction, **kwargs):
+    """The gradients of ``loss(x, y)`` by x and by y for an upstream g, taken with create_graph: PyTorch's
+    ``*_loss_backward`` of (g, x, y) and of (g, y, x), each recorded as its ``...BackwardBackward0`` node."""
+    def fn(lib, x, y, g):
+        with lib.enable_grad():
+            out = getattr(lib.nn.functional, loss)(x, y, reduction=reduction, **kwargs)
+            return lib.autograd.grad(out, (x, y), g if reduction == "none" else g.sum(), create_graph=True)
+    return fn
+
+
+SPECS += [OpSpec(f"gradient_of_{loss}_{reduction}", _loss_gradient(loss, reduction, **kwargs),
+                 [((5,), (5,), (5,)), ((2, 3), (2, 3), (2, 3))])
+          for loss, kwargs in (("smooth_l1_loss", {"beta": 0.6}), ("huber_loss", {"delta": 0.7}))
+          for reduction in ("none", "mean")]
 test_gradcheck, test_against_torch, test_gradgradcheck = spec_tests(SPECS)
 
 
@@ -936,3 +952,70 @@ def test_add_and_sub_check_alpha_against_the_result_dtype_as_torch(op, left, rig
             return type(error).__name__, str(error)
         return str(result.dtype).split(".")[-1], result.tolist()
     assert outcome(gradiente) == outcome(torch)
+
+
+@pytest.mark.parametrize("alias_of", ["view", "base"])
+def test_a_recorded_write_through_a_view_of_a_detached_alias_regenerates_the_sources_views(alias_of):
+    """Seed 100714: ``v13.detach().select(0, 0).add_(s)`` with ``s`` requiring grad is recorded on the alias (its
+    CopySlices), and the memory is also ``v13``'s: as after any change of a view's memory, PyTorch reads v13's
+    grad_fn again as AsStridedBackward0 (it was left PermuteBackward0)."""
+    def run(lib):
+        x = lib.tensor([0.3, -1.2], dtype=lib.float64, requires_grad=True)
+        v12 = x * 2
+        v13 = v12.permute(0)
+        alias = (v13 if alias_of == "view" else v12).detach()
+        alias.select(0, 0).add_(v13.sum())
+        g, = lib.autograd.grad(v13.sum() + alias.sum(), x)
+        return (type(v13.grad_fn).__name__, type(v12.grad_fn).__name__, type(alias.grad_fn).__name__,
+                v13._version, g.numpy().tolist(), v13.detach().numpy().tolist())
+    assert run(gradiente) == run(torch)
+
+
+@pytest.mark.parametrize("loss", ["smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_piecewise_losses_second_derivative_lets_a_nan_through_where_linear(loss, reduction):
+    """Seed 102311: under create_graph PyTorch records smooth_l1's and huber's gradient as one node
+    (SmoothL1LossBackwardBackward0, target's with input and target swapped), whose derivative in x is
+    v·grad·[|x - y| < β]/β: a nan v (here the double backward of a std of equal values, 0/0) gives nan even where
+    the loss is linear. gradiente's composition selected 0 there."""
+    def run(lib):
+        x = lib.tensor([0.5, 2.0, -3.0, 0.3], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([0.1, 0.1, 0.1, float("nan")], dtype=lib.float64, requires_grad=True)
+        out = getattr(lib.nn.functional, loss)(x, y, reduction=reduction)
+        w = lib.tensor(1.5, dtype=lib.float64, requires_grad=True) * lib.ones_like(out)
+        gx, gy = lib.autograd.grad(out, (x, y), w, create_graph=True)
+        v = lib.tensor([1.0, float("nan"), 2.0, 1.0], dtype=lib.float64)
+        second = lib.autograd.grad((gx, gy), (x, y, w), (v, v * 3))
+        names = [type(g.grad_fn).__name__ for g in (gx, gy)]
+        return names, _graph(gy), [g.detach().numpy().tolist() for g in (gx, gy) + second]
+    ours, theirs = run(gradiente), run(torch)
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2], theirs[2]):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+def test_std_mean_and_smooth_l1_second_derivative_of_a_spread_of_equal_values():
+    """Seed 102311 as found: std of equal values is 0, its double backward 0/0 = nan, which reaches the target of
+    smooth_l1_loss through its recorded gradient."""
+    def run(lib):
+        x0, x1, x2 = (lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in ([0.7], [-0.2], 1.5))
+        v2 = lib.hypot(x0.take(lib.tensor([0, 0, 0])), x1)
+        v13 = lib.nn.functional.smooth_l1_loss(lib.std_mean(v2.std(0), -1)[1], x2)
+        g = lib.autograd.grad(v13, (x0, x1, x2), lib.tensor(0.8, dtype=lib.float64), create_graph=True)
+        gg = lib.autograd.grad(sum(gi.sum() for gi in g), (x0, x1, x2))
+        return [t.detach().numpy().tolist() for t in g + gg]
+    with pytest.warns(UserWarning):
+        ours = run(gradiente)
+    with pytest.warns(UserWarning):
+        theirs = run(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(np.array(a), np.array(b))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_smooth_l1_and_huber_gradgradcheck(reduction):
+    x = gradiente.tensor([0.5, 2.0, -3.0, 0.3], dtype=gradiente.float64, requires_grad=True)
+    y = gradiente.tensor([0.1, 0.4, 0.1, -0.2], dtype=gradiente.float64, requires_grad=True)
+    F = gradiente.nn.functional
+    assert gradiente.autograd.gradgradcheck(lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=0.7), (x, y))
+    assert gradiente.autograd.gradgradcheck(lambda x, y: F.huber_loss(x, y, reduction=reduction, delta=0.8), (x, y))

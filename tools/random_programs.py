@@ -70,14 +70,15 @@ SINGLE_TOLERANCE = {**TOLERANCE, "float64": TOLERANCE["float32"]}
 SINGLE_CASTS = ("float()", "float32", "half()", "type_as")
 
 
-def _values_at(program, verdict, lines):
+def _values_at(program, verdict, lines, libs=None, leaves=None):
     """The float arrays each library made where ``verdict`` found values differ, running ``lines``:
-    ``(ours, theirs)`` lists of arrays, or None when the runs do not both reach that point."""
+    ``(ours, theirs)`` lists of arrays, or None when the runs do not both reach that point. ``libs``: the two
+    libraries to run (gradiente and PyTorch); ``leaves``: the function that makes the leaves' arrays (``R``)."""
     if verdict.kind != SILENT or not verdict.what.endswith("values"):
         return None
     found = []
-    for lib in (gradiente, torch):
-        trail = run(program, lib, lines)
+    for lib in libs or (gradiente, torch):
+        trail = run(program, lib, lines, leaves or R)
         if len(trail) <= verdict.line or trail[verdict.line][0] == "raised":
             return None
         what = trail[verdict.line][1]
@@ -117,6 +118,78 @@ def _float32_rounding(program, verdict):
         if our_error > max(2 * their_error, TOLERANCE["float32"][1] * scale):
             return False
     return True
+
+
+def _float64_ill_conditioned(program, verdict):
+    """Whether a float64 program's values differ by no more than PyTorch's own values move when every leaf moves
+    by an ulp or two (KNOWN's ``float64_ill_conditioned``), with their nans in the same places."""
+    if program.dtype != "float64" or any(cast in line for line in program.lines for cast in SINGLE_CASTS):
+        return False
+    found = _values_at(program, verdict, program.lines)
+    if found is None:
+        return False
+    moved = []
+    for step in (1.0, -1.0):
+        def nudged(seed, shape, dtype, step=step):
+            return np.asarray(R(seed, shape, dtype) * (1.0 + step * np.finfo(np.float64).eps))   # 0-d: an array
+        values = _values_at(program, verdict, program.lines, (torch, torch), nudged)
+        if values is None:
+            return False
+        moved.append(values[1])
+    ours, theirs = found
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        if not np.array_equal(np.isnan(a), np.isnan(b)):
+            return False
+        finite = np.isfinite(b)
+        difference = np.max(np.abs(a[finite] - b[finite]), initial=0.0) if np.array_equal(a[~finite], b[~finite]) \
+            else np.inf
+        movement = max(np.inf if not np.array_equal(np.isfinite(m[i]), finite) or
+                       not np.array_equal(m[i][~finite], b[~finite], equal_nan=True)
+                       else np.max(np.abs(m[i][finite] - b[finite]), initial=0.0) for m in moved)
+        if difference > movement:
+            return False
+    return True
+
+
+def _jump_taken_apart(program, verdict):
+    """Whether values first differ at a discontinuous op (ceil, sign, a comparison ...) that, run by PyTorch on
+    gradiente's own inputs, gives gradiente's result (KNOWN's ``jump_taken_apart``): the op agrees, and its
+    inputs, equal within the tolerance (every line before agreed), lie on either side of its jump."""
+    line_number = verdict.line
+    if verdict.kind != SILENT or verdict.what != "values" or line_number >= len(program.lines) \
+            or program.kinds[line_number] not in DISCONTINUOUS:
+        return False
+    line = program.lines[line_number]
+    target = line.split(" = ")[-2].split("; ")[-1].strip() if " = " in line else None
+    ours = namespace(gradiente)
+    try:
+        for earlier in program.lines[:line_number]:
+            quiet(lambda earlier=earlier: exec(earlier, ours))
+        theirs = namespace(torch)
+        for name, value in ours.items():
+            if isinstance(value, gradiente.Tensor):
+                copy = torch.from_numpy(value.detach().numpy().copy())
+                theirs[name] = copy.requires_grad_(value.requires_grad and copy.is_floating_point())
+        for ns in (ours, theirs):
+            quiet(lambda ns=ns: exec(line, ns))
+    except Exception:  # (a line that raises here is no jump to explain)
+        return False
+    a, b = _describe(ours.get(target)), _describe(theirs.get(target))
+    return isinstance(a, dict) and isinstance(b, dict) and a["data"].shape == b["data"].shape \
+        and _close(a["data"], b["data"], TOLERANCE)
+
+
+def _zero_tensor_absorbs_nan(program, verdict):
+    """Whether the values differ only as PyTorch's own do between ``sgn`` and ``sign`` of real numbers (KNOWN's
+    ``zero_tensor_absorbs_nan``): PyTorch, with every ``sgn`` read as ``sign``, gives gradiente's values."""
+    if not any(".sgn()" in line or "torch.sgn(" in line for line in program.lines):
+        return False
+    found = _values_at(program, verdict, program.lines)
+    signs = [line.replace(".sgn()", ".sign()").replace("torch.sgn(", "torch.sign(") for line in program.lines]
+    signed = _values_at(program, verdict, signs, (torch, torch))
+    if found is None or signed is None or len(found[0]) != len(signed[1]):
+        return False
+    return all(a.shape == b.shape and _close(a, b, TOLERANCE) for a, b in zip(found[0], signed[1]))
 
 
 def _in_float64(line):
@@ -182,6 +255,26 @@ KNOWN = {
         "hardtanh's (relu6's) gradient at a nan input: PyTorch's kernel gives 0 in its vectorized loop and passes "
         "the gradient in its scalar loop, so its answer depends on the tensor's length and the CPU; gradiente "
         "gives 0 everywhere"),
+    "jump_taken_apart": (
+        _jump_taken_apart,
+        "a discontinuous op (ceil, sign, a comparison ...) whose inputs agree within rounding but lie on either side "
+        "of its jump; PyTorch's op on gradiente's inputs gives gradiente's result (seed 110856: instance_norm of two "
+        "values, a unit in the last place apart, as normalization.py's fast path says, then kl_div(p, p) = 2.8e-17 "
+        "in PyTorch and -1.1e-16 in gradiente, and ceil of it)"),
+    "zero_tensor_absorbs_nan": (
+        _zero_tensor_absorbs_nan,
+        "PyTorch's gradient of sgn of a real tensor is a ZeroTensor, which a later product with a nan or inf leaves "
+        "0 (0·nan = 0); sign's, the same function's, is a materialized zero, which gives nan, as gradiente's zeros do "
+        "for both (seed 160555: sgn of var_mean of one value, nan, whose backward multiplies by nan)"),
+    "float64_ill_conditioned": (
+        _float64_ill_conditioned,
+        "float64 values that differ by no more than PyTorch's own move when the leaves move by an ulp or two: "
+        "rounding amplified by the program (seed 20793: fmod by 8e-34 sends back a gradient of 2.8e16, which "
+        "meets log_softmax's backward grad - exp(out)·Σgrad where the two terms cancel; PyTorch's kernel rounds "
+        "that as one fused multiply-add and gradiente rounds the product first, which moves the result by 0.03; "
+        "fusing it exactly would cost log_softmax's backward (cross_entropy's) ~10x, and PyTorch's SLEEF exp "
+        "differs from NumPy's in the last bit of 5% of values anyway; seed 190818: sinc of exp(18.7) = 1.4e8, whose "
+        "phase π·x turns a last-place difference into 1e-7)"),
 }
 
 
@@ -206,8 +299,8 @@ def R(seed, shape, dtype):
     return np.random.RandomState(seed).standard_normal(shape).astype(dtype)
 
 
-def namespace(lib):
-    return {"torch": lib, "F": lib.nn.functional, "np": np, "R": R}
+def namespace(lib, leaves=R):
+    return {"torch": lib, "F": lib.nn.functional, "np": np, "R": leaves}
 
 
 # --- writing a program ------------------------------------------------------------------------------------
@@ -356,10 +449,11 @@ def _message(error):
     return type(error).__name__, str(error).replace("gradiente.", "torch.").split("\n")[0]
 
 
-def run(program, lib, lines=None):
+def run(program, lib, lines=None, leaves=R):
     """Run the program's lines on ``lib``: per line, ``("ok", description of what it assigned)`` or
-    ``("raised", type, message)`` (the run stops there), then ``("end", every variable)``."""
-    ns = namespace(lib)
+    ``("raised", type, message)`` (the run stops there), then ``("end", every variable)``. ``leaves`` makes the
+    leaves' arrays (``R``)."""
+    ns = namespace(lib, leaves)
     trail = []
     for line in program.lines if lines is None else lines:
         target = line.split(" = ")[-2].split("; ")[-1].strip() if " = " in line else None

@@ -23,7 +23,7 @@ def fma(a, b, c, dtype=None):
     a, b, c = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
     if dtype == np.float32:
         exact = a * b                  # a product of float32 values is exact in float64
-        s = exact + c
+        s = np.asarray(exact + c)      # (an array even for 0-d operands, whose sum NumPy makes a scalar)
         # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
         # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
         tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)

@@ -224,8 +224,9 @@ def apply_inplace(tensor, compute, inputs=()):
 
 def _regenerate_views_of_detached_source(alias):
     """After a recorded in-place change of a detached alias (``v.detach().lerp_(w, 0.5)`` with ``w`` requiring
-    grad): the memory is also the tensor it was detached from, whose views (PyTorch's shared version counter)
-    now read through AsStridedBackward0, as after a change autograd does not record (seed 80407)."""
+    grad), or of a view of one (``v.detach().select(0, 0).add_(w)``, seed 100714): the memory is also the tensor
+    it was detached from, whose views (PyTorch's shared version counter) now read through AsStridedBackward0, as
+    after a change autograd does not record (seed 80407)."""
     ref = alias.__dict__.get("_alias_of")
     source = ref() if ref is not None else None
     if source is not None and source is not alias:
@@ -245,6 +246,7 @@ def _rebase(view, fn):
     node.arrays = (view._data, base._data)
     set_history(base, node)
     _regenerate_views(base)
+    _regenerate_views_of_detached_source(base)
 
 
 def set_history(tensor, node, output_nr=0):

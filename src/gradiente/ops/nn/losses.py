@@ -39,16 +39,64 @@ class _LossNode(Node):
     """A loss node over (input, target): ``norm`` is the factor the reduction puts on the gradient."""
 
     def norm(self):
-        if self.reduction != "mean":
-            return 1.0
-        # the mean of no elements: PyTorch's grad / numel is inf, and it only ever multiplies empty arrays
-        return 1.0 / self.count if self.count else math.inf
+        return _norm(self.reduction, self.count)
 
     def both(self, dx):
         """(dx, dy) for a loss of ``input - target``: dy = -dx, computed only when the target needs it."""
         edges = self.next_functions
         return (dx if edges[0][0] is not None else None,
                 -dx if edges[1][0] is not None else None)
+
+    def both_recorded(self, node_cls, grad, x, y, param):
+        """(dx, dy) under create_graph, each recorded as PyTorch's one node of (grad, x, y) (``dy``'s with x and y
+        swapped), whose second derivatives, unlike a composition's, let a nan in the incoming gradient through
+        where the loss is linear (nan · 0; seed 102311)."""
+        edges = self.next_functions
+        return tuple(loss_gradient(node_cls, grad, a, b, param, self.reduction, self.count)
+                     if edges[i][0] is not None else None for i, (a, b) in enumerate(((x, y), (y, x))))
+
+
+class _LossGradientBackward(Node):
+    """The gradient of a piecewise loss of d = x - y (smooth_l1, huber) as an op of (grad, x, y), recorded under
+    create_graph: out = kernel(grad, d); dgrad = kernel(v, d); dx = v·grad·slope([|d| < param])·norm;
+    dy = -dx. The product lets a nan or inf of v or grad through where d is outside (nan · 0), as PyTorch's
+    ``*_loss_double_backward`` does."""
+    kernel: staticmethod
+    slope: staticmethod
+
+    def backward(self, ops, v):
+        grad, x, y = self.saved(ops)
+        edges = self.next_functions
+        dgrad = dx = None
+        if edges[0][0] is not None:
+            dgrad = (loss_gradient(type(self), v, x, y, self.param, self.reduction, self.count) if ops.recording
+                     else self.kernel(v, x - y, self.param, _norm(self.reduction, self.count)))
+        if edges[1][0] is not None or edges[2][0] is not None:
+            xa, ya = ops.raw(x), ops.raw(y)
+            with np.errstate(invalid="ignore"):
+                inside = np.abs(xa - ya) < self.param
+            dx = (v * grad) * ops.constant(self.slope(inside.astype(np.result_type(xa, ya)), self.param), v)
+            if self.reduction == "mean":
+                dx = dx / self.count
+        return dgrad, dx, -dx if dx is not None and edges[2][0] is not None else None
+
+
+def _norm(reduction, count):
+    """The factor a reduction puts on an elementwise gradient: 1/n for 'mean', else 1. The mean of no elements:
+    PyTorch's grad / numel is inf, and it only ever multiplies empty arrays."""
+    if reduction != "mean":
+        return 1.0
+    return 1.0 / count if count else math.inf
+
+
+def loss_gradient(node_cls, grad, x, y, param, reduction, count):
+    """``node_cls.kernel`` on (grad, x - y) as a differentiable op of (grad, x, y): PyTorch's
+    ``smooth_l1_loss_backward`` and ``huber_loss_backward``, the gradients those losses record under
+    create_graph."""
+    out = wrap(np.asarray(node_cls.kernel(grad._data, x._data - y._data, param, _norm(reduction, count))))
+    if wants_grad(grad, x, y):
+        record(node_cls, (grad, x, y), out, (grad, x, y), param=param, reduction=reduction, count=count)
+    return out
 
 
 def _size_warning(input, target):
@@ -138,10 +186,27 @@ class SmoothL1LossBackward0(_LossNode):
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
-        d = x - y
-        g = grad * self.norm()
-        da = ops.raw(d)
-        return self.both(ops.select(da < -self.beta, -g, ops.select(da > self.beta, g, d * g / self.beta)))
+        if ops.recording:
+            return self.both_recorded(SmoothL1LossBackwardBackward0, grad, x, y, self.beta)
+        return self.both(_smooth_l1_gradient(grad, x - y, self.beta, self.norm()))
+
+
+def _smooth_l1_gradient(grad, d, beta, norm):
+    """PyTorch's ``smooth_l1_loss_backward`` kernel on arrays: grad·norm·clamp(d/β, -1, 1), for d = x - y."""
+    g = grad * norm
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(d < -beta, -g, np.where(d > beta, g, d * g / beta))
+
+
+class SmoothL1LossBackwardBackward0(_LossGradientBackward):
+    """smooth_l1's gradient under create_graph, an op of (grad, x, y): out = grad·norm·clamp((x - y)/β, -1, 1);
+    dgrad = v·norm·clamp((x - y)/β, -1, 1);  dx = v·grad·[|x - y| < β]/β·norm;  dy = -dx"""
+    formula = "d/dgrad = norm·clamp((x - y)/β, -1, 1);  d/dx = grad·[|x - y| < β]/β·norm"
+    kernel = staticmethod(_smooth_l1_gradient)
+
+    @staticmethod
+    def slope(inside, beta):
+        return inside / beta
 
 
 @autocast_entry
@@ -167,10 +232,27 @@ class HuberLossBackward0(_LossNode):
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
-        d = x - y
-        g = grad * self.norm()
-        da, delta = ops.raw(d), self.delta
-        return self.both(ops.select(da < -delta, g * -delta, ops.select(da > delta, g * delta, d * g)))
+        if ops.recording:
+            return self.both_recorded(HuberLossBackwardBackward0, grad, x, y, self.delta)
+        return self.both(_huber_gradient(grad, x - y, self.delta, self.norm()))
+
+
+def _huber_gradient(grad, d, delta, norm):
+    """PyTorch's ``huber_loss_backward`` kernel on arrays: grad·norm·clamp(d, -δ, δ), for d = x - y."""
+    g = grad * norm
+    with np.errstate(invalid="ignore"):
+        return np.where(d < -delta, g * -delta, np.where(d > delta, g * delta, d * g))
+
+
+class HuberLossBackwardBackward0(_LossGradientBackward):
+    """huber's gradient under create_graph, an op of (grad, x, y): out = grad·norm·clamp(x - y, -δ, δ);
+    dgrad = v·norm·clamp(x - y, -δ, δ);  dx = v·grad·[|x - y| < δ]·norm;  dy = -dx"""
+    formula = "d/dgrad = norm·clamp(x - y, -δ, δ);  d/dx = grad·[|x - y| < δ]·norm"
+    kernel = staticmethod(_huber_gradient)
+
+    @staticmethod
+    def slope(inside, delta):
+        return inside
 
 
 @autocast_entry

@@ -572,7 +572,7 @@ class NativeGroupNormBackward0(Node):
                 dx = dx + (grad_mean[..., None] - grad_rstd[..., None] * self.rstd * self.rstd * self.xhat) / count
             dx = dx.reshape(grad.shape)
         # per-channel sums over the batch and the spatial dims: each (sample, channel)'s row, then the samples
-        per_channel = (grad.shape[0], grad.shape[1], -1)
+        per_channel = (grad.shape[0], grad.shape[1], math.prod(grad.shape[2:]))
         if edges[1][0] is not None:
             dw = _sum_leading(_sum((grouped * self.xhat).reshape(per_channel), (2,))[..., 0], 1)
         if edges[2][0] is not None:
@@ -591,8 +591,9 @@ def _group_norm_composed(node, grad, x, weight, grad_mean=None, grad_rstd=None):
     n, groups = node.grouped_shape[:2]
     channels = x.shape[1]
     depth = channels // groups
-    xs = x.reshape(n, groups, depth, -1)
-    dy = grad.reshape(n, groups, depth, -1)
+    spatial = math.prod(x.shape[2:])
+    xs = x.reshape(n, groups, depth, spatial)
+    dy = grad.reshape(n, groups, depth, spatial)
     count = depth * xs.shape[3]
     scale = 1.0 / count if count else math.inf     # no elements: it only ever multiplies empty tensors
     mean = xs.mean((2, 3), keepdim=True)
@@ -648,7 +649,8 @@ def _group_norm(input, num_groups, weight, bias, eps, with_statistics):
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     out_dtype = xa.dtype
-    grouped = _half_in_float32(xa).reshape(n, num_groups, -1)
+    # the group's size spelled out: NumPy cannot infer a -1 among the dims of an empty batch
+    grouped = _half_in_float32(xa).reshape(n, num_groups, (c // num_groups) * math.prod(xa.shape[2:]))
     mean, centered, var = _centered_statistics(grouped, (2,))
     rstd = (1.0 / np.sqrt(var + eps)).astype(grouped.dtype)
     xhat = centered * rstd
