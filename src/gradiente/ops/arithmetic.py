@@ -573,7 +573,7 @@ def pow(input, exponent):
         return _pow_scalar_base(input, exponent)
     if isinstance(exponent, Tensor):
         xa, ya, target = promote_operands(input, exponent)
-        values = broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya)
+        values = broadcasting(_integer_safe_power if target.kind in "iu" else _rounded_power, xa, ya)
         out = as_result(in_iteration_layout(values, input._data, exponent._data), target)     # as _binary's
         if wants_grad(input, exponent):
             record(PowBackward1, (input, exponent), out, (input, exponent, out))
@@ -614,7 +614,24 @@ def _power(xa, p):
         return np.reciprocal(xa)
     if p == 3:
         return xa * xa * xa
-    return np.power(xa, p)
+    if p == -2:
+        return np.reciprocal(xa * xa)
+    if p == -0.5:
+        return np.reciprocal(np.sqrt(xa))
+    return _rounded_power(xa, p)
+
+
+def _rounded_power(base, exponent):
+    """np.power, but float32 powers computed in double and rounded once. PyTorch's float32 pow (SLEEF's, accurate
+    to 1 ulp) agrees with the correctly rounded power in about 98% of elements, NumPy's float32 power in about 80%;
+    a loop that stops on a threshold (pytorch/examples' regression, x**4) then stops at another step."""
+    if np.result_type(base, exponent) != np.float32:
+        return np.power(base, exponent)
+    # a number on either side is a float32 operand, as PyTorch wraps it
+    base = np.float32(base) if np.ndim(base) == 0 else base
+    exponent = np.float32(exponent) if np.ndim(exponent) == 0 else exponent
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.power(np.asarray(base, np.float64), np.asarray(exponent, np.float64)).astype(np.float32)
 
 
 def _pow_scalar_base(exponent, base):
@@ -622,7 +639,7 @@ def _pow_scalar_base(exponent, base):
     if not isinstance(exponent, Tensor):
         exponent, base = base, exponent
     xa, ca, target = promote_operands(exponent, base)
-    out = as_result(np.power(ca, xa), target)
+    out = as_result(_rounded_power(ca, xa), target)
     if wants_grad(exponent):
         record(PowBackward2, (exponent,), out, (out,), base=base)
     return out
