@@ -51,3 +51,19 @@ def test_float32_powers_torch_computes_by_products_or_roots_are_exact(exponent):
     torch.manual_seed(0)
     x = torch.randn(20000).abs()
     assert _share_of_equal_elements(x ** exponent, gradiente.tensor(x.numpy()) ** exponent) == 1
+
+
+@pytest.mark.parametrize("factory", ["empty", "zeros", "ones", "rand", "randn"])
+def test_factories_take_their_size_by_name(factory):
+    # pytorch/examples' GAT: nn.Parameter(torch.empty(size=(in_features, n_hidden * n_heads)))
+    torch.manual_seed(0)
+    gradiente.manual_seed(0)
+    theirs, ours = getattr(torch, factory)(size=(2, 3)), getattr(gradiente, factory)(size=(2, 3))
+    assert tuple(ours.shape) == tuple(theirs.shape) == (2, 3)
+    if factory != "empty":
+        assert np.array_equal(ours.numpy(), theirs.numpy())
+    message = (r"received an invalid combination of arguments - got \(int, size=tuple\)" if factory.startswith("rand")
+               else "got multiple values for argument 'size'")
+    for lib in (torch, gradiente):
+        with pytest.raises(TypeError, match=message):
+            getattr(lib, factory)(2, size=(2,))

@@ -24,6 +24,7 @@ from .fused import one_minus_square
 from .grad_dtype import first_grad_dtype
 from .grad_layout import empty_in_contract_layout, obeys_layout_contract
 from .grad_layout import is_enforced as grad_layout_enforced
+from .power import power, rounded_power
 from .scatter import add_rows_at
 
 
@@ -130,6 +131,7 @@ class RuleOps:
     def sigmoid(self, x): """1 / (1 + e^-x)"""
     def erf(self, x): """the error function"""
     def xlogy(self, x, y): """x·ln y, 0 where x == 0 (unless y is nan)"""
+    def pow(self, x, p): """x ** p, p a number or a value like x, rounded as the forward pow (PyTorch's kernel)"""
     def matmul(self, x, y): """the matrix product, NumPy's/PyTorch's matmul"""
     def einsum(self, equation, *operands): """Einstein summation"""
     def logical_not(self, condition): """not, of a raw boolean condition (a raw boolean array again)"""
@@ -413,6 +415,10 @@ class NumpyOps:
         index = [slice(None)] * x.ndim
         index[dim] = slice(start, start + length)
         return x[tuple(index)]
+
+    @staticmethod
+    def pow(x, p):
+        return power(x, p) if np.ndim(p) == 0 else rounded_power(x, p)
 
     @staticmethod
     def xlogy(x, y):
