@@ -1,6 +1,9 @@
 """What real programs written for PyTorch (nanoGPT, makemore, minGPT, pytorch/examples, the tutorials) met that our
 own programs did not, each checked against PyTorch on the same call (issue 16)."""
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,3 +70,31 @@ def test_factories_take_their_size_by_name(factory):
     for lib in (torch, gradiente):
         with pytest.raises(TypeError, match=message):
             getattr(lib, factory)(2, size=(2,))
+
+
+_SPARSE_PROGRAM = """
+import warnings
+import {lib} as torch
+warnings.simplefilter("always")
+{before}
+torch.eye(3).to_sparse()
+torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))
+torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))
+{after}
+torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))
+"""
+
+
+@pytest.mark.parametrize("after", ["", "torch.sparse.check_sparse_tensor_invariants.disable()"])
+@pytest.mark.parametrize("before", ["", "torch.sparse.check_sparse_tensor_invariants.enable()",
+                                    "torch.sparse_coo_tensor(torch.tensor([[0]]), torch.ones(1), (1,), "
+                                    "check_invariants=False)"])
+def test_first_implicitly_unchecked_sparse_tensor_warns_once(before, after):
+    # pytorch/examples' GAT and GCN build their adjacency matrices with sparse_coo_tensor: PyTorch warns, once per
+    # process, that invariant checks are off unless the program chose
+    def stderr_of(lib):
+        source = _SPARSE_PROGRAM.format(lib=lib, before=before, after=after)
+        env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src"), "OMP_NUM_THREADS": "1"}
+        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, env=env, check=True)
+        return done.stderr
+    assert stderr_of("gradiente") == stderr_of("torch")
