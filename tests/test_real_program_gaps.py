@@ -118,3 +118,28 @@ def test_a_hand_derived_sine_gradient_is_autograds():
     x = gradiente.randn(1000, requires_grad=True)
     gradiente.sin(x).sum().backward()
     assert np.array_equal(x.grad.numpy(), gradiente.cos(x.detach()).numpy())
+
+
+_SCALAR_PROGRAM = """
+import warnings
+import {lib} as torch
+warnings.simplefilter("always")
+t = torch.tensor(1.5, requires_grad=True) * 2
+int(t), t.item(), format(t, ".2f"), t.tolist(), "%d" % t
+with torch.no_grad():
+    float(t)
+print("%.2f" % t)
+float(t), complex(t)
+"""
+
+
+def test_reading_a_float_of_a_tensor_that_requires_grad_warns_once():
+    # makemore part 3 prints '%+.2f' % t.mean() of activations that require grad
+    def run(lib):
+        env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src"), "OMP_NUM_THREADS": "1"}
+        done = subprocess.run([sys.executable, "-c", _SCALAR_PROGRAM.format(lib=lib)], capture_output=True,
+                              text=True, env=env, check=True)
+        return done.stdout, done.stderr
+    ours, theirs = run("gradiente"), run("torch")
+    assert ours == theirs
+    assert theirs[1].count("Converting a tensor with requires_grad=True to a scalar") == 1
