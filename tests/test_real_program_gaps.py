@@ -85,10 +85,10 @@ torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))
 """
 
 
-@pytest.mark.parametrize("after", ["", "torch.sparse.check_sparse_tensor_invariants.disable()"])
-@pytest.mark.parametrize("before", ["", "torch.sparse.check_sparse_tensor_invariants.enable()",
-                                    "torch.sparse_coo_tensor(torch.tensor([[0]]), torch.ones(1), (1,), "
-                                    "check_invariants=False)"])
+@pytest.mark.parametrize("before,after", [
+    ("", ""), ("", "torch.sparse.check_sparse_tensor_invariants.disable()"),
+    ("torch.sparse.check_sparse_tensor_invariants.enable()", ""),
+    ("torch.sparse_coo_tensor(torch.tensor([[0]]), torch.ones(1), (1,), check_invariants=False)", "")])
 def test_first_implicitly_unchecked_sparse_tensor_warns_once(before, after):
     # pytorch/examples' GAT and GCN build their adjacency matrices with sparse_coo_tensor: PyTorch warns, once per
     # process, that invariant checks are off unless the program chose
