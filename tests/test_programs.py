@@ -1,8 +1,9 @@
 """Programs of our own in the style of well-known PyTorch code (issue 16): nanoGPT's model and training loop, the
 makemore lectures (an MLP, and backpropagation by hand checked against autograd), pytorch/examples' mnist, word
-language model, time-sequence prediction, REINFORCE, VAE and DCGAN, the nn.Transformer tutorial, and a graph
-convolutional network on a sparse adjacency matrix. Each is written for PyTorch and runs unchanged with
-``import gradiente as torch``; the test runs it both ways and compares what the two print, line by line.
+language model, time-sequence prediction, REINFORCE, VAE and DCGAN, the nn.Transformer tutorial, a graph
+convolutional network on a sparse adjacency matrix, and a graph attention network (pytorch/examples' GAT). Each
+is written for PyTorch and runs unchanged with ``import gradiente as torch``; the test runs it both ways and compares
+what the two print, line by line.
 
 Every random draw is PyTorch's for the same seed (weights, dropout masks, shuffles, samples), so the outputs are
 the same, not merely alike: the tolerance is for float32 sums added in a different order."""
@@ -24,6 +25,7 @@ RUNS = [
     ("time_sequence.py", []),
     ("reinforce.py", []),
     ("gcn.py", []),
+    ("gat.py", []),
     ("vae.py", []),
     ("dcgan.py", []),
     ("transformer_lm.py", []),

@@ -207,6 +207,23 @@ def _shape(size, fname=None):
     return shape
 
 
+def _size_and(size, kwargs, fname, overloaded=False):
+    """``size`` given as varargs, one sequence, or ``size=`` (pytorch/examples' GAT writes ``torch.empty(size=...)``);
+    both at once, or any other keyword, is PyTorch's TypeError (that of its overload resolution where the function
+    has several signatures: ``rand``, ``randn``)."""
+    if "size" in kwargs:
+        if size and overloaded:
+            got = ", ".join([type(n).__name__ for n in size] + [f"size={type(kwargs['size']).__name__}"])
+            raise TypeError(f"{fname}() received an invalid combination of arguments - got ({got}), but expected "
+                            "one of: (tuple of ints size, *, ...)")
+        if size:
+            raise TypeError(f"{fname}() got multiple values for argument 'size'")
+        size = _size_args((kwargs.pop("size"),))
+    if kwargs:
+        raise TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return size
+
+
 def _filled(size, value, dtype, requires_grad, fname, device=None):
     _check_dtype(dtype, fname)
     check_device(device, fname)
@@ -215,22 +232,24 @@ def _filled(size, value, dtype, requires_grad, fname, device=None):
     return _finish(np.full(shape, value, dtype=np_dtype), requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          **kwargs):
     """A tensor of the given size filled with 0 (float32 by default, or ``dtype``). The size is a sequence or
     separate integers; anything else raises PyTorch's TypeError."""
-    return _filled(size, 0, dtype, requires_grad, "zeros", device)
+    return _filled(_size_and(size, kwargs, "zeros"), 0, dtype, requires_grad, "zeros", device)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+         **kwargs):
     """A tensor of the given size filled with 1 (float32 by default, or ``dtype``). The size is a sequence or
     separate integers; anything else raises PyTorch's TypeError."""
-    return _filled(size, 1, dtype, requires_grad, "ones", device)
+    return _filled(_size_and(size, kwargs, "ones"), 1, dtype, requires_grad, "ones", device)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
+          memory_format=None, **kwargs):
     """Uninitialized in PyTorch; zeros here (deterministic, and as fast with NumPy)."""
-    return _filled(size, 0, dtype, requires_grad, "empty", device)
+    return _filled(_size_and(size, kwargs, "empty"), 0, dtype, requires_grad, "empty", device)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

@@ -26,13 +26,13 @@ import math
 import numpy as np
 
 from . import dtype as dt
-from .creation import _check_dtype, _finish, _shape
+from .creation import _check_dtype, _finish, _shape, _size_and
 from .device import check_device
 from .errors import broadcast_shape
 from .generator import Generator
 from .inplace import check_inplace
 from .random_math import _F32, _avx2_log, _avx2_sincos, _c_cos, _c_exp, _c_log, _c_log1p, _c_sin, _c_tan, _fma
-from .tensor import Tensor, _size_args
+from .tensor import Tensor
 
 __all__ = ["Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
            "multinomial", "normal", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
@@ -400,19 +400,10 @@ def _factory(array, sample, requires_grad, out=None):
     return _finish(result._data, requires_grad)
 
 
-def _size_and(size, kwargs, fname):
-    """``size`` given as varargs, one sequence, or ``size=``; any other keyword is PyTorch's TypeError."""
-    if "size" in kwargs:
-        size = _size_args((kwargs.pop("size"),))
-    if kwargs:
-        raise TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    return size
-
-
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, **kwargs):
     """Values uniform on [0, 1), of shape ``size``."""
-    array = _new(_size_and(size, kwargs, "rand"), dtype, device, "rand")
+    array = _new(_size_and(size, kwargs, "rand", overloaded=True), dtype, device, "rand")
     _float_dtype_check(array.dtype, "check_uniform_bounds")
     gen = _generator(generator)
     return _factory(array, lambda n, np_dtype, _: _uniform_kernel(gen, n, np_dtype, 0.0, 1.0), requires_grad, out)
@@ -421,7 +412,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, **kwargs):
     """Standard normal values, of shape ``size``."""
-    array = _new(_size_and(size, kwargs, "randn"), dtype, device, "randn")
+    array = _new(_size_and(size, kwargs, "randn", overloaded=True), dtype, device, "randn")
     _float_dtype_check(array.dtype, "normal_kernel_cpu")
     std = 1 / math.sqrt(2) if array.dtype.kind == "c" else 1.0
     gen = _generator(generator)

@@ -24,6 +24,8 @@ from .fused import one_minus_square
 from .grad_dtype import first_grad_dtype
 from .grad_layout import empty_in_contract_layout, obeys_layout_contract
 from .grad_layout import is_enforced as grad_layout_enforced
+from .power import power, rounded_power
+from .rounding import through_double
 from .scatter import add_rows_at
 
 
@@ -131,6 +133,7 @@ class RuleOps:
     def sigmoid(self, x): """1 / (1 + e^-x)"""
     def erf(self, x): """the error function"""
     def xlogy(self, x, y): """x·ln y, 0 where x == 0 (unless y is nan)"""
+    def pow(self, x, p): """x ** p, p a number or a value like x, rounded as the forward pow (PyTorch's kernel)"""
     def matmul(self, x, y): """the matrix product, NumPy's/PyTorch's matmul"""
     def einsum(self, equation, *operands): """Einstein summation"""
     def logical_not(self, condition): """not, of a raw boolean condition (a raw boolean array again)"""
@@ -241,9 +244,11 @@ class NumpyOps:
     recording = False
     # the transcendental ones evaluate a broadcast input once per distinct element (``once_per_element``): the
     # saved inputs of a graph vmapped for a Jacobian are the same values expanded over the rows of an identity
+    # (and compute float32 through double, as the forward functions do: ``core/rounding.py``)
     exp, log, log1p, sqrt, sin, cos, sinh, cosh, tanh = (
-        staticmethod(_once_per_element(f))
-        for f in (np.exp, np.log, np.log1p, np.sqrt, np.sin, np.cos, np.sinh, np.cosh, np.tanh))
+        staticmethod(_once_per_element(f)) for f in (
+            *(through_double(g) for g in (np.exp, np.log, np.log1p)), np.sqrt,
+            *(through_double(g) for g in (np.sin, np.cos, np.sinh, np.cosh, np.tanh))))
     abs = np.abs
     logical_not = np.logical_not
     sum_to = staticmethod(sum_to)
@@ -425,6 +430,10 @@ class NumpyOps:
         index = [slice(None)] * x.ndim
         index[dim] = slice(start, start + length)
         return x[tuple(index)]
+
+    @staticmethod
+    def pow(x, p):
+        return power(x, p) if np.ndim(p) == 0 else rounded_power(x, p)
 
     @staticmethod
     def xlogy(x, y):

@@ -78,6 +78,20 @@ def is_inference(input):
     return input.is_inference()
 
 
+
+_SCALAR_WITH_GRAD = {"warned": False}
+
+
+def _warn_once_of_scalar_with_grad(tensor):
+    """PyTorch's warning, once per process, when ``float()`` or ``complex()`` (``'%f' % t`` too) reads a tensor that
+    requires grad while grad mode is on; ``int()`` and ``item()`` do not warn."""
+    if tensor._requires_grad and _mode.enabled and not _SCALAR_WITH_GRAD["warned"]:
+        _SCALAR_WITH_GRAD["warned"] = True
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first. (Triggered internally at "
+                      "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
+                      stacklevel=3)
+
 class Tensor:
     """An n-dimensional array that records the operations applied to it when it requires grad."""
 
@@ -303,12 +317,14 @@ class Tensor:
         return bool(self._data.reshape(()).item())
 
     def __float__(self):
+        _warn_once_of_scalar_with_grad(self)
         return self._scalar(float)
 
     def __int__(self):
         return self._scalar(int)
 
     def __complex__(self):
+        _warn_once_of_scalar_with_grad(self)
         return self._scalar(complex)
 
     def __index__(self):

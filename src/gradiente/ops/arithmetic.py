@@ -19,6 +19,7 @@ from ..core.forward_grad import state as _forward
 from ..core.grad_mode import state as _grad_state
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, refuse_partial_overlap, untracked_change
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
+from ..core.power import power, rounded_power
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
 from ._warnings import warn
@@ -137,12 +138,14 @@ class PowBackward0(Node):
         p = self.exponent
         if p == 0:
             return (ops.zeros_like(grad),)
-        return (grad * ops.times_number(x ** (p - 1), p),)        # p · x^(p-1): MulBackward1, as PyTorch's
+        # p · x^(p-1): MulBackward1, as PyTorch's; the power rounded as the forward's (core/power.py)
+        return (grad * ops.times_number(ops.pow(x, p - 1), p),)
 
     def jvp(self, ops, x_t):
         (x,) = self.saved(ops)
         p = self.exponent
-        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x, x_t * ops.times_number(x ** (p - 1), p))
+        return ops.zeros_like(x_t) if p == 0 else _real_base_share(ops, x,
+                                                                   x_t * ops.times_number(ops.pow(x, p - 1), p))
 
 
 class PowBackward1(Node):
@@ -166,7 +169,7 @@ class PowBackward1(Node):
     @staticmethod
     def _through_x(ops, v, x, y):
         # PyTorch's convention: where y == 0 the x-derivative is 0 (not 0·0⁻¹ = nan at x = 0).
-        return ops.mask(ops.raw(y) != 0, v * (y * x ** (y - 1)))
+        return ops.mask(ops.raw(y) != 0, v * (y * ops.pow(x, y - 1)))
 
     @staticmethod
     def _through_y(ops, v, x, y, out):
@@ -623,7 +626,7 @@ def pow(input, exponent):
         return _pow_scalar_base(input, exponent)
     if isinstance(exponent, Tensor):
         xa, ya, target = promote_operands(input, exponent)
-        values = broadcasting(_integer_safe_power if target.kind in "iu" else np.power, xa, ya)
+        values = broadcasting(_integer_safe_power if target.kind in "iu" else rounded_power, xa, ya)
         out = as_result(in_iteration_layout(values, input._data, exponent._data), target)     # as _binary's
         if wants_grad(input, exponent):
             record(PowBackward1, (input, exponent), out, (input, exponent, out))
@@ -631,7 +634,7 @@ def pow(input, exponent):
     xa, p, target = promote_operands(input, exponent)
     if target.kind in "iu" and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    out = as_result(_power(xa, p), target)
+    out = as_result(power(xa, p), target)
     if wants_grad(input):
         record(PowBackward0, (input,), out, (input,), exponent=exponent)
     return out
@@ -652,27 +655,12 @@ def _integer_safe_power(xa, ya):
     return np.where(negative, at_negative, result)
 
 
-def _power(xa, p):
-    # Small integer powers as products, as PyTorch's kernels do: x**2 must equal x*x to the last bit.
-    if p == 2:
-        return xa * xa
-    if p == 1:
-        return xa.copy()
-    if p == 0.5:
-        return np.sqrt(xa)
-    if p == -1:
-        return np.reciprocal(xa)
-    if p == 3:
-        return xa * xa * xa
-    return np.power(xa, p)
-
-
 def _pow_scalar_base(exponent, base):
     """base ** exponent with a number as the base."""
     if not isinstance(exponent, Tensor):
         exponent, base = base, exponent
     xa, ca, target = promote_operands(exponent, base)
-    out = as_result(np.power(ca, xa), target)
+    out = as_result(rounded_power(ca, xa), target)
     if wants_grad(exponent):
         record(PowBackward2, (exponent,), out, (out,), base=base)
     return out

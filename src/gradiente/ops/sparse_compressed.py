@@ -150,8 +150,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     value_array = _values_array(values, dtype)
     size = (_inferred_size(compressed, plain, value_array, layout) if size is None
             else tuple(int(n) for n in size))
-    checking = sparse_coo.invariant_checks["enabled"] if check_invariants is None else check_invariants
-    if checking:
+    if sparse_coo.checking_invariants(check_invariants):
         _check_arguments(compressed, plain, value_array, size, layout)
         if compressed.ndim == 1:
             block = value_array.shape[1:3] if layout in BLOCK_LAYOUTS else (1, 1)

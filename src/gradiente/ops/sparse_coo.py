@@ -6,6 +6,10 @@ rules below move per-entry arrays, and build a dense array only where the result
 products, a dense input's gradient). Every rule computes with ``ops``, so it also serves ``create_graph`` (second
 derivatives); only the tangent rules of forward mode compute on arrays.
 """
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from ..core import dtype as dt
@@ -19,7 +23,34 @@ from ..core.tensor import Tensor, _wrap_dim
 from .reductions import sum as sum_of_dense
 
 #: whether sparse_coo_tensor checks its indices (torch.sparse.check_sparse_tensor_invariants sets it)
-invariant_checks = {"enabled": False}
+# "explicit": set by enable(), disable() or the context manager; until then PyTorch warns, once, that the checks are
+# off by default
+invariant_checks = {"enabled": False, "explicit": False, "warned": False}
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def checking_invariants(check_invariants):
+    """Whether a sparse constructor checks its indices: its ``check_invariants``, else the global switch, of which
+    PyTorch's first implicit use warns that it is off."""
+    if check_invariants is not None:
+        return check_invariants
+    if not invariant_checks["explicit"] and not invariant_checks["warned"]:
+        invariant_checks["warned"] = True
+        warnings.warn("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will occur when "
+                      "operating on a sparse tensor which violates the invariants, but checks incur performance "
+                      "overhead. To silence this warning, explicitly opt in or out. See "
+                      "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.  (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)",
+                      stacklevel=_first_frame_outside_the_library())
+    return invariant_checks["enabled"]
+
+
+def _first_frame_outside_the_library():
+    """The stacklevel that names the user's line, past the dispatch wrappers between it and the constructor."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _layout_name(t):
@@ -95,8 +126,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         if len(size) != sparse_dim + value_array.ndim - 1:
             raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
                                f"sparse_dim = {sparse_dim}, dense_dim = {value_array.ndim - 1}")
-    checking = invariant_checks["enabled"] if check_invariants is None else check_invariants
-    if checking:
+    if checking_invariants(check_invariants):
         _check_invariants(index_array, size, sparse_dim)
     out = make_sparse(index_array, value_array, size, bool(is_coalesced), requires_grad)
     if values_tensor is not None and wants_grad(values_tensor):

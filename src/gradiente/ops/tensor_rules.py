@@ -13,7 +13,7 @@ from ..core.dtype import FROM_NUMPY
 from ..core.grad_dtype import first_grad_dtype
 from ..core.grad_layout import empty_in_contract_layout
 from ..core.tensor import Tensor
-from . import binary_math, complex_numbers, joining, rearranging, reductions, selection, unary, views
+from . import arithmetic, binary_math, complex_numbers, joining, rearranging, reductions, selection, unary, views
 from . import einsum as einsum_ops
 from . import matmul as matrix_products
 from .indexing import embed as _embed
@@ -46,6 +46,7 @@ class TensorOps:
     conj, real, imag = (staticmethod(f) for f in (complex_numbers.conj_physical, complex_numbers.real,
                                                   complex_numbers.imag))
     xlogy = staticmethod(binary_math.xlogy)
+    pow = staticmethod(arithmetic.pow)
     matmul = staticmethod(matrix_products.matmul)
     einsum = staticmethod(einsum_ops.einsum)
 

@@ -18,7 +18,8 @@ __all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "soft
 class check_sparse_tensor_invariants:
     """Check the indices of every sparse tensor made while it is active (a context manager or decorator), or
     for the whole program with ``enable()``/``disable()``: a negative index or one beyond ``size`` raises
-    PyTorch's RuntimeError. Off by default, as in PyTorch (gradiente does not warn that it is off)."""
+    PyTorch's RuntimeError. Off by default, as in PyTorch, which warns once, at the first sparse tensor made while
+    the switch was never set."""
 
     @staticmethod
     def is_enabled():
@@ -28,12 +29,12 @@ class check_sparse_tensor_invariants:
     @staticmethod
     def enable():
         """Check indices from now on."""
-        _ops.invariant_checks["enabled"] = True
+        _ops.invariant_checks.update(enabled=True, explicit=True)
 
     @staticmethod
     def disable():
         """Stop checking indices."""
-        _ops.invariant_checks["enabled"] = False
+        _ops.invariant_checks.update(enabled=False, explicit=True)
 
     def __init__(self, enable=True):
         self.state = enable
@@ -44,7 +45,7 @@ class check_sparse_tensor_invariants:
             raise RuntimeError("This context manager instance is already activated. Use a different context "
                                "manager instance for context nesting.")
         self.saved_state = self.is_enabled()
-        _ops.invariant_checks["enabled"] = self.state
+        _ops.invariant_checks.update(enabled=self.state, explicit=True)
 
     def __exit__(self, kind, value, traceback):
         _ops.invariant_checks["enabled"] = self.saved_state

@@ -6,6 +6,7 @@ loop over a DataLoader are PyTorch's too.
 """
 import collections.abc
 import re
+import warnings
 
 import numpy as np
 
@@ -100,6 +101,7 @@ class DataLoader:
         self.dataset = dataset
         self.num_workers = num_workers
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.generator = generator
@@ -153,6 +155,16 @@ class DataLoader:
 
 
 
+def _warn_about_pinning(loader):
+    """PyTorch's warnings, given by each new iterator: there is no accelerator here, so no memory is pinned."""
+    if loader.pin_memory and loader.pin_memory_device:
+        warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                      f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+    if loader.pin_memory:
+        warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned memory "
+                      "won't be used.", stacklevel=3)
+
+
 class _SingleProcessIterator:
     """What ``iter(loader)`` returns: each ``next()`` makes one batch. As in PyTorch, a batch whose loading
     raises is skipped, not the end of the epoch: the error reaches the caller, and the next ``next()`` gives the
@@ -160,6 +172,7 @@ class _SingleProcessIterator:
 
     def __init__(self, loader):
         self._loader = loader
+        _warn_about_pinning(loader)
         if loader._iterable:
             self._stream = iter(loader.dataset)
             self._ended = False
