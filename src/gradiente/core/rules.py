@@ -25,7 +25,6 @@ from .grad_dtype import first_grad_dtype
 from .grad_layout import empty_in_contract_layout, obeys_layout_contract
 from .grad_layout import is_enforced as grad_layout_enforced
 from .power import power, rounded_power
-from .rounding import through_double
 from .scatter import add_rows_at
 
 
@@ -244,11 +243,9 @@ class NumpyOps:
     recording = False
     # the transcendental ones evaluate a broadcast input once per distinct element (``once_per_element``): the
     # saved inputs of a graph vmapped for a Jacobian are the same values expanded over the rows of an identity
-    # (and compute float32 through double, as the forward functions do: ``core/rounding.py``)
     exp, log, log1p, sqrt, sin, cos, sinh, cosh, tanh = (
-        staticmethod(_once_per_element(f)) for f in (
-            *(through_double(g) for g in (np.exp, np.log, np.log1p)), np.sqrt,
-            *(through_double(g) for g in (np.sin, np.cos, np.sinh, np.cosh, np.tanh))))
+        staticmethod(_once_per_element(f))
+        for f in (np.exp, np.log, np.log1p, np.sqrt, np.sin, np.cos, np.sinh, np.cosh, np.tanh))
     abs = np.abs
     logical_not = np.logical_not
     sum_to = staticmethod(sum_to)
