@@ -39,6 +39,8 @@ def one_minus_square(x):
     """``1 - x²`` rounded once (``fma(-x, x, 1)``) for a float32 or float64 array with |x| ≤ 1 (tanh's output),
     spelled out for the backward pass it sits on: ``fma``'s general path costs ~10 µs on a small array."""
     if x.dtype == np.float32:
+        if x.ndim == 0:         # (NumPy's arithmetic on 0-d arrays gives scalars, which the tie step cannot write into)
+            return one_minus_square(x.reshape(1)).reshape(())
         # x² is exact in float64 and so, for |x| ≥ 1/8, is 1 - x²; rounding it to float32 is then rounding once.
         # Below that the float64 difference may round first, which matters only if it lands exactly on a float32
         # tie: fma decides those.
