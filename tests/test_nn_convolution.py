@@ -136,3 +136,21 @@ ERRORS = [
 @pytest.mark.parametrize("call", ERRORS)
 def test_errors_worded_and_ordered_as_torch(call):
     check_same_error(call)
+
+
+def test_an_empty_batch_convolves_to_an_empty_batch_as_in_torch():
+    """An input of batch size 0 (seed 201859 of the random programs): PyTorch returns the empty result and zero
+    gradients for the weight and bias; the im2col products reshaped with -1 raised NumPy's ValueError."""
+    def run(lib):
+        found = []
+        for dims, groups in [(1, 1), (2, 1), (2, 2), (3, 1)]:
+            x = lib.zeros((0, 2) + (4,) * dims, requires_grad=True)
+            w = lib.ones((4, 2 // groups) + (2,) * dims, requires_grad=True)
+            b = lib.ones(4, requires_grad=True)
+            y = getattr(lib.nn.functional, f"conv{dims}d")(x, w, b, groups=groups)
+            y.sum().backward()
+            found.append((tuple(y.shape), tuple(x.grad.shape), w.grad.abs().sum().item(), b.grad.tolist()))
+            found.append(tuple(getattr(lib.nn.functional, f"conv_transpose{dims}d")(lib.zeros((0, 4) + (3,) * dims),
+                                                                                     w).shape))
+        return found
+    assert run(gradiente) == run(torch)

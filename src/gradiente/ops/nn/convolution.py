@@ -106,12 +106,14 @@ def _columns(xp, kernel, stride, dilation, out_size, groups):
 def _by_group(y, groups):
     """``(N, O, *T)`` as ``(G, O/G, N·ΠT)``: laid out like the product of the weight and the columns."""
     axes = (1, 0) + tuple(range(2, y.ndim))
-    return np.ascontiguousarray(y.transpose(axes)).reshape(groups, y.shape[1] // groups, -1)
+    # (the last size spelled out: an empty batch leaves -1 undetermined)
+    return np.ascontiguousarray(y.transpose(axes)).reshape(groups, y.shape[1] // groups,
+                                                           y.shape[0] * math.prod(y.shape[2:]))
 
 
 def _from_groups(product, n, out_size):
     """``(G, O/G, N·ΠT)`` back to ``(N, O, *T)`` (a view)."""
-    out = product.reshape(-1, n, *out_size)
+    out = product.reshape(product.shape[0] * product.shape[1], n, *out_size)      # (not -1: n may be 0)
     return out.transpose((1, 0) + tuple(range(2, out.ndim)))
 
 
