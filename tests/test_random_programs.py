@@ -56,6 +56,11 @@ def _program(*lines, dtype="float64", last_kind=None):
 
 #: name -> the smallest program that shows a KNOWN difference
 KNOWN_REPRODUCERS = {
+    # std_mean's mean of [inf, x]: nan in PyTorch's Welford recurrence, inf in its mean() and in gradiente (seed 221459)
+    "welford_mean_of_an_infinity": _program(
+        "x0 = torch.tensor([0.0, 2.0], dtype=torch.float64).requires_grad_()",
+        "v0 = x0.reciprocal()",
+        "v1 = torch.std_mean(v0, -1)[1]"),
     # PyTorch's gradient of relu6 at a nan is 1 in its scalar loop (two elements) and 0 in its vectorized one
     "nan_at_hardtanh": _program(
         "x0 = torch.tensor([float('nan'), 1.0], dtype=torch.float64).requires_grad_()",
