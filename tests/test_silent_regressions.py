@@ -1019,3 +1019,17 @@ def test_smooth_l1_and_huber_gradgradcheck(reduction):
     F = gradiente.nn.functional
     assert gradiente.autograd.gradgradcheck(lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=0.7), (x, y))
     assert gradiente.autograd.gradgradcheck(lambda x, y: F.huber_loss(x, y, reduction=reduction, delta=0.8), (x, y))
+
+
+def test_setitem_into_a_row_of_an_expanded_read_only_view_writes_as_torch():
+    """Seed 241796: ``expanded[0] = value`` where the expanded tensor's memory came out read-only (a scatter_add_ of
+    a gathered value) asked NumPy for the truth value of the writeable alias (ValueError); PyTorch writes the row."""
+    def run(lib):
+        x0 = lib.tensor(0.3, dtype=lib.float64, requires_grad=True)
+        v2 = x0.flatten().long().float()
+        v4 = v2.gather(0, lib.tensor([0, 0])).tanh().acos()
+        v4.scatter_add_(0, lib.zeros(2, dtype=lib.long), lib.tensor([0.5, -0.25]))
+        v6 = v4.expand(2, 2)
+        v6[0] = v2.sum()
+        return v6.tolist(), v4.tolist(), type(v6.grad_fn).__name__
+    assert run(gradiente) == run(torch)

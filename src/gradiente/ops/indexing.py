@@ -306,7 +306,8 @@ class FillBackward3(IndexPutBackward0):
 
 def _assign(region, advanced, values):
     if not region.flags.writeable:
-        region = writeable_alias(region) or region
+        alias = writeable_alias(region)
+        region = region if alias is None else alias
     try:
         if advanced is None:
             region[...] = values
