@@ -226,30 +226,39 @@ def sparse_call(fn, name, args, kwargs):
     raise refusal
 
 
-def _private_copy(value):
+def _with_sparse_replaced(value, replace):
+    """``value`` with each sparse tensor in it (itself, or an item of a list or tuple) replaced by ``replace(it)``."""
     if elementwise.is_sparse_tensor(value):
-        copy = value._with_values(value._data.copy())
-        copy._requires_grad = value._requires_grad
-        return copy
+        return replace(value)
     if isinstance(value, (list, tuple)) and any(elementwise.is_sparse_tensor(v) for v in value):
-        return type(value)(_private_copy(v) for v in value)
+        return type(value)(_with_sparse_replaced(v, replace) for v in value)
     return value
+
+
+def _sparse_copy(sparse):
+    copy = sparse._with_values(sparse._data.copy())
+    copy._requires_grad = sparse._requires_grad
+    return copy
 
 
 #: elements: a larger sparse tensor is checked through its values (a dense copy might not fit in memory)
 _STAND_IN_LIMIT = 1 << 20
 
 
+def _dense_copy(sparse):
+    if math.prod(sparse.shape) > _STAND_IN_LIMIT:
+        return _sparse_copy(sparse)
+    dense = Tensor._make(sparse.to_dense()._data.copy())
+    dense._requires_grad = sparse._requires_grad
+    return dense
+
+
+def _private_copy(value):
+    return _with_sparse_replaced(value, _sparse_copy)
+
+
 def _dense_stand_in(value):
-    if elementwise.is_sparse_tensor(value):
-        if math.prod(value.shape) > _STAND_IN_LIMIT:
-            return _private_copy(value)
-        dense = Tensor._make(value.to_dense()._data.copy())
-        dense._requires_grad = value._requires_grad
-        return dense
-    if isinstance(value, (list, tuple)) and any(elementwise.is_sparse_tensor(v) for v in value):
-        return type(value)(_dense_stand_in(v) for v in value)
-    return value
+    return _with_sparse_replaced(value, _dense_copy)
 
 
 def _argument_error(fn, name, args, kwargs):
