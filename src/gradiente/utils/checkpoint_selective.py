@@ -145,13 +145,11 @@ def _first_tensor(out):
     return None
 
 
-class _CachingMode:
-    """The forward's context: asks the policy about each op and keeps what it says to save."""
+class _CountingMode:
+    """What the two contexts share: entered and left as a checkpoint mode, and each op's calls counted, the count
+    being the call's index in the storage."""
 
-    def __init__(self, policy_fn, storage):
-        self.policy_fn = policy_fn
-        self.storage = storage
-        self.counts: dict = {}
+    counts: dict
 
     def __enter__(self):
         _open(self)
@@ -160,9 +158,22 @@ class _CachingMode:
     def __exit__(self, *exc):
         _close(self)
 
-    def call(self, function, key, name, args, kwargs):
+    def _next_index(self, key):
         index = self.counts.get(key, 0)
         self.counts[key] = index + 1
+        return index
+
+
+class _CachingMode(_CountingMode):
+    """The forward's context: asks the policy about each op and keeps what it says to save."""
+
+    def __init__(self, policy_fn, storage):
+        self.policy_fn = policy_fn
+        self.storage = storage
+        self.counts = {}
+
+    def call(self, function, key, name, args, kwargs):
+        index = self._next_index(key)
         outer, _state.call = _state.call, _Call()
         call = _state.call
         try:
@@ -205,26 +216,21 @@ def _kept(out):
     return _Sequence(out) if isinstance(out, (tuple, list)) else out
 
 
-class CachedMode:
+class CachedMode(_CountingMode):
     """The recomputation's context: a call whose result the forward kept returns it instead of running. Entered
     once per recomputation (its count starts again, as PyTorch's does)."""
 
     def __init__(self, storage, allow_cache_entry_mutation):
         self.storage = storage
         self.allow_mutation = allow_cache_entry_mutation
-        self.counts: dict = {}
+        self.counts = {}
 
     def __enter__(self):
         self.counts.clear()
-        _open(self)
-        return self
-
-    def __exit__(self, *exc):
-        _close(self)
+        return super().__enter__()
 
     def call(self, function, key, name, args, kwargs):
-        index = self.counts.get(key, 0)
-        self.counts[key] = index + 1
+        index = self._next_index(key)
         entries = self.storage.get(key)
         if entries is None:
             raise RuntimeError(f"aten.{name} encountered during backward but not found in storage. "
