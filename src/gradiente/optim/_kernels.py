@@ -15,7 +15,7 @@ the last bit for about a fifth of inputs), NumPy's is.
 """
 import numpy as np
 
-__all__ = ["fma", "add_scaled", "lerp_", "addcmul_", "addcdiv_", "scalar", "new_momentum_buffer", "add_buffer"]
+__all__ = ["fma", "add_scaled", "lerp_", "addcmul_", "addcdiv_", "scalar", "new_momentum_buffer", "add_into"]
 
 
 def scalar(value, like):
@@ -130,7 +130,7 @@ def _fma_blocks(x, y, z, out):
 # alone); a buffer made any other way (loaded, or assigned by the user) takes the general path.
 
 def new_momentum_buffer(grad):
-    """A copy of ``grad`` for a momentum buffer: the second row of a two-row float32 matrix where ``add_buffer``
+    """A copy of ``grad`` for a momentum buffer: the second row of a two-row float32 matrix where ``add_into``
     can use that, else a plain copy."""
     if grad.dtype == np.float32 and grad.size >= _BLAS_MIN and grad.flags.c_contiguous and _blas_fuses():
         pair = np.empty((2, grad.size), np.float32)
@@ -139,16 +139,17 @@ def new_momentum_buffer(grad):
     return np.array(grad, copy=True)
 
 
-def add_buffer(param, buf, alpha):
-    """``param.add_(buf, alpha=alpha)`` (rounded once), through the matrix a ``new_momentum_buffer`` lives in."""
-    pair = buf.base
-    if (pair is not None and pair.shape == (2, buf.size) and pair.dtype == param.dtype == np.float32
-            and buf.ctypes.data == pair[1].ctypes.data and param.size == buf.size and param.flags.c_contiguous
+def add_into(param, other, alpha):
+    """``param.add_(other, alpha=alpha)`` (rounded once): through the matrix ``other`` lives in when it is a
+    ``new_momentum_buffer``, else ``add_scaled``."""
+    pair = other.base
+    if (pair is not None and pair.shape == (2, other.size) and pair.dtype == param.dtype == np.float32
+            and other.ctypes.data == pair[1].ctypes.data and param.size == other.size and param.flags.c_contiguous
             and alpha != 1):
         np.copyto(pair[0], param.reshape(-1))
         np.matmul(pair.T, np.array([1, alpha], np.float32), out=param.reshape(-1))
         return param
-    return add_scaled(param, buf, alpha, out=param)
+    return add_scaled(param, other, alpha, out=param)
 
 
 def add_scaled(a, b, alpha, out=None):

@@ -48,11 +48,8 @@ class SGD(Optimizer):
                         buf._data *= K.scalar(momentum, buf._data)
                         K.add_scaled(buf._data, grad, 1 - dampening, out=buf._data)
                         _changed(buf)
-                    if not nesterov:
-                        K.add_buffer(param, buf._data, -lr)
-                        _changed(p)
-                        continue
-                    grad = K.add_scaled(grad, buf._data, momentum)
-                K.add_scaled(param, grad, -lr, out=param)
+                    grad = K.add_scaled(grad, buf._data, momentum) if nesterov else buf._data
+                # (through the momentum buffer's own matrix when the step is the buffer: optim/_kernels.py)
+                K.add_into(param, grad, -lr)
                 _changed(p)
         return loss
