@@ -7,8 +7,9 @@ gives a function the aliases when its signature has ``dim`` or ``keepdim``; it i
 methods are bound and where the torch-level functions are exported, so the ops themselves and gradiente's own
 calls between them are untouched. A call without keyword arguments pays one ``if``.
 """
-import functools
 import inspect
+
+from .core.wrapping import wraps
 
 __all__ = ["accept_numpy_names", "op_behind", "with_torch_names", "rename_numpy_names", "WRITTEN_IN_PYTHON"]
 
@@ -38,7 +39,7 @@ def accept_numpy_names(fn, name=None):
     if not renames:
         return fn
 
-    @functools.wraps(fn)
+    @wraps(fn)
     def with_numpy_names(*args, **kwargs):
         if kwargs:
             rename_numpy_names(kwargs, renames, name)

@@ -11,7 +11,6 @@ same ``sparse_call`` (``sparse_method``), so ``torch.sin(s)`` and ``s.sin()`` ca
 
 Cost: a dense call pays one ``isinstance`` per positional argument (and per keyword argument, when there are any).
 """
-import functools
 import math
 
 import numpy as np
@@ -19,6 +18,7 @@ import numpy as np
 from .core.sparse_compressed import LAYOUT_WORDS, SparseCompressedTensor
 from .core.sparse_tensor import SparseCooTensor, SparseLayoutTensor, not_on_sparse
 from .core.tensor import Tensor
+from .core.wrapping import wraps
 from .numpy_names import op_behind, rename_numpy_names
 from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
@@ -368,7 +368,7 @@ def guard(fn, name):
         # calls the op itself, a frame less on every call of a reduction (``x.sum(0)``: 5.1 -> 4.4 µs)
         op, op_name = fn.numpy_names_of, getattr(fn, "numpy_names_for", name)
 
-        @functools.wraps(fn)
+        @wraps(fn)
         def checked(*args, **kwargs):
             for a in args:
                 if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
@@ -380,7 +380,7 @@ def guard(fn, name):
             return op(*args, **kwargs)
     else:
         # (the loop is spelled out here, not a call of has_sparse: a dense call pays for it on every op)
-        @functools.wraps(fn)
+        @wraps(fn)
         def checked(*args, **kwargs):
             for a in args:
                 if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):

@@ -16,7 +16,6 @@ mode), and the calling thread waits for it, so any nesting depth finishes withou
 import functools
 import inspect
 import sys
-import threading
 import warnings
 from typing import Any, Callable, Optional
 
@@ -180,6 +179,8 @@ def _run_reentrant_safe(call):
         sys._getframe(sys.getrecursionlimit() // 2)
     except ValueError:
         return call()
+    import threading  # (here: only deep nesting starts a thread, and import gradiente need not load threading)
+
     outcome: dict = {}
     enabled, inference = grad_mode.state.enabled, grad_mode.state.inference
 

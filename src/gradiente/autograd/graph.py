@@ -7,12 +7,12 @@ backward (or ``grad_fn._saved_<name>``) reads it: the mechanism under ``save_on_
 ``allow_mutation_on_saved_tensors`` and ``utils.checkpoint``.
 """
 import contextlib
-import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Optional
 
+from ..core import threads
 from ..core.backward import GradientEdge
 from ..core.engine import current_graph_task
 from ..core.node import Node, SavedTensor, saved_hooks
@@ -193,7 +193,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
     supported_modes = ("all", "any")
     if mode not in supported_modes:
         raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
-    lock = threading.Lock()
+    lock = threads.Lock()
     if mode == "any":
         fired: set = set()
 

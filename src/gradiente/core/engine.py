@@ -64,13 +64,12 @@ arrays only.
 """
 import gc
 import itertools
-import threading
 import weakref
 from heapq import heapify, heappop, heappush
 
 import numpy as np
 
-from . import anomaly, grad_mode, profiling, rules
+from . import anomaly, grad_mode, profiling, rules, threads
 from . import dtype as dt
 from . import tensor as _tensor  # a module: a cycle within the core, read at call time
 from .dtype import FROM_NUMPY
@@ -115,7 +114,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, capt
 
 # --- the walk in progress, for hooks that ask about it (autograd.graph.register_multi_grad_hook) ------------
 
-_running = threading.local()        # .tasks: this thread's walks, innermost last
+_running = threads.local()        # .tasks: this thread's walks, innermost last
 _task_ids = itertools.count()
 
 

@@ -7,15 +7,15 @@ is kept only where it already has that layout, unless ``torch.autograd.enforce_g
 relaxes the contract: then it is kept as it comes. A gradient that must be copied is always made in the
 contract's layout, as in PyTorch. The switch is per thread, as PyTorch's is.
 """
-import threading
 
 import numpy as np
 
+from . import threads
 from .creation import is_dense
 
 __all__ = ["is_enforced", "set_enforced", "obeys_layout_contract", "empty_in_contract_layout"]
 
-_state = threading.local()
+_state = threads.local()
 
 
 def is_enforced():

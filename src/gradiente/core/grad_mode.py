@@ -2,16 +2,15 @@
 thread leaves the others recording."""
 import functools
 import inspect
-import threading
 import warnings
 
-from . import diagnostics
+from . import diagnostics, threads
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
 
-class _State(threading.local):
+class _State(threads.local):
     def __init__(self):
         self.enabled = True
         self.inference = False

@@ -14,7 +14,6 @@ new base. Changing the base itself likewise regenerates its views' ``grad_fn``. 
 from the arrays' memory layout (PyTorch's ``as_strided`` reading of a view), so one mechanism serves every
 kind of view, and a view op only has to say that it made one (``track_view``).
 """
-import functools
 import math
 import re
 import weakref
@@ -27,6 +26,7 @@ from .dtype import scalar_name
 from .engine import run_rule
 from .node import Node
 from .tensor import InferenceVersion, Tensor, storage_root
+from .wrapping import wraps
 
 __all__ = ["apply_inplace", "make_inplace", "track_view"]
 
@@ -582,7 +582,7 @@ def make_inplace(fn, name, check_arguments=None):
     (the leaf check included)."""
     reads_numbers = name in _FILLS
 
-    @functools.wraps(fn)
+    @wraps(fn)
     def method(self, *args, **kwargs):
         if check_arguments is not None:
             check_arguments(*args, **kwargs)

@@ -18,11 +18,10 @@ higher-order derivatives (see ``core.rules``).
 """
 import itertools
 import re
-import threading
 import weakref
 from typing import Any, Optional
 
-from . import anomaly, diagnostics, dtype, rules
+from . import anomaly, diagnostics, dtype, rules, threads
 from .dtype import FROM_NUMPY
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NOT_DIFFERENTIABLE_FORWARD", "tangent_sum",
@@ -87,7 +86,7 @@ class _SavedOutput:
         self.requires_grad = tensor._requires_grad
 
 
-class _SavedHooks(threading.local):
+class _SavedHooks(threads.local):
     """The saved-tensor hooks of this thread (``autograd.graph.saved_tensors_hooks``): a stack of
     ``(pack, unpack)`` pairs, the innermost last, and the message to raise while they are disabled."""
 
@@ -604,7 +603,7 @@ _HINT_IN_ANOMALY_MODE = ("Hint: the backtrace further above shows the operation 
 # lock is chosen by the leaf's identity from a fixed table: one leaf always gets the same lock, even when two threads
 # race to make its AccumulateGrad, and nothing is allocated or stored per leaf. Two leaves may share a lock, which
 # costs only waiting; an RLock, so that a hook run while recording under create_graph may accumulate again.
-_LEAF_LOCKS = tuple(threading.RLock() for _ in range(64))
+_LEAF_LOCKS = tuple(threads.RLock() for _ in range(64))
 
 
 class AccumulateGrad(Node):

@@ -15,10 +15,10 @@ when a range closes; who contains whom is worked out afterwards from the interva
 One session at a time, as in PyTorch: a profiler that starts while another records takes over, and the one it
 displaced ends with no events (and a warning, PyTorch's words).
 """
-import threading
 import time
 import warnings
 
+from . import threads
 from .node import AccumulateGrad
 
 __all__ = ["state", "Session", "begin", "end", "clock", "TimedSteps", "Range", "FORWARD", "BACKWARD", "USER"]
@@ -53,7 +53,7 @@ class Session:
         self.displaced = False
 
     def add(self, name, start_ns, end_ns, scope=FORWARD, sequence_nr=-1, input_shapes=None):
-        ident = threading.get_ident()
+        ident = threads.get_ident()
         thread = self.threads.get(ident)
         if thread is None:
             thread = self.threads[ident] = len(self.threads) + 1

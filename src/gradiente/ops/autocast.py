@@ -17,9 +17,9 @@ grad to the lower-precision dtype are cached until the outermost autocast region
 cast once and both uses share one ``ToCopyBackward0`` (PyTorch's ``cached_cast``).
 """
 import functools
-import threading
 
 from ..core import dtype as dt
+from ..core import threads
 from ..core.device import DEVICE_TYPES
 from ..core.tensor import Tensor
 from ._warnings import SKIPPED_CODE, warn
@@ -56,7 +56,7 @@ _DEFAULT_DTYPES = {"cpu": "bfloat16", "hpu": "bfloat16", "xla": "bfloat16", "mai
 _AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "maia", "privateuseone")
 
 
-class _State(threading.local):
+class _State(threads.local):
     """One thread's autocast settings. ``cpu_on`` is the flag every listed op reads: CPU autocast enabled and not
     inside an autocast op."""
 
