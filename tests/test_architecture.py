@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+import torch
 
 import gradiente
 from gradiente.core import rules
@@ -219,4 +221,30 @@ def test_import_leaves_the_rarely_used_modules_unloaded():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     for module in gradiente._LOADED_ON_FIRST_USE:
         assert f"gradiente.{module}" not in loaded, module
+    # what the functions and methods loaded on first use stand on (torch.linalg's ops, the FFTs)
+    assert "gradiente.ops.linalg" not in loaded and "gradiente.ops.fft" not in loaded
     assert not [m for m in loaded if m.startswith(("gradiente.nn.", "gradiente.optim", "gradiente.ops.nn.conv"))]
+
+
+def test_a_method_loaded_on_first_use_is_bound_as_the_table_binds_the_others():
+    """``Tensor.histc`` (``on_first_use`` in the table) is a stand-in until the first lookup, then the method itself,
+    with the sparse check the other methods have; its results are PyTorch's."""
+    code = ("import sys, gradiente; from gradiente.tensor_methods import _MethodOnFirstUse; "
+            "print(isinstance(vars(gradiente.Tensor)['histc'], _MethodOnFirstUse), "
+            "'gradiente.ops.statistics' in sys.modules)")
+    assert subprocess_output(code) == "True False"
+    x = np.random.RandomState(0).randn(3, 5)
+    assert gradiente.tensor(x).histc(4).tolist() == torch.tensor(x).histc(4).tolist()
+    assert inspect.isfunction(vars(Tensor)["histc"])
+    assert vars(Tensor)["histc"].sparse_dispatch_of is not None          # behind the sparse check
+    errors = []
+    for lib in (gradiente, torch):
+        with pytest.raises(Exception) as caught:
+            lib.tensor(x).to_sparse().histc(4)
+        errors.append((type(caught.value), str(caught.value).split(" This could")[0]))      # (torch goes on)
+    assert errors[0] == errors[1]
+
+
+def subprocess_output(code):
+    import subprocess
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

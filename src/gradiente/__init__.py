@@ -89,10 +89,8 @@ from .ops.conversions import as_tensor, asarray
 from .ops.einsum import einsum
 from .ops.fill import *
 from .ops.hashing import hash_tensor
-from .ops.histogramdd import histogramdd  # issue 16 (statistics' histogram shares its weights, so loaded anyway)
 from .ops.indexing import *
 from .ops.joining import *
-from .ops.legacy_linalg import *
 from .ops.linalg_householder import geqrf, orgqr, ormqr  # issue 16 (Tensor.geqrf... load the module anyway)
 from .ops.matmul import *
 from .ops.nn.weight_norm import _weight_norm, norm_except_dim
@@ -111,8 +109,6 @@ from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.sparse_products import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # issue 16
 from .ops.special import igamma, igammac, mvlgamma
-from .ops.spectral import istft, stft  # issue 16 (Tensor.stft loads the module anyway)
-from .ops.statistics import *
 from .ops.unary import *
 from .ops.view_copies import *
 from .ops.views import *
@@ -166,6 +162,12 @@ _LOADED_ON_FIRST_USE = {
     "ops.nn.aten_rnn": ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
                         "rnn_relu_cell"),
     "ops.linalg_lobpcg": ("lobpcg",),
+    "ops.legacy_linalg": ("cholesky", "cholesky_inverse", "cholesky_solve", "eig", "lstsq", "lu", "lu_solve",
+                          "lu_unpack", "matrix_exp", "matrix_rank", "qr", "solve", "svd", "symeig",
+                          "triangular_solve"),
+    "ops.spectral": ("stft", "istft"),
+    "ops.statistics": ("bincount", "corrcoef", "cov", "histogram", "histc"),
+    "ops.histogramdd": ("histogramdd",),
     "ops.linalg_old_norms": ("frobenius_norm", "native_norm", "nuclear_norm"),
     "ops.numerical_gradient": ("gradient",),
     "device_module": ("get_device_module",),

@@ -445,6 +445,15 @@ def _takes_more_than_self(fn):
     return code is None or code.co_argcount > 1 or bool(code.co_flags & 0x0C)     # (0x04 *args, 0x08 **kwargs)
 
 
+def dense_method(tensor_cls, name, value):
+    """The dense class's method ``name``, ``value`` behind ``guard`` when it takes more than ``self`` and does not
+    take sparse tensors itself; else ``value``."""
+    if callable(value) and not isinstance(value, type) and _takes_more_than_self(value) and \
+            not _takes_sparse_itself(name, value) and not getattr(value, "checks_sparse_itself", False):
+        return guard(value, name)
+    return value
+
+
 def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
     """What ``tensor_methods`` binds for the sparse check: ``{class: {name: method}}``. The dense class gets its
     methods ``names`` that take more than ``self`` behind ``guard``; each sparse class (``{class: table key}``) gets
@@ -453,9 +462,9 @@ def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
     dense = {}
     for name in names:
         value = tensor_cls.__dict__.get(name)
-        if callable(value) and not isinstance(value, type) and _takes_more_than_self(value) and \
-                not _takes_sparse_itself(name, value) and not getattr(value, "checks_sparse_itself", False):
-            dense[name] = guard(value, name)
+        checked = dense_method(tensor_cls, name, value)
+        if checked is not value:
+            dense[name] = checked
     bound = {tensor_cls: dense}
     for cls, key in sparse_classes.items():
         below_tensor = cls.__mro__[:cls.__mro__.index(tensor_cls)]

@@ -11,6 +11,8 @@ methods: properties and Python's reflected operators.
 Binding happens once, when ``import gradiente`` imports this module; nothing else in the package sets a
 Tensor attribute (``tests/test_architecture.py`` checks it).
 """
+import importlib
+
 import numpy as np
 
 from . import _config, functional_aliases, tensor_extras
@@ -32,7 +34,6 @@ from .ops import (
     hashing,
     indexing,
     joining,
-    legacy_linalg,
     linalg_householder,  # geqrf, orgqr, ormqr (issue 16, the missing linear algebra)
     matmul,
     products,
@@ -47,17 +48,15 @@ from .ops import (
     sparse_coo,  # sparse COO tensors (issue 16)
     sparse_products,
     special,
-    spectral,  # stft and istft (issue 16, signal)
-    statistics,
     unary,
     view_copies,
     views,
 )
 
 # issue 13: sparse arguments never reach a dense op
-from .sparse_dispatch import SPARSE_CLASSES, sparse_call, sparse_dispatch_methods
+from .sparse_dispatch import SPARSE_CLASSES, dense_method, sparse_call, sparse_dispatch_methods
 
-__all__ = ["METHODS", "in_place", "bind_through"]
+__all__ = ["METHODS", "in_place", "on_first_use", "resolved_methods", "bind_through"]
 
 
 class _InPlace:
@@ -65,6 +64,23 @@ class _InPlace:
 
     def __init__(self, op, check_arguments=None):
         self.op, self.check_arguments = op, check_arguments
+
+
+class _OnFirstUse:
+    __slots__ = ("module", "name")
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def load(self):
+        return getattr(importlib.import_module(f"gradiente.ops.{self.module}"), self.name)
+
+
+def on_first_use(module, name):
+    """A table entry for an op that few programs call: ``gradiente.ops.<module>.<name>``, imported when a program
+    first looks the method up, so that ``import gradiente`` does not load its module (issue 14). ``in_place`` takes
+    it as it takes an op."""
+    return _OnFirstUse(module, name)
 
 
 def in_place(op, check_arguments=None):
@@ -401,11 +417,11 @@ METHODS = (
     (reductions.nanmean, "nanmean"),
     (reductions.nansum, "nansum"),
     # ops/statistics.py
-    (statistics.bincount, "bincount"),
-    (statistics.corrcoef, "corrcoef"),
-    (statistics.cov, "cov"),
-    (statistics.histogram, "histogram"),
-    (statistics.histc, "histc"),
+    (on_first_use("statistics", "bincount"), "bincount"),
+    (on_first_use("statistics", "corrcoef"), "corrcoef"),
+    (on_first_use("statistics", "cov"), "cov"),
+    (on_first_use("statistics", "histogram"), "histogram"),
+    (on_first_use("statistics", "histc"), "histc"),
     # ops/softmax.py
     (softmax.log_softmax, "log_softmax"),
     (softmax.softmax, "softmax"),
@@ -565,19 +581,19 @@ METHODS = (
     (view_copies.narrow_copy, "narrow_copy"),
     (functional_aliases.hardshrink, "hardshrink"),
     (functional_aliases.prelu, "prelu"),
-    (legacy_linalg.qr, "qr"),
-    (legacy_linalg.svd, "svd"),
-    (legacy_linalg.cholesky, "cholesky"),
-    (legacy_linalg.cholesky_inverse, "cholesky_inverse"),
-    (legacy_linalg.cholesky_solve, "cholesky_solve"),
-    (legacy_linalg.lu, "lu"),
-    (legacy_linalg.lu_solve, "lu_solve"),
-    (legacy_linalg.matrix_exp, "matrix_exp"),
-    (legacy_linalg.triangular_solve, "triangular_solve"),
-    (legacy_linalg.lstsq, "lstsq"),
-    (legacy_linalg.solve, "solve"),
-    (legacy_linalg.symeig, "symeig"),
-    (legacy_linalg.eig, "eig"),
+    (on_first_use("legacy_linalg", "qr"), "qr"),
+    (on_first_use("legacy_linalg", "svd"), "svd"),
+    (on_first_use("legacy_linalg", "cholesky"), "cholesky"),
+    (on_first_use("legacy_linalg", "cholesky_inverse"), "cholesky_inverse"),
+    (on_first_use("legacy_linalg", "cholesky_solve"), "cholesky_solve"),
+    (on_first_use("legacy_linalg", "lu"), "lu"),
+    (on_first_use("legacy_linalg", "lu_solve"), "lu_solve"),
+    (on_first_use("legacy_linalg", "matrix_exp"), "matrix_exp"),
+    (on_first_use("legacy_linalg", "triangular_solve"), "triangular_solve"),
+    (on_first_use("legacy_linalg", "lstsq"), "lstsq"),
+    (on_first_use("legacy_linalg", "solve"), "solve"),
+    (on_first_use("legacy_linalg", "symeig"), "symeig"),
+    (on_first_use("legacy_linalg", "eig"), "eig"),
     (tensor_extras.cdouble, "cdouble"),
     (tensor_extras.cfloat, "cfloat"),
     (tensor_extras.dim_order, "dim_order"),
@@ -636,8 +652,8 @@ METHODS = (
     (property(sparse_compressed.is_sparse_csr), "is_sparse_csr"),
     # --- end of compressed sparse rows
     # --- the short-time Fourier transform (issue 16, signal; ops/spectral.py)
-    (spectral.stft, "stft"),
-    (spectral.istft, "istft"),
+    (on_first_use("spectral", "stft"), "stft"),
+    (on_first_use("spectral", "istft"), "istft"),
     # --- end of the short-time Fourier transform rows
     # --- LAPACK's Householder form (issue 16, ops/linalg_householder.py)
     (linalg_householder.geqrf, "geqrf"),
@@ -683,12 +699,53 @@ COMPRESSED_METHODS = (
 )
 
 
+def _loaded(what):
+    """A table entry with its op loaded, if it is loaded on first use."""
+    if isinstance(what, _OnFirstUse):
+        return what.load()
+    if isinstance(what, _InPlace) and isinstance(what.op, _OnFirstUse):
+        return _InPlace(what.op.load(), what.check_arguments)
+    return what
+
+
+def _loads_on_first_use(what):
+    return isinstance(what, _OnFirstUse) or (isinstance(what, _InPlace) and isinstance(what.op, _OnFirstUse))
+
+
+def resolved_methods():
+    """``METHODS`` with every op loaded (for the transforms and the profiler, which read the whole table)."""
+    return tuple((_loaded(what), *names) for what, *names in METHODS)
+
+
+def _method(what, names):
+    """What the table binds for a row's names: the in-place form made, NumPy's argument names accepted."""
+    if isinstance(what, _InPlace):
+        what = make_inplace(what.op, names[0], what.check_arguments)
+    return {name: accept_numpy_names(what, name) if callable(what) else what for name in names}
+
+
+class _MethodOnFirstUse:
+    """Stands in the class for a method whose op loads on first use: the first lookup loads it, binds the method
+    as ``_bind`` would have (the sparse check included), and steps aside."""
+
+    def __init__(self, what, names, name):
+        self.what, self.names, self.name = what, names, name
+
+    def __get__(self, instance, owner=None):
+        method = _method(_loaded(self.what), self.names)[self.name]
+        method = dense_method(Tensor, self.name, method)
+        setattr(Tensor, self.name, method)
+        return method if instance is None else method.__get__(instance, owner)
+
+
 def _bind():
     for what, *names in METHODS:
-        if isinstance(what, _InPlace):
-            what = make_inplace(what.op, names[0], what.check_arguments)
-        for name in names:
-            setattr(Tensor, name, accept_numpy_names(what, name) if callable(what) else what)
+        if _loads_on_first_use(what):
+            for name in names:
+                setattr(Tensor, name, _MethodOnFirstUse(what, names, name))
+            continue
+        for name, method in _method(what, names).items():
+            setattr(Tensor, name, method)
     for what, *names in SPARSE_METHODS:
         for name in names:
             setattr(SparseCooTensor, name, what)
@@ -719,7 +776,10 @@ def bind_through(wrap):
     """Rebind the table's methods through ``wrap(name, method)``, which returns a replacement or None to leave
     the method as it is (the profiler's timing wrappers, while it records). Returns the function that binds
     back the very objects that were bound before."""
-    bound = {name: Tensor.__dict__[name] for _, *names in METHODS for name in names}
+    names = [name for _, *names in METHODS for name in names]
+    for name in names:
+        getattr(Tensor, name)       # (a method loaded on first use, loaded now)
+    bound = {name: Tensor.__dict__[name] for name in names}
     for name, method in bound.items():
         replacement = wrap(name, method)
         if replacement is not None:

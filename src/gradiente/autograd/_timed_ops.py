@@ -158,7 +158,7 @@ def _op_function_names():
     methods'."""
     from .. import __name__ as package_name
     from ..nn import functional
-    from ..tensor_methods import METHODS
+    from ..tensor_methods import resolved_methods
     gradiente = sys.modules[package_name]
     found: dict = {}
     for name, value in vars(gradiente).items():
@@ -168,7 +168,7 @@ def _op_function_names():
         if (isinstance(value, types.FunctionType) and not name.startswith("_")
                 and value.__module__.startswith("gradiente.")):
             found.setdefault(id(value), (value, name))
-    for what, *method_names in METHODS:
+    for what, *method_names in resolved_methods():
         public = [n for n in method_names if not n.startswith("_")]
         if isinstance(what, types.FunctionType) and public and public[0] not in _NOT_OPS:
             found.setdefault(id(what), (what, public[0]))

@@ -236,8 +236,8 @@ _OPERATORS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__
 
 def bind_methods():
     """Give BatchedTensor a dispatching method for every row of the Tensor method table (once)."""
-    from ..tensor_methods import METHODS, _InPlace
-    for what, *names in METHODS:
+    from ..tensor_methods import _InPlace, resolved_methods
+    for what, *names in resolved_methods():
         for name in names:
             if name in _OWN:
                 continue
@@ -361,8 +361,8 @@ def resolve(func):
                     _by_op.setdefault(fn, dispatching[name])
                     # (and by the op behind its wrappers: a transform looks a function up by op_behind)
                     _by_op.setdefault(op_behind(fn), dispatching[name])
-            from ..tensor_methods import METHODS
-            for what, *_ in METHODS:
+            from ..tensor_methods import resolved_methods
+            for what, *_ in resolved_methods():
                 if isinstance(what, types.FunctionType) and what not in _by_op:
                     _by_op[what] = _dispatching(what)
     try:

@@ -31,8 +31,6 @@ from . import (
     complex_numbers,
     fill,
     indexing,
-    legacy_linalg,
-    linalg,
     matmul,
     products,
     rearranging,
@@ -41,7 +39,6 @@ from . import (
     selection,
     softmax,
     sorting,
-    statistics,
     unary,
     views,
 )
