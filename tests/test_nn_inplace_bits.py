@@ -8,7 +8,14 @@ import pytest
 
 import gradiente
 from gradiente.core.erf import erf
-from gradiente.ops.nn.normalization import _centered_statistics, _mean, _mean_of_product, _sum_leading
+from gradiente.ops.nn.normalization import (
+    _centered_statistics,
+    _mean,
+    _mean_of_product,
+    _sum,
+    _sum_leading,
+    _sum_of_product,
+)
 
 F = gradiente.nn.functional
 DTYPES = [np.float32, np.float64]
@@ -75,21 +82,24 @@ def test_batch_norm_training_bits(dtype, shape):
     axes = (0,) + tuple(range(2, a.ndim))
     bshape = (1, c) + (1,) * (a.ndim - 2)
     wide = a.astype(np.float64)
-    mean = wide.mean(axis=axes)
-    var = np.square(wide - mean.reshape(bshape)).mean(axis=axes)
+    mean = _mean(wide, axes).reshape(-1)
+    var = _mean(np.square(wide - mean.reshape(bshape)), axes).reshape(-1)
     rstd = (1.0 / np.sqrt(var + 1e-5)).astype(dtype).reshape(bshape)
     xhat = (a - mean.astype(dtype).reshape(bshape)) * rstd
     wa = w.detach().numpy().reshape(bshape)
     dxhat = grad * wa
-    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
-    mean_product = (dxhat * xhat).mean(axis=axes, keepdims=True)
+    mean_dxhat = _mean(dxhat, axes)
+    mean_product = _mean_of_product(dxhat, xhat, axes)
     _same_bits(out, xhat * wa + b.detach().numpy().reshape(bshape))
     _same_bits(x.grad, rstd * (dxhat - mean_dxhat - xhat * mean_product))
-    # an (N, C) input's parameter gradients are column sums, taken as a matrix product (_sum_leading)
-    def column_sums(a):
-        return _sum_leading(a, 1).reshape(c) if axes == (0,) else a.sum(axis=axes)
-    _same_bits(w.grad, column_sums(grad * xhat))
-    _same_bits(b.grad, column_sums(grad))
+    # an (N, C) input's parameter gradients are column sums, taken as a matrix product (_sum_leading); those of
+    # (N, C, ...) the channel sums of normalization.py's reductions
+    if axes == (0,):
+        _same_bits(w.grad, _sum_leading(grad * xhat, 1).reshape(c))
+        _same_bits(b.grad, _sum_leading(grad, 1).reshape(c))
+    else:
+        _same_bits(w.grad, _sum_of_product(grad, xhat, axes).reshape(c))
+        _same_bits(b.grad, _sum(grad, axes).reshape(c))
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

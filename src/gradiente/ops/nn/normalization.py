@@ -39,8 +39,10 @@ __all__ = ["layer_norm", "batch_norm", "group_norm", "native_layer_norm", "nativ
 # dims, group norm's a (sample, group)'s elements. NumPy's ``sum`` adds a float32 row pairwise, a few elements at
 # a time; a matrix-vector product with a vector of ones (``rows @ ones``) sums the same row in BLAS's vectorized
 # kernel, about three times as fast, and ``einsum('ij,ij->i')`` takes the row-wise dot product of two matrices
-# without writing their product first. Their results differ from ``sum``'s in rounding only (another order of
-# the same additions, in the same dtype). float16 and other dtypes keep NumPy's reductions.
+# without writing their product first. Batch norm reduces over every dim but the channels (0, 2, 3 of NCHW): its
+# sums are two such products, each sample's channel rows first (``(N·C, rest) @ ones``), then the samples
+# (``ones @ (N, C)``). Their results differ from ``sum``'s in rounding only (another order of the same additions,
+# in the same dtype). float16 and other dtypes keep NumPy's reductions.
 
 def _trailing(a, axes):
     """``a`` as a matrix whose rows are the elements over ``axes``, or None where the shortcut doesn't apply
@@ -55,20 +57,41 @@ def _keep(rows_result, a, axes):
     return rows_result.reshape(a.shape[:a.ndim - len(axes)] + (1,) * len(axes))
 
 
+def _channel_rows(a, axes):
+    """``a`` as an (N·C, rest) matrix when ``axes`` are every dim but the channels (dim 1) of an (N, C, ...) array,
+    else None (as ``_trailing``; the array must be contiguous for the reshape to be a view)."""
+    if (a.ndim < 3 or axes != (0,) + tuple(range(2, a.ndim)) or a.dtype not in (np.float32, np.float64)
+            or a.size == 0 or not a.flags.c_contiguous):
+        return None
+    return a.reshape(a.shape[0] * a.shape[1], -1)
+
+
+def _per_channel(row_results, a):
+    """The (1, C, 1, ...) sums over the samples of per-(sample, channel) results ``row_results`` (N·C,)."""
+    per_sample = row_results.reshape(a.shape[0], a.shape[1])
+    return (np.ones(a.shape[0], per_sample.dtype) @ per_sample).reshape((1, a.shape[1]) + (1,) * (a.ndim - 2))
+
+
 def _sum(a, axes):
     """``a.sum(axis=axes, keepdims=True)``."""
     rows = _trailing(a, axes)
-    if rows is None:
-        return a.sum(axis=axes, keepdims=True)
-    return _keep(rows @ np.ones(rows.shape[1], a.dtype), a, axes)
+    if rows is not None:
+        return _keep(rows @ np.ones(rows.shape[1], a.dtype), a, axes)
+    rows = _channel_rows(a, axes)
+    if rows is not None:
+        return _per_channel(rows @ np.ones(rows.shape[1], a.dtype), a)
+    return a.sum(axis=axes, keepdims=True)
+
+
+def _count(a, axes):
+    return math.prod(a.shape[axis] for axis in axes)
 
 
 def _mean(a, axes):
     """``a.mean(axis=axes, keepdims=True)``: the sum divided by the count, as NumPy's mean."""
-    rows = _trailing(a, axes)
-    if rows is None:
+    if _trailing(a, axes) is None and _channel_rows(a, axes) is None:
         return a.mean(axis=axes, keepdims=True)
-    return _sum(a, axes) / rows.shape[1]
+    return _sum(a, axes) / _count(a, axes)
 
 
 def _centered_statistics(a, axes):
@@ -95,10 +118,21 @@ def _centered_statistics(a, axes):
 
 def _mean_of_product(a, b, axes):
     """``(a * b).mean(axis=axes, keepdims=True)`` for a and b of one shape and dtype."""
+    total = _sum_of_product(a, b, axes)
+    return (a * b).mean(axis=axes, keepdims=True) if total is None else total / _count(a, axes)
+
+
+def _sum_of_product(a, b, axes):
+    """``(a * b).sum(axis=axes, keepdims=True)`` without writing the product, or None where no shortcut applies."""
+    if a.dtype != b.dtype:
+        return None
     rows, other = _trailing(a, axes), _trailing(b, axes)
-    if rows is None or other is None or a.dtype != b.dtype:
-        return (a * b).mean(axis=axes, keepdims=True)
-    return _keep(np.einsum("ij,ij->i", rows, other) / rows.shape[1], a, axes)
+    if rows is not None and other is not None:
+        return _keep(np.einsum("ij,ij->i", rows, other), a, axes)
+    rows, other = _channel_rows(a, axes), _channel_rows(b, axes)
+    if rows is not None and other is not None:
+        return _per_channel(np.einsum("ij,ij->i", rows, other), a)
+    return None
 
 
 def _dx(dxhat, xhat, rstd, axes, dxhat_is_scratch=False):
@@ -139,11 +173,13 @@ def _normalized_grads(node, ops, grad, stat_axes, affine_axes):
         dx = _dx(dxhat, node.xhat, node.rstd, stat_axes, dxhat_is_scratch=weight is not None)
     leading = affine_axes == tuple(range(len(affine_axes)))
     if len(edges) > 1 and edges[1][0] is not None:
-        product = grad * node.xhat
-        dw = (_sum_leading(product, len(affine_axes)) if leading else product.sum(axis=affine_axes))
+        dw = None if leading else _sum_of_product(grad, node.xhat, affine_axes)       # (batch norm's channels)
+        if dw is None:
+            product = grad * node.xhat
+            dw = _sum_leading(product, len(affine_axes)) if leading else product.sum(axis=affine_axes)
         dw = dw.reshape(node.weight_shape)
     if len(edges) > 2 and edges[2][0] is not None:
-        db = (_sum_leading(grad, len(affine_axes)) if leading else grad.sum(axis=affine_axes))
+        db = _sum_leading(grad, len(affine_axes)) if leading else _sum(grad, affine_axes)
         db = db.reshape(node.weight_shape)
     return dx, dw, db
 
@@ -463,9 +499,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if training:
         # statistics accumulated in float64, as PyTorch's CPU kernel does
         wide = xa.astype(np.float64)
-        mean = wide.mean(axis=axes)
+        mean = _mean(wide, axes).reshape(-1)
         wide -= mean.reshape(shape)       # the squared deviations in the same memory: (x - mean)²
-        var = np.square(wide, out=wide).mean(axis=axes)
+        var = _mean(np.square(wide, out=wide), axes).reshape(-1)
         as_torch = _channels_to_take_as_torch(xa, mean, var, eps)
         if as_torch is not None:
             exact_mean, var_sum = _channel_statistics_as_torch(xa[:, as_torch])
