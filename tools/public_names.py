@@ -29,7 +29,7 @@ NAMESPACES = (
     "nn.utils.parametrizations", "nn.utils.stateless", "optim", "optim.lr_scheduler", "optim.swa_utils",
     "autograd", "autograd.functional", "autograd.forward_ad", "autograd.graph", "func", "linalg", "special", "fft",
     "distributions", "distributions.transforms", "distributions.constraints", "distributions.kl", "sparse",
-    "utils.data", "utils.checkpoint", "amp", "testing", "random",
+    "utils.data", "utils.checkpoint", "utils.tensorboard", "amp", "testing", "random", "multiprocessing", "jit",
 )
 
 #: modules whose names a namespace merely imports (not PyTorch's API)

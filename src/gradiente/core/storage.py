@@ -10,7 +10,6 @@ keep it (in PyTorch they would see the grown storage).
 import math
 import os
 import warnings
-import weakref
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from . import layouts
 from .dtype import FROM_NUMPY, get_default_dtype
 from .grad_mode import state as _mode
 from .inplace import check_inplace
+from .shared_memory import is_shared, mark_shared, share_memory_
 from .tensor import Tensor, _size_args, storage_root
 
 __all__ = ["TypedStorage", "UntypedStorage", "resize_", "resize_as_", "set_", "storage", "storage_root",
@@ -173,37 +173,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     return self
 
 
-# --- shared memory, legacy storage types and file-backed tensors (issue 16) -----------------------------------
-
-#: the storages marked shared (by ``share_memory_`` or ``from_file(shared=True)``), by id, each with a weak
-#: reference whose callback forgets the id when the array goes
-_SHARED: dict = {}
-
-
-def _mark_shared(array):
-    root = storage_root(array)
-    key = id(root)
-
-    def forget(_ref):
-        _SHARED.pop(key, None)
-    _SHARED[key] = weakref.ref(root, forget)
-
-
-def is_shared(self):
-    """Whether this tensor's storage was put in shared memory (``share_memory_``, or ``from_file`` with
-    ``shared=True``); views of such a tensor are shared too."""
-    root = storage_root(self._data)
-    ref = _SHARED.get(id(root))
-    return ref is not None and ref() is root
-
-
-def share_memory_(self):
-    """Marks this tensor's storage as shared and returns ``self``. In PyTorch this moves the storage into shared
-    memory for other processes (``torch.multiprocessing``); gradiente runs in one process, so the values stay where
-    they are and only ``is_shared()`` changes (an intended difference)."""
-    _mark_shared(self._data)
-    return self
-
+# --- legacy storage types and file-backed tensors (issue 16); shared memory is core/shared_memory.py -------------
 
 _LEGACY_STORAGE_TYPES: dict = {}
 
@@ -243,5 +213,5 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     else:
         array = np.memmap(filename, dtype=np_dtype, mode="r+" if shared else "c", shape=(int(size),))
     if shared:
-        _mark_shared(array)
+        mark_shared(storage_root(array))
     return _finish(array, requires_grad)

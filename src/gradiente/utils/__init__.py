@@ -1,3 +1,3 @@
 """Utilities, as ``torch.utils``: ``checkpoint`` (recompute in backward to save memory), ``data`` (datasets and
-loaders) and ``hooks``."""
+loaders) and ``hooks``; ``tensorboard`` (``SummaryWriter``) is imported when asked for, as in PyTorch."""
 from . import checkpoint, data, hooks

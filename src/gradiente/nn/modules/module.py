@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from ...core import dtype as dt
 from ...core import grad_mode
 from ...core.device import COPY, as_device, check_device
+from ...core.shared_memory import share_storages
 from ...core.tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, _reset_grads
@@ -575,6 +576,12 @@ class Module:
         return self._apply(lambda t: t.xpu(device))
 
     def share_memory(self):
+        """Moves every parameter, gradient and buffer into shared memory (``Tensor.share_memory_``), in one pass,
+        for ``gradiente.multiprocessing``: processes forked afterwards, or sent the module, train the same
+        values. Returns ``self``."""
+        tensors = [t for t in itertools.chain(self.parameters(), self.buffers()) if t is not None]
+        tensors += [p._grad for p in self.parameters() if p._grad is not None]
+        share_storages(tensors)
         return self
 
     # --- state dict ------------------------------------------------------------------------------------
