@@ -32,6 +32,10 @@ GRADIENTE_REFUSALS = {
         "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic (this audit "
         "added det, inv, matrix_exp, logsumexp, slogdet, cholesky, eigh; svd and qr of complex matrices remain)",
     ("core/random.py", "gradiente's randperm supports n <"): "torch's 64-bit shuffle for huge n is not reproduced",
+    ("utils/tensorboard/summary.py", "gradiente's add_image encodes images at their own size"):
+        "torch resizes by rescale with Pillow; here only rescale=1",
+    ("utils/tensorboard/writer.py", "SummaryWriter.add_graph needs torch.jit.trace's TorchScript graph"):
+        "torch traces the model with TorchScript, which gradiente does not have; the message points to viz",
     ("core/sparse_compressed.py", "gradiente assigns to a compressed sparse"): "torch accepts other patterns",
     ("core/sparse_tensor.py", "gradiente does not replace the data of a sparse"): "torch's .data = of sparse works",
     ("core/sparse_tensor.py", "gradiente assigns to a sparse tensor's .grad"): "torch accepts other patterns",

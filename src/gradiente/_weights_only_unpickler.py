@@ -9,6 +9,9 @@ changes is one it built**. Concretely:
 * ``GLOBAL`` resolves only names in the caller's table (functions that build arrays, a few classes, dtypes);
   everything else is refused before anything runs.
 * ``REDUCE``/``NEWOBJ`` call only the table's constructors, which return new objects.
+* The classes a program allowlisted (``serialization.safe_globals``) are the one extension, as in PyTorch: ``NEWOBJ``
+  makes a bare instance of one (``cls.__new__``, no ``__init__``) and ``BUILD`` gives that new instance its state
+  (its ``__setstate__``, or its ``__dict__`` updated); ``REDUCE`` may call an allowlisted function.
 * ``APPEND``, ``SETITEM``, ``ADDITEMS`` and ``BUILD`` change only containers made during this load (their ids
   are kept, with the objects, in ``_fresh``), and ``BUILD`` only sets plain attributes of a new
   ``OrderedDict`` (a ``state_dict``'s ``_metadata``), as PyTorch's reader allows, or hands the state to the
@@ -41,13 +44,16 @@ class WeightsUnpickler:
     """Reads one pickle from ``data`` (bytes). ``globals_``: ``{(module, name): object}``, the only names the file
     may use; ``constructors``: those of them that ``REDUCE``/``NEWOBJ`` may call; ``persistent_load``: called
     with a ``BINPERSID`` id; ``unknown_global``: makes the error for a name not in the table; ``builders``:
-    ``{type: build(instance, state)}``, what ``BUILD`` may do to a new object of that type."""
+    ``{type: build(instance, state)}``, what ``BUILD`` may do to a new object of that type; ``allowed``: the
+    program's allowlist, ``{(module, name): class or function}``."""
 
-    def __init__(self, data, globals_, constructors, persistent_load, unknown_global, builders=None):
+    def __init__(self, data, globals_, constructors, persistent_load, unknown_global, builders=None, allowed=None):
         self._data = memoryview(data)
         self._pos = 0
-        self._globals = globals_
-        self._constructors = {id(c): c for c in constructors}
+        allowed = allowed or {}
+        self._globals = {**globals_, **allowed}
+        self._constructors = {id(c): c for c in (*constructors, *allowed.values()) if callable(c)}
+        self._classes = {id(c): c for c in allowed.values() if isinstance(c, type)}
         self._persistent_load = persistent_load
         self._unknown_global = unknown_global
         self._builders = builders or {}
@@ -194,7 +200,13 @@ class WeightsUnpickler:
                 stack[-1] = self._call(stack[-1], args, "reduce")
             elif op == b"\x81":                                            # NEWOBJ
                 args = stack.pop()
-                stack[-1] = self._call(stack[-1], args, "NEWOBJ")
+                cls = stack[-1]
+                if self._classes.get(id(cls)) is cls:       # an allowlisted class: a bare instance, as pickle makes
+                    if type(args) is not tuple:
+                        raise ValueError("NEWOBJ's arguments are not a tuple")
+                    stack[-1] = self._new(cls.__new__(cls, *args))
+                else:
+                    stack[-1] = self._call(cls, args, "NEWOBJ")
             elif op == b"b":                                               # BUILD
                 state = stack.pop()
                 self._build(stack[-1], state)
@@ -236,6 +248,9 @@ class WeightsUnpickler:
         if builder is not None and self._fresh.get(id(inst)) is inst:
             builder(inst, state)
             return
+        if self._classes.get(id(type(inst))) is type(inst) and self._fresh.get(id(inst)) is inst:
+            _set_state(inst, state)
+            return
         if type(inst) is not OrderedDict or self._fresh.get(id(inst)) is not inst:
             raise refused("WeightsUnpickler error: Can only build Tensor, Parameter, OrderedDict or types allowlisted "
                           f"via `add_safe_globals`, but got {type(inst)}.")
@@ -243,3 +258,17 @@ class WeightsUnpickler:
             raise refused("WeightsUnpickler error: an OrderedDict can only be given new plain attributes (such as a "
                           "state_dict's _metadata).")
         inst.__dict__.update(state)
+
+
+def _set_state(inst, state):
+    """What ``pickle``'s BUILD does to an instance of an allowlisted class."""
+    if hasattr(inst, "__setstate__"):
+        inst.__setstate__(state)
+        return
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        inst.__dict__.update(state)
+    for key, value in (slots or {}).items():
+        setattr(inst, key, value)

@@ -17,10 +17,16 @@
   (``_weights_only_unpickler.py``) resolves only a short list of names (``_rebuild_tensor_v2``, the storage
   types, ``OrderedDict``, dtypes, ...) to functions of ours that build arrays, and lets the file change only
   objects it built; any other name (``os.system``, a model class) is refused before anything is called.
+* A whole object (``torch.save(model, f)``) is pickled as ``torch.save`` pickles it: its class by name and its state.
+  Loading it needs its classes allowlisted, as PyTorch's default does (``safe_globals``, ``_safe_globals.py``): the
+  reader then makes bare instances of those classes and gives them their state, and calls nothing else. Its classes
+  are gradiente's (``gradiente.nn.modules.linear.Linear``), so PyTorch cannot load such a file: to move a model to
+  PyTorch, save its ``state_dict()``.
 * ``save`` to a path writes a temporary file beside it and renames it, so a failed save leaves no partial file.
 * Every damaged or hostile file raises one error that names the file and says what is wrong.
 """
 import contextlib
+import copyreg
 import io
 import json
 import os
@@ -28,6 +34,7 @@ import pickle
 import secrets
 import stat
 import struct
+import types
 import zipfile
 from collections import OrderedDict
 from typing import NamedTuple
@@ -35,12 +42,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ._numpy_pickles import NUMPY_BUILDERS, NUMPY_CONSTRUCTORS, NUMPY_GLOBALS, is_numpy_data, write_numpy
+from ._safe_globals import add_safe_globals, allowed_by_name, clear_safe_globals, get_safe_globals, safe_globals
 from ._weights_only_unpickler import WeightsUnpickler, refused
 from .core import dtype as dt
 from .core.size import Size
 from .core.tensor import Tensor, device
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
 # the tables below hold bfloat16's NumPy type, which is imported on first use (core/dtype.py): saving or loading is
 # that use
@@ -138,7 +146,10 @@ class _Flattener:
                     raise TypeError(f"gradiente.save: dict keys must be strings or ints, got {type(k).__name__}")
                 items.append([k, self.encode(v, f"{path}.{k}" if path else str(k))])
             return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
-        raise _unsupported(obj)
+        raise TypeError(f"gradiente.save(format='safetensors') cannot store an object of type {type(obj).__name__}: "
+                        "only tensors, NumPy arrays and scalars, numbers, strings, bytes, None, and lists, tuples "
+                        "and dicts of them (PyTorch's format, format='torch', also stores whole objects such as a "
+                        "model).")
 
     def encode_numpy(self, obj, path):
         """A NumPy array as a tensor of the file marked as an array; a NumPy scalar as its dtype and bytes."""
@@ -219,11 +230,14 @@ def _decode(node, tensors, depth=0):
 
 
 def _unsupported(obj):
-    """The error for an object neither format stores (the same for both)."""
-    return TypeError(f"gradiente.save cannot store an object of type {type(obj).__name__}: only tensors, NumPy "
-                     "arrays and scalars (of numbers, bools or strings), numbers, strings, bytes, None, and lists, "
-                     "tuples and dicts of them. (Save a model's state_dict(), not the model: a file holding arbitrary "
-                     "objects could run code when loaded.)")
+    """The error for an object neither format stores: NumPy data of a kind a file cannot hold as data (object
+    arrays, masked arrays, matrices), or, as pickle says it, an object that pickles in a way of its own (a
+    generator, a lock, a file...)."""
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return TypeError(f"gradiente.save cannot store an object of type {type(obj).__name__}: only tensors, NumPy "
+                         "arrays and scalars (of numbers, bools or strings), numbers, strings, bytes, None, "
+                         "containers of them, and objects that pickle as their class and state (a model).")
+    return TypeError(f"cannot pickle '{type(obj).__name__}' object")
 
 
 def _write_safetensors(obj, fh):
@@ -390,13 +404,17 @@ _SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
 
 
 def _refused_global(module, name):
+    """PyTorch's words for a name the file may not use, and what to do about a whole pickled model."""
+    full = name if module == "builtins" else f"{module}.{name}"
     hint = ""
     if module.startswith("torch.nn") or module == "__main__" or ("." in module and module.split(".")[0] != "torch"):
         hint = (" The file seems to hold a whole pickled object (for example a model saved with "
-                "torch.save(model, ...)); gradiente loads tensors and state dicts only: in PyTorch, save "
+                "torch.save(model, ...)): allowlist its classes as above if you trust them, or save "
                 "model.state_dict() instead and load it with model.load_state_dict(...).")
-    return refused(f"gradiente.load refused to load the global '{module}.{name}': a checkpoint may only refer to "
-                   f"tensors, storages and plain containers.{hint}")
+    return refused(f"WeightsUnpickler error: Unsupported global: GLOBAL {full} was not an allowed global by default. "
+                   f"Please use `torch.serialization.add_safe_globals([{full}])` or the "
+                   f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this global if you "
+                   f"trust this class/function.{hint}")
 
 
 class _Storages:
@@ -444,7 +462,7 @@ def _read_torch_zip(fh):
         raise _corrupt("big-endian PyTorch checkpoints are not supported")
 
     unpickler = WeightsUnpickler(read_record("data.pkl"), _SAFE_GLOBALS, _CONSTRUCTORS, _Storages(read_record),
-                                 _refused_global, NUMPY_BUILDERS)
+                                 _refused_global, NUMPY_BUILDERS, allowed_by_name())
     try:
         return unpickler.load()
     except (pickle.UnpicklingError, _CorruptFile):
@@ -463,6 +481,7 @@ class _TorchPickler:
         self.out = bytearray(b"\x80\x02")
         self.storages = []                 # arrays, in key order
         self._keys = {}
+        self._memo = {}                    # id -> (memo index, the object): a tensor or object written once
 
     def global_(self, module, name):
         self.out += b"c" + f"{module}\n{name}\n".encode("ascii")
@@ -477,6 +496,21 @@ class _TorchPickler:
         self.save(raw.decode("latin1"))
         self.save("latin1")
         self.out += b"\x86R"
+
+    def remember(self, obj):
+        """BINPUT: the object just written may be named again by its index (one object, not a copy, on loading)."""
+        index = len(self._memo)
+        self._memo[id(obj)] = (index, obj)
+        self.out += b"q" + bytes([index]) if index < 256 else b"r" + struct.pack("<I", index)
+
+    def recall(self, obj):
+        """BINGET for an object written before: True if it was."""
+        seen = self._memo.get(id(obj))
+        if seen is None:
+            return False
+        index = seen[0]
+        self.out += b"h" + bytes([index]) if index < 256 else b"j" + struct.pack("<I", index)
+        return True
 
     def save(self, obj):
         out = self.out
@@ -508,7 +542,9 @@ class _TorchPickler:
             self.save((obj.real, obj.imag))
             out += b"R"
         elif isinstance(obj, Tensor):
-            self.save_tensor(obj)
+            if not self.recall(obj):
+                self.save_tensor(obj)
+                self.remember(obj)
         elif isinstance(obj, dt.dtype):
             self.global_("torch", obj._name)
         elif isinstance(obj, (tuple, list)):
@@ -532,8 +568,33 @@ class _TorchPickler:
                     self.save(k)
                     self.save(v)
                 out += b"u"
+        elif isinstance(obj, (set, frozenset)):
+            out += b"\x8f(" if isinstance(obj, set) else b"("
+            for v in obj:
+                self.save(v)
+            out += b"\x90" if isinstance(obj, set) else b"\x91"
+        elif isinstance(obj, device):
+            self.global_("torch", "device")
+            self.save(str(obj))
+            out += b"\x85R"
+        elif isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+            self.global_(*_importable_name(obj))
+        elif _pickled_by_state(obj):
+            if not self.recall(obj):
+                self.save_object(obj)
         else:
             raise _unsupported(obj)
+
+    def save_object(self, obj):
+        """An instance as pickle writes one (protocol 2): its class, a bare instance of it (NEWOBJ), then its
+        state (BUILD); loading it takes the class allowlisted (``safe_globals``), as PyTorch's loader does."""
+        self.global_(*_importable_name(type(obj)))
+        self.out += b")\x81"
+        self.remember(obj)                  # (before the state, which may lead back to the object itself)
+        state = obj.__reduce_ex__(2)[2]
+        if state:
+            self.save(state)
+            self.out += b"b"
 
     def save_tensor(self, t):
         array = _contiguous(t._data)
@@ -569,6 +630,28 @@ class _TorchPickler:
             self.out += b")RtR"
 
 
+def _importable_name(obj):
+    """``(module, qualified name)`` of a class or function that a file may name, or pickle's error."""
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if module is None or name is None:
+        raise _unsupported(obj)
+    if "<locals>" in name:
+        raise AttributeError(f"Can't pickle local object {name!r}")
+    if "<lambda>" in name:
+        raise pickle.PicklingError(f"Can't pickle {obj!r}: attribute lookup {name} on {module} failed")
+    return module, name
+
+
+def _pickled_by_state(obj):
+    """Whether ``obj`` pickles as its class and state, as a model does: nothing custom in its ``__reduce__``, and
+    Python's own reduction (which refuses generators, locks and the like, as pickle does) is a plain ``NEWOBJ``."""
+    cls = type(obj)
+    if cls.__reduce_ex__ is not object.__reduce_ex__ or cls.__reduce__ is not object.__reduce__:
+        return False
+    reduced = obj.__reduce_ex__(2)
+    return reduced[0] is copyreg.__newobj__ and reduced[1] == (cls,) and not any(reduced[3:])
+
+
 def _write_torch_zip(obj, fh, name="archive"):
     pickler = _TorchPickler()
     pickler.save(obj)
@@ -594,8 +677,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     ``weights_only=True`` (so a model trained here keeps training on PyTorch); NumPy arrays and scalars are
     pickled as ``torch.save`` pickles them, which PyTorch's default refuses as it refuses its own such files
     (``torch.load(f, weights_only=False)`` reads them). ``format="torch"`` or
-    ``"safetensors"`` chooses explicitly. Intended difference from PyTorch: arbitrary Python objects (a whole
-    ``nn.Module``) cannot be saved, in either format: save ``model.state_dict()``.
+    ``"safetensors"`` chooses explicitly. A whole object (a model) is pickled in PyTorch's format as
+    ``torch.save`` pickles it, its class by name and its state; ``load`` reads it back when its classes are
+    allowlisted (``serialization.safe_globals``). PyTorch cannot read such a file (its classes are gradiente's):
+    save ``model.state_dict()`` for that.
     """
     if format is None:
         name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "")
@@ -651,7 +736,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     itself; anything else raises ``pickle.UnpicklingError`` ("Weights only load failed. ...") with nothing run and
     nothing that existed before the call changed. ``weights_only=False`` is accepted and means the same safe reader:
     gradiente never runs code from a file, so a checkpoint of data (NumPy arrays included, which PyTorch's default
-    refuses and loads with ``weights_only=False``) loads either way, and a pickled object never does. A damaged or
+    refuses and loads with ``weights_only=False``) loads either way, and a pickled object (a whole model) only when
+    its classes are allowlisted (``serialization.safe_globals``), as PyTorch's default asks, which then makes bare
+    instances of them and gives them their state. A damaged or
     malformed file raises one ``RuntimeError`` that names it and says what is wrong. ``map_location`` is accepted
     and ignored (everything is on the CPU).
     """

@@ -147,3 +147,38 @@ from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOpti
 __all__ += _ctc.__all__ + _adaptive.__all__ + _fractional_pooling.__all__ + ["CrossMapLRN2d"]
 __all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 # --- end s4-nnloss -----------------------------------------------------------------------------------------------
+
+# --- PyTorch's module layout: each class also under the submodule PyTorch defines it in --------------------------
+# (torch.nn.modules.activation.MultiheadAttention, torch.nn.modules.linear.NonDynamicallyQuantizableLinear ...), which
+# programs name when they allowlist a whole pickled model for loading (``serialization.safe_globals``). The classes
+# are defined where they fit here; these are second names for them, not copies.
+from . import fold, pixelshuffle, upsampling  # noqa: E402  (modules of their own, as PyTorch's)
+
+
+def _give_pytorch_homes():
+    import importlib
+    homes = {
+        "activation": ("RReLU", "MultiheadAttention"),
+        "batchnorm": ("LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"),
+        "container": ("Container",),
+        "conv": ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+                 "LazyConvTranspose3d"),
+        "instancenorm": ("LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"),
+        "linear": ("NonDynamicallyQuantizableLinear", "LazyLinear"),
+        "loss": ("NLLLoss2d", "MultiLabelMarginLoss", "LinearCrossEntropyLoss", "TripletMarginWithDistanceLoss",
+                 "CTCLoss"),
+        "normalization": ("CrossMapLRN2d",),
+        "pooling": ("MaxPool3d", "MaxUnpool3d", "AvgPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d",
+                    "LPPool2d", "LPPool3d", "AdaptiveMaxPool3d", "AdaptiveAvgPool3d"),
+    }
+    from .transformer import NonDynamicallyQuantizableLinear
+    defined = {**globals(), "NonDynamicallyQuantizableLinear": NonDynamicallyQuantizableLinear}
+    for module_name, names in homes.items():
+        module = importlib.import_module(f".{module_name}", __name__)
+        for name in names:
+            if name in defined and not hasattr(module, name):
+                setattr(module, name, defined[name])
+
+
+_give_pytorch_homes()
+# --- end of PyTorch's module layout --------------------------------------------------------------------------------
