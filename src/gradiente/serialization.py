@@ -569,10 +569,10 @@ class _TorchPickler:
                     self.save(v)
                 out += b"u"
         elif isinstance(obj, (set, frozenset)):
-            out += b"\x8f(" if isinstance(obj, set) else b"("
-            for v in obj:
-                self.save(v)
-            out += b"\x90" if isinstance(obj, set) else b"\x91"
+            # as protocol 2 writes them (and PyTorch's reader reads them): set(list of the items)
+            self.global_("__builtin__", type(obj).__name__)
+            self.save(list(obj))
+            out += b"\x85R"
         elif isinstance(obj, device):
             self.global_("torch", "device")
             self.save(str(obj))
