@@ -79,3 +79,22 @@ def test_stack_errors_match_torch(args, kwargs, message):
         gdata.StackDataset(*args, **kwargs)
     assert str(got.value) == str(ref.value)
     assert message in str(got.value)
+
+
+def test_more_workers_than_cpus_warns_as_pytorch_does():
+    """PyTorch warns when ``num_workers`` exceeds the CPUs the process may use, at construction and at the first
+    iterator (two places, so twice, then never again); gradiente loads in this process and says the same."""
+    import os
+    import warnings
+
+    too_many = len(os.sched_getaffinity(0)) + 3 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 3
+    seen = []
+    for lib in (gradiente, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(6.0)), batch_size=2,
+                                               num_workers=too_many)
+            for _ in range(2):
+                list(loader)
+        seen.append([str(w.message) for w in caught if "worker processes" in str(w.message)])
+    assert seen[0] == seen[1] and len(seen[0]) == 2

@@ -5,6 +5,7 @@ one 64-bit "base seed" from the generator, as PyTorch's does, so that the random
 loop over a DataLoader are PyTorch's too.
 """
 import collections.abc
+import os
 import re
 import warnings
 
@@ -140,9 +141,11 @@ class DataLoader:
         if collate_fn is None:
             collate_fn = default_collate if batch_size is not None or batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
+        _warn_about_workers(self)
 
     def __iter__(self):
         _draw_seed(self.generator)                  # PyTorch's per-iterator base seed
+        _warn_about_workers(self)
         return _SingleProcessIterator(self)
 
     def __len__(self):
@@ -153,6 +156,28 @@ class DataLoader:
             return length
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
+
+
+def _warn_about_workers(loader):
+    """PyTorch's warning, at construction and at each new iterator, when ``num_workers`` exceeds the CPUs this process
+    may use: the loading runs here in this process, but a program prints what it prints under PyTorch."""
+    if not loader.num_workers:
+        return
+    try:
+        suggested, cpuset_checked = len(os.sched_getaffinity(0)), True
+    except (AttributeError, OSError):
+        suggested, cpuset_checked = os.cpu_count(), False
+    if suggested is None:
+        advice = "DataLoader is not able to compute a suggested max number of worker in current system."
+    elif loader.num_workers > suggested:
+        advice = (f"Our suggested max number of worker in current system is {suggested}"
+                  f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is smaller than what "
+                  "this DataLoader is going to create.")
+    else:
+        return
+    warnings.warn(f"This DataLoader will create {loader.num_workers} worker processes in total. {advice} Please be "
+                  "aware that excessive worker creation might get DataLoader running slow or even freeze, lower the "
+                  "worker number to avoid potential slowness/freeze if necessary.", stacklevel=2)
 
 
 def _warn_about_pinning(loader):
