@@ -181,7 +181,8 @@ def test_crafted_numpy_pickles_are_refused(tmp_path, case):
     with pytest.raises(pickle.UnpicklingError, match=r"^Weights only load failed"):
         torch.load(path)
     before, numpy_before = _process_state(), _numpy_process_state()
-    with pytest.raises(pickle.UnpicklingError, match=r"^Weights only load failed\. .*(refused|Can only)"):
+    with pytest.raises(pickle.UnpicklingError,
+                       match=r"^Weights only load failed\. .*(refused|Unsupported global|Can only)"):
         gradiente.load(path)
     assert _process_state() == before and _numpy_process_state() == numpy_before
     _assert_process_intact(tmp_path)
@@ -395,8 +396,8 @@ def test_a_save_that_fails_midway_leaves_the_old_file(tmp_path, fmt):
     path = tmp_path / "model.pt"
     gradiente.save({"w": gradiente.ones(3)}, path, format=fmt)
     old = path.read_bytes()
-    with pytest.raises(TypeError, match="cannot store an object of type object"):
-        gradiente.save({"w": gradiente.zeros(3), "x": [gradiente.zeros(2), object()]}, path, format=fmt)
+    with pytest.raises(TypeError, match=r"cannot (store an object of type|pickle) '?generator"):
+        gradiente.save({"w": gradiente.zeros(3), "x": [gradiente.zeros(2), (n for n in ())]}, path, format=fmt)
     assert os.listdir(tmp_path) == ["model.pt"] and path.read_bytes() == old
     assert gradiente.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
 

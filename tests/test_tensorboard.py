@@ -222,6 +222,8 @@ def test_figures(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    open_before = plt.get_fignums()         # (figures another test left open are not this test's)
+
     def log(lib, w):
         figure = plt.figure(figsize=(1.0, 0.8), dpi=40)
         plt.plot([0, 1, 2], [1, 0, 1])
@@ -232,7 +234,7 @@ def test_figures(tmp_path):
             plt.plot([0, 1], [k, 1 - k])
         w.add_figure("two", figures, 1)
     assert_same_events(*run_both(tmp_path, log))
-    assert plt.get_fignums() == []
+    assert plt.get_fignums() == open_before          # add_figure closed the figures it drew
 
 
 def test_hparams_runs_and_values(tmp_path):
