@@ -26,6 +26,7 @@ from .grad_layout import empty_in_contract_layout, obeys_layout_contract
 from .grad_layout import is_enforced as grad_layout_enforced
 from .power import power, rounded_power
 from .scatter import add_rows_at
+from .summation import torch_order_sums
 
 
 def sum_to(array, shape):
@@ -41,7 +42,13 @@ def sum_to(array, shape):
     if array.dtype == dt.BFLOAT16:
         out = np.add.reduce(array, axis=axes, keepdims=True, dtype=np.float32).astype(dt.BFLOAT16)
     else:
-        out = np.add.reduce(array, axis=axes, keepdims=True)
+        # over everything, the last dim or the leading ones (a bias's gradient) PyTorch's sum kernel adds in an order
+        # of its own (summation.py): a gradient reduced here equals the same sum written by hand, as in PyTorch
+        out = torch_order_sums(array, axes)
+        if out is None:
+            out = np.add.reduce(array, axis=axes, keepdims=True)
+        else:
+            out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(array.shape)))
     return out.reshape(shape) if lead else out
 
 

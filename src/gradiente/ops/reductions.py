@@ -19,6 +19,7 @@ from ..core.record import as_result as _as_result
 from ..core.record import record, wants_grad
 from ..core.record import wrap as _wrap
 from ..core.rules import numpy_ops
+from ..core.summation import torch_order_sums
 from ..core.tensor import Tensor, _wrap_dim
 from ._warnings import warn
 from .autocast import autocast_entry
@@ -144,7 +145,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     # np.add.reduce is what ndarray.sum calls; called from here, an overflow's RuntimeWarning is gradiente's own and
     # silenced (PyTorch gives inf without a word)
     if dim is None and not keepdim:
-        out = as_result(np.add.reduce(a, axis=None, dtype=_accumulator(target)), target)
+        out = as_result(_total(a, target), target)
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
@@ -153,11 +154,29 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         return input.sum(dim, keepdim, dtype=dtype)
     all_dims = isinstance(dim, (tuple, list)) and len(dim) == 0
     axes = tuple(range(a.ndim)) if all_dims else normalize_dims(dim, a.ndim)
-    values = np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim)
+    values = _sums(a, axes, target, keepdim)
     out = as_result(_contiguous_strides(values) if keepdim else values, target)
     if wants_grad(input):
         record(SumBackward1, (input,), out, shape=a.shape, axes=axes, keepdim=keepdim)
     return out
+
+
+# The sums a program prints, of all of a contiguous float tensor or along its last dim, are added in PyTorch's
+# order (core/summation.py), so that they round as PyTorch's do; any other sum is NumPy's.
+
+def _total(a, target):
+    """The sum of all of ``a``, as ``target``."""
+    values = torch_order_sums(a, tuple(range(a.ndim))) if a.dtype == target else None
+    return np.add.reduce(a, axis=None, dtype=_accumulator(target)) if values is None else values[0]
+
+
+def _sums(a, axes, target, keepdim):
+    """``a`` summed over ``axes`` (normalized), as ``target``."""
+    values = torch_order_sums(a, axes) if a.dtype == target else None
+    if values is None:
+        return np.add.reduce(a, axis=axes, dtype=_accumulator(target), keepdims=keepdim)
+    return values.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)) if keepdim else
+                          tuple(n for i, n in enumerate(a.shape) if i not in axes))
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -187,6 +206,10 @@ def _mean_values(a, axes, keepdim):
     if a.size == 0:
         shape = np.add.reduce(a, axis=axes, keepdims=keepdim).shape
         return np.full(shape, np.nan, dtype=a.dtype)
+    if a.dtype in (np.float32, np.float64):      # (the sum, in PyTorch's order where _sums can, then the division)
+        normalized = tuple(range(a.ndim)) if axes is None else axes
+        count = math.prod(a.shape[i] for i in normalized)
+        return _sums(a, normalized, a.dtype, keepdim) / a.dtype.type(count)
     return dt.widened(a).mean(axis=axes, keepdims=keepdim)
 
 

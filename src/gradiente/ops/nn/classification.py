@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ...core.summation import nll_cascade_sum
 from ..autocast import autocast_entry
 from ..softmax import log_softmax
 from ._common import add_scalar, div_scalar, mul_scalar, reduction_arg, scalar_name, shape_text
@@ -109,25 +110,42 @@ def _nll(input, target, weight, reduction, ignore_index, node_cls):
             raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
     safe, w, valid = _target_weights(t, None if weight is None else weight._data, ignore_index, a.dtype)
     losses = -logp[np.arange(len(safe)), safe]
-    if w is None:
-        total_weight = a.dtype.type(len(safe))
-    else:
+    if w is not None:
         losses *= w
-        total_weight = w.sum(dtype=a.dtype)
     if valid is not None:
         losses[~valid] = 0          # PyTorch writes 0 for an ignored target (not -0.0)
     if reduction == "none":
         out = losses.reshape(target.shape)
-    elif reduction == "sum":
-        out = losses.sum(dtype=a.dtype)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = losses.sum(dtype=a.dtype) / total_weight
+        # the loss and the weights added in the order of PyTorch's loop (core/summation.py), which skips ignored
+        # targets; for an (N, C, d1...) input PyTorch's loop differs, and NumPy's sums stand in
+        kept = None if valid is None else np.flatnonzero(valid)
+        in_order = a.ndim <= 2 and a.dtype in (np.float32, np.float64)
+        total = _loss_sum(losses, kept, in_order)
+        if reduction == "sum":
+            out = total
+        else:
+            count = len(safe) if kept is None else len(kept)
+            total_weight = a.dtype.type(count) if w is None else _loss_sum(w, kept, in_order)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = total / total_weight
+    if w is None:
+        total_weight = a.dtype.type(len(safe))
+    elif reduction != "mean":
+        total_weight = w.sum(dtype=a.dtype)
     out = wrap(np.asarray(out, dtype=a.dtype))
     if wants_grad(input):
         record(node_cls, (input,), out, (target, weight), reduction=reduction, ignore_index=ignore_index,
                total_weight=float(total_weight), shape=a.shape, class_axis=class_axis, dtype=a.dtype)
     return out
+
+
+def _loss_sum(values, kept, in_order):
+    """The sum of ``values`` over the targets ``kept`` (all when None): in the order of PyTorch's loss loop where
+    ``in_order``, else NumPy's (ignored targets hold 0, which adds nothing)."""
+    if not in_order:
+        return values.sum(dtype=values.dtype)
+    return nll_cascade_sum(values if kept is None else values[kept], kept)
 
 
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):

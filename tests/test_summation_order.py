@@ -1,0 +1,112 @@
+"""Sums added in PyTorch's order (core/summation.py): bit for bit the numbers torch 2.13 prints, for every length,
+in float32 and float64. (Sums of more than 32,768 numbers, and over other dims than the last, are NumPy's: PyTorch's
+order there depends on its thread count or is another kernel's.)"""
+import numpy as np
+import pytest
+import torch
+
+import gradiente
+from gradiente.core.summation import GRAIN, nll_cascade_sum, torch_order_column_sums, torch_order_row_sums
+
+LENGTHS = list(range(1, 70)) + [127, 128, 129, 255, 256, 257, 511, 512, 513, 1000, 2047, 4096, 4097, 8191, 8192,
+                                8193, 10000, GRAIN]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_sums_are_pytorchs_bit_for_bit(dtype):
+    rng = np.random.default_rng(0)
+    for n in LENGTHS:
+        for rows in (1, 3):
+            a = (rng.standard_normal((rows, n)) * rng.choice([1e-3, 1.0, 1e3])).astype(dtype)
+            np.testing.assert_array_equal(torch_order_row_sums(a), torch.from_numpy(a).sum(-1).numpy(), err_msg=str(n))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_sums_are_pytorchs_bit_for_bit(dtype):
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 5, 8, 15, 16, 17, 33, 64, 257, 1000, 4097, 10000):
+        for c in (1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 32, 33, 100, 256):
+            a = rng.standard_normal((n, c)).astype(dtype)
+            np.testing.assert_array_equal(torch_order_column_sums(a), torch.from_numpy(a).sum(0).numpy(),
+                                          err_msg=str((n, c)))
+
+
+def test_a_bias_gradient_is_pytorchs():
+    """Linear's bias gradient is the upstream gradient summed over the batch (the engine's sum_to): bit for bit."""
+    rng = np.random.default_rng(8)
+    for batch, features in ((64, 10), (32, 256), (5, 3), (200, 40)):
+        x, g = rng.standard_normal((batch, 7)).astype(np.float32), rng.standard_normal((batch, features))
+        grads = []
+        for lib in (gradiente, torch):
+            lib.manual_seed(0)
+            layer = lib.nn.Linear(7, features)
+            layer(lib.tensor(x)).backward(lib.tensor(g, dtype=lib.float32))
+            grads.append(layer.bias.grad.numpy())
+        np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(7,), (40,), (300,), (5, 9), (3, 4, 33), (64, 10), (2, 1000)])
+def test_sum_and_mean_print_what_pytorch_prints(dtype, shape):
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    for reduce in (lambda t: t.sum(), lambda t: t.mean(), lambda t: t.sum(-1), lambda t: t.mean(-1, keepdim=True),
+                   lambda t: t.sum(tuple(range(t.dim()))), lambda t: t.mean(dtype=t.dtype), lambda t: t.sum(0),
+                   lambda t: t.mean(0, keepdim=True)):
+        ours, theirs = reduce(gradiente.tensor(x)), reduce(torch.tensor(x))
+        assert str(ours).replace("gradiente.", "torch.") == str(theirs)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_a_list_of_losses_averages_as_in_pytorch():
+    """``torch.tensor(losses).mean()``, as training loops report an epoch: 1,000 lists, every mean equal."""
+    rng = np.random.default_rng(2)
+    for _ in range(1000):
+        losses = (rng.random(rng.integers(2, 40)) * 3).tolist()
+        assert gradiente.tensor(losses).mean().item() == torch.tensor(losses).mean().item()
+
+
+def test_a_broadcast_gradient_is_reduced_as_the_same_sum_by_hand():
+    """The engine reduces a gradient broadcast along the last dim with the sum kernel's order, as PyTorch does, so
+    that ``dlogit_maxes = (-dnorm).sum(1, keepdim=True)`` written by hand equals autograd's (backprop ninja)."""
+    rng = np.random.default_rng(3)
+    logits, w = rng.standard_normal((32, 27)).astype(np.float32), rng.standard_normal((32, 27)).astype(np.float32)
+    grads = []
+    for lib in (gradiente, torch):
+        maxes = lib.tensor(logits).max(1, keepdim=True).values.requires_grad_()
+        ((lib.tensor(logits) - maxes) * lib.tensor(w)).sum().backward()
+        grads.append(maxes.grad.numpy())
+        assert lib.equal(maxes.grad, (-lib.tensor(w)).sum(1, keepdim=True))
+    np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ignored", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_reduces_as_pytorchs_loop(dtype, ignored, weighted):
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 3, 5, 16, 17, 31, 64, 100, 257, 1000):
+        x = rng.standard_normal((n, 7)).astype(dtype)
+        target = rng.integers(0, 7, n)
+        if ignored:
+            target[rng.random(n) < 0.3] = -100
+        weight = rng.random(7).astype(dtype) if weighted else None
+        for reduction in ("mean", "sum"):
+            values = []
+            for lib in (gradiente, torch):
+                args = (lib.tensor(x), lib.tensor(target))
+                kwargs = {"weight": None if weight is None else lib.tensor(weight), "reduction": reduction}
+                values.append(lib.nn.functional.nll_loss(*args, **kwargs).item())
+            assert values[0] == values[1] or (np.isnan(values[0]) and np.isnan(values[1])), (n, reduction)
+
+
+def test_the_cascade_with_ignored_targets_is_the_loop_itself():
+    """With gaps in the indices the blocks are not of 16: the loop's own result, which equals the plain cascade
+    when nothing is missing."""
+    values = np.random.default_rng(5).standard_normal(300).astype(np.float32)
+    assert nll_cascade_sum(values) == nll_cascade_sum(values, np.arange(300)) == \
+        gradiente.core.summation._nll_cascade_with_gaps(values, np.arange(300))
+
+
+def test_longer_sums_keep_numpys_order_and_still_agree_within_rounding():
+    x = np.random.default_rng(6).standard_normal(GRAIN + 1).astype(np.float32)
+    np.testing.assert_allclose(gradiente.tensor(x).sum().item(), torch.tensor(x).sum().item(), rtol=1e-5)
