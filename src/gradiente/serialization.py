@@ -579,19 +579,15 @@ class _TorchPickler:
             out += b"\x85R"
         elif isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
             self.global_(*_importable_name(obj))
-        elif _pickled_by_state(obj):
-            if not self.recall(obj):
-                self.save_object(obj)
-        else:
-            raise _unsupported(obj)
+        elif not self.recall(obj):
+            self.save_object(obj, _state_of(obj))
 
-    def save_object(self, obj):
+    def save_object(self, obj, state):
         """An instance as pickle writes one (protocol 2): its class, a bare instance of it (NEWOBJ), then its
         state (BUILD); loading it takes the class allowlisted (``safe_globals``), as PyTorch's loader does."""
         self.global_(*_importable_name(type(obj)))
         self.out += b")\x81"
         self.remember(obj)                  # (before the state, which may lead back to the object itself)
-        state = obj.__reduce_ex__(2)[2]
         if state:
             self.save(state)
             self.out += b"b"
@@ -642,14 +638,17 @@ def _importable_name(obj):
     return module, name
 
 
-def _pickled_by_state(obj):
-    """Whether ``obj`` pickles as its class and state, as a model does: nothing custom in its ``__reduce__``, and
-    Python's own reduction (which refuses generators, locks and the like, as pickle does) is a plain ``NEWOBJ``."""
+def _state_of(obj):
+    """The state ``obj`` pickles with when it pickles as its class and state, as a model does (nothing custom in
+    its ``__reduce__``, and Python's own reduction a plain ``NEWOBJ``); else the error pickle gives (Python's
+    reduction itself refuses generators, locks and the like)."""
     cls = type(obj)
     if cls.__reduce_ex__ is not object.__reduce_ex__ or cls.__reduce__ is not object.__reduce__:
-        return False
+        raise _unsupported(obj)
     reduced = obj.__reduce_ex__(2)
-    return reduced[0] is copyreg.__newobj__ and reduced[1] == (cls,) and not any(reduced[3:])
+    if reduced[0] is not copyreg.__newobj__ or reduced[1] != (cls,) or any(reduced[3:]):
+        raise _unsupported(obj)
+    return reduced[2]
 
 
 def _write_torch_zip(obj, fh, name="archive"):
