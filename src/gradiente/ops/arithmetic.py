@@ -719,13 +719,15 @@ def op_name(node_cls):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"Backward\d*$", "", node_cls.__name__)).lower()
 
 
-def _write_out(result, out, name):
+def _write_out(result, out, name, *, reported=None):
     """Support for the ``out=`` keyword of op ``name``: copy into ``out``. Refused, as in PyTorch, when autograd
-    would have to follow it: an input or ``out`` requires grad, or, in forward mode, carries a tangent."""
+    would have to follow it: an input or ``out`` requires grad, or, in forward mode, carries a tangent. The
+    refusal names the recorded op, or ``reported`` where PyTorch names another (matmul records an mm)."""
     if out is None:
         return result
     if result.grad_fn is not None or (out._requires_grad and wants_grad(out)):
-        raise RuntimeError(f"{op_name(type(result.grad_fn)) if result.grad_fn is not None else name}(): functions "
+        recorded = op_name(type(result.grad_fn)) if result.grad_fn is not None else name
+        raise RuntimeError(f"{reported or recorded}(): functions "
                            "with out=... arguments don't support automatic differentiation, but one of the "
                            "arguments requires grad.")
     if _forward.on and (has_tangent(result) or has_tangent(out)):
