@@ -130,3 +130,16 @@ def test_reading_a_float_of_a_tensor_that_requires_grad_warns_once():
     ours, theirs = run("gradiente"), run("torch")
     assert ours == theirs
     assert theirs[1].count("Converting a tensor with requires_grad=True to a scalar") == 1
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_implicit_softmax_dim_warning_names_the_callers_line(name):
+    # the sequence models tutorial: F.log_softmax(tag_space) without dim; the warning names that line, not the
+    # sparse-dispatch wrapper around nn.functional's ops
+    def caught(lib):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            getattr(lib.nn.functional, name)(lib.ones(2, 3)); line = sys._getframe().f_lineno  # noqa: E702
+        return [(w.category, str(w.message), w.filename, w.lineno == line) for w in seen]
+    assert caught(gradiente) == caught(torch)
+    assert caught(torch)[0][3]
