@@ -94,6 +94,10 @@ class BackwardCFunction(FunctionCtx, Node):
     # PyTorch does for custom Functions, which of them become zeros.
     _materialize_grads = False
 
+    # a Python class in PyTorch too, so Python's own repr, module path and all:
+    # ``<torch.autograd.function.MyFnBackward object at 0x...>`` (the built-in nodes print ``<MulBackward0 ...>``)
+    __repr__ = object.__repr__
+
     def _user_fn(self):
         fn = self._forward_cls
         if fn.backward is not Function.backward and fn.vjp is not Function.vjp:
