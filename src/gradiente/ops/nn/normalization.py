@@ -437,6 +437,14 @@ def _batch_norm_of_nothing(input, weight, bias):
     return out
 
 
+def _check_per_channel(channels, **tensors):
+    """Each of batch_norm's per-channel tensors that is given has one element per channel (PyTorch's check,
+    in its order: running_mean, running_var, weight, bias)."""
+    for name, t in tensors.items():
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dim 1) of ``(N, C, *)`` input. In training, with the batch's mean and biased
     variance, and update ``running_mean``/``running_var`` in place (``running = (1 - momentum) * running +
@@ -446,8 +454,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"Expected 2D or more input (got {xa.ndim}D input)")
     if training:
         _verify_batch_size(input.shape)
-    if xa.size == 0:
+    if xa.size == 0:      # (before the per-channel checks, which PyTorch does not reach for an empty input)
         return _batch_norm_of_nothing(input, weight, bias)
+    _check_per_channel(xa.shape[1], running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
