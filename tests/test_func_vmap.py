@@ -516,3 +516,20 @@ def test_per_sample_gradients_of_a_layer(name):
 
     for ours, theirs in zip(*(per_sample(lib) for lib in (gradiente, torch)), strict=True):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_functions_bound_before_vmap_started_still_batch():
+    """``act = F.gelu`` taken before vmap, or a TransformerEncoderLayer's ``activation=F.relu`` default: the
+    function handed a batched tensor passes the call to its batching version (PyTorch's dispatcher does that)."""
+    def run(lib):
+        lib.manual_seed(0)
+        act, squash = lib.nn.functional.gelu, lib.tanh
+        x = lib.randn(5, 3, 4)
+        layer = lib.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0)
+        params = {k: v.detach() for k, v in layer.named_parameters()}
+        per_sample = lib.func.vmap(lib.func.grad(lambda p, xi: lib.func.functional_call(layer, p, (xi,)).sum()),
+                                   in_dims=(None, 0))(params, x)
+        return [lib.func.vmap(lambda v: act(v) + squash(v))(x)] + [per_sample[k] for k in sorted(per_sample)]
+
+    for ours, theirs in zip(run(gradiente), run(torch), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
