@@ -324,3 +324,35 @@ def test_allow_mutation_errors_match_pytorch():
 
     same_error(nested)
     same_error(backward_outside)
+
+
+def _pack_and_unpack_order(lib, op):
+    """The shapes a printing pair of saved-tensor hooks sees, in order, for ``op`` and its backward."""
+    seen = []
+
+    def pack(x):
+        seen.append(("pack", tuple(x.shape)))
+        return x
+
+    def unpack(x):
+        seen.append(("unpack", tuple(x.shape)))
+        return x
+    lib.manual_seed(0)
+    a, b = lib.randn(2, 3, requires_grad=True), lib.randn(1, 3, requires_grad=True)
+    m, bias = lib.randn(3, 4, requires_grad=True), lib.randn(4, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = op(lib, a, b.abs() + 1, m, bias)
+    y.sum().backward()
+    return seen
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, a, b, m, bias: a * b, lambda lib, a, b, m, bias: a / b, lambda lib, a, b, m, bias: a @ m,
+    lambda lib, a, b, m, bias: lib.addmm(bias, a, m), lambda lib, a, b, m, bias: lib.nn.functional.linear(a, m.t()),
+    lambda lib, a, b, m, bias: a.abs() ** b, lambda lib, a, b, m, bias: lib.atan2(a, b),
+    lambda lib, a, b, m, bias: lib.hypot(a, b), lambda lib, a, b, m, bias: lib.maximum(a, b),
+    lambda lib, a, b, m, bias: a.expand(5, 2, 3) @ m,
+], ids=["mul", "div", "mm", "addmm", "linear", "pow", "atan2", "hypot", "maximum", "folded_matmul"])
+def test_saved_tensors_are_packed_and_unpacked_in_torchs_order(op):
+    # the saved-tensors-hooks tutorial prints in its hooks: a * b packs b, then a
+    assert _pack_and_unpack_order(torch, op) == _pack_and_unpack_order(ref, op)

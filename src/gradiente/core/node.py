@@ -148,6 +148,10 @@ class _Packed:
         return t
 
 
+#: the saved operands PyTorch packs, and unpacks, before the node's others (``Node._pack_order``)
+_PACKED_FIRST = frozenset({"other", "exponent", "mat2"})
+
+
 def _pack_all(node, values, checks, pack, unpack):
     """``values`` with each tensor among them (``checks``' positions) replaced by its ``_Packed`` form.
     Python numbers and None are not packed (PyTorch skips its wrapped numbers too)."""
@@ -329,12 +333,23 @@ class Node:
             self._pack_positions(checks, pack, unpack)
 
     def _pack_positions(self, checks, pack, unpack):
-        """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them."""
-        saved, packed = _pack_all(self, self._saved, checks, pack, unpack)
+        """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them, in the order
+        PyTorch packs them (and later unpacks them: ``_packed`` keeps that order)."""
+        order = self._pack_order
+        saved, packed = _pack_all(self, self._saved, sorted(checks, key=lambda c: order(c[0])), pack, unpack)
         self._saved = saved
         self._saved_versions = tuple(c for c in self._saved_versions if c[0] not in packed)
-        self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
+        self._packed = tuple(sorted(set(self._packed or ()) | set(packed), key=order))
         self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
+
+    def _pack_order(self, position):
+        """Where the saved value at ``position`` comes in PyTorch's packing: the second operand (``other``,
+        ``exponent``, ``mat2``) before ``self``, because PyTorch saves what the formula of ``self`` reads first
+        (a pack hook that prints shows it: ``a * b`` packs ``b``, then ``a``; addmm's mat1 and mat2 keep
+        their order)."""
+        names = self._saved_names()
+        first = position < len(names) and names[position] in _PACKED_FIRST and "self" in names
+        return (not first, position)
 
     def check_saved(self):
         """Raise PyTorch's error if a saved tensor has changed in place since (or the values were freed). The
@@ -520,6 +535,7 @@ def _shared_check(check):
 _SAVED_NAMES = {
     "PowBackward1": ("self", "exponent", "result"),
     "MmBackward0": ("self", "mat2"),
+    "AddmmBackward0": ("mat1", "mat2"),
     "BmmBackward0": ("self", "mat2"),
     "DotBackward0": ("self", "tensor"),
     "MvBackward0": ("self", "vec"),
