@@ -356,3 +356,29 @@ def _pack_and_unpack_order(lib, op):
 def test_saved_tensors_are_packed_and_unpacked_in_torchs_order(op):
     # the saved-tensors-hooks tutorial prints in its hooks: a * b packs b, then a
     assert _pack_and_unpack_order(torch, op) == _pack_and_unpack_order(ref, op)
+
+
+def _saved_attributes(lib):
+    a, b = lib.randn(3, requires_grad=True), lib.randn(3, requires_grad=True)
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    outputs = [a * b, a / b, a.exp(), a.sum(), a @ b, a.abs() ** b, a.max(), a.sin(), a.tanh(), Twice.apply(a),
+               a + b, a[None] @ lib.randn(3, 2), a[1:]]
+    return [[n for n in dir(y.grad_fn) if n.startswith(("_saved_", "_raw_saved_"))] for y in outputs]
+
+
+def test_dir_of_a_node_lists_the_saved_values_as_torchs_does():
+    """torchviz's show_saved walks ``dir(grad_fn)`` for ``_saved_`` names: gradiente lists its saved tensors under
+    PyTorch's names (a scalar or a size it keeps under another form may be missing), and nothing of its own."""
+    ours, theirs = _saved_attributes(torch), _saved_attributes(ref)
+    assert ours[:10] == theirs[:10]
+    for o, t in zip(ours, theirs, strict=True):
+        assert set(o) <= set(t)
