@@ -452,7 +452,13 @@ class Node:
         # of the node's other fields, those known to carry PyTorch's name (a node's private bookkeeping, such as
         # the strides of an operand it did not save, is no attribute of PyTorch's node)
         names.update(f"_saved_{_RENAMED[attr]}" for attr in self.__dict__ if attr in _RENAMED)
+        names.update(f"_saved_{attr}" for attr in _SCALARS if self._scalar(attr) is not None)
         return sorted(names)
+
+    def _scalar(self, attr):
+        """A scalar of the op (``alpha``, ``beta``) that PyTorch's node always keeps: the node's own value, or
+        its class's default (``x + y`` records no alpha: it is 1)."""
+        return self.__dict__.get(attr, getattr(type(self), attr, None))
 
     def __getattr__(self, name):
         # PyTorch's ``_saved_<name>`` and ``_raw_saved_<name>``: which exist depends on what the op saved, so
@@ -474,6 +480,8 @@ class Node:
             for attr, value in self.__dict__.items():
                 if not attr.startswith("_") and attr != "needs_input_grad" and _RENAMED.get(attr, attr) == key:
                     return tuple(int(v) for v in value) if attr == "shape" else value
+            if key in _SCALARS and self._scalar(key) is not None:
+                return self._scalar(key)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # --- the rules: backward (the VJP) and jvp (the forward-mode rule) ----------------------------------
@@ -557,6 +565,8 @@ _SAVED_NAMES = {
     **dict.fromkeys(("MaxBackward0", "MinBackward0", "MedianBackward1", "SortBackward0", "SortBackward1",
                      "TopkBackward0", "KthvalueBackward0", "ModeBackward0"), ("indices",)),
 }
+#: the op's scalars a node shows as ``_saved_<name>`` whether or not the op was given them
+_SCALARS = ("alpha", "beta")
 # Node fields that PyTorch shows as ``_saved_<name>`` under another name.
 _RENAMED = {"shape": "self_sym_sizes", "axes": "dim", "count": "self_sym_numel"}
 
