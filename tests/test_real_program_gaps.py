@@ -143,3 +143,19 @@ def test_implicit_softmax_dim_warning_names_the_callers_line(name):
         return [(w.category, str(w.message), w.filename, w.lineno == line) for w in seen]
     assert caught(gradiente) == caught(torch)
     assert caught(torch)[0][3]
+
+
+def test_torch_functional_is_a_module_of_top_level_functions():
+    # the models tutorial writes `import torch.functional as F` (meaning nn.functional): the import works, and the
+    # module holds PyTorch's functions, not nn.functional's
+    import torch.functional as theirs
+
+    import gradiente.functional as ours
+    assert set(ours.__all__) == set(theirs.__all__) - {"pca_lowrank", "svd_lowrank"}
+    assert not hasattr(ours, "max_pool2d") and not hasattr(theirs, "max_pool2d")
+    assert ours.F is gradiente.nn.functional and gradiente.functional is ours
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ours.einsum("ij->j", gradiente.tensor(x)).numpy(),
+                                  theirs.einsum("ij->j", torch.tensor(x)).numpy())
+    assert [t.tolist() for t in ours.split(gradiente.tensor(x), 1)] == \
+        [t.tolist() for t in theirs.split(torch.tensor(x), 1)]
