@@ -196,3 +196,19 @@ def test_batch_norm_refuses_per_channel_tensors_of_another_size(sizes, training)
 def test_batch_norm_of_an_empty_input_checks_no_channel_sizes():
     assert on_both(lambda lib: tuple(lib.nn.functional.batch_norm(lib.randn(0, 3), lib.zeros(4), lib.ones(4)).shape)) \
         == ("returned", (0, 3))
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 4), (4, 5, 7), (2, 3, 4, 4), (16, 8, 10)])
+def test_batch_norm_of_a_small_input_gives_torchs_digits(shape):
+    """Every channel of a small input is computed in PyTorch's steps, so a printed normalized tensor, and the
+    models tutorial's normed_tensor.mean() of a (1, 4, 4) one (rounding noise around zero), match PyTorch's."""
+    def normalized(lib):
+        lib.manual_seed(1)
+        x = lib.rand(*shape) * 20 + 5
+        layer = lib.nn.BatchNorm1d(shape[1]) if len(shape) == 3 else lib.nn.BatchNorm2d(shape[1])
+        y = layer(x)
+        return y.detach().numpy(), y.mean().item()
+    (ours, our_mean), (theirs, their_mean) = normalized(gradiente), normalized(torch)
+    np.testing.assert_array_equal(ours, theirs)
+    if shape == (1, 4, 4):      # (over more elements the mean's own summation order differs from PyTorch's)
+        assert our_mean == their_mean

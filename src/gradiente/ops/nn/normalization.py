@@ -517,12 +517,19 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 # PyTorch's way would make batch norm 4 to 8 times slower. (For an (N, C) input PyTorch sums in per-thread float
 # partial sums once N exceeds its thread count: there the statistics agree within rounding only.)
 
+#: inputs up to this many elements have every channel computed PyTorch's way: their cost is small, and a
+#: program that prints a small normalized tensor, or its mean (the models tutorial), then prints PyTorch's digits
+_ALL_AS_TORCH_UP_TO = 1 << 16
+
+
 def _channels_to_take_as_torch(xa, mean, var, eps):
     """A boolean mask of the channels whose output is rounding amplified past a hundredth of the usual float32 or
-    float64 tolerance, or None where there are none or PyTorch's contiguous kernel does not run (its other path
-    computes ((x − mean)·rstd)·w + b, as gradiente does)."""
+    float64 tolerance (every channel of a small input), or None where there are none or PyTorch's contiguous
+    kernel does not run (its other path computes ((x − mean)·rstd)·w + b, as gradiente does)."""
     if xa.dtype not in (np.float32, np.float64) or not xa.flags.c_contiguous:
         return None
+    if xa.size <= _ALL_AS_TORCH_UP_TO:
+        return np.ones(xa.shape[1], dtype=bool)
     rounding = np.finfo(xa.dtype).eps * np.abs(mean)
     amplification = np.abs(mean) / np.sqrt(var + eps)
     flagged = (var <= 4 * rounding * rounding) | (amplification > (16 if xa.dtype == np.float32 else 4096))
