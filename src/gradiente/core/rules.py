@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
+from .cascade_sum import torch_order_applies, torch_order_sum
 from .creation import once_per_element
 from .erf import erf as erf_array
 from .fused import one_minus_square
@@ -40,6 +41,9 @@ def sum_to(array, shape):
     # silenced as PyTorch is silent; bfloat16 accumulates in float32 and is rounded once, as PyTorch's sum
     if array.dtype == dt.BFLOAT16:
         out = np.add.reduce(array, axis=axes, keepdims=True, dtype=np.float32).astype(dt.BFLOAT16)
+    elif len(axes) == array.ndim and torch_order_applies(array):
+        # the gradient of a parameter broadcast everywhere (a bias of one value): all of it added in PyTorch's order
+        out = np.full((1,) * array.ndim, torch_order_sum(array), dtype=array.dtype)
     else:
         out = np.add.reduce(array, axis=axes, keepdims=True)
     return out.reshape(shape) if lead else out

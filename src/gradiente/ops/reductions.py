@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import grad_mode, return_types
+from ..core.cascade_sum import torch_order_applies, torch_order_sum
 from ..core.creation import c_order
 from ..core.dtype import scalar_name
 from ..core.node import Node
@@ -144,7 +145,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     # np.add.reduce is what ndarray.sum calls; called from here, an overflow's RuntimeWarning is gradiente's own and
     # silenced (PyTorch gives inf without a word)
     if dim is None and not keepdim:
-        out = as_result(np.add.reduce(a, axis=None, dtype=_accumulator(target)), target)
+        total = _sum_in_torch_order(a) if target == a.dtype else None
+        if total is None:
+            total = np.add.reduce(a, axis=None, dtype=_accumulator(target))
+        out = as_result(total, target)
         if wants_grad(input):
             record(SumBackward0, (input,), out, shape=a.shape)
         return out
@@ -183,11 +187,21 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _mean_values(a, axes, keepdim):
-    """NumPy's mean; over nothing it is nan, as in PyTorch, without NumPy's "Mean of empty slice" warnings."""
+    """NumPy's mean (PyTorch's sum then division, for a whole small float array); over nothing it is nan, as in
+    PyTorch, without NumPy's "Mean of empty slice" warnings."""
     if a.size == 0:
         shape = np.add.reduce(a, axis=axes, keepdims=keepdim).shape
         return np.full(shape, np.nan, dtype=a.dtype)
+    total = _sum_in_torch_order(a) if axes is None else None
+    if total is not None:
+        return total / a.dtype.type(a.size)
     return dt.widened(a).mean(axis=axes, keepdims=keepdim)
+
+
+def _sum_in_torch_order(a):
+    """The sum of all of ``a`` added in PyTorch's order (``cascade_sum``), for a contiguous float32 or float64
+    array up to PyTorch's grain size; None otherwise (NumPy's pairwise sum differs in the last bits only)."""
+    return torch_order_sum(a) if torch_order_applies(a) else None
 
 
 def sum_to_size(self, *size):
