@@ -79,3 +79,17 @@ def test_stack_errors_match_torch(args, kwargs, message):
         gdata.StackDataset(*args, **kwargs)
     assert str(got.value) == str(ref.value)
     assert message in str(got.value)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_iterator_has_torchs_class_name(workers):
+    # the training tutorial's dataiter.next() (Python 2's spelling) fails naming the iterator's class
+    def name_and_error(lib):
+        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(6.0)), batch_size=2,
+                                           num_workers=workers)
+        iterator = iter(loader)
+        try:
+            iterator.next()
+        except AttributeError as error:
+            return type(iterator).__name__, str(error), [b[0].tolist() for b in iterator]
+    assert name_and_error(gradiente) == name_and_error(torch)
