@@ -159,3 +159,20 @@ def test_torch_functional_is_a_module_of_top_level_functions():
                                   theirs.einsum("ij->j", torch.tensor(x)).numpy())
     assert [t.tolist() for t in ours.split(gradiente.tensor(x), 1)] == \
         [t.tolist() for t in theirs.split(torch.tensor(x), 1)]
+
+
+def test_add_and_sub_in_place_take_the_deprecated_alpha_first_order(monkeypatch):
+    # the char-RNN tutorial's SGD step: p.data.add_(-learning_rate, p.grad.data), with PyTorch's one warning
+    from gradiente.ops import arithmetic
+    monkeypatch.setattr(arithmetic, "_alpha_first_warned", set())
+
+    def run(lib):
+        x, y = lib.ones(3), lib.arange(3.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = [x.clone().add_(-0.5, y), x.clone().sub_(2, y), x.clone().add_(y, alpha=2)]
+        return [v.tolist() for v in values], [(w.category, str(w.message)) for w in caught]
+    ours, theirs = run(gradiente), run(torch)
+    assert ours[0] == theirs[0] and len(ours[1]) == 1
+    if theirs[1]:       # empty when an earlier test of this process made PyTorch give its once-only warning
+        assert ours[1] == theirs[1]
