@@ -81,8 +81,8 @@ class _BatchNorm(_NormBase):
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_running = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if use_running else None,
-                          self.running_var if use_running else None, self.weight, self.bias, bn_training, factor,
-                          self.eps)
+                            self.running_var if use_running else None, self.weight, self.bias, bn_training, factor,
+                            self.eps)
 
 
 class BatchNorm1d(_BatchNorm):

@@ -19,4 +19,4 @@ class CTCLoss(_Loss):
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
-                        self.zero_infinity)
+                          self.zero_infinity)

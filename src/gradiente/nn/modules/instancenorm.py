@@ -27,8 +27,8 @@ class _InstanceNorm(_NormBase):
     def _apply_instance_norm(self, input):
         # the batch statistics in training, or always when no running statistics are kept
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                             self.training or not self.track_running_stats,
-                             self.momentum if self.momentum is not None else 0.0, self.eps)
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
 
     def forward(self, input):
         self._check_input_dim(input)

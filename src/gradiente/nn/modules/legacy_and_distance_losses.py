@@ -43,7 +43,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
-                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
 class MultiLabelMarginLoss(_Loss):

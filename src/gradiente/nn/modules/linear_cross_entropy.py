@@ -40,8 +40,8 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
                        if self.linear.bias is not None else None)
         return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
-                                    reduction=self.reduction, ignore_index=self.ignore_index,
-                                    label_smoothing=self.label_smoothing, options=self.options)
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
 
     def extra_repr(self):
         return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "

@@ -30,7 +30,7 @@ class MaxPool1d(_MaxPoolNd):
 
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class MaxPool2d(_MaxPoolNd):
@@ -38,7 +38,7 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class _AvgPoolNd(Module):
@@ -61,7 +61,7 @@ class AvgPool1d(_AvgPoolNd):
 
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                self.count_include_pad)
+                            self.count_include_pad)
 
 
 class _AvgPoolWithDivisor(_AvgPoolNd):
@@ -85,7 +85,7 @@ class AvgPool2d(_AvgPoolWithDivisor):
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                self.count_include_pad, self.divisor_override)
+                            self.count_include_pad, self.divisor_override)
 
 
 class _AdaptiveAvgPoolNd(Module):

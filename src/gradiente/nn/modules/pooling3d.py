@@ -15,7 +15,7 @@ class MaxPool3d(_MaxPoolNd):
 
     def forward(self, input):
         return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                     ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class AvgPool3d(_AvgPoolWithDivisor):
@@ -23,7 +23,7 @@ class AvgPool3d(_AvgPoolWithDivisor):
 
     def forward(self, input):
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                     self.count_include_pad, self.divisor_override)
+                            self.count_include_pad, self.divisor_override)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):

@@ -75,7 +75,7 @@ class Embedding(Module):
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                         self.scale_grad_by_freq, self.sparse)
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
         s = "{num_embeddings}, {embedding_dim}"
@@ -153,7 +153,7 @@ class EmbeddingBag(Module):
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-                             self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
         s = "{num_embeddings}, {embedding_dim}" + _renorm_repr(self)
