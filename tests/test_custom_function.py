@@ -6,6 +6,7 @@ and messages, and reentrant backward nested far deeper than the recursion limit.
 Most tests run one scenario on both libraries (``on_both``) and compare what each did: values, or the error's
 type and message."""
 import importlib
+import re
 import sys
 import threading
 import warnings
@@ -38,6 +39,26 @@ def test_backward_gets_none_for_outputs_that_are_not_tensors():
         return out[1], out[2], out[4], out[3].grad_fn.name(), seen, plain(x.grad)
 
     assert on_both(scenario)[1][4] == [[[1.0, 1.0], None, None, [0.0, 0.0], None]]
+
+
+def test_a_functions_node_prints_as_the_python_object_it_is():
+    """The forward-AD tutorial prints a custom Function's grad_fn: PyTorch's node is a Python class, printed with
+    its module path (the built-in nodes print ``<MulBackward0 object at 0x...>``)."""
+    def scenario(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        y = Double.apply(lib.ones(2, requires_grad=True))
+        return [re.sub(r" at 0x[0-9a-f]+", "", text).replace(lib.__name__ + ".", "torch.")
+                for text in (repr(y.grad_fn), str(y.grad_fn), repr(y), repr((y * 2).grad_fn))]
+
+    assert on_both(scenario)[1][0] == "<torch.autograd.function.DoubleBackward object>"
 
 
 def test_set_materialize_grads_false_gives_none_for_outputs_without_gradient():

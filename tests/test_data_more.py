@@ -98,3 +98,17 @@ def test_more_workers_than_cpus_warns_as_pytorch_does():
                 list(loader)
         seen.append([str(w.message) for w in caught if "worker processes" in str(w.message)])
     assert seen[0] == seen[1] and len(seen[0]) == 2
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_iterator_has_torchs_class_name(workers):
+    # the training tutorial's dataiter.next() (Python 2's spelling) fails naming the iterator's class
+    def name_and_error(lib):
+        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(6.0)), batch_size=2,
+                                           num_workers=workers)
+        iterator = iter(loader)
+        try:
+            iterator.next()
+        except AttributeError as error:
+            return type(iterator).__name__, str(error), [b[0].tolist() for b in iterator]
+    assert name_and_error(gradiente) == name_and_error(torch)

@@ -71,3 +71,28 @@ def test_replace_all_batch_norm_modules_matches_torch():
     torch.func.replace_all_batch_norm_modules_(ref)
     np.testing.assert_allclose(norm.eval()(x).detach().numpy(), ref.eval()(torch.tensor(np.arange(6.0).reshape(2, 3),
                                dtype=torch.float32)).detach().numpy(), rtol=1e-6)
+
+
+def test_a_vjp_made_inside_vmap_and_called_inside_a_nested_vmap():
+    """The neural tangent kernel tutorial's NTK-vector products: vjp_fn is made inside vmap over x2, then called
+    on the rows of an identity inside a vmap within it, and jvp takes the result as its tangent."""
+    def ntk(lib):
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+        params = {k: v.detach() for k, v in net.named_parameters()}
+
+        def single(p, x):
+            return lib.func.functional_call(net, p, (x.unsqueeze(0),)).squeeze(0)
+
+        def get_ntk(x1, x2):
+            output, vjp_fn = lib.func.vjp(lambda p: single(p, x1), params)
+
+            def one_slice(vec):
+                return lib.func.jvp(lambda p: single(p, x2), (params,), vjp_fn(vec))[1]
+            return lib.func.vmap(one_slice)(lib.eye(output.numel()))
+        x1, x2 = lib.randn(2, 3), lib.randn(3, 3)
+        return [lib.func.vmap(get_ntk, (None, 0))(x1[0], x2),
+                lib.func.vmap(lib.func.vmap(get_ntk, (None, 0)), (0, None))(x1, x2)]
+
+    for ours, theirs in zip(ntk(gradiente), ntk(torch), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)

@@ -478,3 +478,58 @@ def test_autograd_grad_inside_vmap_equals_the_loop():
     examples = [first_and_second(x[i]) for i in range(3)]
     for j in range(2):
         np.testing.assert_allclose(_np(batched[j]), np.stack([_np(e[j]) for e in examples]), rtol=1e-12)
+
+
+# --- layers under vmap: per-sample gradients of a module (the per-sample-grads and ensembling tutorials) ------
+
+def _layer_cases(lib):
+    nn = lib.nn
+    return {
+        "conv1d": (nn.Conv1d(2, 3, 3), (2, 8)), "conv2d": (nn.Conv2d(2, 3, 3), (2, 6, 6)),
+        "conv3d": (nn.Conv3d(1, 2, 2), (1, 3, 3, 3)), "conv_transpose2d": (nn.ConvTranspose2d(2, 3, 3), (2, 4, 4)),
+        "layer_norm": (nn.LayerNorm(4), (3, 4)), "rms_norm": (nn.RMSNorm(4), (3, 4)),
+        "batch_norm_eval": (nn.BatchNorm1d(4).eval(), (4, 3)), "instance_norm": (nn.InstanceNorm1d(2), (2, 5)),
+        "group_norm": (nn.GroupNorm(2, 4), (4, 3)), "embedding": (nn.Embedding(10, 3), None),
+        "max_pool2d": (nn.MaxPool2d(2), (2, 4, 4)), "avg_pool2d": (nn.AvgPool2d(2), (2, 4, 4)),
+        "adaptive_avg_pool2d": (nn.AdaptiveAvgPool2d(1), (2, 4, 4)), "max_pool3d": (nn.MaxPool3d(2), (1, 2, 4, 4)),
+        "lp_pool1d": (nn.LPPool1d(2, 2), (2, 4)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_layer_cases(gradiente)))
+def test_per_sample_gradients_of_a_layer(name):
+    """vmap(grad(...)) over a layer called through functional_call: the layers call nn.functional at each call, as
+    PyTorch's do, so that vmap's batching versions are the ones they meet."""
+    def per_sample(lib):
+        lib.manual_seed(0)
+        layer, shape = _layer_cases(lib)[name]
+        x = lib.randint(0, 10, (3, 2)) if shape is None else lib.randn(3, *shape)
+        params = {k: v.detach() for k, v in layer.named_parameters()}
+
+        def loss(p, xi):
+            batched = name in ("batch_norm_eval", "group_norm")       # layers that take only (N, C, ...) input
+            return (lib.func.functional_call(layer, p, (xi[None] if batched else xi,)) ** 2).sum()
+        if not params:
+            return [lib.func.vmap(lambda xi: loss(params, xi))(x)]
+        grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(params, x)
+        return [grads[k] for k in sorted(grads)]
+
+    for ours, theirs in zip(*(per_sample(lib) for lib in (gradiente, torch)), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_functions_bound_before_vmap_started_still_batch():
+    """``act = F.gelu`` taken before vmap, or a TransformerEncoderLayer's ``activation=F.relu`` default: the
+    function handed a batched tensor passes the call to its batching version (PyTorch's dispatcher does that)."""
+    def run(lib):
+        lib.manual_seed(0)
+        act, squash = lib.nn.functional.gelu, lib.tanh
+        x = lib.randn(5, 3, 4)
+        layer = lib.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0)
+        params = {k: v.detach() for k, v in layer.named_parameters()}
+        per_sample = lib.func.vmap(lib.func.grad(lambda p, xi: lib.func.functional_call(layer, p, (xi,)).sum()),
+                                   in_dims=(None, 0))(params, x)
+        return [lib.func.vmap(lambda v: act(v) + squash(v))(x)] + [per_sample[k] for k in sorted(per_sample)]
+
+    for ours, theirs in zip(run(gradiente), run(torch), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5)

@@ -314,3 +314,29 @@ def test_gradcheck_accepts_empty_inputs_and_refuses_overlapping_ones():
             return ok, str(error)
 
     assert "stride 0" in on_both(scenario)[1][1]
+
+
+def test_gradgradcheck_draws_its_grad_outputs_as_torch_does():
+    """gradgradcheck's random grad_outputs come from the global generator (torch.testing.make_tensor on [-1, 1)):
+    the numbers drawn after it, and the Jacobians its failure message prints, are PyTorch's (the double-backward
+    tutorial's gradgradcheck of a Function whose backward is not differentiable)."""
+    def run(lib):
+        class NotTwiceDifferentiable(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.doubled = 2 * x
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * ctx.doubled
+        lib.manual_seed(0)
+        x = lib.rand(2, 2, dtype=lib.float64, requires_grad=True)
+        lib.autograd.gradgradcheck(lambda t: (t ** 3).sum(0), x)
+        after = lib.rand(3).tolist()
+        try:
+            lib.autograd.gradgradcheck(NotTwiceDifferentiable.apply, x, gen_non_contig_grad_outputs=True)
+        except Exception as error:      # the exception itself is what is compared
+            return after, type(error).__name__, str(error).replace("gradiente.", "torch.")
+        return after, None
+    assert run(gradiente) == run(real_torch)

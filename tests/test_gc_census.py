@@ -39,7 +39,7 @@ def test_nodes_share_metadata_and_checks():
     x = gradiente.randn(3, requires_grad=True)
     a, b = x.sin(), x.cos()
     assert a.grad_fn._input_meta is b.grad_fn._input_meta
-    assert a.grad_fn._saved_versions is b.grad_fn._saved_versions
+    assert a.grad_fn._versions_saved is b.grad_fn._versions_saved
     assert a.grad_fn._input_meta == (((3,), np.dtype(np.float32)),)
 
 

@@ -178,3 +178,37 @@ def test_group_norm_of_an_empty_batch(shape, groups):
         return (tuple(out.shape), type(out.grad_fn).__name__, tuple(gx.shape), gw.tolist(),
                 None if second is None else second.tolist())
     on_both(scenario)
+
+
+@pytest.mark.parametrize("sizes,training", [
+    ((4, 4, None, None), False), ((3, 4, None, None), False), ((3, 3, 4, None), False), ((3, 3, None, 4), False),
+    ((4, 4, None, None), True), ((None, None, 4, None), True), ((None, None, 4, 5), True),
+    ((None, None, None, 5), True),
+])
+def test_batch_norm_refuses_per_channel_tensors_of_another_size(sizes, training):
+    # a BatchNorm1d(4) handed (4, 3) input: PyTorch names the first per-channel tensor whose size is not C
+    def call(lib):
+        tensors = [None if n is None else lib.ones(n) for n in sizes]
+        return lib.nn.functional.batch_norm(lib.randn(4, 3), *tensors, training=training)
+    assert on_both(call)[0] == "raised"
+
+
+def test_batch_norm_of_an_empty_input_checks_no_channel_sizes():
+    assert on_both(lambda lib: tuple(lib.nn.functional.batch_norm(lib.randn(0, 3), lib.zeros(4), lib.ones(4)).shape)) \
+        == ("returned", (0, 3))
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 4), (4, 5, 7), (2, 3, 4, 4), (16, 8, 10)])
+def test_batch_norm_of_a_small_input_gives_torchs_digits(shape):
+    """Every channel of a small input is computed in PyTorch's steps, so a printed normalized tensor, and the
+    models tutorial's normed_tensor.mean() of a (1, 4, 4) one (rounding noise around zero), match PyTorch's."""
+    def normalized(lib):
+        lib.manual_seed(1)
+        x = lib.rand(*shape) * 20 + 5
+        layer = lib.nn.BatchNorm1d(shape[1]) if len(shape) == 3 else lib.nn.BatchNorm2d(shape[1])
+        y = layer(x)
+        return y.detach().numpy(), y.mean().item()
+    (ours, our_mean), (theirs, their_mean) = normalized(gradiente), normalized(torch)
+    np.testing.assert_array_equal(ours, theirs)
+    if shape == (1, 4, 4):      # (over more elements the mean's own summation order differs from PyTorch's)
+        assert our_mean == their_mean

@@ -28,6 +28,9 @@ SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "gradiente"
 GRADIENTE_REFUSALS = {
     ("autograd/profiler.py", "gradiente's profiler times ops"): "torch measures memory/flops/stacks; not faked",
     ("profiler/profiler.py", "gradiente's profiler times ops"): "the same, for torch.profiler.profile",
+    ("utils/benchmark/utils/timer.py", "gradiente times Python statements only"):
+        "torch.utils.benchmark.Timer(language='cpp') compiles the statement against torch's C++ API (a compiler "
+        "and libtorch's headers); gradiente has no C++ API",
     ("core/engine.py", "gradiente does not compute gradients of complex"):
         "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic (this audit "
         "added det, inv, matrix_exp, logsumexp, slogdet, cholesky, eigh; svd and qr of complex matrices remain)",

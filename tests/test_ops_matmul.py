@@ -2,6 +2,7 @@
 dot, bmm, addmm, baddbmm, addbmm, outer, trace (einsum's errors too; the rest of einsum: test_ops_einsum.py);
 gradcheck in float64 and differential tests against PyTorch;
 then values, dtypes and error messages against PyTorch, and the node and gradient of addbmm_ on a non-leaf."""
+import math
 import warnings
 
 import pytest
@@ -156,3 +157,41 @@ def test_in_place_forms_record_torchs_nodes():
     def chain(lib, y):
         return [type(y.addbmm_(lib.ones(2, 3, 2), lib.ones(2, 2, 4)).grad_fn).__name__]
     check_in_place_chain(chain)
+
+
+# --- out= (the tensors tutorial writes torch.matmul(tensor, tensor.T, out=y3)) --------------------------------
+
+def _product_into(lib, name, shapes, out_dtype, grad):
+    x = lib.arange(1.0, 1.0 + math.prod(shapes[0])).reshape(shapes[0]).requires_grad_(grad)
+    y = lib.linspace(-1.0, 2.0, math.prod(shapes[1])).reshape(shapes[1])
+    out = lib.full((4, 4), 7.0, dtype=out_dtype)
+    returned = getattr(lib, name)(x, y, out=out)
+    return returned, out, returned is out
+
+
+OUT_CASES = [("matmul", s) for s in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                                     ((4, 2, 3), (3, 5)), ((4, 2, 3), (4, 3, 5))]] + [
+    ("mm", ((2, 3), (3, 4))), ("mv", ((2, 3), (3,))), ("dot", ((3,), (3,))), ("bmm", ((2, 2, 3), (2, 3, 4)))]
+
+
+@pytest.mark.parametrize("name,shapes", OUT_CASES, ids=[f"{n}{s}" for n, s in OUT_CASES])
+def test_products_write_into_out(name, shapes):
+    ours, theirs = both_quietly(lambda lib: _product_into(lib, name, shapes, lib.float32, False))
+    assert_same_tensors(ours[:2], theirs[:2])
+    assert ours[2] and theirs[2]
+
+
+@pytest.mark.parametrize("name,shapes", OUT_CASES, ids=[f"{n}{s}" for n, s in OUT_CASES])
+@pytest.mark.parametrize("out_dtype,grad", [("int64", False), ("float64", False), ("float32", True)])
+def test_products_refuse_out_as_torch(name, shapes, out_dtype, grad):
+    """A dtype that differs (each kernel words it in its own way) and an input that requires grad."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(lambda lib: _product_into(lib, name, shapes, getattr(lib, out_dtype), grad))
+
+
+@pytest.mark.parametrize("shape", [(2,), (0,), (3,)])
+def test_mv_out_of_the_right_shape_fails_addmvs_check(shape):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_same_error(lambda lib: lib.mv(lib.ones(2, 3), lib.ones(3), out=lib.empty(shape, dtype=lib.int64)))

@@ -10,6 +10,7 @@ from harness import OpSpec, check_same_error, spec_tests
 from test_ops_linalg import positive_definite, well_conditioned
 
 import gradiente
+from gradiente.ops import products
 
 torch = pytest.importorskip("torch")
 
@@ -139,11 +140,28 @@ def test_det_gradient_of_a_singular_matrix_is_the_cofactor_matrix():
     assert gradiente.autograd.gradcheck(gradiente.det, (b,))
 
 
-def test_cross_default_dim_warns_and_takes_first_dim_of_size_3():
+def test_cross_default_dim_warns_and_takes_first_dim_of_size_3(monkeypatch):
+    monkeypatch.setattr(products, "_warned", set())
     x, y = gradiente.randn(3, 4), gradiente.randn(3, 4)
     with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is deprecated"):
         out = gradiente.cross(x, y)
     np.testing.assert_allclose(out.numpy(), np.cross(x.numpy(), y.numpy(), axis=0), rtol=1e-6)
+
+
+def test_cross_default_dim_warns_once_in_torchs_words(monkeypatch):
+    """PyTorch's warning ends with the C++ line that gave it, and comes once per process (TORCH_WARN_ONCE): a
+    second call, even from another line and with every warning shown, is silent."""
+    monkeypatch.setattr(products, "_warned", set())
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        torch.cross(torch.ones(3), torch.ones(3))
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        gradiente.cross(gradiente.ones(3), gradiente.ones(3))
+        gradiente.cross(gradiente.ones(3, 2), gradiente.ones(3, 2))
+    assert [str(w.message) for w in ours] == [products._CROSS_DEFAULT_DIM]
+    if theirs:      # empty when an earlier test of this process made PyTorch warn already
+        assert str(theirs[0].message) == products._CROSS_DEFAULT_DIM
 
 
 def test_chain_matmul_warns():

@@ -700,3 +700,17 @@ def test_gradient_of_the_mean_alone_ignores_a_nan_spread(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert scenario(gradiente) == scenario(torch)
+
+
+@pytest.mark.parametrize("size", [1, 5, 8, 13, 40, 640, 2000, 4099, 32768])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_whole_sums_and_means_are_torchs_to_the_last_bit(size, dtype):
+    """A whole-tensor sum or mean (a printed loss.item()) adds in PyTorch's order (core/summation.py), and so does
+    the gradient of a parameter broadcast over everything (a scalar bias), up to PyTorch's grain size."""
+    def run(lib):
+        lib.manual_seed(size)
+        x = lib.randn(size, dtype=getattr(lib, dtype)) * 3
+        w = lib.tensor(0.5, dtype=getattr(lib, dtype), requires_grad=True)
+        ((x * w) * 2 + w).sum().backward()
+        return x.sum().item(), x.mean().item(), x.reshape(-1, 1).sum().item(), w.grad.item()
+    assert run(gradiente) == run(torch)

@@ -324,3 +324,61 @@ def test_allow_mutation_errors_match_pytorch():
 
     same_error(nested)
     same_error(backward_outside)
+
+
+def _pack_and_unpack_order(lib, op):
+    """The shapes a printing pair of saved-tensor hooks sees, in order, for ``op`` and its backward."""
+    seen = []
+
+    def pack(x):
+        seen.append(("pack", tuple(x.shape)))
+        return x
+
+    def unpack(x):
+        seen.append(("unpack", tuple(x.shape)))
+        return x
+    lib.manual_seed(0)
+    a, b = lib.randn(2, 3, requires_grad=True), lib.randn(1, 3, requires_grad=True)
+    m, bias = lib.randn(3, 4, requires_grad=True), lib.randn(4, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = op(lib, a, b.abs() + 1, m, bias)
+    y.sum().backward()
+    return seen
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, a, b, m, bias: a * b, lambda lib, a, b, m, bias: a / b, lambda lib, a, b, m, bias: a @ m,
+    lambda lib, a, b, m, bias: lib.addmm(bias, a, m), lambda lib, a, b, m, bias: lib.nn.functional.linear(a, m.t()),
+    lambda lib, a, b, m, bias: a.abs() ** b, lambda lib, a, b, m, bias: lib.atan2(a, b),
+    lambda lib, a, b, m, bias: lib.hypot(a, b), lambda lib, a, b, m, bias: lib.maximum(a, b),
+    lambda lib, a, b, m, bias: a.expand(5, 2, 3) @ m,
+], ids=["mul", "div", "mm", "addmm", "linear", "pow", "atan2", "hypot", "maximum", "folded_matmul"])
+def test_saved_tensors_are_packed_and_unpacked_in_torchs_order(op):
+    # the saved-tensors-hooks tutorial prints in its hooks: a * b packs b, then a
+    assert _pack_and_unpack_order(torch, op) == _pack_and_unpack_order(ref, op)
+
+
+def _saved_attributes(lib):
+    a, b = lib.randn(3, requires_grad=True), lib.randn(3, requires_grad=True)
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    outputs = [a * b, a / b, a.exp(), a.sum(), a @ b, a.abs() ** b, a.max(), a.sin(), a.tanh(), Twice.apply(a),
+               a + b, a[None] @ lib.randn(3, 2), a[1:]]
+    return [[n for n in dir(y.grad_fn) if n.startswith(("_saved_", "_raw_saved_"))] for y in outputs]
+
+
+def test_dir_of_a_node_lists_the_saved_values_as_torchs_does():
+    """torchviz's show_saved walks ``dir(grad_fn)`` for ``_saved_`` names: gradiente lists its saved tensors under
+    PyTorch's names (a scalar or a size it keeps under another form may be missing), and nothing of its own."""
+    ours, theirs = _saved_attributes(torch), _saved_attributes(ref)
+    assert ours[:11] == theirs[:11]
+    for o, t in zip(ours, theirs, strict=True):
+        assert set(o) <= set(t)

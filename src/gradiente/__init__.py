@@ -136,6 +136,7 @@ _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "lina
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
                     "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random", "sparse",
                     "multiprocessing", "jit", "serialization")
+_LAZY_SUBMODULES += ("functional",)     # torch.functional, the module of einsum, split, norm ... (issue 16)
 
 
 def result_type(tensor1, tensor2):

@@ -43,6 +43,25 @@ SPARSE_CLASSES = frozenset({SparseCooTensor, SparseCompressedTensor})
 #: the classes of an argument that is, or may hold, a sparse tensor (a subclass of these is checked by
 #: ``has_sparse``, which the sparse classes' own methods never reach: they are bound to ``sparse_call``)
 _MAYBE_SPARSE = frozenset({SparseCooTensor, SparseCompressedTensor, list, tuple})
+#: vmap's batched tensor class, once vmap has loaded (``see_batched_tensors``)
+_BATCHED: set = set()
+#: the classes a guarded function looks at twice: the sparse ones and the batched one
+_LOOKED_AT: set = set(_MAYBE_SPARSE)
+
+
+def see_batched_tensors(cls):
+    """Called by vmap's dispatch as it loads (it cannot be imported from here: it stands on these guards)."""
+    _BATCHED.add(cls)
+    _LOOKED_AT.add(cls)
+
+
+def _batched_call(fn, args, kwargs):
+    """``fn`` handed one of vmap's batched tensors. While vmap runs the namespaces hold batching versions of their
+    functions; this one was bound before (a layer's ``activation=F.relu`` default, ``act = torch.tanh``), so it
+    hands the call to the batching version of itself, as PyTorch's dispatcher would."""
+    from .func._dispatch import resolve
+    batching = resolve(fn)
+    return (fn.sparse_dispatch_of if batching is fn else batching)(*args, **kwargs)
 
 
 def has_sparse(args, kwargs):
@@ -361,6 +380,10 @@ def guard(fn, name):
     made = _GUARDS.get((fn, name))
     if made is not None:
         return made
+    # an in-place method writing a batched value into a plain tensor is refused, as PyTorch refuses it (the
+    # plain op raises that), not handed to vmap
+    batchable = not (name.endswith("_") or name == "__setitem__" or name.startswith("__i"))
+    batched_classes = _BATCHED if batchable else ()
 
     renames = getattr(fn, "numpy_names", None)
     if renames:
@@ -371,8 +394,11 @@ def guard(fn, name):
         @wraps(fn)
         def checked(*args, **kwargs):
             for a in args:
-                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
-                    return sparse_call(fn, name, args, kwargs)
+                if a.__class__ in _LOOKED_AT:
+                    if a.__class__ in batched_classes:
+                        return _batched_call(checked, args, kwargs)
+                    if has_sparse(args, kwargs):
+                        return sparse_call(fn, name, args, kwargs)
             if kwargs:
                 if has_sparse((), kwargs):
                     return sparse_call(fn, name, args, kwargs)
@@ -383,8 +409,11 @@ def guard(fn, name):
         @wraps(fn)
         def checked(*args, **kwargs):
             for a in args:
-                if a.__class__ in _MAYBE_SPARSE and has_sparse(args, kwargs):
-                    return sparse_call(fn, name, args, kwargs)
+                if a.__class__ in _LOOKED_AT:
+                    if a.__class__ in batched_classes:
+                        return _batched_call(checked, args, kwargs)
+                    if has_sparse(args, kwargs):
+                        return sparse_call(fn, name, args, kwargs)
             if kwargs and has_sparse((), kwargs):
                 return sparse_call(fn, name, args, kwargs)
             return fn(*args, **kwargs)

@@ -46,7 +46,7 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self.save(*tensors)
-        self.__dict__["_saved_count"] = len(tensors)
+        self.__dict__["_count_saved"] = len(tensors)
 
     def save_for_forward(self, *tensors):
         if not all(t is None or isinstance(t, Tensor) for t in tensors):
@@ -66,7 +66,7 @@ class FunctionCtx:
         which pack/unpack hooks can be registered after the fact."""
         if self._saved is None:
             raise RuntimeError(_FREED)
-        return tuple(SavedTensor._of(self, i) for i in range(self.__dict__.get("_saved_count", 0)))
+        return tuple(SavedTensor._of(self, i) for i in range(self.__dict__.get("_count_saved", 0)))
 
     @property
     def saved_variables(self):
@@ -92,6 +92,10 @@ class BackwardCFunction(FunctionCtx, Node):
     # The engine hands this node None for an output that got no gradient; ``_materialized`` decides, as
     # PyTorch does for custom Functions, which of them become zeros.
     _materialize_grads = False
+
+    # a Python class in PyTorch too, so Python's own repr, module path and all:
+    # ``<torch.autograd.function.MyFnBackward object at 0x...>`` (the built-in nodes print ``<MulBackward0 ...>``)
+    __repr__ = object.__repr__
 
     def _user_fn(self):
         fn = self._forward_cls

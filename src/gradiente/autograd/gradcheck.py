@@ -263,6 +263,15 @@ def _check_undefined_grad(func, inputs):
     return True
 
 
+def _random_like(rng, array):
+    """Uniform values in [-1, 1) of ``array``'s shape and dtype from a private generator: PyTorch's checks that
+    leave the global generator alone."""
+    values = rng.uniform(-1, 1, array.shape)
+    if array.dtype.kind == "c":
+        values = values + 1j * rng.uniform(-1, 1, array.shape)
+    return np.asarray(values).astype(array.dtype)
+
+
 def _check_undefined_tangent(func, inputs):
     """Forward mode with one input's tangent zero must give what it gives with that input not dual at all (the
     tangent undefined), each other differentiable input carrying a random tangent: PyTorch's check."""
@@ -420,9 +429,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.RandomState(0)
-        grad_outputs = tuple(Tensor._make(_random_like(rng, o._data), True)
-                             for o in _differentiable(_tensor_outputs(func(*inputs))))
+        # drawn as PyTorch draws them, from the global generator: the same values for the same seed, and the
+        # numbers a program draws afterwards are the same too
+        from ..testing import make_tensor
+        grad_outputs = tuple(
+            make_tensor(o.shape, dtype=o.dtype if o.is_floating_point() or o.is_complex() else dt.float64,
+                        device=o.device, low=-1, high=1, requires_grad=True, noncontiguous=gen_non_contig_grad_outputs)
+            for o in _differentiable(_tensor_outputs(func(*inputs))))
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
 
@@ -437,13 +450,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode)
-
-
-def _random_like(rng, array):
-    values = rng.uniform(-1, 1, array.shape)
-    if array.dtype.kind == "c":
-        values = values + 1j * rng.uniform(-1, 1, array.shape)
-    return np.asarray(values).astype(array.dtype)
 
 
 class _CallableModule(types.ModuleType):

@@ -147,6 +147,10 @@ class _Packed:
         return t
 
 
+#: the saved operands PyTorch packs, and unpacks, before the node's others (``Node._pack_order``)
+_PACKED_FIRST = frozenset({"other", "exponent", "mat2"})
+
+
 def _pack_all(node, values, checks, pack, unpack):
     """``values`` with each tensor among them (``checks``' positions) replaced by its ``_Packed`` form.
     Python numbers and None are not packed (PyTorch skips its wrapped numbers too)."""
@@ -230,7 +234,7 @@ class Node:
     engine broadcasts it to the output's shape and dtype in one place, as the backward engine reduces. The
     default raises PyTorch's error for an op with no forward-mode formula."""
 
-    __slots__ = ("next_functions", "_seq", "_saved", "_saved_versions", "_input_meta", "__dict__", "__weakref__")
+    __slots__ = ("next_functions", "_seq", "_saved", "_versions_saved", "_input_meta", "__dict__", "__weakref__")
 
     #: one line, the derivative as a learner reads it; shown by the graph drawing and explanations
     #: a stale view's history (``inplace.Error``): recording an op on the view raises its message at once, as
@@ -322,18 +326,29 @@ class Node:
                 else:
                     checks += (_shared_check((i, version)),)
         self._saved = values if items is None else tuple(items)
-        self._saved_versions = checks
+        self._versions_saved = checks
         if saved_hooks.stack and checks:
             pack, unpack = saved_hooks.stack[-1]
             self._pack_positions(checks, pack, unpack)
 
     def _pack_positions(self, checks, pack, unpack):
-        """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them."""
-        saved, packed = _pack_all(self, self._saved, checks, pack, unpack)
+        """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them, in the order
+        PyTorch packs them (and later unpacks them: ``_packed`` keeps that order)."""
+        order = self._pack_order
+        saved, packed = _pack_all(self, self._saved, sorted(checks, key=lambda c: order(c[0])), pack, unpack)
         self._saved = saved
-        self._saved_versions = tuple(c for c in self._saved_versions if c[0] not in packed)
-        self._packed = tuple(sorted(set(self._packed or ()) | set(packed)))
+        self._versions_saved = tuple(c for c in self._versions_saved if c[0] not in packed)
+        self._packed = tuple(sorted(set(self._packed or ()) | set(packed), key=order))
         self._packed_outputs = self._packed_outputs + tuple(i for i in packed if saved[i].is_output)
+
+    def _pack_order(self, position):
+        """Where the saved value at ``position`` comes in PyTorch's packing: the second operand (``other``,
+        ``exponent``, ``mat2``) before ``self``, because PyTorch saves what the formula of ``self`` reads first
+        (a pack hook that prints shows it: ``a * b`` packs ``b``, then ``a``; addmm's mat1 and mat2 keep
+        their order)."""
+        names = self._names_of_saved()
+        first = position < len(names) and names[position] in _PACKED_FIRST and "self" in names
+        return (not first, position)
 
     def check_saved(self):
         """Raise PyTorch's error if a saved tensor has changed in place since (or the values were freed). The
@@ -342,7 +357,7 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED + diagnostics.learner_explanation("graph_freed"))
-        for i, version in self._saved_versions:
+        for i, version in self._versions_saved:
             item: Any = saved[i]
             if version is not None:
                 if item._version_box[0] != version:
@@ -359,7 +374,7 @@ class Node:
             return []
         out = list(saved)
         raw = not ops.recording
-        for i, version in self._saved_versions:
+        for i, version in self._versions_saved:
             item = saved[i]
             if version is not None:
                 if item._version_box[0] != version:
@@ -375,7 +390,7 @@ class Node:
                 out[i] = t._data if raw else t
         return out
 
-    def _saved_tensor(self, index):
+    def _tensor_saved_at(self, index):
         """Saved value ``index`` as ``grad_fn._saved_<name>`` shows it: a tensor input as the very object saved,
         an output of the node or an unpacked value as a new tensor with its history, a number as a 0-d tensor."""
         saved = self._saved
@@ -390,7 +405,7 @@ class Node:
             if item.version_box[0] != item.version:
                 raise RuntimeError(_modified_message(None, item.version, item, self))
             return _output_tensor(item, self)
-        for i, version in self._saved_versions:
+        for i, version in self._versions_saved:
             if i == index and item._version_box[0] != version:
                 raise RuntimeError(_modified_message(item, version, node=self))
         if getattr(item, "_version_box", None) is None:
@@ -400,7 +415,7 @@ class Node:
             return Tensor._make(np.asarray(item))
         return item
 
-    def _saved_names(self):
+    def _names_of_saved(self):
         """PyTorch's name of each saved position: a row of ``_SAVED_NAMES``, else inputs ``self``, ``other``,
         ``other1``... in order and an output of the node ``result``."""
         row = _SAVED_NAMES.get(type(self).__name__)
@@ -409,8 +424,8 @@ class Node:
             return row if saved is None else row[:len(saved)]
         if saved is None:
             # freed: the tensors' positions are still known (numbers an op saved are not, and go unnamed)
-            outputs = {i for i, version in self._saved_versions if version is None} | set(self._packed_outputs)
-            positions = sorted({i for i, _ in self._saved_versions} | set(self._packed or ()))
+            outputs = {i for i, version in self._versions_saved if version is None} | set(self._packed_outputs)
+            positions = sorted({i for i, _ in self._versions_saved} | set(self._packed or ()))
             saved = [_SavedOutput if i in outputs else None for i in positions]
         names = []
         inputs = 0
@@ -423,6 +438,27 @@ class Node:
                 inputs += 1
         return names
 
+    def __dir__(self):
+        """The attributes, with the ``_saved_<name>`` (and, for a tensor, ``_raw_saved_<name>``) that
+        ``__getattr__`` resolves: what ``dir(grad_fn)`` lists in PyTorch, and what torchviz's ``show_saved``
+        reads."""
+        names = set(super().__dir__())
+        if isinstance(self, AccumulateGrad) or type(self)._forward_cls is not None:
+            return sorted(names)
+        for key in self._names_of_saved():
+            if key is not None:
+                names.update((f"_saved_{key}", f"_raw_saved_{key}"))
+        # of the node's other fields, those known to carry PyTorch's name (a node's private bookkeeping, such as
+        # the strides of an operand it did not save, is no attribute of PyTorch's node)
+        names.update(f"_saved_{_RENAMED[attr]}" for attr in self.__dict__ if attr in _RENAMED)
+        names.update(f"_saved_{attr}" for attr in _SCALARS if self._scalar(attr) is not None)
+        return sorted(names)
+
+    def _scalar(self, attr):
+        """A scalar of the op (``alpha``, ``beta``) that PyTorch's node always keeps: the node's own value, or
+        its class's default (``x + y`` records no alpha: it is 1)."""
+        return self.__dict__.get(attr, getattr(type(self), attr, None))
+
     def __getattr__(self, name):
         # PyTorch's ``_saved_<name>`` and ``_raw_saved_<name>``: which exist depends on what the op saved, so
         # they are resolved here rather than declared; every other missing name is an ordinary AttributeError.
@@ -431,18 +467,20 @@ class Node:
                 type(self)._forward_cls is not None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
-        names = list(self._saved_names())
+        names = list(self._names_of_saved())
         if key in names:
             index = names.index(key)
             if self._saved is None:
                 if raw:
                     return SavedTensor._of(self, index)
                 raise RuntimeError(_FREED)
-            return SavedTensor._of(self, index) if raw else self._saved_tensor(index)
+            return SavedTensor._of(self, index) if raw else self._tensor_saved_at(index)
         if not raw:
             for attr, value in self.__dict__.items():
                 if not attr.startswith("_") and attr != "needs_input_grad" and _RENAMED.get(attr, attr) == key:
                     return tuple(int(v) for v in value) if attr == "shape" else value
+            if key in _SCALARS and self._scalar(key) is not None:
+                return self._scalar(key)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # --- the rules: backward (the VJP) and jvp (the forward-mode rule) ----------------------------------
@@ -515,16 +553,19 @@ def _shared_check(check):
     return shared
 
 
-# Saved positions whose PyTorch names the general rule of ``Node._saved_names`` does not give.
+# Saved positions whose PyTorch names the general rule of ``Node._names_of_saved`` does not give.
 _SAVED_NAMES = {
     "PowBackward1": ("self", "exponent", "result"),
     "MmBackward0": ("self", "mat2"),
+    "AddmmBackward0": ("mat1", "mat2"),
     "BmmBackward0": ("self", "mat2"),
     "DotBackward0": ("self", "tensor"),
     "MvBackward0": ("self", "vec"),
     **dict.fromkeys(("MaxBackward0", "MinBackward0", "MedianBackward1", "SortBackward0", "SortBackward1",
                      "TopkBackward0", "KthvalueBackward0", "ModeBackward0"), ("indices",)),
 }
+#: the op's scalars a node shows as ``_saved_<name>`` whether or not the op was given them
+_SCALARS = ("alpha", "beta")
 # Node fields that PyTorch shows as ``_saved_<name>`` under another name.
 _RENAMED = {"shape": "self_sym_sizes", "axes": "dim", "count": "self_sym_numel"}
 

@@ -25,6 +25,7 @@ import functools
 import threading
 import types
 
+from .. import sparse_dispatch as _sparse_dispatch
 from ..core import random as _random
 from ..core.tensor import Tensor
 from ..numpy_names import op_behind, with_torch_names
@@ -41,6 +42,9 @@ from ._batched_tensor import (
 from ._batching_rules import INPLACE_OF, RANDOM, RULES, TRANSLATIONS, VIEW_INPLACE, randomness
 
 __all__ = ["dispatch", "fallback", "install", "uninstall", "FALLBACK_COUNTS"]
+
+# a public function bound before vmap started (a layer's activation=F.relu) hands a batched argument back here
+_sparse_dispatch.see_batched_tensors(BatchedTensor)
 
 #: how many times each op ran per example (its name: count)
 FALLBACK_COUNTS: collections.Counter = collections.Counter()

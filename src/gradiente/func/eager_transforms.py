@@ -51,6 +51,7 @@ from ._batched_tensor import (
     pop_level,
     push_level,
     refuse_inside_tangents_only_level,
+    size_of_level,
     wrap,
 )
 from ._tree import flatten, spec_text, tree_map, unflatten
@@ -167,6 +168,18 @@ def _batched_grads(outputs, inputs, cotangents, retain_graph, create_graph):
     own = set(levels_of(inputs[0])) if inputs else set()
     extra = {lv for group in (outputs, cotangents or ()) for x in group for lv in levels_of(x)} - own
     if extra:
+        level = max(extra)
+        if not own or level > max(own):
+            # one example of the innermost extra level at a time; the levels the inputs have stay batched (a
+            # vjp_fn made inside one vmap and called inside a vmap within it: the neural tangent kernel)
+            cots = list(cotangents or [None] * len(outputs))
+            results = []
+            for i in range(size_of_level(level)):
+                (outs_i, cots_i), _ = _dispatch._select_all((list(outputs), cots), {}, level, i)
+                results.append(_grads(tuple(outs_i), inputs, None if cotangents is None else tuple(cots_i), True,
+                                      create_graph))
+            return _dispatch._stack_results(results, level)
+
         def one_example(outs, cots):
             return _grads(tuple(outs), inputs, None if cotangents is None else tuple(cots), True, create_graph)
         return tuple(_dispatch.dispatch(one_example, (list(outputs), list(cotangents or [None] * len(outputs))),

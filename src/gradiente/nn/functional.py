@@ -23,10 +23,9 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
 * from their own modules beside nn's layers: ``ops.nn.normalization`` (layer_norm, batch_norm, group_norm),
   ``ops.nn.embedding`` (embedding)
 """
-import warnings
-
 from ..core.tensor import Tensor  # noqa: F401 - torch.nn.functional.Tensor is torch.Tensor
 from ..ops import softmax as _softmax_ops
+from ..ops._warnings import warn as _warn
 from ..ops.nn.activations import (  # noqa: F401
     celu,
     celu_,
@@ -105,8 +104,9 @@ from ..ops.nn.sparse import one_hot  # noqa: F401  # noqa: F401
 
 
 def _softmax_dim(name, ndim, stacklevel):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
-                  "an argument.", stacklevel=stacklevel)
+    # ops' warn: the sparse-dispatch wrapper around these functions is a frame the stacklevel does not count
+    _warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+          "an argument.", UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 

@@ -719,13 +719,15 @@ def op_name(node_cls):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"Backward\d*$", "", node_cls.__name__)).lower()
 
 
-def _write_out(result, out, name):
+def _write_out(result, out, name, *, reported=None):
     """Support for the ``out=`` keyword of op ``name``: copy into ``out``. Refused, as in PyTorch, when autograd
-    would have to follow it: an input or ``out`` requires grad, or, in forward mode, carries a tangent."""
+    would have to follow it: an input or ``out`` requires grad, or, in forward mode, carries a tangent. The
+    refusal names the recorded op, or ``reported`` where PyTorch names another (matmul records an mm)."""
     if out is None:
         return result
     if result.grad_fn is not None or (out._requires_grad and wants_grad(out)):
-        raise RuntimeError(f"{op_name(type(result.grad_fn)) if result.grad_fn is not None else name}(): functions "
+        recorded = op_name(type(result.grad_fn)) if result.grad_fn is not None else name
+        raise RuntimeError(f"{reported or recorded}(): functions "
                            "with out=... arguments don't support automatic differentiation, but one of the "
                            "arguments requires grad.")
     if _forward.on and (has_tangent(result) or has_tangent(out)):
@@ -774,10 +776,16 @@ def cast(input, dtype):
 
 # --- in-place forms that need more than the one in-place mechanism ------------------------------------------
 
-def _augmented(op, ufunc):
+def _augmented(op, ufunc, alpha_first=False):
     """``x.add_(y)`` / ``x += y``: ``op`` through the in-place mechanism, or, when nothing is recorded, one
-    NumPy ``ufunc`` writing straight into x's memory (the optimizer pattern ``p -= lr * p.grad``)."""
-    def method(self, other, **kwargs):
+    NumPy ``ufunc`` writing straight into x's memory (the optimizer pattern ``p -= lr * p.grad``). With
+    ``alpha_first``, also PyTorch's deprecated order ``x.add_(alpha, other)``."""
+    def method(self, other, *deprecated, **kwargs):
+        if alpha_first and deprecated:
+            other, kwargs["alpha"] = deprecated[0], other
+            _warn_alpha_first(op.__name__ + "_")
+        elif deprecated:
+            raise TypeError(f"{op.__name__}_() takes 2 positional arguments but {2 + len(deprecated)} were given")
         inputs = (other,) if isinstance(other, Tensor) else ()
         if not kwargs and _direct(self, other):
             refuse_partial_overlap(self, inputs)
@@ -815,8 +823,21 @@ def _direct(tensor, other):
     return not np.may_share_memory(a, b)
 
 
-add_ = _augmented(add, np.add)
-sub_ = _augmented(sub, np.subtract)
+#: the overloads PyTorch warned about, once per process for whichever deprecated overload comes first
+_alpha_first_warned: set = set()
+
+
+def _warn_alpha_first(name):
+    """PyTorch's warning for ``x.add_(alpha, other)`` (the old tutorials' ``p.data.add_(-lr, p.grad.data)``)."""
+    if not _alpha_first_warned:
+        _alpha_first_warned.add(name)
+        warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider using one of "
+             f"the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1) (Triggered internally "
+             "at /__w/pytorch/pytorch/torch/csrc/utils/python_arg_parser.cpp:1841.)", UserWarning, stacklevel=3)
+
+
+add_ = _augmented(add, np.add, alpha_first=True)
+sub_ = _augmented(sub, np.subtract, alpha_first=True)
 mul_ = _augmented(mul, np.multiply)
 div_ = _augmented(div, np.true_divide)
 _float_power_in_place = make_inplace(float_power, "float_power_")

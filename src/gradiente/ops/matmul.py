@@ -17,6 +17,7 @@ from ..core.record import as_result, record, wants_grad, wrap
 from ..core.sparse_compressed import is_compressed
 from ..core.tensor import Tensor, _wrap_dim
 from . import sparse_compressed, sparse_coo
+from .arithmetic import _write_out
 from .autocast import autocast_entry
 from .views import (
     _mT,
@@ -46,6 +47,35 @@ def _check_multipliable(xa, ya):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xa.shape[0]}x{xa.shape[1]} and "
                            f"{ya.shape[0]}x{ya.shape[1]})")
     _same_dtype(xa, ya)
+
+
+def _out_dtype_refusal(kernel, result, out):
+    """PyTorch's message when ``out`` has another dtype than the product, which its matrix kernels never cast
+    (where ``add`` would); each kernel words it in its own way. mv resizes an ``out`` of another shape first,
+    and a resized one fails the resize's check, not addmv's."""
+    if kernel == "dot":
+        return (f"result dtype {scalar_name(out._data.dtype)} does not match input dtype "
+                f"{scalar_name(result._data.dtype)}")
+    if kernel == "mv" and out._data.shape == result._data.shape:
+        return (f"addmv input tensors must have the same dtype, but got {scalar_name(out._data.dtype)}, "
+                f"{scalar_name(result._data.dtype)}, and {scalar_name(result._data.dtype)}")
+    return (f"Expected out tensor to have dtype {dt.cpp_name(result._data.dtype)}, but got "
+            f"{dt.cpp_name(out._data.dtype)} instead")
+
+
+def _into_out(result, out, name, kernel=None):
+    """The ``out=`` keyword of product ``name``: ``result`` copied into ``out``, refused as PyTorch refuses it
+    (autograd first, then a dtype that differs; ``kernel`` is the product that ran, whose wording is used)."""
+    if out is None:
+        return result
+    if out._data.dtype != result._data.dtype and result.grad_fn is None and not out.requires_grad:
+        raise RuntimeError(_out_dtype_refusal(kernel or name, result, out))
+    return _write_out(result, out, name, reported=name)
+
+
+def _matmul_kernel(d1, d2):
+    """The product matmul reaches for operands of ``d1`` and ``d2`` dimensions (its out= messages are that one's)."""
+    return "dot" if d1 == d2 == 1 else "mv" if (d1, d2) == (2, 1) else "mm"
 
 
 def _product(product, node_cls, x, y):
@@ -123,8 +153,10 @@ class BmmBackward0(MmBackward0):
 
 
 @autocast_entry
-def mm(input, mat2):
+def mm(input, mat2, *, out=None):
     """The product of two matrices (the first may be sparse COO: ``ops/sparse_coo.py``)."""
+    if out is not None:
+        return _into_out(mm(input, mat2), out, "mm")
     if input.is_sparse:
         return sparse_coo.sparse_dense_mm(input, mat2)
     if is_compressed(input) or is_compressed(mat2):
@@ -138,8 +170,10 @@ def mm(input, mat2):
     return _product(np.matmul, MmBackward0, input, mat2)
 
 
-def mv(input, vec):
+def mv(input, vec, *, out=None):
     """A matrix times a vector."""
+    if out is not None:
+        return _into_out(mv(input, vec), out, "mv")
     xa, va = input._data, vec._data
     if xa.ndim != 2 or va.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {xa.ndim}, {va.ndim}")
@@ -152,8 +186,10 @@ def mv(input, vec):
     return _product(np.matmul, MvBackward0, input, vec)
 
 
-def dot(input, other):
+def dot(input, other, *, out=None):
     """The inner product of two 1-D tensors."""
+    if out is not None:
+        return _into_out(dot(input, other), out, "dot")
     xa, ya = input._data, other._data
     if xa.ndim != 1 or ya.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {xa.ndim}D and {ya.ndim}D tensors")
@@ -168,8 +204,10 @@ def dot(input, other):
 
 
 @autocast_entry
-def bmm(input, mat2):
+def bmm(input, mat2, *, out=None):
     """Matrix products of two batches of matrices, ``(b, n, m) @ (b, m, p) -> (b, n, p)``."""
+    if out is not None:
+        return _into_out(bmm(input, mat2), out, "bmm")
     xa, ya = input._data, mat2._data
     if xa.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -279,9 +317,11 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 # --- matmul, as PyTorch composes it ---------------------------------------------------------------------
 
 @autocast_entry
-def matmul(input, other):
+def matmul(input, other, *, out=None):
     """The matrix product with NumPy's rules: 1-D operands are vectors, leading dims are batch dims and
     broadcast. Recorded as PyTorch records it (dot, mv, mm, folded mm, or expand + bmm)."""
+    if out is not None:
+        return _into_out(matmul(input, other), out, "matmul", _matmul_kernel(input.dim(), other.dim()))
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         bad = other if isinstance(input, Tensor) else input
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(bad).__name__}")

@@ -250,13 +250,21 @@ def linalg_cross(input, other, dim=-1):
     return result
 
 
+_CROSS_DEFAULT_DIM = ("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)")
+#: the once-only warnings given so far: PyTorch gives that one once per process (TORCH_WARN_ONCE)
+_warned: set = set()
+
+
 def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim``. Without ``dim``, PyTorch's deprecated default: the first
     dim of size 3 of ``input`` (with a warning); ``linalg.cross`` uses the last dim instead."""
     if dim is None:
-        warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        if "cross" not in _warned:
+            _warned.add("cross")
+            warn(_CROSS_DEFAULT_DIM, UserWarning, stacklevel=2)
         dim = next((i for i, s in enumerate(input._data.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")

@@ -202,7 +202,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _mean_values(a, axes, keepdim):
-    """NumPy's mean; over nothing it is nan, as in PyTorch, without NumPy's "Mean of empty slice" warnings."""
+    """NumPy's mean (PyTorch's sum then division, for a whole small float array); over nothing it is nan, as in
+    PyTorch, without NumPy's "Mean of empty slice" warnings."""
     if a.size == 0:
         shape = np.add.reduce(a, axis=axes, keepdims=keepdim).shape
         return np.full(shape, np.nan, dtype=a.dtype)

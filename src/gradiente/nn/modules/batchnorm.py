@@ -3,7 +3,7 @@ statistics (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) 
 ``_NormBase``, the parameters and running statistics that batch and instance norms share."""
 from ...core import dtype as dt
 from ...core.creation import ones, tensor, zeros
-from ...ops.nn.normalization import batch_norm
+from .. import functional as F
 from .. import init
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
@@ -80,9 +80,9 @@ class _BatchNorm(_NormBase):
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_running = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if use_running else None,
-                          self.running_var if use_running else None, self.weight, self.bias, bn_training, factor,
-                          self.eps)
+        return F.batch_norm(input, self.running_mean if use_running else None,
+                            self.running_var if use_running else None, self.weight, self.bias, bn_training, factor,
+                            self.eps)
 
 
 class BatchNorm1d(_BatchNorm):

@@ -1,5 +1,5 @@
 """``ChannelShuffle``: interleaves groups of channels (see ``ops.nn.channel_shuffle``)."""
-from ...ops.nn.channel_shuffle import channel_shuffle
+from .. import functional as F
 from .module import Module
 
 __all__ = ["ChannelShuffle"]
@@ -15,7 +15,7 @@ class ChannelShuffle(Module):
         self.groups = groups
 
     def forward(self, input):
-        return channel_shuffle(input, self.groups)
+        return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self):
         return f"groups={self.groups}"

@@ -1,7 +1,6 @@
 """Convolution layers: ``Conv1d/2d/3d`` (learned cross-correlations) and ``ConvTranspose1d/2d/3d`` (their adjoints).
 See ``ops.nn.convolution`` for the computation."""
 from ...core.creation import empty
-from ...ops.nn.convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -10,9 +9,11 @@ from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
-# the functions a layer runs, by its number of spatial dims
-_CONVOLUTIONS = {1: conv1d, 2: conv2d, 3: conv3d}
-_TRANSPOSED_CONVOLUTIONS = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}
+# the names of the functions a layer runs, by its number of spatial dims. A layer finds them in F at each call,
+# as PyTorch's layers call torch.nn.functional: while vmap runs, F holds batching versions of its functions,
+# which a function bound here at import would bypass
+_CONVOLUTIONS = {1: "conv1d", 2: "conv2d", 3: "conv3d"}
+_TRANSPOSED_CONVOLUTIONS = {1: "conv_transpose1d", 2: "conv_transpose2d", 3: "conv_transpose3d"}
 
 
 class _ConvNd(Module):
@@ -94,7 +95,7 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
     def _conv_forward(self, input, weight, bias):
-        conv = _CONVOLUTIONS[len(self.kernel_size)]
+        conv = getattr(F, _CONVOLUTIONS[len(self.kernel_size)])
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -170,7 +171,7 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(size - low for size, low in zip(output_size, smallest))
 
     def forward(self, input, output_size=None):
-        conv = _TRANSPOSED_CONVOLUTIONS[len(self.kernel_size)]
+        conv = getattr(F, _TRANSPOSED_CONVOLUTIONS[len(self.kernel_size)])
         return conv(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
                     self.groups, self.dilation)
 

@@ -1,5 +1,5 @@
 """``CTCLoss``: the Connectionist Temporal Classification loss as a layer (``ops/nn/ctc_loss.py``)."""
-from ...ops.nn.ctc_loss import ctc_loss
+from .. import functional as F
 from .loss import _Loss
 
 __all__ = ["CTCLoss"]
@@ -18,5 +18,5 @@ class CTCLoss(_Loss):
         self.zero_infinity = zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
-        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
-                        self.zero_infinity)
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -1,5 +1,5 @@
 """Distance layers: ``PairwiseDistance`` and ``CosineSimilarity`` (see ``ops.nn.distance``)."""
-from ...ops.nn.distance import cosine_similarity, pairwise_distance
+from .. import functional as F
 from .module import Module
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]
@@ -17,7 +17,7 @@ class PairwiseDistance(Module):
         self.keepdim = keepdim
 
     def forward(self, x1, x2):
-        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class CosineSimilarity(Module):
@@ -31,4 +31,4 @@ class CosineSimilarity(Module):
         self.eps = eps
 
     def forward(self, x1, x2):
-        return cosine_similarity(x1, x2, self.dim, self.eps)
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)

@@ -2,7 +2,7 @@
 (``F.instance_norm``), optionally with an affine map and running statistics (``_NormBase``)."""
 import warnings
 
-from ...ops.nn.normalization_composed import instance_norm
+from .. import functional as F
 from .batchnorm import _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
@@ -26,9 +26,9 @@ class _InstanceNorm(_NormBase):
 
     def _apply_instance_norm(self, input):
         # the batch statistics in training, or always when no running statistics are kept
-        return instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                             self.training or not self.track_running_stats,
-                             self.momentum if self.momentum is not None else 0.0, self.eps)
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
 
     def forward(self, input):
         self._check_input_dim(input)

@@ -1,8 +1,7 @@
 """Layers PyTorch keeps for old programs, ``Container`` and ``NLLLoss2d``, and two losses:
 ``TripletMarginWithDistanceLoss`` (the triplet loss under any distance function, ``ops/nn/triplet_distance.py``)
 and ``MultiLabelMarginLoss`` (``ops/nn/multilabel_margin.py``)."""
-from ...ops.nn.multilabel_margin import multilabel_margin_loss
-from ...ops.nn.triplet_distance import triplet_margin_with_distance_loss
+from .. import functional as F
 from .distance import PairwiseDistance
 from .loss import NLLLoss, _Loss
 from .module import Module
@@ -43,8 +42,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
-        return triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
-                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
 class MultiLabelMarginLoss(_Loss):
@@ -57,4 +56,4 @@ class MultiLabelMarginLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):
-        return multilabel_margin_loss(input, target, reduction=self.reduction)
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)

@@ -2,7 +2,7 @@
 (``F.linear_cross_entropy``)."""
 import math
 
-from ...ops.nn.linear_cross_entropy import linear_cross_entropy
+from .. import functional as F
 from .linear import Linear
 from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import _WeightedLoss
@@ -39,9 +39,9 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         linear_weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
         linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
                        if self.linear.bias is not None else None)
-        return linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
-                                    reduction=self.reduction, ignore_index=self.ignore_index,
-                                    label_smoothing=self.label_smoothing, options=self.options)
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
 
     def extra_repr(self):
         return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "

@@ -4,8 +4,7 @@ statistics, are in ``batchnorm`` and ``instancenorm``."""
 import numbers
 
 from ...core.creation import empty
-from ...ops.nn.normalization import group_norm, layer_norm
-from ...ops.nn.normalization_composed import local_response_norm, rms_norm
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -60,7 +59,7 @@ class LayerNorm(Module):
     reset_parameters = _reset_affine
 
     def forward(self, input):
-        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
@@ -86,7 +85,7 @@ class GroupNorm(Module):
     reset_parameters = _reset_affine
 
     def forward(self, input):
-        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, "
@@ -114,7 +113,7 @@ class LocalResponseNorm(_ChannelWindowNorm):
     __constants__ = ["size", "alpha", "beta", "k"]
 
     def forward(self, input):
-        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
 
 class RMSNorm(Module):
@@ -135,7 +134,7 @@ class RMSNorm(Module):
     reset_parameters = _reset_affine
 
     def forward(self, x):
-        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)

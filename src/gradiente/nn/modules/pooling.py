@@ -1,7 +1,6 @@
 """Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` (the ops are in ``ops/nn/pooling.py``),
 ``AdaptiveMaxPool1d/2d`` and ``MaxUnpool1d/2d`` (see ``ops.nn.max_pooling``)."""
-from ...ops.nn import max_pooling
-from ...ops.nn import pooling as _pooling
+from .. import functional as F
 from .module import Module
 from .utils import _pair, _single
 
@@ -30,16 +29,16 @@ class MaxPool1d(_MaxPoolNd):
     """The maximum of each window along the last axis: ``(N, C, L) -> (N, C, L_out)``."""
 
     def forward(self, input):
-        return _pooling.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class MaxPool2d(_MaxPoolNd):
     """The maximum of each window: ``(N, C, H, W) -> (N, C, H_out, W_out)``."""
 
     def forward(self, input):
-        return _pooling.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class _AvgPoolNd(Module):
@@ -61,8 +60,8 @@ class AvgPool1d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
-        return _pooling.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                self.count_include_pad)
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
 
 
 class _AvgPoolWithDivisor(_AvgPoolNd):
@@ -85,8 +84,8 @@ class AvgPool2d(_AvgPoolWithDivisor):
     """The mean of each window: ``(N, C, H, W) -> (N, C, H_out, W_out)``."""
 
     def forward(self, input):
-        return _pooling.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                self.count_include_pad, self.divisor_override)
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -104,14 +103,14 @@ class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average pooling to length ``output_size``: ``(N, C, L) -> (N, C, output_size)``."""
 
     def forward(self, input):
-        return _pooling.adaptive_avg_pool1d(input, self.output_size)
+        return F.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling to ``output_size``: ``(N, C, H, W) -> (N, C, *output_size)``."""
 
     def forward(self, input):
-        return _pooling.adaptive_avg_pool2d(input, self.output_size)
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -130,14 +129,14 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling to length ``output_size``: ``(N, C, L) -> (N, C, output_size)``."""
 
     def forward(self, input):
-        return max_pooling.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling to ``output_size`` (None keeps that size): ``(N, C, H, W) -> (N, C, *output_size)``."""
 
     def forward(self, input):
-        return max_pooling.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
 class _MaxUnpoolNd(Module):
@@ -157,7 +156,7 @@ class MaxUnpool1d(_MaxUnpoolNd):
     """The partial inverse of ``MaxPool1d``: ``forward(input, indices, output_size=None)``."""
 
     def forward(self, input, indices, output_size=None):
-        return max_pooling.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
@@ -166,4 +165,4 @@ class MaxUnpool2d(_MaxUnpoolNd):
     _expand = staticmethod(_pair)
 
     def forward(self, input, indices, output_size=None):
-        return max_pooling.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)

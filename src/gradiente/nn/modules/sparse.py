@@ -2,8 +2,7 @@
 sums, means or maxima of bags of its rows, without making the lookup first."""
 from ...core import grad_mode
 from ...core.creation import empty
-from ...ops.nn.embedding import embedding
-from ...ops.nn.embedding_bag import embedding_bag
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -75,8 +74,8 @@ class Embedding(Module):
         _zero_padding_row(self.weight, self.padding_idx)
 
     def forward(self, input):
-        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                         self.scale_grad_by_freq, self.sparse)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
         s = "{num_embeddings}, {embedding_dim}"
@@ -153,8 +152,8 @@ class EmbeddingBag(Module):
         _zero_padding_row(self.weight, self.padding_idx)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
-                             self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
         s = "{num_embeddings}, {embedding_dim}" + _renorm_repr(self)

@@ -473,6 +473,14 @@ def _batch_norm_of_nothing(input, weight, bias):
     return out
 
 
+def _check_per_channel(channels, **tensors):
+    """Each of batch_norm's per-channel tensors that is given has one element per channel (PyTorch's check,
+    in its order: running_mean, running_var, weight, bias)."""
+    for name, t in tensors.items():
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize each channel (dim 1) of ``(N, C, *)`` input. In training, with the batch's mean and biased
     variance, and update ``running_mean``/``running_var`` in place (``running = (1 - momentum) * running +
@@ -482,8 +490,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"Expected 2D or more input (got {xa.ndim}D input)")
     if training:
         _verify_batch_size(input.shape)
-    if xa.size == 0:
+    if xa.size == 0:      # (before the per-channel checks, which PyTorch does not reach for an empty input)
         return _batch_norm_of_nothing(input, weight, bias)
+    _check_per_channel(xa.shape[1], running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
@@ -544,12 +553,19 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 # PyTorch's way would make batch norm 4 to 8 times slower. (For an (N, C) input PyTorch sums in per-thread float
 # partial sums once N exceeds its thread count: there the statistics agree within rounding only.)
 
+#: inputs up to this many elements have every channel computed PyTorch's way: their cost is small, and a
+#: program that prints a small normalized tensor, or its mean (the models tutorial), then prints PyTorch's digits
+_ALL_AS_TORCH_UP_TO = 1 << 16
+
+
 def _channels_to_take_as_torch(xa, mean, var, eps):
     """A boolean mask of the channels whose output is rounding amplified past a hundredth of the usual float32 or
-    float64 tolerance, or None where there are none or PyTorch's contiguous kernel does not run (its other path
-    computes ((x − mean)·rstd)·w + b, as gradiente does)."""
+    float64 tolerance (every channel of a small input), or None where there are none or PyTorch's contiguous
+    kernel does not run (its other path computes ((x − mean)·rstd)·w + b, as gradiente does)."""
     if xa.dtype not in (np.float32, np.float64) or not xa.flags.c_contiguous:
         return None
+    if xa.size <= _ALL_AS_TORCH_UP_TO:
+        return np.ones(xa.shape[1], dtype=bool)
     rounding = np.finfo(xa.dtype).eps * np.abs(mean)
     amplification = np.abs(mean) / np.sqrt(var + eps)
     flagged = (var <= 4 * rounding * rounding) | (amplification > (16 if xa.dtype == np.float32 else 4096))

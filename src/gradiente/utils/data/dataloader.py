@@ -145,8 +145,10 @@ class DataLoader:
 
     def __iter__(self):
         _draw_seed(self.generator)                  # PyTorch's per-iterator base seed
-        _warn_about_workers(self)
-        return _SingleProcessIterator(self)
+        if self.num_workers > 0:
+            _warn_about_workers(self)
+            return _MultiProcessingDataLoaderIter(self)
+        return _SingleProcessDataLoaderIter(self)
 
     def __len__(self):
         if self._iterable:
@@ -190,7 +192,7 @@ def _warn_about_pinning(loader):
                       "won't be used.", stacklevel=3)
 
 
-class _SingleProcessIterator:
+class _SingleProcessDataLoaderIter:
     """What ``iter(loader)`` returns: each ``next()`` makes one batch. As in PyTorch, a batch whose loading
     raises is skipped, not the end of the epoch: the error reaches the caller, and the next ``next()`` gives the
     next batch (a generator would be finished by the error)."""
@@ -245,3 +247,10 @@ class _SingleProcessIterator:
         if not batch or (loader.drop_last and len(batch) < loader.batch_size):
             raise StopIteration
         return loader.collate_fn(batch)
+
+
+class _MultiProcessingDataLoaderIter(_SingleProcessDataLoaderIter):
+    """The iterator of a loader with ``num_workers > 0``, under PyTorch's name (its errors and reprs name it). The
+    batches are still made in this process, one after another: the same batches in the same order, but a dataset
+    that draws random numbers while loading draws them from this process's generator, not from a worker's."""
+
