@@ -134,7 +134,7 @@ absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctanh = (abs, acos, acosh,
 
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
-                    "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random", "sparse")
+                    "compiler", "profiler", "fft", "fx", "_vmap_internals", "amp", "cpu", "random", "sparse")
 
 
 def result_type(tensor1, tensor2):
