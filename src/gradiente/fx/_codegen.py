@@ -7,7 +7,7 @@ character, so that a learner's printout reads as the tutorial's.
 import math
 from dataclasses import dataclass
 
-from ._names import Namespace, is_from_torch, qualified_name
+from ._names import GeneratedCodeTorch, Namespace, is_from_torch, qualified_name
 from ._names import type_repr as _plain_type_repr
 from .node import Node
 
@@ -62,7 +62,7 @@ def python_code(graph, root_module):
         globals_[name] = obj
         return name
 
-    for name, obj in (("inf", math.inf), ("nan", math.nan), ("NoneType", type(None)), ("torch", gradiente)):
+    for name, obj in (("inf", math.inf), ("nan", math.nan), ("NoneType", type(None)), ("torch", GeneratedCodeTorch())):
         globals_[name] = obj
 
     def type_repr(o):

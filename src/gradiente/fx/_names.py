@@ -195,3 +195,43 @@ class Namespace:
     def rename_object(self, obj, name):
         self._obj_to_name[obj] = name
         self._used_names.add(name)
+
+
+class _Homes:
+    """``torch.functional`` or ``torch._C._nn`` as generated code reads them: each name printed there (by
+    ``_TORCH_FUNCTIONAL`` and ``_FUNCTIONAL_C_HOMES``) resolved to gradiente's function."""
+
+    def __init__(self, prefix, lookup):
+        self._prefix = prefix
+        self._lookup = lookup
+
+    def __getattr__(self, name):
+        value = self._lookup(f"{self._prefix}.{name}")
+        if value is None:
+            raise AttributeError(f"module '{self._prefix}' has no attribute '{name}'")
+        return value
+
+
+class GeneratedCodeTorch:
+    """The ``torch`` that generated code runs with: gradiente, plus the homes PyTorch prints some functions under
+    (``torch.functional.split``, ``torch._C._nn.gelu``), which gradiente has no modules for."""
+
+    def __init__(self):
+        import gradiente
+        self._gradiente = gradiente
+        self.functional = _Homes("torch.functional", self._home)
+        self._C = _Homes("torch._C", self._home)
+
+    def _home(self, printed):
+        import gradiente.nn.functional as F
+        if printed == "torch._C._nn":
+            return _Homes("torch._C._nn", self._home)
+        if printed.startswith("torch.functional."):
+            return getattr(self._gradiente, printed.rsplit(".", 1)[1], None)
+        for name, home in _FUNCTIONAL_C_HOMES.items():
+            if home == printed:
+                return getattr(F, name)
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._gradiente, name)

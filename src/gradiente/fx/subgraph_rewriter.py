@@ -17,7 +17,7 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match(NamedTuple):
-    anchor: Node          # the node of the graph the pattern's result matched
+    anchor: Node          # the pattern's node the match was found from (the node it returns)
     nodes_map: dict       # each pattern node -> the graph node it matched
 
 
@@ -67,7 +67,7 @@ def _find_matches(graph, pattern_graph):
                 any(p not in nodes_map for p in placeholders):
             continue
         taken |= inner
-        matches.append(Match(anchor=node, nodes_map={p: nodes_map[p] for p in pattern_graph.nodes
+        matches.append(Match(anchor=anchor, nodes_map={p: nodes_map[p] for p in pattern_graph.nodes
                                                      if p in nodes_map}))
     return matches, anchor, placeholders
 
@@ -84,7 +84,7 @@ def replace_pattern(gm, pattern, replacement):
         raise AssertionError(f"Placeholder count mismatch: {len(placeholders)} vs {len(replacement_placeholders)}")
     for match in matches:
         val_map = {rn: match.nodes_map[pn] for rn, pn in zip(replacement_placeholders, placeholders)}
-        returning = match.anchor
+        returning = match.nodes_map[match.anchor]
         users = set(returning.users)
         insert_point = next((n for n in original_graph.nodes if n in users), returning.next)
         with original_graph.inserting_before(insert_point):
