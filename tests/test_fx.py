@@ -263,3 +263,38 @@ def f(x):
     return F.{name}(x, {'dim=1' if name == 'softmax' else ''})
 print(torch.fx.symbolic_trace(f).code)
 """)
+
+
+def test_profiler_ranges_recorded_by_a_tracer():
+    check('''
+class Foo(torch.nn.Module):
+    def forward(self, x):
+        with torch.profiler.record_function('foo'):
+            return torch.relu(x) + 1
+
+class ProfilerTracer(torch.fx.Tracer):
+    def trace(self, root, concrete_args=None):
+        rf = torch.autograd.profiler.record_function
+        orig_enter, orig_exit = rf.__enter__, rf.__exit__
+        def enter(_self):
+            handle = self.create_proxy('call_function', torch.ops.profiler._record_function_enter, (_self.name,), {})
+            _self._fx_handle = handle
+            return handle
+        def exit_(_self, *exc):
+            torch.ops.profiler._record_function_exit(_self._fx_handle)
+        rf.__enter__, rf.__exit__ = enter, exit_
+        try:
+            return super().trace(root, concrete_args)
+        finally:
+            rf.__enter__, rf.__exit__ = orig_enter, orig_exit
+
+pt = ProfilerTracer()
+graph = pt.trace(Foo())
+print(graph)
+gm = torch.fx.GraphModule(pt.root, graph)
+print(gm.code)
+print(gm.graph.eliminate_dead_code())
+with torch.autograd.profiler.profile() as prof:
+    gm(torch.randn(3))
+print(sorted({e.name for e in prof.function_events} & {"foo", "aten::relu", "aten::add"}))
+''')
