@@ -298,3 +298,41 @@ with torch.autograd.profiler.profile() as prof:
     gm(torch.randn(3))
 print(sorted({e.name for e in prof.function_events} & {"foo", "aten::relu", "aten::add"}))
 ''')
+
+
+def test_annotations_buffers_constants_sequential_and_print_readable():
+    check('''
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+        self.register_buffer("buf", torch.ones(3))
+        self.const = torch.tensor([1.0, 2.0, 3.0])
+    def forward(self, x: torch.Tensor, n: int = 2) -> torch.Tensor:
+        y = torch.matmul(x, x.t()) + torch.mm(x, x.t()) + torch.addmm(x, x, torch.eye(3))[0, 0]
+        z = self.seq(x) + self.buf + self.const
+        w = z.view(z.size(0), -1).transpose(0, 1).contiguous()
+        return y.sum() + w.mean() * n + z[0, 1] + torch.zeros_like(z) + x.size()[0]
+gm = torch.fx.symbolic_trace(M())
+print(gm.graph)
+gm.print_readable()
+print(gm)
+x = torch.ones(2, 3)
+print(tuple(gm(x).shape), torch.allclose(gm(x), M.forward(gm, x)) if False else None)
+import copy
+gm2 = copy.deepcopy(gm)
+print(gm2.code == gm.code, torch.equal(gm2(x), gm(x)))
+print(list(dict(gm.named_buffers()).keys()), list(dict(gm.named_parameters()).keys()))
+def h(x, *args):
+    return x + 1
+print(torch.fx.symbolic_trace(h).code)
+g = torch.fx.Graph()
+a = g.placeholder("a")
+b = g.call_method("relu", (a,))
+c = g.call_module("lin", (b,))
+d = g.get_attr("lin.weight")
+g.output((c, d))
+print(g)
+print(g.python_code("self").src)
+print(repr(a), a.next, b.prev, list(a.users), b.all_input_nodes)
+''')

@@ -41,9 +41,9 @@ def _format_target(base, target):
     return r
 
 
-def python_code(graph, root_module):
+def python_code(graph, root_module, verbose=False):
     """The ``forward`` source of ``graph`` (a ``PythonCode``), with modules and attributes read from
-    ``root_module`` (usually ``"self"``)."""
+    ``root_module`` (usually ``"self"``); ``verbose`` adds the comment lines ``print_readable`` shows."""
     import gradiente
 
     from . import _symbolic_trace
@@ -153,7 +153,14 @@ def python_code(graph, root_module):
         else:
             raise NotImplementedError(f"node: {node.op} {node.target}")
 
+    summary = None
     for node in graph.nodes:
+        if verbose and node.op not in ("placeholder", "output"):
+            # (the traced program's line each node came from; gradiente records none, as PyTorch by default)
+            line = f"\n# {node.meta.get('stack_trace') or 'No stacktrace found for following nodes'}\n"
+            if line != summary:
+                summary = line
+                body.append(line)
         emit(node)
         free_unused(node)
     if not body:

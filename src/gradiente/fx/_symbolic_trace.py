@@ -196,6 +196,7 @@ class Tracer(TracerBase):
             fn = root
         self.graph = Graph(tracer_cls=type(self))
         self.tensor_attrs = {}
+        self._collect_tensor_attrs(self.root, [])
         self.submodule_paths = {mod: name for name, mod in self.root.named_modules()}
         fn, args = self.create_args_for_root(fn, isinstance(root, Module), concrete_args)
         parameter_proxy_cache = {}
@@ -222,6 +223,16 @@ class Tracer(TracerBase):
             patcher.undo()
         self.submodule_paths = None
         return self.graph
+
+    def _collect_tensor_attrs(self, m, prefix_atoms):
+        """Remember the qualified name of each plain tensor attribute (no parameter, no buffer) of the modules, so
+        that a read of one becomes a ``get_attr`` of that name."""
+        from ..nn.parameter import Parameter
+        for k, v in m.__dict__.items():
+            if isinstance(v, Tensor) and not isinstance(v, Parameter):
+                self.tensor_attrs[id(v)] = ".".join(prefix_atoms + [k])
+        for k, v in m.named_children():
+            self._collect_tensor_attrs(v, prefix_atoms + [k])
 
     def _patch_wrapped_functions(self, patcher, fn):
         """Put leaf versions of the functions ``wrap`` registered (and this tracer's ``autowrap_functions``) in

@@ -211,15 +211,14 @@ class Graph:
         return changed
 
     # --- reading it back ------------------------------------------------------------------------------------------
-    def python_code(self, root_module, **kwargs):
+    def python_code(self, root_module, *, verbose=False, **kwargs):
         """The source of the function this graph is (a ``PythonCode``: ``.src`` and ``.globals``)."""
-        return python_code(self, root_module)
+        return python_code(self, root_module, verbose=verbose)
 
     def __str__(self):
         placeholder_names = []
-        return_typename = [""]
-        lines = [node.format_node(placeholder_names, return_typename) for node in self.nodes]
-        s = f"graph({', '.join(placeholder_names)}){return_typename[0]}:"
+        lines = [node.format_node(placeholder_names) for node in self.nodes]
+        s = f"graph({', '.join(placeholder_names)}):"
         for line in lines:
             if line:
                 s += "\n    " + line

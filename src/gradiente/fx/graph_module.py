@@ -61,6 +61,25 @@ def _assign_attr(from_obj, to_module, target):
         setattr(to_module, field, from_obj)
 
 
+def _addindent(s, num_spaces):
+    """Every line of ``s`` but the first indented by ``num_spaces``; blank lines stay empty."""
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(num_spaces * " " + line if line.strip() else "" for line in lines[1:])
+
+
+def _print_readable(module, module_name, print_output=True):
+    code = module.graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+    module_code = _addindent(f"class {module_name}(torch.nn.Module):\n" + code, 4)
+    children = [""] + [_print_readable(child, name, print_output=False)
+                       for name, child in module.named_children() if isinstance(child, GraphModule)]
+    output = module_code + _addindent("\n".join(children), 4)
+    if print_output:
+        print(output)
+    return output
+
+
 class GraphModule(Module):
     """A module made of ``root`` (a module, or a dict of the attributes the graph reads) and ``graph``."""
 
@@ -127,12 +146,9 @@ class GraphModule(Module):
         return python_code
 
     def print_readable(self, print_output=True, **kwargs):
-        """The module's code under a ``class`` line, with its submodules' code nested."""
-        indented = "\n".join("    " + line if line else line for line in self._code.lstrip("\n").split("\n"))
-        text = f"class {type(self).__name__}(torch.nn.Module):\n{indented}"
-        if print_output:
-            print(text)
-        return text
+        """The module's code as a class, with the comment lines of the verbose code and the code of the
+        GraphModules among its children nested inside."""
+        return _print_readable(self, type(self).__name__, print_output)
 
     def __str__(self):
         reminder = "# To see more debug info, please use `graph_module.print_readable()`"

@@ -14,6 +14,7 @@ function called on ``Proxy(node)`` to build nodes by hand, as fx programs do.)
 """
 import bisect
 import dis
+import functools
 import inspect
 import operator
 
@@ -213,6 +214,31 @@ class Proxy:
 
 
 sparse_dispatch.route_to(Proxy, _record_call)
+
+
+def _proxy_checked(function):
+    """``function`` with a Proxy among its arguments recorded as a node, for the few public functions the guard
+    does not wrap because they take sparse tensors themselves (``sparse_dispatch.SPARSE_AWARE``)."""
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for a in args:
+            if isinstance(a, Proxy):
+                return _record_call(checked, args, kwargs)
+        if kwargs and any(isinstance(a, Proxy) for a in kwargs.values()):
+            return _record_call(checked, args, kwargs)
+        return function(*args, **kwargs)
+    return checked
+
+
+def _check_the_sparse_aware_products():
+    # ``torch.mm``, ``torch.matmul`` and ``torch.addmm`` are swapped once, when fx loads: a program that never
+    # uses fx calls them unwrapped, and one that does pays one frame on these three
+    import gradiente
+    for name in ("mm", "matmul", "addmm"):
+        setattr(gradiente, name, _proxy_checked(getattr(gradiente, name)))
+
+
+_check_the_sparse_aware_products()
 
 
 def _define_operator(method):
