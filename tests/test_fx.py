@@ -336,3 +336,53 @@ print(g)
 print(g.python_code("self").src)
 print(repr(a), a.next, b.prev, list(a.users), b.all_input_nodes)
 ''')
+
+
+def test_unpacking_wrapped_len_graph_edits_and_a_conv_net():
+    check('''
+torch.fx.wrap("len")
+def f(x, y):
+    a, b = x.split(2)
+    n = len(y)
+    c = torch.sum(a, dim=0, keepdim=True) - b.max(dim=0).values
+    d = x.shape[0] + n
+    return c * d, torch.where(a > 0, a, b), a.clamp(min=0.5), torch.nn.functional.softmax(a, dim=-1)
+gm = torch.fx.symbolic_trace(f)
+print(gm.graph)
+print(gm.code)
+x = torch.arange(16.).reshape(4, 4)
+out = gm(x, x)
+print([o.sum().item() for o in out])
+nodes = list(gm.graph.nodes)
+print(nodes[2], repr(torch.fx.Proxy(nodes[2])), nodes[2].format_node())
+m = nodes[5]
+with gm.graph.inserting_before(m):
+    neg = gm.graph.call_function(torch.neg, (nodes[2],))
+m.replace_input_with(nodes[2], neg)
+print(gm.graph.find_nodes(op="call_function", target=torch.neg))
+gm.recompile()
+print(gm.code)
+class T(torch.fx.Transformer):
+    def call_method(self, target, args, kwargs):
+        if target == "clamp":
+            return torch.relu(args[0])
+        return super().call_method(target, args, kwargs)
+print(T(gm).transform().code)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 2, 3)
+        self.bn = torch.nn.BatchNorm2d(2)
+        self.fc = torch.nn.Linear(8, 3)
+    def forward(self, x):
+        x = torch.flatten(self.bn(self.conv(x)), 1)
+        return torch.nn.functional.log_softmax(self.fc(x), dim=1)
+net = Net().eval()
+gm2 = torch.fx.symbolic_trace(net)
+print(gm2.graph)
+print(gm2.code)
+print(gm2)
+inp = torch.randn(2, 1, 4, 4)
+print(torch.allclose(gm2(inp), net(inp)), torch.allclose(torch.fx.Interpreter(gm2).run(inp), net(inp)))
+print(torch.fx.Transformer(gm2).transform().code)
+''')
