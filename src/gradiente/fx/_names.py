@@ -57,7 +57,7 @@ def public_name(func):
         for key, value in vars(importlib.import_module(module_name)).items():
             if value is func and not key.startswith("__"):
                 return _remember(func, _printed(printed, key))
-    return None
+    return _remember(func, None)    # (remembered too: every node made for ``func`` asks again)
 
 
 def public_short_name(func):

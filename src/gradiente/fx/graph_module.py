@@ -28,7 +28,6 @@ def _forward_from_src(src, globals_):
 def _copy_attr(from_module, to_module, target):
     """Give ``to_module`` the attribute ``target`` (``"a.b.weight"``) of ``from_module``, making empty modules for
     the path where ``to_module`` has none."""
-    from ..nn.parameter import Parameter
     *prefix, field = target.split(".")
     for item in prefix:
         f = getattr(from_module, item)
@@ -39,15 +38,10 @@ def _copy_attr(from_module, to_module, target):
             t = Module()
             setattr(to_module, item, t)
         from_module, to_module = f, t
-    orig = getattr(from_module, field)
-    if isinstance(orig, Tensor) and not isinstance(orig, Parameter):
-        to_module.register_buffer(field, orig)
-    else:
-        setattr(to_module, field, orig)
+    _set_attr(to_module, field, getattr(from_module, field))
 
 
 def _assign_attr(from_obj, to_module, target):
-    from ..nn.parameter import Parameter
     *prefix, field = target.split(".")
     for item in prefix:
         t = getattr(to_module, item, None)
@@ -55,10 +49,17 @@ def _assign_attr(from_obj, to_module, target):
             t = Module()
             setattr(to_module, item, t)
         to_module = t
-    if isinstance(from_obj, Tensor) and not isinstance(from_obj, Parameter):
-        to_module.register_buffer(field, from_obj)
+    _set_attr(to_module, field, from_obj)
+
+
+def _set_attr(module, field, value):
+    """A plain tensor becomes a buffer of ``module`` (so that it moves with the module); anything else an
+    attribute."""
+    from ..nn.parameter import Parameter
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        module.register_buffer(field, value)
     else:
-        setattr(to_module, field, from_obj)
+        setattr(module, field, value)
 
 
 def _addindent(s, num_spaces):
