@@ -386,3 +386,57 @@ inp = torch.randn(2, 1, 4, 4)
 print(torch.allclose(gm2(inp), net(inp)), torch.allclose(torch.fx.Interpreter(gm2).run(inp), net(inp)))
 print(torch.fx.Transformer(gm2).transform().code)
 ''')
+
+
+def test_module_path_tracer_on_a_small_resnet():
+    check('''
+class Basic(torch.nn.Module):
+    def __init__(self, c, down=False):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(c)
+        self.relu = torch.nn.ReLU(inplace=True)
+        self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(c)
+        self.downsample = torch.nn.Sequential(torch.nn.Conv2d(c, c, 1), torch.nn.BatchNorm2d(c)) if down else None
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        out += identity
+        return self.relu(out)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 4, 3)
+        self.layer1 = torch.nn.Sequential(Basic(4), Basic(4, True))
+        self.avgpool = torch.nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = torch.nn.Linear(4, 2)
+    def forward(self, x):
+        x = self.layer1(self.conv1(x))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+class ModulePathTracer(torch.fx.Tracer):
+    current_module_qualified_name = ''
+    node_to_originating_module = {}
+    def call_module(self, m, forward, args, kwargs):
+        old = self.current_module_qualified_name
+        try:
+            self.current_module_qualified_name = self.path_of_module(m)
+            return super().call_module(m, forward, args, kwargs)
+        finally:
+            self.current_module_qualified_name = old
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+        self.node_to_originating_module[proxy.node] = self.current_module_qualified_name
+        return proxy
+tracer = ModulePathTracer()
+g = tracer.trace(Net())
+for node in g.nodes:
+    print('Node', node, 'is from module', tracer.node_to_originating_module.get(node))
+gm = torch.fx.GraphModule(tracer.root, g)
+net = tracer.root.eval(); gm.eval()
+x = torch.randn(1, 3, 6, 6)
+print(torch.allclose(gm(x), net(x)))
+''')
