@@ -194,10 +194,6 @@ def _give_numpy_names():
 _give_numpy_names()
 # issue 13: a sparse argument never reaches a dense function (sparse_dispatch.py: PyTorch's sparse result or error)
 _sparse_dispatch.guard_namespace(globals())
-# torch.ops.profiler's two ops, behind the same check (an fx Proxy argument records the call as a graph node)
-_ops_profiler = _importlib.import_module(".ops.profiler", __name__)
-for _name in ("_record_function_enter", "_record_function_exit"):
-    setattr(_ops_profiler, _name, _sparse_dispatch.guard(getattr(_ops_profiler, _name), _name))
 
 
 def __getattr__(name):

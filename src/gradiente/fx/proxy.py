@@ -11,6 +11,10 @@ pays anything new: a program that never imports fx runs exactly the code it ran 
 call on plain tensors still makes the same one set lookup per argument. (Swapping the namespaces' functions while a
 tracer runs, as vmap does, would miss the calls made outside a trace: a GraphModule called with a Proxy, or a
 function called on ``Proxy(node)`` to build nodes by hand, as fx programs do.)
+
+The five public functions that are not behind the guard and may meet a Proxy (``mm``, ``matmul`` and ``addmm``, which
+take sparse tensors themselves, and ``torch.ops.profiler``'s two ops) are wrapped once, when fx loads
+(``_check_the_functions_outside_the_guard``).
 """
 import bisect
 import dis
@@ -230,15 +234,19 @@ def _proxy_checked(function):
     return checked
 
 
-def _check_the_sparse_aware_products():
-    # ``torch.mm``, ``torch.matmul`` and ``torch.addmm`` are swapped once, when fx loads: a program that never
-    # uses fx calls them unwrapped, and one that does pays one frame on these three
+def _check_the_functions_outside_the_guard():
+    # swapped once, when fx loads: ``torch.mm``, ``torch.matmul`` and ``torch.addmm`` (which take sparse tensors
+    # themselves) and ``torch.ops.profiler``'s two ops (which a tracer records to keep profiler ranges); a program
+    # that never uses fx calls them unwrapped, and one that does pays one frame on these
     import gradiente
-    for name in ("mm", "matmul", "addmm"):
-        setattr(gradiente, name, _proxy_checked(getattr(gradiente, name)))
+
+    from ..ops import profiler
+    for module, name in ((gradiente, "mm"), (gradiente, "matmul"), (gradiente, "addmm"),
+                         (profiler, "_record_function_enter"), (profiler, "_record_function_exit")):
+        setattr(module, name, _proxy_checked(getattr(module, name)))
 
 
-_check_the_sparse_aware_products()
+_check_the_functions_outside_the_guard()
 
 
 def _define_operator(method):
