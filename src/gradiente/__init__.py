@@ -135,7 +135,7 @@ absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctanh = (abs, acos, acosh,
 _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "linalg", "testing", "special",
                     "distributions", "func", "cuda", "accelerator", "mps", "backends", "distributed", "onnx",
                     "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random", "sparse",
-                    "multiprocessing", "jit", "serialization")
+                    "multiprocessing", "jit", "serialization", "fx")
 _LAZY_SUBMODULES += ("functional",)     # torch.functional, the module of einsum, split, norm ... (issue 16)
 
 

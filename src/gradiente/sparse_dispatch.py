@@ -10,6 +10,11 @@ raises PyTorch's error for an op without a sparse kernel. The Tensor methods of 
 same ``sparse_call`` (``sparse_method``), so ``torch.sin(s)`` and ``s.sin()`` cannot differ.
 
 Cost: a dense call pays one ``isinstance`` per positional argument (and per keyword argument, when there are any).
+
+The same check serves torch.fx (issue 16): while ``gradiente.fx`` is loaded, ``route_to`` adds its ``Proxy`` class
+to the classes the check looks for, and a call with a Proxy among its arguments goes to fx's handler, which records
+the call as a graph node. A program that never imports fx pays nothing for it, and one that does pays it only on the
+calls that were already leaving the fast path (a list, a tuple or a keyword argument).
 """
 import math
 
@@ -24,7 +29,7 @@ from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
 from .ops._warnings import SKIPPED_CODE
 
-__all__ = ["guard", "guard_namespace", "sparse_call", "sparse_method", "layout_error", "has_sparse",
+__all__ = ["guard", "guard_namespace", "route_to", "sparse_call", "sparse_method", "layout_error", "has_sparse",
            "sparse_dispatch_methods", "SPARSE_CLASSES"]
 
 _ADD = frozenset({"add", "add_", "__add__", "__radd__", "__iadd__"})
@@ -45,7 +50,7 @@ SPARSE_CLASSES = frozenset({SparseCooTensor, SparseCompressedTensor})
 _MAYBE_SPARSE = frozenset({SparseCooTensor, SparseCompressedTensor, list, tuple})
 #: vmap's batched tensor class, once vmap has loaded (``see_batched_tensors``)
 _BATCHED: set = set()
-#: the classes a guarded function looks at twice: the sparse ones and the batched one
+#: the classes a guarded function looks at twice: the sparse ones, the batched one, and fx's Proxy (``route_to``)
 _LOOKED_AT: set = set(_MAYBE_SPARSE)
 
 
@@ -64,18 +69,45 @@ def _batched_call(fn, args, kwargs):
     return (fn.sparse_dispatch_of if batching is fn else batching)(*args, **kwargs)
 
 
+#: what ``has_sparse`` looks for: the sparse layouts, and fx's Proxy once fx has called ``route_to``
+_ROUTED = SparseLayoutTensor
+#: fx's handler for a call with a Proxy argument (``route_to``), or None while fx is not loaded
+_proxy_call = None
+
+
+def route_to(proxy_class, handler):
+    """Send every guarded call that has a ``proxy_class`` argument to ``handler(public_function, args, kwargs)``
+    (how ``gradiente.fx`` records ``torch.relu(proxy)`` as a node: called when fx is imported, with its ``Proxy``,
+    then once for each subclass of it, which the guard's set lookup must know by name)."""
+    global _ROUTED, _proxy_call  # noqa: PLW0603 - the guard reads them as globals, at no cost
+    _LOOKED_AT.add(proxy_class)
+    if _proxy_call is None:
+        _ROUTED = (SparseLayoutTensor, proxy_class)
+        _proxy_call = handler
+
+
+def _has_proxy(args, kwargs):
+    if isinstance(_ROUTED, tuple):
+        proxy_class = _ROUTED[1]
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, proxy_class) or (a.__class__ in (list, tuple) and
+                                              any(isinstance(b, proxy_class) for b in a)):
+                return True
+    return False
+
+
 def has_sparse(args, kwargs):
     """Whether a sparse tensor is among ``args`` (or inside a list or tuple there, as for ``cat``) or ``kwargs``."""
     for a in args:
-        if isinstance(a, SparseLayoutTensor):
+        if isinstance(a, _ROUTED):
             return True
         if a.__class__ is list or a.__class__ is tuple:
             for b in a:
-                if isinstance(b, SparseLayoutTensor):
+                if isinstance(b, _ROUTED):
                     return True
     if kwargs:
         for a in kwargs.values():
-            if isinstance(a, SparseLayoutTensor):
+            if isinstance(a, _ROUTED):
                 return True
     return False
 
@@ -208,7 +240,9 @@ def _in_place_result(target, result):
 
 def sparse_call(fn, name, args, kwargs):
     """``fn(*args, **kwargs)`` (the dense function or method named ``name``) where an argument is sparse: what
-    PyTorch computes for that layout, or its error."""
+    PyTorch computes for that layout, or its error. (A call with an fx Proxy argument goes to fx: ``route_to``.)"""
+    if _proxy_call is not None and _has_proxy(args, kwargs):
+        return _proxy_call(_GUARDS.get((getattr(fn, "sparse_dispatch_of", fn), name), fn), args, kwargs)
     first = args[0] if args else None
     if name in _JOINS and isinstance(first, (list, tuple)) and first and any(
             elementwise.is_sparse_tensor(t) and t.is_sparse for t in first):

@@ -46,3 +46,11 @@ from . import joining as assembling
 from .tensor_rules import TensorOps
 
 use_tensor_ops(TensorOps())     # the rules' namespace under create_graph, handed down to the core
+
+
+def __getattr__(name):
+    # ``torch.ops.profiler`` (its two ops, for programs that call them directly) loads on first use
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module 'gradiente.ops' has no attribute '{name}'")
