@@ -96,12 +96,14 @@ def torch_order_column_sums(a):
         return torch_order_row_sums(a.reshape(1, n))
     lanes = _LANES[a.dtype]
     cascaded = c // (4 * lanes) * 4 * lanes if c >= lanes else c // 4 * 4
-    out = np.empty(c, a.dtype)
     columns = a[None]
-    if cascaded:
-        out[:cascaded] = (_cascade(columns[:, :, :cascaded]) if n >= 16 else _down(columns[:, :, :cascaded]))[0]
-    if cascaded < c:
-        out[cascaded:] = _four_streams(columns[:, :, cascaded:])[0]
+    if cascaded == c:
+        return (_cascade(columns) if n >= 16 else _down(columns))[0]
+    if not cascaded:
+        return _four_streams(columns)[0]
+    out = np.empty(c, a.dtype)
+    out[:cascaded] = (_cascade(columns[:, :, :cascaded]) if n >= 16 else _down(columns[:, :, :cascaded]))[0]
+    out[cascaded:] = _four_streams(columns[:, :, cascaded:])[0]
     return out
 
 
@@ -157,14 +159,15 @@ def nll_cascade_sum(values, indices=None):
         return _nll_cascade_with_gaps(values, indices)
     if len(values) == 0:
         return values.dtype.type(0)
-    levels, items = [], values[1:]          # the value at index 0 ends in the top level, alone
+    number = values.dtype.type
+    total, items = number(0), values[1:]    # the value at index 0 ends in the top level, alone
     while True:
         full = len(items) // 16 * 16
-        levels.append(_in_order(items[None, full:])[0])
+        total = number(total + _in_order(items[None, full:])[0])
         if not full:
             break
         items = _in_order(items[:full].reshape(-1, 16))
-    return _in_order(np.array([levels + [values[0]]], values.dtype))[0]
+    return number(total + values[0])
 
 
 def _nll_cascade_with_gaps(values, indices):
