@@ -44,7 +44,8 @@ import math
 
 import numpy as np
 
-__all__ = ["GRAIN", "torch_order_sums", "torch_order_row_sums", "torch_order_column_sums", "nll_cascade_sum"]
+__all__ = ["GRAIN", "torch_order_sums", "torch_order_row_sums", "torch_order_column_sums", "nll_cascade_sum",
+           "vector_row_sums"]
 
 #: PyTorch hands a reduction of more elements than this to several threads, and its order then depends on them
 GRAIN = 32768
@@ -186,3 +187,26 @@ def _nll_cascade_with_gaps(values, indices):
     for level in levels:
         total = values.dtype.type(total + level)
     return total
+
+
+def vector_row_sums(a):
+    """The sum of each row of float32 ``a`` (rows, n) as PyTorch's softmax kernels add it (``vec::reduce_all``,
+    compiled there for 16-lane vectors): the vectors added lane by lane in order, the tail's numbers added into the
+    first lanes, then the 16 lanes halved and added pairwise (lane i with lane i + 8, then i + 4, ...). A row shorter
+    than a vector is added in order."""
+    rows, n = a.shape
+    if n < 16:
+        return _in_order(a)
+    whole = n // 16 * 16
+    lanes = _add_reduce(a[:, :whole].reshape(rows, -1, 16), axis=1)
+    if whole < n:
+        lanes[:, :n - whole] += a[:, whole:]
+    width = 16
+    while width > 1:
+        width //= 2
+        lanes = lanes + lanes[:, _PARTNERS[width]]
+    return lanes[:, 0]
+
+
+#: for each halving of the 16 lanes, the lane each one is added to: i with i xor width
+_PARTNERS = {width: np.arange(16) ^ width for width in (8, 4, 2, 1)}

@@ -7,8 +7,10 @@ result: ``softmax``'s gradient is ``out·(grad - Σ grad·out)`` and ``log_softm
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import rounded_math
 from ..core.node import Node, self_adjoint_jvp
 from ..core.record import record, wants_grad, wrap
+from ..core.summation import vector_row_sums
 from ..core.tensor import _wrap_dim
 
 __all__ = ["log_softmax", "softmax"]
@@ -60,7 +62,7 @@ def softmax(input, dim, dtype=None):
     input, a, axis = _prepare(input, dim, dtype, "softmax_lastdim_kernel_impl")
     w = dt.widened(a)
     with np.errstate(invalid="ignore", divide="ignore"):
-        e = np.exp(w - _max(w, axis))
+        e = rounded_math.exp(w - _max(w, axis))
         out = wrap(np.asarray(e * (1 / e.sum(axis=axis, keepdims=True)), dtype=a.dtype, order="C"))
     if wants_grad(input):
         record(SoftmaxBackward0, (input,), out, (out,), dim=axis)
@@ -81,7 +83,12 @@ def log_softmax(input, dim, dtype=None):
     w = dt.widened(a)
     with np.errstate(invalid="ignore", divide="ignore"):
         shifted = w - _max(w, axis)
-        log_sum = np.log(_through_lastdim_buffer(np.exp(shifted).sum(axis=axis, keepdims=True), a, axis))
+        exps = rounded_math.exp(shifted)
+        if a.dtype == np.float32 and axis == a.ndim - 1 and a.size and shifted.flags.c_contiguous:
+            total = vector_row_sums(exps.reshape(-1, a.shape[-1])).reshape(a.shape[:-1] + (1,))
+        else:
+            total = exps.sum(axis=axis, keepdims=True)
+        log_sum = rounded_math.log(_through_lastdim_buffer(total, a, axis))
         # (x - max) - log Σ: PyTorch's order, which keeps large inputs with small differences exact.
         out = wrap(np.asarray(shifted - _through_lastdim_buffer(log_sum, a, axis), dtype=a.dtype, order="C"))
     if wants_grad(input):

@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from ..core import dtype as dt
-from ..core import return_types
+from ..core import return_types, rounded_math
 from ..core.erf import erf as erf_array
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
@@ -85,12 +85,14 @@ def _sgn_derivative(ops, v, x, out):
 
 # Each row: name, array function, node name, what the derivative reads, v·f'(x), the formula; then options.
 TABLE = ElementwiseTable(__name__)
-exp = TABLE.row("exp", np.exp, "ExpBackward0", "out", lambda ops, v, x, out: v * out, "d/dx eˣ = eˣ", holomorphic=True)
+exp = TABLE.row("exp", rounded_math.exp, "ExpBackward0", "out", lambda ops, v, x, out: v * out, "d/dx eˣ = eˣ",
+                holomorphic=True)
 exp2 = TABLE.row("exp2", np.exp2, "Exp2Backward0", "out", lambda ops, v, x, out: v * (out * _LN2),
                  "d/dx 2ˣ = 2ˣ·ln 2", holomorphic=True)
 expm1 = TABLE.row("expm1", np.expm1, "Expm1Backward0", "out", lambda ops, v, x, out: v * (out + 1),
                   "d/dx (eˣ - 1) = eˣ", holomorphic=True)
-log = TABLE.row("log", np.log, "LogBackward0", "x", lambda ops, v, x, out: v / x, "d/dx ln x = 1/x", holomorphic=True)
+log = TABLE.row("log", rounded_math.log, "LogBackward0", "x", lambda ops, v, x, out: v / x, "d/dx ln x = 1/x",
+                holomorphic=True)
 log2 = TABLE.row("log2", np.log2, "Log2Backward0", "x", lambda ops, v, x, out: v / (x * _LN2),
                  "d/dx log₂ x = 1/(x·ln 2)", holomorphic=True)
 log10 = TABLE.row("log10", np.log10, "Log10Backward0", "x", lambda ops, v, x, out: v / (x * _LN10),
