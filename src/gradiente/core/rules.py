@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import dtype as dt
+from . import rounded_math
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .creation import once_per_element
 from .erf import erf as erf_array
@@ -57,9 +58,9 @@ def sigmoid_array(a):
     giving 0)."""
     with np.errstate(over="ignore"):
         if a.dtype == np.float32:
-            # e^-a as the C library's expf (correctly rounded): in double, rounded once; NumPy's float32 exp is off
-            # by an ulp in a few percent of values, and silu's gradient (σ's) then in more (seed 2789)
-            return np.float32(1) / (np.float32(1) + np.exp(-a.astype(np.float64)).astype(np.float32))
+            # e^-a correctly rounded (rounded_math.py): NumPy's float32 exp is off by an ulp in many values, and
+            # silu's gradient (σ's) then in more (seed 2789)
+            return np.float32(1) / (np.float32(1) + rounded_math.exp(-a))
         return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
 
 

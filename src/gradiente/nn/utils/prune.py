@@ -180,6 +180,16 @@ def _still_alive(method, t, mask):
     raise ValueError(f"Unrecognized PRUNING_TYPE {kind}")
 
 
+def _without_entries(default_mask, count, scores, largest):
+    """A copy of ``default_mask`` with the ``count`` entries of largest (or smallest) ``scores()`` zeroed; the scores
+    are computed only when there is something to prune (a random draw then only, as PyTorch draws)."""
+    mask = default_mask.clone(memory_format=gradiente.contiguous_format)
+    if count != 0:
+        chosen = gradiente.topk(scores().view(-1), k=count, largest=largest).indices
+        mask.view(-1)[chosen] = 0
+    return mask
+
+
 class Identity(BasePruningMethod):
     """Prunes nothing: the mask stays all ones (a way to give a tensor the pruning layout)."""
     PRUNING_TYPE = "unstructured"
@@ -201,13 +211,9 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _how_many(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=gradiente.contiguous_format)
-        if count != 0:
-            # a uniform draw per entry; the largest draws are pruned
-            chosen = gradiente.topk(gradiente.rand_like(t).view(-1), k=count).indices
-            mask.view(-1)[chosen] = 0
-        return mask
+        # a uniform draw per entry; the largest draws are pruned
+        return _without_entries(default_mask, _how_many(self.amount, t.nelement()), lambda: gradiente.rand_like(t),
+                                largest=True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -223,12 +229,8 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _how_many(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=gradiente.contiguous_format)
-        if count != 0:
-            smallest = gradiente.topk(gradiente.abs(t).view(-1), k=count, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+        return _without_entries(default_mask, _how_many(self.amount, t.nelement()), lambda: gradiente.abs(t),
+                                largest=False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
