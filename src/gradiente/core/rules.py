@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from . import blas_order, rounded_math
 from . import dtype as dt
-from . import rounded_math
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .creation import once_per_element
 from .erf import erf as erf_array
@@ -232,7 +232,7 @@ def _matmul(x, y):
                 y.shape[0], y.shape[2], x.shape[1]).transpose(0, 2, 1)
         if y.strides[0] == 0 and x.shape[0] == y.shape[0]:
             return (x.reshape(-1, x.shape[2]) @ y[0]).reshape(x.shape[0], x.shape[1], y.shape[2])
-    return np.matmul(x, y)
+    return blas_order.matmul(x, y)
 
 
 def _once_per_element(ufunc):

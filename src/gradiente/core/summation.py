@@ -44,8 +44,10 @@ import math
 
 import numpy as np
 
+from .fused import fma
+
 __all__ = ["GRAIN", "torch_order_sums", "torch_order_row_sums", "torch_order_column_sums", "nll_cascade_sum",
-           "vector_row_sums"]
+           "vector_row_sums", "vector_row_dots"]
 
 #: PyTorch hands a reduction of more elements than this to several threads, and its order then depends on them
 GRAIN = 32768
@@ -201,6 +203,25 @@ def vector_row_sums(a):
     lanes = _add_reduce(a[:, :whole].reshape(rows, -1, 16), axis=1)
     if whole < n:
         lanes[:, :n - whole] += a[:, whole:]
+    width = 16
+    while width > 1:
+        width //= 2
+        lanes = lanes + lanes[:, _PARTNERS[width]]
+    return lanes[:, 0]
+
+
+def vector_row_dots(a, b):
+    """Σ a·b along each row of float32 ``a`` and ``b`` (rows, n) as PyTorch's softmax backward adds it
+    (``vec::map2_reduce_all``): the products of whole vectors rounded and added lane by lane, the tail's products
+    fused into the first lanes (its compiler contracts the multiply and the add there, not in the loop), then the
+    lanes halved pairwise. A row shorter than a vector adds its rounded products in order."""
+    rows, n = a.shape
+    if n < 16:
+        return _in_order(a * b)
+    whole = n // 16 * 16
+    lanes = _add_reduce((a[:, :whole] * b[:, :whole]).reshape(rows, -1, 16), axis=1)
+    if whole < n:
+        lanes[:, :n - whole] = fma(a[:, whole:], b[:, whole:], lanes[:, :n - whole], np.float32)
     width = 16
     while width > 1:
         width //= 2

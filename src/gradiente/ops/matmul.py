@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..core import blas_order
 from ..core import dtype as dt
 from ..core.dtype import scalar_name
 from ..core.node import Node, tangent_sum
@@ -167,7 +168,7 @@ def mm(input, mat2, *, out=None):
     if ya.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _check_multipliable(xa, ya)
-    return _product(np.matmul, MmBackward0, input, mat2)
+    return _product(blas_order.matmul, MmBackward0, input, mat2)
 
 
 def mv(input, vec, *, out=None):
@@ -218,7 +219,7 @@ def bmm(input, mat2, *, out=None):
                            f"{xa.shape[2]}] but got: [{ya.shape[0]}, {ya.shape[1]}].")
     if xa.dtype != ya.dtype:
         raise RuntimeError(f"expected scalar type {dt.scalar_name(xa.dtype)} but found {dt.scalar_name(ya.dtype)}")
-    return _product(np.matmul, BmmBackward0, input, mat2)
+    return _product(blas_order.matmul, BmmBackward0, input, mat2)
 
 
 class AddmmBackward0(Node):
@@ -288,7 +289,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {dt.scalar_name(first.dtype)} "
                                f"and {dt.scalar_name(ya.dtype)}")
     _check_multipliable(xa, ya)
-    out = wrap(_scaled_sum(np.matmul(dt.widened(xa), dt.widened(ya)), input, (xa.shape[0], ya.shape[1]), beta, alpha))
+    shape = (xa.shape[0], ya.shape[1])
+    if alpha == 1 and beta == 1 and xa.dtype == ya.dtype == input._data.dtype == np.float32:
+        # PyTorch's gemm starts from the bias and adds the product to it block by block (core/blas_order.py)
+        expanded_shape(input, shape)
+        out = wrap(blas_order.matmul(xa, ya, initial=np.broadcast_to(input._data, shape)))
+    else:
+        out = wrap(_scaled_sum(np.matmul(dt.widened(xa), dt.widened(ya)), input, shape, beta, alpha))
     if wants_grad(input, mat1, mat2):
         # each operand saved only for the other's gradient, as PyTorch's (linear of an input changed in place
         # later, with a weight that needs no gradient, stays differentiable: seed 81696)

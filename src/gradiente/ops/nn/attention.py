@@ -10,10 +10,12 @@ import math
 
 import numpy as np
 
-from ...core import creation, grad_mode, tensor
+from ...core import blas_order, creation, grad_mode, rounded_math, tensor
 from ...core import dtype as dt
+from ...core.fused import fma
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ...core.vector_exp import exp_u20
 from .. import matmul as matrix_products
 from .. import rearranging
 from .. import softmax as softmax_ops
@@ -118,22 +120,26 @@ def _in_layout_of(like, values):
 
 
 def _flash_attention(q, k, v, mask, is_causal, scale):
-    """The fused kernel's result, computed directly: ``softmax(scale·q·kᵀ + mask)·v`` over all keys at once."""
+    """The fused kernel's result: ``softmax(scale·q·kᵀ + mask)·v``; float32 computed as PyTorch's kernel computes
+    it (``_kernel_order_attention``), other dtypes directly over all keys at once."""
     qa, ka, va = q._data, k._data, v._data
     repeats = q.shape[1] // k.shape[1]
     ka, va = np.repeat(ka, repeats, axis=1), np.repeat(va, repeats, axis=1)
-    scores = np.matmul(qa, ka.swapaxes(-1, -2)) * np.asarray(scale, qa.dtype)
-    if mask is not None:
-        scores = scores + mask._data.astype(qa.dtype, copy=False)
-    if is_causal:
-        scores = scores + _causal_mask(q, k)._data
-    top = scores.max(axis=-1, keepdims=True)
-    top = np.where(np.isneginf(top), 0, top)        # a fully masked row: exp(-inf) = 0 everywhere, no NaN
-    e = np.exp(scores - top)
-    total = e.sum(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        probs = np.where(total == 0, np.zeros((), qa.dtype), e / total)
-    out = np.matmul(probs, va)
+    if qa.dtype in (np.float32, dt.BFLOAT16):
+        out, probs = _kernel_order_attention(qa, ka, va, None if mask is None else mask._data, is_causal, scale)
+    else:
+        scores = np.matmul(qa, ka.swapaxes(-1, -2)) * np.asarray(scale, qa.dtype)
+        if mask is not None:
+            scores = scores + mask._data.astype(qa.dtype, copy=False)
+        if is_causal:
+            scores = scores + _causal_mask(q, k)._data
+        top = scores.max(axis=-1, keepdims=True)
+        top = np.where(np.isneginf(top), 0, top)        # a fully masked row: exp(-inf) = 0 everywhere, no NaN
+        e = np.exp(scores - top)
+        total = e.sum(axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            probs = np.where(total == 0, np.zeros((), qa.dtype), e / total)
+        out = np.matmul(probs, va)
     if out.shape == qa.shape:
         # the kernel writes its result in the query's memory layout, so that multi-head attention's permute and
         # reshape afterwards are a view in PyTorch (ViewBackward0, not a copy): the same here
@@ -143,6 +149,98 @@ def _flash_attention(q, k, v, mask, is_causal, scale):
         record(ScaledDotProductFlashAttentionForCpuBackward0, (q, k, v), result, saved=(q, k, v), probs=probs,
                scale=np.asarray(scale, qa.dtype), repeats=repeats)
     return result
+
+
+# --- the float32 kernel, step for step -------------------------------------------------------------------------
+# PyTorch's CPU flash attention (``FlashAttentionKernel.cpp``) takes the keys in blocks of 512. For each block it
+# computes the scores q·kᵀ, scales them (a fused multiply-add with the mask when there is one), takes each row's
+# running maximum, and exponentiates the scores less that maximum: ``exp_u20`` on whole 16-lane vectors, the C
+# library's ``expf`` on the last few columns. The exponentials are summed (lane by lane, then the lanes halved
+# pairwise, then the tail in order), multiplied by the values unnormalized, and a block after the first rescales
+# what came before by e^(old max - new max). At the end each row is multiplied by 1/sum. Every one of these steps
+# rounds, so an output computed as softmax-then-product differs from PyTorch's in most elements; computed so, it
+# differs only where the two matrix products (OpenBLAS here, MKL there) add in another order.
+_KEY_BLOCK = 512
+_LANES = 16
+_LANE_PARTNERS = [np.arange(_LANES) ^ width for width in (8, 4, 2, 1)]
+
+
+def _kernel_order_attention(qa, ka, va, mask, is_causal, scale):
+    """The output of float32 or bfloat16 attention as PyTorch's kernel computes it, and the normalized probabilities
+    (for the backward rule). bfloat16 is computed in float32, as there: the exponentials are rounded to bfloat16 for
+    the product with the values (their sum is taken before), and the output once at the end."""
+    reduced = qa.dtype == dt.BFLOAT16
+    if reduced:
+        qa, ka, va = (a.astype(np.float32) for a in (qa, ka, va))
+    scale = np.float32(scale)
+    rows, keys = qa.shape[-2], ka.shape[-2]
+    lead = np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2])
+    running_max = np.full(lead + (rows, 1), -np.inf, np.float32)
+    running_sum = np.zeros(lead + (rows, 1), np.float32)
+    dst = None
+    blocks = []         # each block's exponentials and the maximum they were taken from (for the probabilities)
+    for start in range(0, keys, _KEY_BLOCK):
+        stop = min(start + _KEY_BLOCK, keys)
+        scores = blas_order.matmul(qa, ka[..., start:stop, :].swapaxes(-1, -2))
+        if is_causal:
+            later = np.arange(start, stop)[None, :] > np.arange(rows)[:, None]
+            scores[..., later] = -np.inf
+        if mask is not None:
+            scores = fma(scores, scale, mask[..., start:stop].astype(np.float32, copy=False), np.float32)
+        else:
+            scores *= scale
+        new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
+        live = new_max != -np.inf               # a row masked out so far keeps zeros and its sum and maximum
+        with np.errstate(invalid="ignore"):
+            exps = _kernel_exp(scores - np.where(live, new_max, 0))
+        exps = np.where(live, exps, np.float32(0))
+        block_sum = _kernel_lane_sum(exps)
+        with np.errstate(invalid="ignore"):
+            rescale = rounded_math.exp(running_max - new_max)       # e^-inf = 0 for the first block
+        rescale = np.where(live, rescale, np.float32(1))
+        running_sum = np.where(live, fma(rescale, running_sum, block_sum, np.float32), running_sum)
+        running_max = np.where(live, new_max, running_max)
+        values = va[..., start:stop, :]
+        if reduced:
+            exps = exps.astype(dt.BFLOAT16).astype(np.float32)
+        # the gemm adds this block's product to what is there (beta 1), after the rescaling
+        dst = blas_order.matmul(exps, values) if dst is None else blas_order.matmul(exps, values, dst * rescale)
+        blocks.append((exps, np.where(live, new_max, 0)))
+    total = np.where(running_sum == 0, np.float32(1), running_sum)
+    reciprocal = np.float32(1) / total
+    out = dst * reciprocal
+    # the probabilities, for the backward rule: each block's exponentials brought to the final maximum
+    final_max = np.where(running_max == -np.inf, 0, running_max)
+    probs = np.concatenate([e * np.exp(m - final_max) for e, m in blocks], axis=-1) if len(blocks) > 1 \
+        else blocks[0][0]
+    if reduced:
+        return out.astype(dt.BFLOAT16), (probs * reciprocal).astype(dt.BFLOAT16)
+    return out, probs * reciprocal
+
+
+def _kernel_exp(shifted):
+    """``exp_u20`` on the columns that fill whole 16-lane vectors, ``expf`` (correctly rounded) on the rest."""
+    whole = shifted.shape[-1] // _LANES * _LANES
+    out = np.empty_like(shifted)
+    out[..., :whole] = exp_u20(shifted[..., :whole])
+    out[..., whole:] = rounded_math.exp(shifted[..., whole:])
+    return out
+
+
+def _kernel_lane_sum(exps):
+    """Each row's sum as the kernel adds it: the whole vectors lane by lane, the 16 lanes halved pairwise, then
+    the remaining columns one by one."""
+    n = exps.shape[-1]
+    whole = n // _LANES * _LANES
+    total = np.zeros(exps.shape[:-1] + (1,), np.float32)
+    if whole:
+        lanes = np.add.reduce(exps[..., :whole].reshape(exps.shape[:-1] + (whole // _LANES, _LANES)), axis=-2)
+        for partners in _LANE_PARTNERS:
+            lanes = lanes + lanes[..., partners]
+        total = lanes[..., :1]
+    for column in range(whole, n):
+        total = total + exps[..., column:column + 1]
+    return total
 
 
 def _math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):

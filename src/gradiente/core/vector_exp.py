@@ -1,0 +1,171 @@
+"""The float32 exponentials of PyTorch's vectorized CPU kernels, operation for operation, so that softmax and
+attention round as PyTorch's do.
+
+PyTorch computes ``torch.exp`` with Intel's vector math library (correctly rounded for 99% of float32 inputs, which
+``rounded_math.exp`` stands in for), but its softmax and attention kernels take their exponentials from its own
+vector code, built (in the x86-64 wheels, on a CPU with AVX-512) from two other algorithms:
+
+* ``sleef_exp``: Sleef's ``expf`` (the u10 variant), which ``softmax`` and ``log_softmax`` use. It differs from the
+  correctly rounded value for about a tenth of inputs, and a softmax computed with any other exponential differs
+  from PyTorch's in as many elements;
+* ``exp_u20``: a faster degree-5 polynomial, within 20 units in the last place, which the fused flash-attention
+  kernel of ``scaled_dot_product_attention`` uses on whole 16-lane vectors.
+
+Each is a chain of fused multiply-adds (``a·b + c`` rounded once), which NumPy lacks. Here the product of two
+float32 numbers, exact in float64, is added there and rounded once to float32, and the rare sum that falls exactly
+halfway between two float32 numbers (where rounding twice could differ from rounding once) is redone exactly by
+``fused.fma``. The steps write into two reused buffers: a fresh 1 MB temporary per step costs more in page faults
+than the arithmetic itself.
+"""
+import threading
+
+import numpy as np
+
+from .fused import fma
+
+__all__ = ["sleef_exp", "exp_u20"]
+
+_F32 = np.float32
+_LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
+_KEEP_AT_MOST = 1 << 22     # elements: the buffers kept between calls stay under 70 MB
+
+
+class _Fma32:
+    """``a·b + c`` rounded once to float32 for flat arrays of one size (or float32 numbers), in buffers kept between
+    calls (per thread): touching fresh memory costs a page fault per 4 KB, as much as the arithmetic."""
+
+    _kept = threading.local()
+
+    @classmethod
+    def of_size(cls, n):
+        kept = getattr(cls._kept, "buffers", None)
+        if kept is None or kept.capacity < n:
+            kept = cls(n)
+            if n <= _KEEP_AT_MOST:
+                cls._kept.buffers = kept
+        return kept.sized(n)
+
+    def __init__(self, n):
+        self.capacity = n
+        self.wide = np.empty(n, np.float64)
+        self.bits = np.empty(n, np.int64)
+        self.halfway = np.empty(n, bool)
+        self.scratch = np.empty((3, n), np.float32)     # for the callers' own intermediate values
+
+    def sized(self, n):
+        if n == self.capacity:
+            return self
+        view = object.__new__(_Fma32)
+        view.capacity, view.wide, view.bits, view.halfway = n, self.wide[:n], self.bits[:n], self.halfway[:n]
+        view.scratch = self.scratch[:, :n]
+        return view
+
+    def __call__(self, a, b, c, out):
+        """(``out`` may be one of the operands.)"""
+        wide = self.wide
+        np.multiply(a, b, out=wide, dtype=np.float64)        # exact: 24-bit by 24-bit significands
+        wide += c
+        np.bitwise_and(wide.view(np.int64), _LOW_29, out=self.bits)
+        np.equal(self.bits, _HALFWAY, out=self.halfway)
+        redone = None
+        if self.halfway.any():                                # (before ``out`` overwrites an operand)
+            at = np.flatnonzero(self.halfway)
+            a_at, b_at, c_at = (v[at] if np.ndim(v) else v for v in (a, b, c))
+            redone = at, fma(a_at, b_at, c_at, np.float32)
+        np.copyto(out, wide, casting="same_kind")            # rounded to nearest, ties to even
+        if redone is not None:
+            out[redone[0]] = redone[1]
+        return out
+
+
+# --- Sleef's expf (u10) -----------------------------------------------------------------------------------------
+_R_LN2 = _F32(1.442695040888963407359924681001892137426645954152985934135449406931)
+_L2U, _L2L = _F32(0.693145751953125), _F32(1.428606765330187045e-06)
+_SLEEF_POLY = [_F32(c) for c in (0.000198527617612853646278381, 0.00139304355252534151077271,
+                                 0.00833336077630519866943359, 0.0416664853692054748535156,
+                                 0.166666671633720397949219, 0.5)]
+
+
+def sleef_exp(x):
+    """e^x for a float32 array as Sleef's ``expf`` computes it:
+
+        q = rint(x / ln 2);  s = x - q·ln 2 (ln 2 in two parts, each step fused)
+        u = polynomial in s (Horner's rule, fused);  e^x ≈ (1 + (s²·u + s)) · 2^q
+    """
+    shape = np.shape(x)
+    x = np.asarray(x, np.float32).reshape(-1)
+    fma32 = _Fma32.of_size(x.size)
+    mask = fma32.halfway                # (a scratch boolean buffer between the fused steps)
+    q, s, square = fma32.scratch
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.multiply(x, _R_LN2, out=q)
+        np.rint(q, out=q)
+        np.clip(q, -256, 256, out=q)    # (beyond, the result is 0 or inf, set below; a NaN stays, and is too)
+        # q·L2U is exact (L2U has 15 significant bits) and so is x - q·L2U: the first fused step is two plain ones
+        np.multiply(q, -_L2U, out=s)
+        s += x
+        fma32(q, -_L2L, s, out=s)
+        u = np.empty_like(x)
+        fma32(_SLEEF_POLY[0], s, _SLEEF_POLY[1], out=u)
+        for c in _SLEEF_POLY[2:]:
+            fma32(u, s, c, out=u)
+        np.multiply(s, s, out=square)
+        fma32(square, u, s, out=u)
+        u += _F32(1)
+        # · 2^q as two powers of two, each in float32's normal range: 2^(q >> 1), then 2^(q - (q >> 1))
+        whole, part = s.view(np.int32), square.view(np.int32)
+        np.copyto(whole, q, casting="unsafe")
+        np.right_shift(whole, 1, out=part)
+        u *= _power_of_two(part)
+        np.right_shift(whole, 1, out=part)
+        np.subtract(whole, part, out=part)
+        u *= _power_of_two(part)
+    np.copyto(u, 0, where=np.less(x, _F32(-104), out=mask))
+    np.copyto(u, np.inf, where=np.greater(x, _F32(100), out=mask))
+    np.copyto(u, x, where=np.isnan(x, out=mask))
+    return u.reshape(shape)
+
+
+# --- exp_u20 (AVX-512) ------------------------------------------------------------------------------------------
+_C1, _C2, _C3, _C4, _C5 = (_F32(c) for c in (0.999999701, 0.499991506, 0.166676521, 0.0418978221, 0.00828929059))
+_LOG2E, _LN2, _LN_FLT_MIN, _LN_FLT_MAX = (np.array([bits], np.uint32).view(np.float32)[0]
+                                          for bits in (0x3FB8AA3B, 0x3F317218, 0xC2AEAC50, 0x42B17218))
+
+
+def exp_u20(x):
+    """e^x for a float32 array as PyTorch's ``Vectorized<float>::exp_u20`` computes it:
+
+        x clamped to [ln FLT_MIN, ln FLT_MAX];  n = floor(x·log2 e + 1/2);  r = x - n·ln 2
+        p = 1 + r(c1 + r(c2 + r(c3 + r(c4 + r·c5))));  e^x ≈ p · 2^(n-1) · 2   (0 below ln FLT_MIN)
+    every multiply-add fused.
+    """
+    shape = np.shape(x)
+    x = np.asarray(x, np.float32).reshape(-1)
+    fma32 = _Fma32.of_size(x.size)
+    clamped, n, r = fma32.scratch
+    np.minimum(x, _LN_FLT_MAX, out=clamped)
+    np.maximum(clamped, _LN_FLT_MIN, out=clamped)
+    # (x86's min returns its second operand when the first is NaN: a NaN score becomes ln FLT_MAX, as there)
+    np.copyto(clamped, _LN_FLT_MAX, where=np.isnan(x, out=fma32.halfway))
+    fma32(clamped, _LOG2E, _F32(0.5), out=n)
+    np.floor(n, out=n)
+    fma32(-n, _LN2, clamped, out=r)
+    p = np.empty_like(x)
+    fma32(r, _C5, _C4, out=p)
+    for c in (_C3, _C2, _C1, _F32(1)):
+        fma32(r, p, c, out=p)
+    n -= _F32(1)
+    power = clamped.view(np.int32)
+    with np.errstate(invalid="ignore"):
+        np.copyto(power, n, casting="unsafe")
+    p *= _power_of_two(power)
+    p *= _F32(2)
+    np.copyto(p, 0, where=np.less(x, _LN_FLT_MIN, out=fma32.halfway))
+    return p.reshape(shape)
+
+
+def _power_of_two(n):
+    """2^n as float32 for int32 n in the normal range, built from its exponent bits, in ``n``'s memory."""
+    n += np.int32(127)
+    np.left_shift(n, 23, out=n)
+    return n.view(np.float32)

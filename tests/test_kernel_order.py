@@ -1,0 +1,168 @@
+"""Softmax, attention and matrix products computed in the order of PyTorch's CPU kernels (``core/vector_exp.py``,
+``core/blas_order.py``, ``ops/nn/attention.py``): compared bit for bit with torch 2.13 on the same inputs.
+
+The orders are those of PyTorch's x86-64 wheel on a CPU with AVX-512 (16-lane vectors, MKL's AVX-512 kernels);
+on another CPU PyTorch itself computes differently, and these comparisons are skipped there."""
+import numpy as np
+import pytest
+import torch
+
+import gradiente
+from gradiente.core import blas_order
+from gradiente.core.vector_exp import exp_u20, sleef_exp
+
+pytestmark = pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() != "AVX512",
+                                reason="PyTorch's kernels are compared as its AVX-512 build computes")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """PyTorch on one thread: with more, MKL may split a product's sum among them, in an order that depends on how
+    many there are."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _pair(x, requires_grad=False):
+    return (torch.tensor(x, requires_grad=requires_grad), gradiente.tensor(x, requires_grad=requires_grad))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 15, 16, 17, 100, 513])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_last_dim_softmax_is_pytorchs_to_the_bit(name, n):
+    """Sleef's exponential, the 16-lane sum and ``e·(1/Σ)``: equal in every element, forward and backward."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((40, n)) * 4).astype(np.float32)
+    x[0, : n // 2] = -np.inf                                            # masked entries, as attention has
+    upstream = rng.standard_normal(x.shape).astype(np.float32)
+    theirs, ours = _pair(x, requires_grad=True)
+    out_t, out_g = getattr(torch, name)(theirs, -1), getattr(gradiente, name)(ours, -1)
+    if name == "log_softmax":        # (the log is correctly rounded here, Sleef's within an ulp: rarely different)
+        assert (out_t.detach().numpy() == out_g.detach().numpy()).mean() > 0.99
+    else:
+        np.testing.assert_array_equal(out_t.detach().numpy(), out_g.detach().numpy())
+    out_t.backward(torch.from_numpy(upstream))
+    out_g.backward(gradiente.from_numpy(upstream))
+    same = theirs.grad.numpy() == ours.grad.numpy()
+    assert same.all() if name == "softmax" else same.mean() > 0.99
+
+
+def test_sleef_exp_is_the_one_softmax_uses():
+    """A softmax over two numbers, [x, 0], is [e^x, 1]·(1/(1 + e^x)): Sleef's e^x makes it PyTorch's for every x."""
+    x = np.linspace(-30, 0, 20001, dtype=np.float32)
+    pairs = np.stack([x, np.zeros_like(x)], axis=1)
+    expected = torch.softmax(torch.from_numpy(pairs), -1).numpy()
+    e = sleef_exp(x)
+    np.testing.assert_array_equal(e * (np.float32(1) / (e + np.float32(1))), expected[:, 0])
+    assert sleef_exp(np.array([np.nan, np.inf, -np.inf, 200, -200], np.float32)).tolist()[1:] == [np.inf, 0, np.inf, 0]
+    assert np.isnan(sleef_exp(np.array([np.nan], np.float32))[0])
+
+
+@pytest.mark.parametrize("shape,causal", [((2, 2, 32, 16), True), ((1, 4, 100, 32), False), ((2, 3, 48, 32), False),
+                                          ((1, 2, 150, 16), True), ((1, 2, 300, 16), False)])
+def test_flash_attention_output_is_pytorchs_to_the_bit(shape, causal):
+    """``exp_u20`` on whole vectors, ``expf`` on the rest, the products unnormalized, then ``·(1/Σ)``. (Head sizes
+    that are multiples of 16: for others MKL's products take an order not known here.)"""
+    rng = np.random.default_rng(sum(shape))
+    q, k, v = (rng.standard_normal(shape).astype(np.float32) for _ in range(3))
+    theirs = torch.nn.functional.scaled_dot_product_attention(*map(torch.from_numpy, (q, k, v)), is_causal=causal)
+    ours = gradiente.nn.functional.scaled_dot_product_attention(*map(gradiente.from_numpy, (q, k, v)),
+                                                                 is_causal=causal)
+    np.testing.assert_array_equal(theirs.numpy(), ours.numpy())
+
+
+def test_flash_attention_with_a_mask_and_over_several_key_blocks():
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, 40, 16)).astype(np.float32) for _ in range(3))
+    mask = rng.standard_normal((40, 40)).astype(np.float32)
+    args = [q, k, v, mask]
+    theirs = torch.nn.functional.scaled_dot_product_attention(*map(torch.from_numpy, args))
+    ours = gradiente.nn.functional.scaled_dot_product_attention(*map(gradiente.from_numpy, args))
+    np.testing.assert_array_equal(theirs.numpy(), ours.numpy())
+    # 600 keys: two blocks of keys, the second rescaling the first
+    q, k, v = (rng.standard_normal((1, 2, 600, 16)).astype(np.float32) for _ in range(3))
+    theirs = torch.nn.functional.scaled_dot_product_attention(*map(torch.from_numpy, (q, k, v)), is_causal=True)
+    ours = gradiente.nn.functional.scaled_dot_product_attention(*map(gradiente.from_numpy, (q, k, v)), is_causal=True)
+    assert (theirs.numpy() == ours.numpy()).mean() > 0.99             # measured 0.999
+    np.testing.assert_allclose(theirs.numpy(), ours.numpy(), rtol=0, atol=1e-6)
+
+
+def test_exp_u20_is_within_its_bound_and_exact_at_zero():
+    x = np.linspace(-80, 80, 100001, dtype=np.float32)
+    ours = exp_u20(x).astype(np.float64)
+    exact = np.exp(x.astype(np.float64))
+    assert np.all(np.abs(ours - exact) <= 20 * np.spacing(exact.astype(np.float32)).astype(np.float64))
+    assert exp_u20(np.zeros(3, np.float32)).tolist() == [1, 1, 1]
+    assert exp_u20(np.array([-200], np.float32))[0] == 0
+
+
+def test_k_blocks():
+    assert blas_order.k_blocks(192) == [0, 192]
+    assert blas_order.k_blocks(300) == [0, 150, 300]
+    assert blas_order.k_blocks(383) == [0, 191, 382, 383]
+    assert blas_order.k_blocks(784) == [0, 192, 384, 576, 768, 784]
+
+
+@pytest.mark.parametrize("rows,columns,k", [(64, 256, 784), (512, 256, 784), (5, 16, 1000), (200, 64, 400),
+                                            (16, 48, 250), (64, 16, 193)])
+def test_matrix_products_are_pytorchs_to_the_bit(rows, columns, k):
+    """mm, a linear layer (bias first, then each block of the product) and bmm, where MKL's blocking is known."""
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((rows, k)).astype(np.float32)
+    b = rng.standard_normal((k, columns)).astype(np.float32)
+    np.testing.assert_array_equal((gradiente.from_numpy(a) @ gradiente.from_numpy(b)).numpy(),
+                                  (torch.from_numpy(a) @ torch.from_numpy(b)).numpy())
+    batched = [rng.standard_normal((3,) + s).astype(np.float32) for s in ((rows, k), (k, columns))]
+    np.testing.assert_array_equal(gradiente.bmm(*map(gradiente.from_numpy, batched)).numpy(),
+                                  torch.bmm(*map(torch.from_numpy, batched)).numpy())
+    if columns >= 256 or rows >= 128:
+        weight = np.ascontiguousarray(b.T)
+        bias = rng.standard_normal(columns).astype(np.float32)
+        np.testing.assert_array_equal(
+            gradiente.nn.functional.linear(*map(gradiente.from_numpy, (a, weight, bias))).numpy(),
+            torch.nn.functional.linear(*map(torch.from_numpy, (a, weight, bias))).numpy())
+
+
+def test_an_mlp_trains_to_pytorchs_losses():
+    """784-256-256-10 with SGD: every step's loss equals PyTorch's (before, the first differed in its 7th digit)."""
+    rng = np.random.default_rng(0)
+    sizes = [784, 256, 256, 10]
+    arrays = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        arrays += [(rng.uniform(-1, 1, (fan_out, fan_in)) / np.sqrt(fan_in)).astype(np.float32),
+                   (rng.uniform(-1, 1, fan_out) / np.sqrt(fan_in)).astype(np.float32)]
+    inputs, targets = rng.standard_normal((64, 784)).astype(np.float32), rng.integers(0, 10, 64)
+    losses = {}
+    for lib in (torch, gradiente):
+        params = [lib.tensor(a, requires_grad=True) for a in arrays]
+        x, y = lib.tensor(inputs), lib.tensor(targets)
+        losses[lib] = []
+        for _ in range(4):
+            h = x
+            for i in range(0, 6, 2):
+                h = lib.nn.functional.linear(h, params[i], params[i + 1])
+                h = lib.relu(h) if i < 4 else h
+            loss = lib.nn.functional.cross_entropy(h, y)
+            for p in params:
+                p.grad = None
+            loss.backward()
+            with lib.no_grad():
+                for p in params:
+                    p -= 0.01 * p.grad
+            losses[lib].append(loss.item())
+    assert losses[gradiente] == losses[torch]
+
+
+def test_bfloat16_flash_attention_is_computed_in_float32_as_pytorchs():
+    """Scores, exponentials and sums in float32, the exponentials rounded to bfloat16 for the product with the
+    values: PyTorch's output in 95% of elements (66% when computed in bfloat16 throughout)."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 2, 64, 16)).astype(np.float32) for _ in range(3))
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a).bfloat16() for a in (q, k, v)), is_causal=True).float().numpy()
+    ours = gradiente.nn.functional.scaled_dot_product_attention(
+        *(gradiente.from_numpy(a).bfloat16() for a in (q, k, v)), is_causal=True).float().numpy()
+    assert (theirs == ours).mean() > 0.93
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=8e-3)
