@@ -48,15 +48,17 @@ def matmul(a, b, initial=None):
     if (k <= _BLOCK or a.dtype != np.float32 or b.dtype != np.float32 or a.ndim < 2 or b.ndim < 2
             or not _blocked_like_mkl(a, b)):
         product = np.matmul(a, b)
-        return product if initial is None else initial + product
+        if initial is not None:
+            product += initial              # (one rounded addition: the same as initial + product)
+        return product
     bounds = k_blocks(k)
-    total = initial
+    total = None
     for start, stop in zip(bounds[:-1], bounds[1:]):
         part = np.matmul(a[..., start:stop], b[..., start:stop, :])
         if total is None:
             total = part
-        elif total is initial:
-            total = initial + part          # (a new array: ``initial`` stays as it was)
+            if initial is not None:
+                total += initial
         else:
             total += part
     return total

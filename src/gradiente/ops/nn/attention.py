@@ -182,29 +182,37 @@ def _kernel_order_attention(qa, ka, va, mask, is_causal, scale):
     for start in range(0, keys, _KEY_BLOCK):
         stop = min(start + _KEY_BLOCK, keys)
         scores = blas_order.matmul(qa, ka[..., start:stop, :].swapaxes(-1, -2))
+        visible = None
         if is_causal:
             later = np.arange(start, stop)[None, :] > np.arange(rows)[:, None]
             scores[..., later] = -np.inf
+            if mask is None:
+                visible = np.flatnonzero(~later)
         if mask is not None:
             scores = fma(scores, scale, mask[..., start:stop].astype(np.float32, copy=False), np.float32)
         else:
             scores *= scale
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
         live = new_max != -np.inf               # a row masked out so far keeps zeros and its sum and maximum
+        all_live = live.all()
         with np.errstate(invalid="ignore"):
-            exps = _kernel_exp(scores - np.where(live, new_max, 0))
-        exps = np.where(live, exps, np.float32(0))
+            exps = _kernel_exp(scores - (new_max if all_live else np.where(live, new_max, 0)), visible)
+        if not all_live:
+            exps = np.where(live, exps, np.float32(0))
         block_sum = _kernel_lane_sum(exps)
-        with np.errstate(invalid="ignore"):
-            rescale = rounded_math.exp(running_max - new_max)       # e^-inf = 0 for the first block
-        rescale = np.where(live, rescale, np.float32(1))
-        running_sum = np.where(live, fma(rescale, running_sum, block_sum, np.float32), running_sum)
-        running_max = np.where(live, new_max, running_max)
         values = va[..., start:stop, :]
+        if dst is None:     # the first block: nothing to rescale (e^(-inf - max) = 0 times a sum of 0)
+            running_sum = block_sum if all_live else np.where(live, block_sum, running_sum)
+            rescale = None
+        else:
+            with np.errstate(invalid="ignore"):
+                rescale = np.where(live, rounded_math.exp(running_max - new_max), np.float32(1))
+            running_sum = np.where(live, fma(rescale, running_sum, block_sum, np.float32), running_sum)
+        running_max = new_max if all_live else np.where(live, new_max, running_max)
         if reduced:
             exps = exps.astype(dt.BFLOAT16).astype(np.float32)
         # the gemm adds this block's product to what is there (beta 1), after the rescaling
-        dst = blas_order.matmul(exps, values) if dst is None else blas_order.matmul(exps, values, dst * rescale)
+        dst = blas_order.matmul(exps, values) if rescale is None else blas_order.matmul(exps, values, dst * rescale)
         blocks.append((exps, np.where(live, new_max, 0)))
     total = np.where(running_sum == 0, np.float32(1), running_sum)
     reciprocal = np.float32(1) / total
@@ -218,13 +226,24 @@ def _kernel_order_attention(qa, ka, va, mask, is_causal, scale):
     return out, probs * reciprocal
 
 
-def _kernel_exp(shifted):
-    """``exp_u20`` on the columns that fill whole 16-lane vectors, ``expf`` (correctly rounded) on the rest."""
-    whole = shifted.shape[-1] // _LANES * _LANES
-    out = np.empty_like(shifted)
-    out[..., :whole] = exp_u20(shifted[..., :whole])
-    out[..., whole:] = rounded_math.exp(shifted[..., whole:])
-    return out
+def _kernel_exp(shifted, visible=None):
+    """``exp_u20`` on the columns that fill whole 16-lane vectors, ``expf`` (correctly rounded) on the rest.
+    ``visible``: for causal attention, the flat (row, key) positions of the last two dims that are not masked; the
+    others are -inf, whose exponential is 0, and only the half that is not is computed."""
+    width = shifted.shape[-1]
+    whole = width // _LANES * _LANES
+    if visible is None:
+        out = np.empty_like(shifted)
+        out[..., :whole] = exp_u20(shifted[..., :whole])
+        out[..., whole:] = rounded_math.exp(shifted[..., whole:])
+        return out
+    flat = shifted.reshape(-1, shifted.shape[-2] * width)
+    out = np.zeros_like(flat)
+    in_vectors = visible[visible % width < whole]
+    in_tail = visible[visible % width >= whole]
+    out[:, in_vectors] = exp_u20(np.take(flat, in_vectors, axis=1))
+    out[:, in_tail] = rounded_math.exp(np.take(flat, in_tail, axis=1))
+    return out.reshape(shifted.shape)
 
 
 def _kernel_lane_sum(exps):
