@@ -106,7 +106,8 @@ def test_k_blocks():
 
 
 @pytest.mark.parametrize("rows,columns,k", [(64, 256, 784), (512, 256, 784), (5, 16, 1000), (200, 64, 400),
-                                            (16, 48, 250), (64, 16, 193)])
+                                            (16, 48, 250), (64, 16, 193), (32, 27, 64), (32, 64, 1024),
+                                            (100, 29, 300), (8, 300, 50)])
 def test_matrix_products_are_pytorchs_to_the_bit(rows, columns, k):
     """mm, a linear layer (bias first, then each block of the product) and bmm, where MKL's blocking is known."""
     rng = np.random.default_rng(k)
@@ -117,12 +118,20 @@ def test_matrix_products_are_pytorchs_to_the_bit(rows, columns, k):
     batched = [rng.standard_normal((3,) + s).astype(np.float32) for s in ((rows, k), (k, columns))]
     np.testing.assert_array_equal(gradiente.bmm(*map(gradiente.from_numpy, batched)).numpy(),
                                   torch.bmm(*map(torch.from_numpy, batched)).numpy())
-    if columns >= 256 or rows >= 128:
-        weight = np.ascontiguousarray(b.T)
-        bias = rng.standard_normal(columns).astype(np.float32)
-        np.testing.assert_array_equal(
-            gradiente.nn.functional.linear(*map(gradiente.from_numpy, (a, weight, bias))).numpy(),
-            torch.nn.functional.linear(*map(torch.from_numpy, (a, weight, bias))).numpy())
+    weight = np.ascontiguousarray(b.T)
+    bias = rng.standard_normal(columns).astype(np.float32)
+    np.testing.assert_array_equal(
+        gradiente.nn.functional.linear(*map(gradiente.from_numpy, (a, weight, bias))).numpy(),
+        torch.nn.functional.linear(*map(torch.from_numpy, (a, weight, bias))).numpy())
+
+
+def test_shapes_whose_order_is_not_known_keep_numpys_product():
+    """Few rows, or a column count with 1 to 8 columns past its multiples of 16: other MKL kernels."""
+    rng = np.random.default_rng(9)
+    for rows, columns in ((2, 64), (32, 10), (32, 100)):
+        a = rng.standard_normal((rows, 300)).astype(np.float32)
+        b = rng.standard_normal((300, columns)).astype(np.float32)
+        np.testing.assert_array_equal(blas_order.matmul(a, b), np.matmul(a, b))
 
 
 def test_an_mlp_trains_to_pytorchs_losses():

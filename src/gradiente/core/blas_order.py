@@ -6,14 +6,15 @@ exactly while k is small. For a long sum MKL works through k in blocks, each blo
 output in turn, where OpenBLAS takes it in one pass: the results then differ in the last bit of nine outputs in
 ten, a training run drifts apart from PyTorch's a step at a time, and a learner comparing printed losses sees it.
 
-Measured against torch 2.13 (``tests/test_blas_order.py``), MKL's float32 kernels on an AVX-512 CPU block k as
-follows: up to 192 in one block; from 193 to 383, two halves of ⌊k/2⌋ (and a last single column when k is odd);
-from 384 on, blocks of 192 and the rest. An ``addmm`` (``nn.Linear``'s bias plus product) starts from the bias
-and adds each block's product to it. OpenBLAS computes each block alone exactly as MKL does, so NumPy, given the
-blocks one at a time, reproduces MKL's result. This holds for the kernels MKL picks for outputs of at least four
-rows and a multiple of 16 columns (when the second matrix is a transposed one, as ``nn.Linear``'s weight is, at
-least 256 columns or 128 rows); other shapes go to other MKL kernels, whose order is not known here, and are
-computed in one pass as before.
+Measured against torch 2.13 (``tests/test_kernel_order.py``), MKL's float32 kernels on an AVX-512 CPU block k
+as follows: up to 192 in one block; from 193 to 383, two halves of ⌊k/2⌋ (and a last single column when k is
+odd); from 384 on, blocks of 192 and the rest. An ``addmm`` (``nn.Linear``'s bias plus product) starts from the
+bias and adds each block's product to it. OpenBLAS computes each block of contiguous operands exactly as MKL does
+(a transposed operand, as ``nn.Linear``'s weight is, takes another of its kernels, and is copied first), so NumPy,
+given the blocks one at a time, reproduces MKL's result. This holds for the outputs of at least four rows whose
+column count leaves more than 8 or no columns after its multiples of 16 (12-16, 25-32, 41-48, ...); the kernels
+MKL picks for the other shapes add in orders not known here, and those products are computed in one pass as
+before.
 """
 import numpy as np
 
@@ -32,21 +33,21 @@ def k_blocks(k):
     return list(range(0, k, _BLOCK)) + [k]
 
 
-def _blocked_like_mkl(a, b):
-    """Whether MKL's kernel for this product is one whose blocking ``k_blocks`` describes."""
+def _order_known(a, b):
+    """Whether MKL's kernel for this product is one whose order ``k_blocks`` describes."""
     rows, columns = a.shape[-2], b.shape[-1]
-    if rows < 4 or columns % 16:
-        return False
-    transposed = b.strides[-2] < b.strides[-1]          # (k, n) stored column by column: a weight's transpose
-    return not transposed or columns >= 256 or rows >= 128
+    return rows >= 4 and columns >= 12 and (columns % 16 == 0 or columns % 16 > 8)
 
 
 def matmul(a, b, initial=None):
     """``a @ b`` (plus ``initial``, added first, as a bias is) for float32 matrices or stacks of them, in MKL's order
     where it is known; otherwise NumPy's product (plus ``initial``)."""
     k = a.shape[-1]
-    if (k <= _BLOCK or a.dtype != np.float32 or b.dtype != np.float32 or a.ndim < 2 or b.ndim < 2
-            or not _blocked_like_mkl(a, b)):
+    known = (a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2
+             and _order_known(a, b))
+    if known:
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    if k <= _BLOCK or not known:
         product = np.matmul(a, b)
         if initial is not None:
             product += initial              # (one rounded addition: the same as initial + product)
