@@ -175,3 +175,13 @@ def test_bfloat16_flash_attention_is_computed_in_float32_as_pytorchs():
         *(gradiente.from_numpy(a).bfloat16() for a in (q, k, v)), is_causal=True).float().numpy()
     assert (theirs == ours).mean() > 0.93
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=8e-3)
+
+
+def test_sleef_exp_of_small_arrays_takes_a_shorter_path_to_the_same_bits():
+    from gradiente.core import vector_exp
+    rng = np.random.default_rng(11)
+    for n in (1, 10, 320, 4096):
+        x = (rng.standard_normal(n) * 12).astype(np.float32)
+        short = vector_exp._sleef_exp_small(x)
+        long_path = vector_exp.sleef_exp(np.concatenate([x, np.zeros(vector_exp._SMALL, np.float32)]))[:n]
+        np.testing.assert_array_equal(short, long_path)

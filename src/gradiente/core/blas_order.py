@@ -40,8 +40,8 @@ def _order_known(a, b):
 
 
 def matmul(a, b, initial=None):
-    """``a @ b`` (plus ``initial``, added first, as a bias is) for float32 matrices or stacks of them, in MKL's order
-    where it is known; otherwise NumPy's product (plus ``initial``)."""
+    """``a @ b`` (plus ``initial``, broadcast to the product and added first, as a bias is) for float32 matrices or
+    stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
     k = a.shape[-1]
     known = (a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2
              and _order_known(a, b))

@@ -293,7 +293,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if alpha == 1 and beta == 1 and xa.dtype == ya.dtype == input._data.dtype == np.float32:
         # PyTorch's gemm starts from the bias and adds the product to it block by block (core/blas_order.py)
         expanded_shape(input, shape)
-        out = wrap(blas_order.matmul(xa, ya, initial=np.broadcast_to(input._data, shape)))
+        out = wrap(blas_order.matmul(xa, ya, initial=input._data))
     else:
         out = wrap(_scaled_sum(np.matmul(dt.widened(xa), dt.widened(ya)), input, shape, beta, alpha))
     if wants_grad(input, mat1, mat2):
