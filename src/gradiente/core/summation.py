@@ -191,23 +191,24 @@ def _nll_cascade_with_gaps(values, indices):
     return total
 
 
-def vector_row_sums(a):
+def vector_row_sums(a, tail_after_halving=False):
     """The sum of each row of float32 ``a`` (rows, n) as PyTorch's softmax kernels add it (``vec::reduce_all``,
     compiled there for 16-lane vectors): the vectors added lane by lane in order, the tail's numbers added into the
     first lanes, then the 16 lanes halved and added pairwise (lane i with lane i + 8, then i + 4, ...). A row shorter
-    than a vector is added in order."""
+    than a vector is added in order. ``tail_after_halving``: the tail's numbers are added one by one to the halved
+    sum instead, as the flash-attention kernel sums its exponentials."""
     rows, n = a.shape
     if n < 16:
         return _in_order(a)
     whole = n // 16 * 16
     lanes = _add_reduce(a[:, :whole].reshape(rows, -1, 16), axis=1)
-    if whole < n:
+    if whole < n and not tail_after_halving:
         lanes[:, :n - whole] += a[:, whole:]
-    width = 16
-    while width > 1:
-        width //= 2
-        lanes = lanes + lanes[:, _PARTNERS[width]]
-    return lanes[:, 0]
+    total = _halved(lanes)
+    if tail_after_halving:
+        for column in range(whole, n):
+            total = total + a[:, column]
+    return total
 
 
 def vector_row_dots(a, b):
@@ -222,6 +223,12 @@ def vector_row_dots(a, b):
     lanes = _add_reduce((a[:, :whole] * b[:, :whole]).reshape(rows, -1, 16), axis=1)
     if whole < n:
         lanes[:, :n - whole] = fma(a[:, whole:], b[:, whole:], lanes[:, :n - whole], np.float32)
+    return _halved(lanes)
+
+
+def _halved(lanes):
+    """The 16 lanes of each row (rows, 16) added as a vector reduction does: halved pairwise, lane i with lane
+    i + 8, then i + 4, i + 2, i + 1."""
     width = 16
     while width > 1:
         width //= 2

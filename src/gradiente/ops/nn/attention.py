@@ -15,6 +15,7 @@ from ...core import dtype as dt
 from ...core.fused import fma
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ...core.summation import vector_row_sums
 from ...core.vector_exp import exp_u20
 from .. import matmul as matrix_products
 from .. import rearranging
@@ -155,14 +156,13 @@ def _flash_attention(q, k, v, mask, is_causal, scale):
 # PyTorch's CPU flash attention (``FlashAttentionKernel.cpp``) takes the keys in blocks of 512. For each block it
 # computes the scores q·kᵀ, scales them (a fused multiply-add with the mask when there is one), takes each row's
 # running maximum, and exponentiates the scores less that maximum: ``exp_u20`` on whole 16-lane vectors, the C
-# library's ``expf`` on the last few columns. The exponentials are summed (lane by lane, then the lanes halved
-# pairwise, then the tail in order), multiplied by the values unnormalized, and a block after the first rescales
-# what came before by e^(old max - new max). At the end each row is multiplied by 1/sum. Every one of these steps
-# rounds, so an output computed as softmax-then-product differs from PyTorch's in most elements; computed so, it
-# differs only where the two matrix products (OpenBLAS here, MKL there) add in another order.
+# library's ``expf`` on the last few columns. The exponentials are summed (``vector_row_sums``: lane by lane, the
+# lanes halved pairwise, then the tail in order), multiplied by the values unnormalized, and a block after the
+# first rescales what came before by e^(old max - new max). At the end each row is multiplied by 1/sum. Every one
+# of these steps rounds, so an output computed as softmax-then-product differs from PyTorch's in most elements;
+# computed so, it differs only where the two matrix products (OpenBLAS here, MKL there) add in another order.
 _KEY_BLOCK = 512
 _LANES = 16
-_LANE_PARTNERS = [np.arange(_LANES) ^ width for width in (8, 4, 2, 1)]
 
 
 def _kernel_order_attention(qa, ka, va, mask, is_causal, scale):
@@ -199,7 +199,8 @@ def _kernel_order_attention(qa, ka, va, mask, is_causal, scale):
             exps = _kernel_exp(scores - (new_max if all_live else np.where(live, new_max, 0)), visible)
         if not all_live:
             exps = np.where(live, exps, np.float32(0))
-        block_sum = _kernel_lane_sum(exps)
+        block_sum = vector_row_sums(exps.reshape(-1, stop - start), tail_after_halving=True).reshape(
+            exps.shape[:-1] + (1,))
         values = va[..., start:stop, :]
         if dst is None:     # the first block: nothing to rescale (e^(-inf - max) = 0 times a sum of 0)
             running_sum = block_sum if all_live else np.where(live, block_sum, running_sum)
@@ -244,22 +245,6 @@ def _kernel_exp(shifted, visible=None):
     out[:, in_vectors] = exp_u20(np.take(flat, in_vectors, axis=1))
     out[:, in_tail] = rounded_math.exp(np.take(flat, in_tail, axis=1))
     return out.reshape(shifted.shape)
-
-
-def _kernel_lane_sum(exps):
-    """Each row's sum as the kernel adds it: the whole vectors lane by lane, the 16 lanes halved pairwise, then
-    the remaining columns one by one."""
-    n = exps.shape[-1]
-    whole = n // _LANES * _LANES
-    total = np.zeros(exps.shape[:-1] + (1,), np.float32)
-    if whole:
-        lanes = np.add.reduce(exps[..., :whole].reshape(exps.shape[:-1] + (whole // _LANES, _LANES)), axis=-2)
-        for partners in _LANE_PARTNERS:
-            lanes = lanes + lanes[..., partners]
-        total = lanes[..., :1]
-    for column in range(whole, n):
-        total = total + exps[..., column:column + 1]
-    return total
 
 
 def _math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
