@@ -138,6 +138,26 @@ def test_a_compiled_module_is_an_optimized_module_as_in_pytorch():
     on_both(scenario)
 
 
+def test_dynamo_config_keeps_the_switches_scripts_set_and_refuses_unknown_ones():
+    def scenario(lib):
+        import importlib
+        dynamo = importlib.import_module(f"{lib.__name__}._dynamo")
+        before = (dynamo.config.suppress_errors, dynamo.config.cache_size_limit, dynamo.config.optimize_ddp)
+        dynamo.config.suppress_errors = True
+        try:
+            after = dynamo.config.suppress_errors
+        finally:
+            dynamo.config.suppress_errors = before[0]
+        dynamo.reset()
+        return before, after, dynamo.is_compiling(), lib._dynamo is dynamo
+    on_both(scenario)
+    for lib in (gradiente, torch):
+        with pytest.raises(AttributeError, match=r"^torch._dynamo.config.no_such_flag does not exist$"):
+            lib._dynamo.config.no_such_flag = 1
+        with pytest.raises(AttributeError, match=r"^torch._dynamo.config.no_such_flag does not exist$"):
+            _ = lib._dynamo.config.no_such_flag
+
+
 # --- nn.attention ----------------------------------------------------------------------------------------------
 
 def test_sdpa_kernel_sets_and_restores_the_switches_as_in_pytorch():

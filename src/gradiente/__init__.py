@@ -137,6 +137,7 @@ _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "lina
                     "compiler", "profiler", "fft", "_vmap_internals", "amp", "cpu", "random", "sparse",
                     "multiprocessing", "jit", "serialization", "fx")
 _LAZY_SUBMODULES += ("functional",)     # torch.functional, the module of einsum, split, norm ... (issue 16)
+_LAZY_SUBMODULES += ("_dynamo",)       # the compiler front end scripts configure around torch.compile
 
 
 def result_type(tensor1, tensor2):
