@@ -18,7 +18,7 @@ before.
 """
 import numpy as np
 
-__all__ = ["matmul", "k_blocks"]
+__all__ = ["matmul", "k_blocks", "contiguous"]
 
 _BLOCK = 192
 
@@ -39,6 +39,32 @@ def _order_known(a, b):
     return rows >= 4 and columns >= 12 and (columns % 16 == 0 or columns % 16 > 8)
 
 
+# --- copying a transposed operand ------------------------------------------------------------------------------
+# A weight's transpose (``nn.Linear`` multiplies by ``W.T``) is copied before each product above. NumPy copies it
+# element by element down the source's columns; when a source row is a power-of-two number of bytes long (512
+# floats: 2 KB), every element read down a column falls into the same few sets of the CPU's cache, which evict one
+# another, and the copy runs at a fifth of its speed. Copying the rows first into a buffer a little wider than the
+# matrix (plain row copies, fast) and transposing from there spreads the column reads over the whole cache.
+# Measured, one thread: a 512×512 transpose 0.58 → 0.12 ms, 1024×1024 3.7 → 1.1 ms.
+
+_PAD = 16               # floats added to each row of the buffer: 64 bytes, one cache line
+_PAD_FROM = 4096        # elements; below this the matrix fits in the cache and the plain copy is as fast
+
+
+def contiguous(a):
+    """``np.ascontiguousarray(a)``, faster for a transposed matrix (or stack of them) whose untransposed rows are
+    contiguous."""
+    if a.flags.c_contiguous:
+        return a
+    if a.ndim < 2 or a.size < _PAD_FROM or a.strides[-2] != a.itemsize:
+        return np.ascontiguousarray(a)
+    rows = a.swapaxes(-1, -2)                   # rows contiguous in memory: the matrix as it is stored
+    width = rows.shape[-1]
+    padded = np.empty(rows.shape[:-1] + (width + _PAD,), a.dtype)
+    padded[..., :width] = rows
+    return np.ascontiguousarray(padded[..., :width].swapaxes(-1, -2))
+
+
 def matmul(a, b, initial=None):
     """``a @ b`` (plus ``initial``, broadcast to the product and added first, as a bias is) for float32 matrices or
     stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
@@ -46,7 +72,7 @@ def matmul(a, b, initial=None):
     known = (a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2
              and _order_known(a, b))
     if known:
-        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        a, b = contiguous(a), contiguous(b)
     if k <= _BLOCK or not known:
         product = np.matmul(a, b)
         if initial is not None:
