@@ -185,3 +185,77 @@ def test_sleef_exp_of_small_arrays_takes_a_shorter_path_to_the_same_bits():
         short = vector_exp._sleef_exp_small(x)
         long_path = vector_exp.sleef_exp(np.concatenate([x, np.zeros(vector_exp._SMALL, np.float32)]))[:n]
         np.testing.assert_array_equal(short, long_path)
+
+
+# --- GELU: oneDNN's kernels (core/onednn_gelu.py) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(2,), (7,), (64, 257), (3, 70000)])
+def test_gelu_forward_and_backward_are_pytorchs_to_the_bit(shape):
+    """oneDNN's piecewise minimax forward and Abramowitz-Stegun backward, over every piece (|x| up to 8, tiny
+    values, both signs), in one block and in several."""
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    specials = np.array([0.0, -0.0, 1e-30, -1e-40, 5.6, -7.0], np.float32)
+    x.reshape(-1)[:6] = specials[:x.size]
+    upstream = rng.standard_normal(shape).astype(np.float32)
+    theirs, ours = _pair(x, requires_grad=True)
+    out_t, out_g = torch.nn.functional.gelu(theirs), gradiente.nn.functional.gelu(ours)
+    np.testing.assert_array_equal(out_t.detach().numpy(), out_g.detach().numpy())
+    out_t.backward(torch.from_numpy(upstream))
+    out_g.backward(gradiente.from_numpy(upstream))
+    np.testing.assert_array_equal(theirs.grad.numpy(), ours.grad.numpy())
+    assert type(out_g.grad_fn).__name__ == type(out_t.grad_fn).__name__ == "GeluBackward0"
+
+
+def test_gelu_of_infinities_and_nan_is_pytorchs():
+    x = np.array([np.inf, -np.inf, np.nan, 100, -100], np.float32)
+    theirs, ours = _pair(x, requires_grad=True)
+    out_t, out_g = torch.nn.functional.gelu(theirs), gradiente.nn.functional.gelu(ours)
+    np.testing.assert_array_equal(out_t.detach().numpy(), out_g.detach().numpy())      # (NaNs compare equal here)
+    out_t.sum().backward()
+    out_g.sum().backward()
+    np.testing.assert_array_equal(theirs.grad.numpy(), ours.grad.numpy())
+
+
+def test_horner_by_complex_products_rounds_each_step_once():
+    """``Fma32.horner`` is the chain of exactly rounded multiply-adds, whichever route this machine takes."""
+    from gradiente.core.fused import fma
+    from gradiente.core.vector_exp import Fma32
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(1001).astype(np.float32)
+    coefficients = [rng.standard_normal(1001).astype(np.float32), np.float32(0.25), np.float32(-3)]
+    expected = np.full(1001, np.float32(1.5))
+    for c in coefficients:
+        expected = fma(expected, x, c, np.float32)
+    out = Fma32.of_size(1001).horner(np.float32(1.5), coefficients, x, out=np.empty(1001, np.float32))
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("n", [1, 16, 31, 32, 33, 49, 64, 100, 1001, 40000])
+@pytest.mark.parametrize("name", ["sigmoid", "silu"])
+def test_sigmoid_and_silu_are_pytorchs_to_the_bit(name, n):
+    """Sleef's exponential on the 32-element blocks, the C library's on the rest; and the backward from it."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * 6).astype(np.float32)
+    x[:3] = [-200, 200, 0][:n]
+    theirs, ours = _pair(x, requires_grad=True)
+    out_t, out_g = getattr(torch.nn.functional, name)(theirs), getattr(gradiente.nn.functional, name)(ours)
+    np.testing.assert_array_equal(out_t.detach().numpy(), out_g.detach().numpy())
+    upstream = rng.standard_normal(n).astype(np.float32)
+    out_t.backward(torch.from_numpy(upstream))
+    out_g.backward(gradiente.from_numpy(upstream))
+    np.testing.assert_array_equal(theirs.grad.numpy(), ours.grad.numpy())
+
+
+@pytest.mark.parametrize("name, low, high, at_least", [
+    ("tanh", -9, 9, 0.998), ("sinh", -3, 3, 0.995), ("cosh", -3, 3, 0.998), ("expm1", -9, 9, 0.997),
+    ("log1p", 0.01, 4, 0.99), ("log2", 0.01, 4, 0.998), ("log10", 0.01, 4, 0.998), ("atanh", -0.99, 0.99, 0.998),
+    ("sin", -9, 9, 0.94), ("cos", -9, 9, 0.94), ("asin", -0.99, 0.99, 0.93), ("atan", -9, 9, 0.92),
+    ("exp2", -9, 9, 0.93)])
+def test_vector_math_functions_are_pytorchs_nearly_always(name, low, high, at_least):
+    """Rounded once from float64 (``core/rounded_math.py``), as Intel's vector math library nearly always rounds:
+    NumPy's float32 functions agreed with PyTorch's for 48-89% of these inputs."""
+    x = np.random.default_rng(0).uniform(low, high, 100000).astype(np.float32)
+    theirs, ours = _pair(x)
+    same = getattr(torch, name)(theirs).numpy() == getattr(gradiente, name)(ours).numpy()
+    assert same.mean() >= at_least

@@ -63,6 +63,8 @@ GRADIENTE_REFUSALS = {
     ("ops/sparse_coo.py", "gradiente unsqueezes a sparse tensor among its sparse"): "torch adds dense dims too",
     ("ops/sparse_coo.py", "gradiente's {} of a sparse tensor moves its sparse"): "torch moves dense dims too",
     ("ops/sparse_elementwise.py", "gradiente adds and multiplies sparse tensors of"): "torch adds BSR/BSC too",
+    # (torch._dynamo, _dynamo/__init__.py: explain reports torch.compile's graphs, and there are none here)
+    ("_dynamo/__init__.py", "torch._dynamo.explain reports how torch.compile"): "torch reports its graph breaks",
     ("sparse_dispatch.py", "gradiente changes a sparse tensor that requires grad"):
         "torch records in-place ops on sparse leaves' descendants more widely",
 }

@@ -28,6 +28,7 @@ from .grad_layout import is_enforced as grad_layout_enforced
 from .power import power, rounded_power
 from .scatter import add_rows_at
 from .summation import torch_order_sums
+from .vector_exp import sleef_exp
 
 
 def sum_to(array, shape):
@@ -62,6 +63,26 @@ def sigmoid_array(a):
             # silu's gradient (σ's) then in more (seed 2789)
             return np.float32(1) / (np.float32(1) + rounded_math.exp(-a))
         return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+
+
+VECTOR_PAIR = 32       # float32 elements PyTorch's elementwise loops take at a time: two 16-lane vectors
+
+
+def sigmoid_kernel_array(a):
+    """``torch.sigmoid``'s values: for a contiguous float32 array PyTorch's loop takes 32 elements at a time through
+    its vector code, 1 / (1 + e^-x) with Sleef's exponential (``vector_exp.sleef_exp``), and the last n mod 32
+    through its scalar code, whose exponential is the C library's (correctly rounded, as ``sigmoid_array``'s)."""
+    if a.dtype != np.float32 or a.size < VECTOR_PAIR or not a.flags.c_contiguous:
+        return sigmoid_array(a)
+    flat = a.reshape(-1)
+    vectors = flat.size - flat.size % VECTOR_PAIR
+    out = np.empty_like(flat)
+    with np.errstate(over="ignore"):
+        exp = sleef_exp(np.negative(flat[:vectors]))
+        exp += np.float32(1)
+        np.divide(np.float32(1), exp, out=out[:vectors])
+    out[vectors:] = sigmoid_array(flat[vectors:])
+    return out.reshape(a.shape)
 
 
 def tanh_backward_array(grad, out):
@@ -253,7 +274,9 @@ class NumpyOps:
     # saved inputs of a graph vmapped for a Jacobian are the same values expanded over the rows of an identity
     exp, log, log1p, sqrt, sin, cos, sinh, cosh, tanh = (
         staticmethod(_once_per_element(f))
-        for f in (np.exp, np.log, np.log1p, np.sqrt, np.sin, np.cos, np.sinh, np.cosh, np.tanh))
+        # (rounded as the forward ops round: a backward's sin or exp is the same kernel in PyTorch)
+        for f in (rounded_math.exp, rounded_math.log, rounded_math.log1p, np.sqrt, rounded_math.sin,
+                  rounded_math.cos, rounded_math.sinh, rounded_math.cosh, rounded_math.tanh))
     abs = np.abs
     logical_not = np.logical_not
     sum_to = staticmethod(sum_to)

@@ -23,14 +23,14 @@ import numpy as np
 
 from .fused import fma
 
-__all__ = ["sleef_exp", "exp_u20"]
+__all__ = ["sleef_exp", "exp_u20", "Fma32"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
 _KEEP_AT_MOST = 1 << 22     # elements: the buffers kept between calls stay under 70 MB
 
 
-class _Fma32:
+class Fma32:
     """``a·b + c`` rounded once to float32 for flat arrays of one size (or float32 numbers), in buffers kept between
     calls (per thread): touching fresh memory costs a page fault per 4 KB, as much as the arithmetic."""
 
@@ -51,17 +51,50 @@ class _Fma32:
         self.bits = np.empty(n, np.int64)
         self.halfway = np.empty(n, bool)
         self.scratch = np.empty((3, n), np.float32)     # for the callers' own intermediate values
+        self.pair = np.empty(n, np.complex64)           # Horner's rule by complex products (``horner``)
+        self.multiplier = np.full(n, -1j, np.complex64)
 
     def sized(self, n):
         if n == self.capacity:
             return self
-        view = object.__new__(_Fma32)
+        view = object.__new__(Fma32)
         view.capacity, view.wide, view.bits, view.halfway = n, self.wide[:n], self.bits[:n], self.halfway[:n]
         view.scratch = self.scratch[:, :n]
+        view.pair, view.multiplier = self.pair[:n], self.multiplier[:n]
         return view
+
+    def horner(self, first, coefficients, x, out):
+        """``out = (…((first·x + c₁)·x + c₂)…)·x + cₙ``, each step a multiply-add rounded once: a polynomial in x
+        by Horner's rule (``first`` and the coefficients arrays or float32 numbers).
+
+        Where NumPy's complex product is fused (``complex_product_fuses``), a step is one complex product:
+        the real part of (p + c·i)(x − i) is p·x − c·(−1) = p·x + c, and NumPy computes it as one fused
+        multiply-add of p·x and the exact product c·(−1). The multiplier x − i stays the same for every step, so a
+        step costs one product and one write of c: a third of the float64 route's time."""
+        if not complex_product_fuses():
+            np.copyto(out, first)
+            for c in coefficients:
+                self(out, x, c, out=out)
+            return out
+        pair, multiplier = self.pair, self.multiplier
+        np.copyto(multiplier.real, x)
+        np.copyto(pair.real, first)
+        for c in coefficients:
+            np.copyto(pair.imag, c)
+            np.multiply(pair, multiplier, out=pair)
+        np.copyto(out, pair.real)
+        return out
 
     def __call__(self, a, b, c, out):
         """(``out`` may be one of the operands.)"""
+        if complex_product_fuses():             # (see ``horner``: one complex product, no float64 pass)
+            pair, multiplier = self.pair, self.multiplier
+            np.copyto(pair.real, a)
+            np.copyto(pair.imag, c)
+            np.copyto(multiplier.real, b)
+            np.multiply(pair, multiplier, out=pair)
+            np.copyto(out, pair.real)
+            return out
         wide = self.wide
         np.multiply(a, b, out=wide, dtype=np.float64)        # exact: 24-bit by 24-bit significands
         wide += c
@@ -76,6 +109,29 @@ class _Fma32:
         if redone is not None:
             out[redone[0]] = redone[1]
         return out
+
+
+_complex_verdict: list = []
+
+
+def complex_product_fuses():
+    """Whether NumPy's complex64 product computes its real part ar·br − ai·bi as one fused multiply-add of ar·br and
+    the rounded ai·bi, at every length (its vector loop and its tail): true of NumPy's AVX-512 and AVX2 loops.
+    Decided on the first call against the exact ``fused.fma``, on numbers where rounding the product first would
+    show, then remembered."""
+    if not _complex_verdict:
+        rng = np.random.RandomState(0)
+        verdict = True
+        for n in list(range(1, 70)) + [1000, 4099]:
+            a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+            pair = np.empty(n, np.complex64)
+            pair.real, pair.imag = a, c
+            product = pair * (b - np.complex64(1j))
+            if not np.array_equal(product.real, fma(a, b, c, np.float32)):
+                verdict = False
+                break
+        _complex_verdict.append(verdict)
+    return _complex_verdict[0]
 
 
 # --- Sleef's expf (u10) -----------------------------------------------------------------------------------------
@@ -98,7 +154,7 @@ def sleef_exp(x):
         small = _sleef_exp_small(x)
         if small is not None:
             return small.reshape(shape)
-    fma32 = _Fma32.of_size(x.size)
+    fma32 = Fma32.of_size(x.size)
     mask = fma32.halfway                # (a scratch boolean buffer between the fused steps)
     q, s, square = fma32.scratch
     with np.errstate(invalid="ignore", over="ignore"):
@@ -178,35 +234,41 @@ _LOG2E, _LN2, _LN_FLT_MIN, _LN_FLT_MAX = (np.array([bits], np.uint32).view(np.fl
                                           for bits in (0x3FB8AA3B, 0x3F317218, 0xC2AEAC50, 0x42B17218))
 
 
-def exp_u20(x):
+def exp_u20(x, fused_scale=True):
     """e^x for a float32 array as PyTorch's ``Vectorized<float>::exp_u20`` computes it:
 
         x clamped to [ln FLT_MIN, ln FLT_MAX];  n = floor(x·log2 e + 1/2);  r = x - n·ln 2
         p = 1 + r(c1 + r(c2 + r(c3 + r(c4 + r·c5))));  e^x ≈ p · 2^(n-1) · 2   (0 below ln FLT_MIN)
-    every multiply-add fused.
+    every multiply-add fused. PyTorch took this algorithm from oneDNN, whose own kernels (GELU's backward) compute
+    it with one difference: x·log2 e is rounded before the 1/2 is added (``fused_scale=False``).
     """
     shape = np.shape(x)
     x = np.asarray(x, np.float32).reshape(-1)
-    fma32 = _Fma32.of_size(x.size)
+    fma32 = Fma32.of_size(x.size)
     clamped, n, r = fma32.scratch
     np.minimum(x, _LN_FLT_MAX, out=clamped)
     np.maximum(clamped, _LN_FLT_MIN, out=clamped)
     # (x86's min returns its second operand when the first is NaN: a NaN score becomes ln FLT_MAX, as there)
-    np.copyto(clamped, _LN_FLT_MAX, where=np.isnan(x, out=fma32.halfway))
-    fma32(clamped, _LOG2E, _F32(0.5), out=n)
+    nan = np.isnan(x, out=fma32.halfway)
+    if nan.any():                           # (a masked write costs a millisecond a million elements even when empty)
+        np.copyto(clamped, _LN_FLT_MAX, where=nan)
+    if fused_scale:
+        fma32(clamped, _LOG2E, _F32(0.5), out=n)
+    else:
+        np.multiply(clamped, _LOG2E, out=n)
+        n += _F32(0.5)
     np.floor(n, out=n)
     fma32(-n, _LN2, clamped, out=r)
-    p = np.empty_like(x)
-    fma32(r, _C5, _C4, out=p)
-    for c in (_C3, _C2, _C1, _F32(1)):
-        fma32(r, p, c, out=p)
+    p = fma32.horner(_C5, (_C4, _C3, _C2, _C1, _F32(1)), r, out=np.empty_like(x))
     n -= _F32(1)
     power = clamped.view(np.int32)
     with np.errstate(invalid="ignore"):
         np.copyto(power, n, casting="unsafe")
     p *= _power_of_two(power)
     p *= _F32(2)
-    np.copyto(p, 0, where=np.less(x, _LN_FLT_MIN, out=fma32.halfway))
+    underflow = np.less(x, _LN_FLT_MIN, out=fma32.halfway)
+    if underflow.any():
+        np.copyto(p, 0, where=underflow)
     return p.reshape(shape)
 
 

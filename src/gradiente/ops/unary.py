@@ -17,7 +17,7 @@ from ..core import return_types, rounded_math
 from ..core.erf import erf as erf_array
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
-from ..core.rules import numpy_ops, sigmoid_array, sigmoid_backward_array, tanh_backward_array
+from ..core.rules import numpy_ops, sigmoid_backward_array, sigmoid_kernel_array, tanh_backward_array
 from ..core.special_math import (
     _SQRT_PI,
     digamma_array,
@@ -87,47 +87,47 @@ def _sgn_derivative(ops, v, x, out):
 TABLE = ElementwiseTable(__name__)
 exp = TABLE.row("exp", rounded_math.exp, "ExpBackward0", "out", lambda ops, v, x, out: v * out, "d/dx eˣ = eˣ",
                 holomorphic=True)
-exp2 = TABLE.row("exp2", np.exp2, "Exp2Backward0", "out", lambda ops, v, x, out: v * (out * _LN2),
+exp2 = TABLE.row("exp2", rounded_math.exp2, "Exp2Backward0", "out", lambda ops, v, x, out: v * (out * _LN2),
                  "d/dx 2ˣ = 2ˣ·ln 2", holomorphic=True)
-expm1 = TABLE.row("expm1", np.expm1, "Expm1Backward0", "out", lambda ops, v, x, out: v * (out + 1),
+expm1 = TABLE.row("expm1", rounded_math.expm1, "Expm1Backward0", "out", lambda ops, v, x, out: v * (out + 1),
                   "d/dx (eˣ - 1) = eˣ", holomorphic=True)
 log = TABLE.row("log", rounded_math.log, "LogBackward0", "x", lambda ops, v, x, out: v / x, "d/dx ln x = 1/x",
                 holomorphic=True)
-log2 = TABLE.row("log2", np.log2, "Log2Backward0", "x", lambda ops, v, x, out: v / (x * _LN2),
+log2 = TABLE.row("log2", rounded_math.log2, "Log2Backward0", "x", lambda ops, v, x, out: v / (x * _LN2),
                  "d/dx log₂ x = 1/(x·ln 2)", holomorphic=True)
-log10 = TABLE.row("log10", np.log10, "Log10Backward0", "x", lambda ops, v, x, out: v / (x * _LN10),
+log10 = TABLE.row("log10", rounded_math.log10, "Log10Backward0", "x", lambda ops, v, x, out: v / (x * _LN10),
                   "d/dx log₁₀ x = 1/(x·ln 10)", holomorphic=True)
-log1p = TABLE.row("log1p", np.log1p, "Log1PBackward0", "x", lambda ops, v, x, out: v / (x + 1),
+log1p = TABLE.row("log1p", rounded_math.log1p, "Log1PBackward0", "x", lambda ops, v, x, out: v / (x + 1),
                   "d/dx ln(1 + x) = 1/(1 + x)", holomorphic=True)
 sqrt = TABLE.row("sqrt", np.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out), "d/dx √x = 1/(2√x)",
                  holomorphic=True)
 rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, v, x, out: ops.times_number(v, -0.5) * out ** 3,
                   "d/dx x^(-1/2) = -1/(2·x^(3/2))", holomorphic=True)
-sin = TABLE.row("sin", np.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x), "d/dx sin x = cos x",
-                holomorphic=True)
-cos = TABLE.row("cos", np.cos, "CosBackward0", "x", lambda ops, v, x, out: v * -ops.sin(x), "d/dx cos x = -sin x",
-                holomorphic=True)
-tan = TABLE.row("tan", np.tan, "TanBackward0", "out", lambda ops, v, x, out: v * (1 + out * out),
+sin = TABLE.row("sin", rounded_math.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x),
+                "d/dx sin x = cos x", holomorphic=True)
+cos = TABLE.row("cos", rounded_math.cos, "CosBackward0", "x", lambda ops, v, x, out: v * -ops.sin(x),
+                "d/dx cos x = -sin x", holomorphic=True)
+tan = TABLE.row("tan", rounded_math.tan, "TanBackward0", "out", lambda ops, v, x, out: v * (1 + out * out),
                 "d/dx tan x = 1 + tan² x", holomorphic=True)
-asin = TABLE.row("asin", np.arcsin, "AsinBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(1 - x * x),
+asin = TABLE.row("asin", rounded_math.asin, "AsinBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(1 - x * x),
                  "d/dx asin x = 1/√(1 - x²)", holomorphic=True)
-acos = TABLE.row("acos", np.arccos, "AcosBackward0", "x", lambda ops, v, x, out: -v / ops.sqrt(1 - x * x),
+acos = TABLE.row("acos", rounded_math.acos, "AcosBackward0", "x", lambda ops, v, x, out: -v / ops.sqrt(1 - x * x),
                  "d/dx acos x = -1/√(1 - x²)", holomorphic=True)
-atan = TABLE.row("atan", np.arctan, "AtanBackward0", "x", lambda ops, v, x, out: v / (x * x + 1),
+atan = TABLE.row("atan", rounded_math.atan, "AtanBackward0", "x", lambda ops, v, x, out: v / (x * x + 1),
                  "d/dx atan x = 1/(1 + x²)", holomorphic=True)
-sinh = TABLE.row("sinh", np.sinh, "SinhBackward0", "x", lambda ops, v, x, out: v * ops.cosh(x), "d/dx sinh x = cosh x",
-                 holomorphic=True)
-cosh = TABLE.row("cosh", np.cosh, "CoshBackward0", "x", lambda ops, v, x, out: v * ops.sinh(x), "d/dx cosh x = sinh x",
-                 holomorphic=True)
-tanh = TABLE.row("tanh", np.tanh, "TanhBackward0", "out", lambda ops, v, x, out: ops.tanh_backward(v, out),
+sinh = TABLE.row("sinh", rounded_math.sinh, "SinhBackward0", "x", lambda ops, v, x, out: v * ops.cosh(x),
+                 "d/dx sinh x = cosh x", holomorphic=True)
+cosh = TABLE.row("cosh", rounded_math.cosh, "CoshBackward0", "x", lambda ops, v, x, out: v * ops.sinh(x),
+                 "d/dx cosh x = sinh x", holomorphic=True)
+tanh = TABLE.row("tanh", rounded_math.tanh, "TanhBackward0", "out", lambda ops, v, x, out: ops.tanh_backward(v, out),
                  "d/dx tanh x = 1 - tanh² x", holomorphic=True)
 asinh = TABLE.row("asinh", np.arcsinh, "AsinhBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(x * x + 1),
                   "d/dx asinh x = 1/√(x² + 1)", holomorphic=True)
 acosh = TABLE.row("acosh", np.arccosh, "AcoshBackward0", "x", lambda ops, v, x, out: v / ops.sqrt(x * x - 1),
                   "d/dx acosh x = 1/√(x² - 1)")
-atanh = TABLE.row("atanh", np.arctanh, "AtanhBackward0", "x", lambda ops, v, x, out: v / (1 - x * x),
+atanh = TABLE.row("atanh", rounded_math.atanh, "AtanhBackward0", "x", lambda ops, v, x, out: v / (1 - x * x),
                   "d/dx atanh x = 1/(1 - x²)", holomorphic=True)
-sigmoid = TABLE.row("sigmoid", sigmoid_array, "SigmoidBackward0", "out",
+sigmoid = TABLE.row("sigmoid", sigmoid_kernel_array, "SigmoidBackward0", "out",
                     lambda ops, v, x, out: ops.sigmoid_backward(v, out), "d/dx σ(x) = σ(x)·(1 - σ(x))",
                     holomorphic=True)
 

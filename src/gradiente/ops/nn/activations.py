@@ -11,13 +11,15 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
-from ...core import rounded_math, tensor
+from ...core import onednn_gelu, rounded_math, tensor
 from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
 from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
-from ...core.rules import sigmoid_array
+from ...core.rules import VECTOR_PAIR as _VECTOR_PAIR
+from ...core.rules import sigmoid_array, sigmoid_kernel_array
+from ...core.vector_exp import sleef_exp
 from .. import unary, views
 from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name
@@ -376,6 +378,8 @@ class GeluBackward0(Node):
             left_derivative = (t + 1) * 0.5
             right_derivative = x * 0.5 * (1 - t * t) * (_GELU_BETA * (1 + x * x * (3 * _GELU_KAPPA)))
             return (grad * (left_derivative + right_derivative),)
+        if not ops.recording and _in_onednn(x) and grad.dtype == np.float32:
+            return (grad * onednn_gelu.gelu_derivative(x),)
         # Under create_graph Φ must be recomputed from x, as a recorded tensor; the saved array has the same values
         cdf = self.cdf if not ops.recording and self.cdf is not None else (ops.erf(x * _SQRT1_2) + 1) * 0.5
         if not ops.recording and x.dtype in _BLAS_FLOATS and grad.dtype == x.dtype == cdf.dtype:
@@ -406,6 +410,12 @@ def _gelu_tanh(a):
     return a * 0.5 * (1 + np.tanh((a + a * a * a * _GELU_KAPPA) * _GELU_BETA))
 
 
+def _in_onednn(a):
+    """Whether PyTorch computes the exact GELU of this array (and its backward) with oneDNN's kernels: a contiguous
+    float32 array of two or more elements (``core/onednn_gelu.py``)."""
+    return a.dtype == np.float32 and a.size > 1 and a.flags.c_contiguous
+
+
 def gelu(input, approximate="none"):
     """x·Φ(x), Φ the standard normal CDF, exact (erf) or with ``approximate='tanh'`` (``GeluBackward0``)."""
     if approximate not in ("none", "tanh"):
@@ -414,6 +424,11 @@ def gelu(input, approximate="none"):
         return activation(input, _gelu_tanh, GeluBackward0, "GeluKernelImpl", approximate=approximate)
     a = input._data
     check_floating(a, "GeluKernelImpl")
+    if _in_onednn(a):
+        out = wrap(keep_layout(onednn_gelu.gelu(a), a))
+        if wants_grad(input):
+            record(GeluBackward0, (input,), out, (input,), approximate=approximate)
+        return out
     one_plus_erf = erf(a * _SQRT1_2)
     one_plus_erf += 1                   # erf's result is a fresh array: 1 + erf in its memory
     product = a * 0.5
@@ -439,7 +454,7 @@ class SiluBackward0(Node):
         if not ops.recording and x.dtype in (np.float32, np.float64):
             # PyTorch's silu_backward kernel (GCC fuses 1 + x·(1 - σ) into one multiply-add); under create_graph
             # PyTorch composes the same formula of recorded ops, as below
-            s = sigmoid_array(x)
+            s = sigmoid_kernel_array(x)
             return (grad * s * fma(x, 1 - s, x.dtype.type(1), x.dtype),)
         s = ops.sigmoid(x)
         return (grad * s * (x * (1 - s) + 1),)
@@ -460,6 +475,17 @@ def _silu_array(a):
     rounded once. Together they were off by an ulp in a third of float32 results, which a later rounding-sensitive
     step amplifies (seed 2789: layer norm over one element); PyTorch's vectorized exp (SLEEF) still differs from
     both in a few percent of the elements of long tensors."""
+    if a.dtype == np.float32 and a.size >= _VECTOR_PAIR and a.flags.c_contiguous:
+        # PyTorch's vector code, on blocks of 32 elements, takes Sleef's e^-x (as sigmoid_kernel_array)
+        flat = a.reshape(-1)
+        vectors = flat.size - flat.size % _VECTOR_PAIR
+        out = np.empty_like(flat)
+        with np.errstate(over="ignore"):
+            e = sleef_exp(np.negative(flat[:vectors]))
+            e += np.float32(1)
+            np.divide(flat[:vectors], e, out=out[:vectors])
+        out[vectors:] = _silu_array(flat[vectors:])
+        return out.reshape(a.shape)
     e = np.exp(-a.astype(np.float64)).astype(np.float32) if a.dtype == np.float32 else np.exp(-a)
     return a / (1 + e)
 
