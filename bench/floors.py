@@ -56,7 +56,8 @@ class MinimalTensor:
         return self._result(self.data + other_data, _add_rule, (self, other), ())
 
     def tanh(self):
-        out_data = np.tanh(self.data)
+        # (in float64 and rounded once, as gradiente rounds it to take PyTorch's value: core/rounded_math.py)
+        out_data = np.tanh(self.data.astype(np.float64)).astype(self.data.dtype)
         return self._result(out_data, _tanh_rule, (self,), (out_data,))
 
     def sum(self):

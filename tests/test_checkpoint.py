@@ -211,7 +211,8 @@ def test_a_backward_pass_recomputes_once_and_a_nested_one_for_itself():
 
     ours, theirs = run(torch), run(ref)
     assert ours[0] == theirs[0] == ["CheckpointError"]
-    np.testing.assert_allclose(ours[1], theirs[1])
+    # (sin and cos of float32 numbers: PyTorch's vector math library rounds one in twenty differently)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
 
 
 def test_non_tensor_arguments_keywords_and_outputs():

@@ -23,7 +23,10 @@ RUNS = [
     ("polynomial_module.py", [], 1e-4, 1e-6),
     ("polynomial_optim.py", ["SGD"], 1e-4, 1e-6),
     ("polynomial_optim.py", ["Adam"], 1e-3, 1e-4),
-    ("polynomial_optim.py", ["RMSprop"], 1e-2, 2e-3),
+    # (RMSprop near its minimum oscillates, and amplifies the last-bit differences of torch.sin's values, which
+    # come from Intel's vector math library, into 1-2% on the last losses printed; the first 1500 steps agree
+    # within 1e-5)
+    ("polynomial_optim.py", ["RMSprop"], 2e-2, 2e-3),
     ("dynamic_net.py", ["6000"], 1e-4, 1e-6),
 ]
 DIGITS = ("train_digits.py", ["--epochs", "8", "--no-progress", "--plot", "digits.png"], 0, 0)

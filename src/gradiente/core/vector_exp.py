@@ -23,7 +23,7 @@ import numpy as np
 
 from .fused import fma
 
-__all__ = ["sleef_exp", "exp_u20", "Fma32"]
+__all__ = ["sleef_exp", "sleef_log", "exp_u20", "Fma32"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
@@ -226,6 +226,64 @@ def _sleef_exp_small(x):
     nan = np.isnan(x)
     t[nan] = x[nan]
     return t
+
+
+# --- Sleef's logf (u10) ------------------------------------------------------------------------------------------
+# log_softmax takes the logarithm of each row's Σ e^(x - max) with Sleef's logf, which differs from the correctly
+# rounded value for about one sum in 250: enough for a batch's mean cross-entropy to differ in its last digits.
+_LN2_HI, _LN2_LO = _F32(0.69314718246459960938), _F32(-1.904654323148236017e-09)
+_LOG_POLY = (_F32(0.3027294874), _F32(0.3996108174), _F32(0.6666694880))
+
+
+def sleef_log(d):
+    """ln d for a float32 array as Sleef's ``logf`` (u10, AVX-512 build) computes it, in double-float arithmetic
+    (a value carried as an unevaluated sum hi + lo of two floats):
+
+        d = m·2^e with m in [0.75, 1.5);  x = (m - 1)/(m + 1) as hi + lo;  ln d = e·ln 2 + 2x + x³·P(x²)
+
+    every multiply-add fused, as there (``fused.fma``: the arrays here are one value per row, few)."""
+    shape = np.shape(d)
+    d = np.asarray(d, np.float32).reshape(-1)
+    with np.errstate(all="ignore"):
+        scaled = d * _F32(1 / 0.75)
+        e = (np.frexp(scaled)[1] - 1).astype(np.float32)        # ⌊log2(d·4/3)⌋, as the vgetexp instruction
+        e[np.isinf(scaled)] = 128
+        fraction = np.frexp(d)[0]                                 # in [0.5, 1): the mantissa in [0.75, 1.5)
+        m = np.where(fraction < _F32(0.75), fraction * _F32(2), fraction).astype(np.float32)
+        s_hi = _LN2_HI * e                                        # e·ln 2, double-float
+        s_lo = _fma32(_LN2_LO, e, _fma32(_LN2_HI, e, -s_hi))
+        num_hi, num_lo = _two_sum(_F32(-1), m)
+        den_hi, den_lo = _two_sum(_F32(1), m)
+        t = _F32(1) / den_hi                                      # the quotient, double-float
+        x_hi = num_hi * t
+        u = _fma32(t, num_hi, -x_hi)
+        v = _fma32(-den_lo, t, _fma32(-den_hi, t, _F32(1)))
+        x_lo = _fma32(x_hi, v, _fma32(num_lo, t, u))
+        x2 = x_hi * x_hi
+        p = _fma32(_fma32(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
+        twice_hi, twice_lo = x_hi * _F32(2), x_lo * _F32(2)      # s += 2x, then s += x³·P
+        total = s_hi + twice_hi
+        s_lo = (((s_hi - total) + twice_hi) + s_lo) + twice_lo
+        s_hi = total
+        cube = (x2 * x_hi) * p
+        total = s_hi + cube
+        s_lo = ((s_hi - total) + cube) + s_lo
+        r = total + s_lo
+        r[np.isposinf(d)] = np.inf
+        r[(d < 0) | np.isnan(d)] = np.nan
+        r[d == 0] = -np.inf
+    return r.reshape(shape)
+
+
+def _fma32(a, b, c):
+    return fma(a, b, c, np.float32)
+
+
+def _two_sum(x, y):
+    """x + y as hi + lo, exactly (Knuth's two-sum, in float32)."""
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
 
 
 # --- exp_u20 (AVX-512) ------------------------------------------------------------------------------------------

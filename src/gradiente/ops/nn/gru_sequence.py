@@ -13,12 +13,12 @@ weights' gradients over the steps, in the order the engine adds them walking the
 """
 import numpy as np
 
-from ...core import grad_mode
+from ...core import grad_mode, rounded_math
 from ...core.backward import grad as _grad
 from ...core.fused import one_minus_square
 from ...core.node import Node
 from ...core.record import record, wants_grad
-from ...core.rules import sigmoid_array
+from ...core.rules import sigmoid_kernel_array
 from ...core.tensor import Tensor
 from .. import joining, unary
 from .linear import linear
@@ -157,12 +157,15 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
         if b_hh is not None:
             h_gates += b_hh._data
         step = gates[t]
-        resets_updates[t] = sigmoid_array(h_gates[:, :2 * hidden] + step[:, :2 * hidden])
+        # (each gate's σ on its own array, as gru_step takes it: PyTorch's kernel treats an array's last n mod 32
+        # elements apart, so σ of the two gates at once would round some values differently)
+        resets_updates[t, :, :hidden] = sigmoid_kernel_array(h_gates[:, :hidden] + step[:, :hidden])
+        resets_updates[t, :, hidden:] = sigmoid_kernel_array(h_gates[:, hidden:2 * hidden] + step[:, hidden:2 * hidden])
         h_news[t] = h_gates[:, 2 * hidden:]
         new = news[t]
         np.multiply(resets_updates[t, :, :hidden], h_news[t], out=new)
         np.add(step[:, 2 * hidden:], new, out=new)
-        np.tanh(new, out=new)
+        new[...] = rounded_math.tanh(new)
         np.subtract(h, new, out=hs[t])
         hs[t] *= resets_updates[t, :, hidden:]
         hs[t] += new
