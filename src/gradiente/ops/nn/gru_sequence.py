@@ -18,7 +18,7 @@ from ...core.backward import grad as _grad
 from ...core.fused import one_minus_square
 from ...core.node import Node
 from ...core.record import record, wants_grad
-from ...core.rules import sigmoid_kernel_array
+from ...core.rules import VECTOR_PAIR, sigmoid_kernel_array
 from ...core.tensor import Tensor
 from .. import joining, unary
 from .linear import linear
@@ -150,6 +150,7 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
     # W_hhᵀ laid out in rows: BLAS multiplies by it ~2.5 times faster than by the transposed view, with the same
     # sums in the same order (the same bits; tests/test_nn_gru_sequence.py pins them)
     wh_t = np.ascontiguousarray(wh.T)
+    pair = np.empty((2,) + h.shape, gates.dtype)       # the reset and update gates' pre-activations, end to end
     # each step in the order of operations of gru_step (linear is addmm: the product, then the bias added in its
     # memory), so that every value is the composed recurrence's
     for t in _steps(length, reverse):
@@ -157,10 +158,16 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
         if b_hh is not None:
             h_gates += b_hh._data
         step = gates[t]
-        # (each gate's σ on its own array, as gru_step takes it: PyTorch's kernel treats an array's last n mod 32
-        # elements apart, so σ of the two gates at once would round some values differently)
-        resets_updates[t, :, :hidden] = sigmoid_kernel_array(h_gates[:, :hidden] + step[:, :hidden])
-        resets_updates[t, :, hidden:] = sigmoid_kernel_array(h_gates[:, hidden:2 * hidden] + step[:, hidden:2 * hidden])
+        # (each gate's σ as gru_step takes it, on its own array: PyTorch's kernel treats an array's last n mod 32
+        # elements apart. When a gate's array is whole blocks of 32, the two gates laid end to end are too, and
+        # one call does both)
+        np.add(h_gates[:, :hidden], step[:, :hidden], out=pair[0])
+        np.add(h_gates[:, hidden:2 * hidden], step[:, hidden:2 * hidden], out=pair[1])
+        if pair[0].size % VECTOR_PAIR == 0:
+            sigmoids = sigmoid_kernel_array(pair)
+        else:
+            sigmoids = (sigmoid_kernel_array(pair[0]), sigmoid_kernel_array(pair[1]))
+        resets_updates[t, :, :hidden], resets_updates[t, :, hidden:] = sigmoids[0], sigmoids[1]
         h_news[t] = h_gates[:, 2 * hidden:]
         new = news[t]
         np.multiply(resets_updates[t, :, :hidden], h_news[t], out=new)
