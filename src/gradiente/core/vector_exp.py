@@ -241,9 +241,13 @@ def sleef_log(d):
 
         d = m·2^e with m in [0.75, 1.5);  x = (m - 1)/(m + 1) as hi + lo;  ln d = e·ln 2 + 2x + x³·P(x²)
 
-    every multiply-add fused, as there (``fused.fma``: the arrays here are one value per row, few)."""
+    every multiply-add fused, as there."""
     shape = np.shape(d)
     d = np.asarray(d, np.float32).reshape(-1)
+    fused = Fma32.of_size(d.size)
+
+    def _fma32(a, b, c):
+        return fused(a, b, c, out=np.empty(d.size, np.float32))
     with np.errstate(all="ignore"):
         scaled = d * _F32(1 / 0.75)
         e = (np.frexp(scaled)[1] - 1).astype(np.float32)        # ⌊log2(d·4/3)⌋, as the vgetexp instruction
@@ -273,10 +277,6 @@ def sleef_log(d):
         r[(d < 0) | np.isnan(d)] = np.nan
         r[d == 0] = -np.inf
     return r.reshape(shape)
-
-
-def _fma32(a, b, c):
-    return fma(a, b, c, np.float32)
 
 
 def _two_sum(x, y):
