@@ -68,21 +68,32 @@ def sigmoid_array(a):
 VECTOR_PAIR = 32       # float32 elements PyTorch's elementwise loops take at a time: two 16-lane vectors
 
 
-def sigmoid_kernel_array(a):
-    """``torch.sigmoid``'s values: for a contiguous float32 array PyTorch's loop takes 32 elements at a time through
-    its vector code, 1 / (1 + e^-x) with Sleef's exponential (``vector_exp.sleef_exp``), and the last n mod 32
-    through its scalar code, whose exponential is the C library's (correctly rounded, as ``sigmoid_array``'s)."""
+def in_vector_blocks(a, vector_fn, scalar_fn):
+    """An elementwise float32 function as PyTorch's loop applies it to a contiguous array: ``vector_fn`` (its vector
+    code) on the blocks of 32 elements, ``scalar_fn`` (its scalar code) on the last n mod 32; ``scalar_fn`` on
+    everything else (other dtypes, fewer than 32 elements, or strided arrays, which the scalar loop takes)."""
     if a.dtype != np.float32 or a.size < VECTOR_PAIR or not a.flags.c_contiguous:
-        return sigmoid_array(a)
+        return scalar_fn(a)
     flat = a.reshape(-1)
     vectors = flat.size - flat.size % VECTOR_PAIR
     out = np.empty_like(flat)
     with np.errstate(over="ignore"):
-        exp = sleef_exp(np.negative(flat[:vectors]))
-        exp += np.float32(1)
-        np.divide(np.float32(1), exp, out=out[:vectors])
-    out[vectors:] = sigmoid_array(flat[vectors:])
+        out[:vectors] = vector_fn(flat[:vectors])
+    out[vectors:] = scalar_fn(flat[vectors:])
     return out.reshape(a.shape)
+
+
+def one_plus_sleef_exp_of_minus(x):
+    """1 + e^-x with Sleef's exponential (``vector_exp.sleef_exp``), as sigmoid's and silu's vector code take it."""
+    e = sleef_exp(np.negative(x))
+    e += np.float32(1)
+    return e
+
+
+def sigmoid_kernel_array(a):
+    """``torch.sigmoid``'s values: 1 / (1 + e^-x) with Sleef's exponential on the vector blocks, and the C library's
+    (correctly rounded, as ``sigmoid_array``'s) on the rest (``in_vector_blocks``)."""
+    return in_vector_blocks(a, lambda x: np.float32(1) / one_plus_sleef_exp_of_minus(x), sigmoid_array)
 
 
 def tanh_backward_array(grad, out):

@@ -17,9 +17,7 @@ from ...core.erf import erf
 from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
-from ...core.rules import VECTOR_PAIR as _VECTOR_PAIR
-from ...core.rules import sigmoid_array, sigmoid_kernel_array
-from ...core.vector_exp import sleef_exp
+from ...core.rules import in_vector_blocks, one_plus_sleef_exp_of_minus, sigmoid_array, sigmoid_kernel_array
 from .. import unary, views
 from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name
@@ -470,22 +468,15 @@ def silu(input, inplace=False):
 
 
 def _silu_array(a):
-    """x / (1 + e^-x), one division as PyTorch's kernel: x·σ(x) rounds twice. A float32 e^-x is the C library's
-    (correctly rounded; NumPy's float32 exp is off by an ulp in a few percent of values), computed in double and
-    rounded once. Together they were off by an ulp in a third of float32 results, which a later rounding-sensitive
-    step amplifies (seed 2789: layer norm over one element); PyTorch's vectorized exp (SLEEF) still differs from
-    both in a few percent of the elements of long tensors."""
-    if a.dtype == np.float32 and a.size >= _VECTOR_PAIR and a.flags.c_contiguous:
-        # PyTorch's vector code, on blocks of 32 elements, takes Sleef's e^-x (as sigmoid_kernel_array)
-        flat = a.reshape(-1)
-        vectors = flat.size - flat.size % _VECTOR_PAIR
-        out = np.empty_like(flat)
-        with np.errstate(over="ignore"):
-            e = sleef_exp(np.negative(flat[:vectors]))
-            e += np.float32(1)
-            np.divide(flat[:vectors], e, out=out[:vectors])
-        out[vectors:] = _silu_array(flat[vectors:])
-        return out.reshape(a.shape)
+    """x / (1 + e^-x), one division as PyTorch's kernel (x·σ(x) would round twice): on float32 blocks of 32 with
+    Sleef's e^-x, as PyTorch's vector code; elsewhere ``_silu_scalar`` (``in_vector_blocks``)."""
+    return in_vector_blocks(a, lambda x: x / one_plus_sleef_exp_of_minus(x), _silu_scalar)
+
+
+def _silu_scalar(a):
+    """x / (1 + e^-x) as PyTorch's scalar code: a float32 e^-x is the C library's, correctly rounded (computed in
+    double and rounded once; NumPy's float32 exp is off by an ulp in a few percent of values, which a later
+    rounding-sensitive step amplifies: seed 2789, layer norm over one element)."""
     e = np.exp(-a.astype(np.float64)).astype(np.float32) if a.dtype == np.float32 else np.exp(-a)
     return a / (1 + e)
 
