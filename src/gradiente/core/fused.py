@@ -11,7 +11,7 @@ Melquiond) so that double rounding cannot land on the wrong side of a tie.
 """
 import numpy as np
 
-__all__ = ["fma", "one_minus_square"]
+__all__ = ["fma", "one_minus_square", "two_sum"]
 
 
 def fma(a, b, c, dtype=None):
@@ -31,7 +31,7 @@ def fma(a, b, c, dtype=None):
             s[tie] = _add_round_to_odd(exact[tie], c[tie])
         return s.astype(np.float32)
     p, p_err = _two_prod(a, b)
-    s, s_err = _two_sum(c, p)
+    s, s_err = two_sum(c, p)
     return np.where(np.isfinite(s), s + _add_round_to_odd(s_err, p_err), a * b + c)
 
 
@@ -61,7 +61,7 @@ def one_minus_square(x):
     return rest + (rest_error - error)
 
 
-def _two_sum(a, b):
+def two_sum(a, b):
     """``s, err`` with ``s`` the rounded ``a + b`` and ``s + err == a + b`` exactly (Knuth)."""
     s = a + b
     b_part = s - a
@@ -89,6 +89,6 @@ def _add_round_to_odd(a, b):
     Rounding such a result again, to nearest, gives the same as rounding the exact sum once
     (Boldo & Melquiond, 2008): the odd bit remembers which side of a tie the exact value was on.
     """
-    s, err = _two_sum(a, b)
+    s, err = two_sum(a, b)
     fix = (err != 0) & np.isfinite(s) & ((s.view(np.uint64) & np.uint64(1)) == 0)
     return np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)

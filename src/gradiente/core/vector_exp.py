@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from .fused import fma
+from .fused import fma, two_sum
 
 __all__ = ["sleef_exp", "sleef_log", "exp_u20", "Fma32"]
 
@@ -256,8 +256,8 @@ def sleef_log(d):
         m = np.where(fraction < _F32(0.75), fraction * _F32(2), fraction).astype(np.float32)
         s_hi = _LN2_HI * e                                        # e·ln 2, double-float
         s_lo = _fma32(_LN2_LO, e, _fma32(_LN2_HI, e, -s_hi))
-        num_hi, num_lo = _two_sum(_F32(-1), m)
-        den_hi, den_lo = _two_sum(_F32(1), m)
+        num_hi, num_lo = two_sum(_F32(-1), m)
+        den_hi, den_lo = two_sum(_F32(1), m)
         t = _F32(1) / den_hi                                      # the quotient, double-float
         x_hi = num_hi * t
         u = _fma32(t, num_hi, -x_hi)
@@ -277,13 +277,6 @@ def sleef_log(d):
         r[(d < 0) | np.isnan(d)] = np.nan
         r[d == 0] = -np.inf
     return r.reshape(shape)
-
-
-def _two_sum(x, y):
-    """x + y as hi + lo, exactly (Knuth's two-sum, in float32)."""
-    s = x + y
-    v = s - x
-    return s, (x - (s - v)) + (y - v)
 
 
 # --- exp_u20 (AVX-512) ------------------------------------------------------------------------------------------
