@@ -18,7 +18,7 @@ before.
 """
 import numpy as np
 
-__all__ = ["matmul", "k_blocks", "contiguous"]
+__all__ = ["matmul", "k_blocks", "contiguous", "order_known"]
 
 _BLOCK = 192
 
@@ -33,7 +33,7 @@ def k_blocks(k):
     return list(range(0, k, _BLOCK)) + [k]
 
 
-def _order_known(a, b):
+def order_known(a, b):
     """Whether MKL's kernel for this product is one whose order ``k_blocks`` describes."""
     rows, columns = a.shape[-2], b.shape[-1]
     return rows >= 4 and columns >= 12 and (columns % 16 == 0 or columns % 16 > 8)
@@ -74,7 +74,7 @@ def matmul(a, b, initial=None):
     stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
     k = a.shape[-1]
     known = (a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2
-             and _order_known(a, b))
+             and order_known(a, b))
     if known:
         a, b = contiguous(a), contiguous(b)
     if k <= _BLOCK or not known:

@@ -194,7 +194,7 @@ def apply_inplace(tensor, compute, inputs=()):
         if forward:
             forward_grad.inplace_tangent(tensor, result, before)
         return tensor
-    old = Tensor._make(tensor._data.copy(), tensor._requires_grad)
+    old = Tensor._make(_copy_keeping_strides(tensor._data), tensor._requires_grad)
     old.grad_fn, old._output_nr, old._accumulator = tensor.grad_fn, tensor._output_nr, tensor._accumulator
     if before is not None:
         forward_grad.set_tangent(old, before)
@@ -220,6 +220,18 @@ def apply_inplace(tensor, compute, inputs=()):
     if forward:
         forward_grad.inplace_tangent(tensor, result, before)
     return tensor
+
+
+def _copy_keeping_strides(a):
+    """A copy of ``a`` laid out in memory as ``a`` is (a chunk's rows as far apart as in its matrix): an in-place
+    op computes its new values from this copy, and PyTorch's kernels split their work along memory's runs, so the
+    copy's layout must be the tensor's for the values to round as PyTorch's (``rules.in_vector_blocks``)."""
+    if a.flags.c_contiguous or a.ndim < 2 or min(a.strides) <= 0:
+        return a.copy()
+    extent = sum((n - 1) * stride for n, stride in zip(a.shape, a.strides)) + a.itemsize
+    copy = np.ndarray(a.shape, a.dtype, buffer=np.empty(extent, np.uint8), strides=a.strides)
+    copy[...] = a
+    return copy
 
 
 def _regenerate_views_of_detached_source(alias):

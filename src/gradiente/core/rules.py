@@ -12,6 +12,7 @@ meaning. Two namespaces implement it, name for name, taking the same arguments (
 
 Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directly. Each rule is written once.
 """
+import math
 from typing import Any
 
 import numpy as np
@@ -69,10 +70,22 @@ VECTOR_PAIR = 32       # float32 elements PyTorch's elementwise loops take at a 
 
 
 def in_vector_blocks(a, vector_fn, scalar_fn):
-    """An elementwise float32 function as PyTorch's loop applies it to a contiguous array: ``vector_fn`` (its vector
-    code) on the blocks of 32 elements, ``scalar_fn`` (its scalar code) on the last n mod 32; ``scalar_fn`` on
-    everything else (other dtypes, fewer than 32 elements, or strided arrays, which the scalar loop takes)."""
-    if a.dtype != np.float32 or a.size < VECTOR_PAIR or not a.flags.c_contiguous:
+    """An elementwise float32 function as PyTorch's loop applies it: ``vector_fn`` (its vector code) on the blocks
+    of 32 elements of each contiguous run of memory the loop takes, ``scalar_fn`` (its scalar code) on each run's
+    last n mod 32. A contiguous array (in either order) is one run; an array whose rows are contiguous but apart
+    (a chunk of a wider matrix) is a run per row (``in_row_blocks``); other dtypes and other strided arrays take
+    ``scalar_fn`` throughout."""
+    if a.dtype != np.float32 or a.size < VECTOR_PAIR:
+        return scalar_fn(a)
+    if not a.flags.c_contiguous:
+        if a.flags.f_contiguous:        # (the loop follows memory: a transpose's run is its memory's)
+            return in_vector_blocks(a.T, vector_fn, scalar_fn).T
+        if a.ndim >= 2 and a.strides[-1] == a.itemsize:
+            joined = 1          # trailing dims that lie end to end in memory make one run: the loop joins them
+            while joined < a.ndim and a.strides[-joined - 1] == a.strides[-joined] * a.shape[-joined]:
+                joined += 1
+            runs = a.reshape((-1, math.prod(a.shape[-joined:])))
+            return in_row_blocks(runs, vector_fn, scalar_fn).reshape(a.shape)
         return scalar_fn(a)
     flat = a.reshape(-1)
     vectors = flat.size - flat.size % VECTOR_PAIR
@@ -81,6 +94,24 @@ def in_vector_blocks(a, vector_fn, scalar_fn):
         out[:vectors] = vector_fn(flat[:vectors])
     out[vectors:] = scalar_fn(flat[vectors:])
     return out.reshape(a.shape)
+
+
+def in_row_blocks(a, vector_fn, scalar_fn):
+    """``in_vector_blocks`` for each row (last dim) of ``a`` on its own: how PyTorch's loop takes a view whose rows
+    are contiguous but not adjacent in memory (a chunk of a wider matrix, as an RNN cell's gates are), which it
+    cannot join into one run: each row's first whole blocks of 32 take ``vector_fn``, its last n mod 32 elements
+    ``scalar_fn``."""
+    row = a.shape[-1]
+    vectors = row - row % VECTOR_PAIR
+    if a.dtype != np.float32 or not vectors:
+        return scalar_fn(a)
+    if vectors == row:                  # whole blocks in every row: the rows end to end are too
+        return in_vector_blocks(np.ascontiguousarray(a), vector_fn, scalar_fn)
+    out = np.empty(a.shape, a.dtype)
+    with np.errstate(over="ignore"):
+        out[..., :vectors] = vector_fn(np.ascontiguousarray(a[..., :vectors]))
+    out[..., vectors:] = scalar_fn(a[..., vectors:])
+    return out
 
 
 def one_plus_sleef_exp_of_minus(x):
@@ -94,6 +125,12 @@ def sigmoid_kernel_array(a):
     """``torch.sigmoid``'s values: 1 / (1 + e^-x) with Sleef's exponential on the vector blocks, and the C library's
     (correctly rounded, as ``sigmoid_array``'s) on the rest (``in_vector_blocks``)."""
     return in_vector_blocks(a, lambda x: np.float32(1) / one_plus_sleef_exp_of_minus(x), sigmoid_array)
+
+
+def sigmoid_row_kernel_array(a):
+    """``sigmoid_kernel_array`` of each row of ``a`` on its own (``in_row_blocks``): ``Tensor.sigmoid_`` of a
+    chunk view."""
+    return in_row_blocks(a, lambda x: np.float32(1) / one_plus_sleef_exp_of_minus(x), sigmoid_array)
 
 
 def tanh_backward_array(grad, out):

@@ -13,14 +13,16 @@ weights' gradients over the steps, in the order the engine adds them walking the
 """
 import numpy as np
 
-from ...core import grad_mode, rounded_math
+from ...core import blas_order, grad_mode, rounded_math
 from ...core.backward import grad as _grad
 from ...core.fused import one_minus_square
+from ...core.inplace import make_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad
-from ...core.rules import VECTOR_PAIR, sigmoid_kernel_array
+from ...core.rules import sigmoid_row_kernel_array
+from ...core.summation import torch_order_column_sums
 from ...core.tensor import Tensor
-from .. import joining, unary
+from .. import arithmetic, joining, unary
 from .linear import linear
 
 __all__ = ["gru_step", "gru_sequence"]
@@ -30,13 +32,19 @@ def gru_step(x_gates, h, w_hh, b_hh):
     """One recorded GRU step from the input's part of the gates: r, z = σ(x_r + h_r), σ(x_z + h_z);
     n = tanh(x_n + r·h_n); h' = (h - n)·z + n, with h_* = h W_h*ᵀ + b_h*.
 
-    (h - n)·z + n is (1 - z)·n + z·h written as PyTorch evaluates it, so float32 results round the same way."""
+    Written as PyTorch's CPU cell writes it, in place on the chunks of h W_hhᵀ + b_hh, so that float32 values round
+    as there (σ of a chunk splits its vector blocks per row: ``rules.in_vector_blocks``) and the graph has its
+    nodes. (h - n)·z + n is (1 - z)·n + z·h in the order PyTorch evaluates it."""
     h_reset, h_update, h_new = joining.unsafe_chunk(linear(h, w_hh, b_hh), 3, 1)
     x_reset, x_update, x_new = joining.unsafe_chunk(x_gates, 3, 1)
-    reset = unary.sigmoid(h_reset + x_reset)
-    update = unary.sigmoid(h_update + x_update)
-    new = unary.tanh(x_new + reset * h_new)
-    return (h - new) * update + new
+    reset = _sigmoid_in_place(arithmetic.add_(h_reset, x_reset))
+    update = _sigmoid_in_place(arithmetic.add_(h_update, x_update))
+    new = _tanh_in_place(arithmetic.add(x_new, arithmetic.mul_(h_new, reset)))
+    return arithmetic.add_(arithmetic.mul_(arithmetic.sub(h, new), update), new)
+
+
+_sigmoid_in_place = make_inplace(unary.sigmoid, "sigmoid_")
+_tanh_in_place = make_inplace(unary.tanh, "tanh_")
 
 
 def _steps(length, reverse):
@@ -102,14 +110,16 @@ class GruSequenceBackward0(Node):
             d_step[:, :2 * hidden] = d_reset_update
             d_step[:, 2 * hidden:] = d_new
             np.multiply(d_new, reset_update[:, :hidden], out=d_gates[:, 2 * hidden:])
-            through_product = np.matmul(d_gates, w_hh)
-        # the weights' gradients: each step's product, added from the last step processed to the first (the
-        # engine's order: one product per step, the sums along the outer axis taken in that order)
+            through_product = blas_order.matmul(d_gates, w_hh)
+        # the weights' gradients: each step's product (addmm's backward: Gᵀ·h, as it is laid out) and sum over the
+        # batch (the engine's, down the columns), added from the last step processed to the first (the engine's
+        # order: the sums along the outer axis are taken in that order)
         d_w_hh = d_b_hh = None
         if reached:
-            d_w_hh = np.add.reduce(np.matmul(d_h_gates.transpose(0, 2, 1), h_before)[::-1], axis=0)
+            d_w_hh = np.add.reduce(blas_order.matmul(d_h_gates.transpose(0, 2, 1), h_before)[::-1], axis=0)
             if b_hh is not None:
-                d_b_hh = np.add.reduce(d_h_gates.sum(1)[::-1], axis=0)
+                step_sums = [torch_order_column_sums(d_h_gates[position]) for position in range(reached - 1, -1, -1)]
+                d_b_hh = np.add.reduce(np.stack(step_sums), axis=0)
         return d_x_gates, _add(through_difference, through_product), d_w_hh, d_b_hh
 
     def _recorded_backward(self, ops, grads):
@@ -147,26 +157,22 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
     resets_updates = np.empty((length, h.shape[0], 2 * hidden), gates.dtype)
     news = np.empty((length,) + h.shape, gates.dtype)
     h_news = np.empty((length,) + h.shape, gates.dtype)
-    # W_hhᵀ laid out in rows: BLAS multiplies by it ~2.5 times faster than by the transposed view, with the same
-    # sums in the same order (the same bits; tests/test_nn_gru_sequence.py pins them)
-    wh_t = np.ascontiguousarray(wh.T)
+    # W_hhᵀ laid out in rows, once, where blas_order.matmul would copy it for each step: BLAS multiplies by it ~2.5
+    # times faster than by the transposed view, with the same sums in the same order. For the products whose order
+    # PyTorch's BLAS is not known to share, the transposed view, as nn.Linear passes it.
+    wh_t = np.ascontiguousarray(wh.T) if blas_order.order_known(h, wh.T) else wh.T
     pair = np.empty((2,) + h.shape, gates.dtype)       # the reset and update gates' pre-activations, end to end
-    # each step in the order of operations of gru_step (linear is addmm: the product, then the bias added in its
-    # memory), so that every value is the composed recurrence's
+    bias = None if b_hh is None else b_hh._data
+    # each step in the order of operations of gru_step (linear is addmm: the bias, then the product's blocks
+    # added to it), so that every value is the composed recurrence's
     for t in _steps(length, reverse):
-        h_gates = np.matmul(h, wh_t)
-        if b_hh is not None:
-            h_gates += b_hh._data
+        h_gates = blas_order.matmul(h, wh_t, bias)
         step = gates[t]
-        # (each gate's σ as gru_step takes it, on its own array: PyTorch's kernel treats an array's last n mod 32
-        # elements apart. When a gate's array is whole blocks of 32, the two gates laid end to end are too, and
-        # one call does both)
+        # σ of each gate as PyTorch's cell takes it: in place, on a chunk of h_gates, whose rows its loop takes
+        # one at a time (each row's last H mod 32 elements by the scalar code)
         np.add(h_gates[:, :hidden], step[:, :hidden], out=pair[0])
         np.add(h_gates[:, hidden:2 * hidden], step[:, hidden:2 * hidden], out=pair[1])
-        if pair[0].size % VECTOR_PAIR == 0:
-            sigmoids = sigmoid_kernel_array(pair)
-        else:
-            sigmoids = (sigmoid_kernel_array(pair[0]), sigmoid_kernel_array(pair[1]))
+        sigmoids = sigmoid_row_kernel_array(pair)
         resets_updates[t, :, :hidden], resets_updates[t, :, hidden:] = sigmoids[0], sigmoids[1]
         h_news[t] = h_gates[:, 2 * hidden:]
         new = news[t]
