@@ -320,3 +320,40 @@ def test_a_gru_is_pytorchs_nearly_to_the_bit(hidden, cell):
         assert outputs >= 0.985
         if hidden == 48:            # (at 40, the backward's products have 40 columns: an order not known)
             assert min(gradients) >= 0.999
+
+
+@pytest.mark.parametrize("shape", [
+    # batch, channels in, size, channels out, kernel, padding, stride
+    (4, 3, 32, 6, 5, 0, 1), (4, 6, 14, 16, 5, 0, 1), (16, 1, 28, 32, 3, 0, 1), (8, 32, 26, 64, 3, 0, 1),
+    (4, 20, 9, 16, 3, 1, 1), (4, 48, 8, 32, 3, 1, 1), (4, 64, 9, 64, 3, 1, 2), (2, 3, 11, 8, 4, 1, 3),
+    (2, 5, 10, 7, 2, 0, 1)])
+def test_conv2d_and_its_gradients_are_pytorchs_to_the_bit(shape):
+    """oneDNN's order of additions (core/onednn_conv.py): 16-channel blocks, taps, then channels; the bias after
+    the first block; the weight's and bias's gradients one chain over batch and positions."""
+    n, c, size, o, k, padding, stride = shape
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal((n, c, size, size)).astype(np.float32)
+    w = (rng.standard_normal((o, c, k, k)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    results = []
+    for lib in (torch, gradiente):
+        inputs = [lib.tensor(v, requires_grad=True) for v in (x, w, b)]
+        out = lib.nn.functional.conv2d(*inputs, stride=stride, padding=padding)
+        upstream = np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(np.float32)
+        out.backward(lib.tensor(upstream))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs])
+    for theirs, ours in zip(*results):
+        np.testing.assert_array_equal(theirs, ours)
+
+
+def test_chained_products_add_in_order_for_any_length():
+    """blas_order.chained: every output a chain of fused multiply-adds in order of k, for k past OpenBLAS's own
+    blocks, and shapes that its in-order kernels do not take (one row, few columns)."""
+    rng = np.random.default_rng(0)
+    for m, k, n in [(16, 1600, 150), (3, 900, 40), (300, 1000, 20), (1, 500, 1)]:
+        a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+        expected = np.zeros((m, n), np.float32)
+        for step in range(k):       # (each product exact in float64, each sum rounded once to float32)
+            expected = (a[:, step:step + 1].astype(np.float64) * b[step].astype(np.float64) + expected).astype(
+                np.float32)
+        np.testing.assert_array_equal(blas_order.chained(a, b), expected)

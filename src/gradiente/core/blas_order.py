@@ -18,7 +18,7 @@ before.
 """
 import numpy as np
 
-__all__ = ["matmul", "k_blocks", "contiguous", "order_known"]
+__all__ = ["matmul", "k_blocks", "contiguous", "order_known", "chained"]
 
 _BLOCK = 192
 
@@ -92,4 +92,43 @@ def matmul(a, b, initial=None):
                 total += initial
         else:
             total += part
+    return total
+
+
+# --- products added in order, for any k --------------------------------------------------------------------------
+# oneDNN's convolutions (PyTorch's float32 conv2d) add each output's products one after another, each rounded once,
+# over hundreds or thousands of terms. OpenBLAS adds in that order too, but only up to a point: for sums of at most
+# 384 products (measured: up to 448-488 for some shapes, 384 for all tried), at least two rows, and a column count
+# that is a multiple of 16 or leaves more than 8 after one. A longer chain is carried from one product to the next
+# by an identity block: [I | A₂] · [C₁; B₂] starts each output from C₁'s value (adding I's zeros to it is exact)
+# and goes on adding A₂·B₂'s products in order.
+_CHAIN = 384
+
+
+def chained(a, b):
+    """``a @ b`` (float32 matrices) with each output's products added in order of k from zero, each rounded once:
+    the order of a kernel that never splits k, for any k."""
+    m, n = a.shape[0], b.shape[1]
+    if m > n:                               # (the carrying identity is as wide as the rows: keep them few)
+        return chained(b.T, a.T).T
+    rows = max(m, 2)
+    columns = n if n % 16 == 0 or n % 16 > 8 else n + 16 - n % 16
+    if (rows, columns) != (m, n):           # zero rows and columns pad the product to a shape added in order
+        padded_a = np.zeros((rows, a.shape[1]), a.dtype)
+        padded_a[:m] = a
+        padded_b = np.zeros((b.shape[0], columns), b.dtype)
+        padded_b[:, :n] = b
+        return chained(padded_a, padded_b)[:m, :n]
+    if rows > _CHAIN // 3:                  # many rows: a chain per block of them
+        return np.concatenate([chained(a[start:start + 64], b) for start in range(0, rows, 64)])
+    k = a.shape[1]
+    # (both operands laid out in rows: a transposed one would take another of OpenBLAS's kernels, in another order)
+    total = np.matmul(np.ascontiguousarray(a[:, :_CHAIN]), np.ascontiguousarray(b[:_CHAIN]))
+    step = _CHAIN - rows
+    carry = np.eye(rows, dtype=a.dtype)
+    for start in range(_CHAIN, k, step):
+        if not np.isfinite(total).all():    # (0·inf in the identity's terms would spread a NaN: add the rest)
+            return total + np.matmul(a[:, start:], b[start:])
+        total = np.matmul(np.concatenate([carry, a[:, start:start + step]], axis=1),
+                          np.concatenate([total, b[start:start + step]]))
     return total

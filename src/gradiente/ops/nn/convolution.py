@@ -25,6 +25,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ...core import dtype as dt
+from ...core import onednn_conv
 from ...core.dtype import cpp_name, scalar_name
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
@@ -142,6 +143,12 @@ class _Convolution:
         cols = self.weight_operand(x)
         return _from_groups(np.matmul(_weight_rows(w, self.groups), cols), x.shape[0], self.out_size), cols
 
+    adds_bias = False       # the bias is added to the product's result by ``_convolve``
+
+    @staticmethod
+    def bias_gradient(grad):
+        return grad.sum(axis=_bias_axes(grad.ndim))
+
     def weight_operand(self, x):
         """What ``backward`` reads to give dW: the columns of x."""
         return _columns(_pad(x, self.pads), self.w_shape[2:], self.stride, self.dilation, self.out_size, self.groups)
@@ -159,6 +166,30 @@ class _Convolution:
         return dx, dw
 
 
+class _OrderedConvolution(_Convolution):
+    """A float32 2-d convolution computed in oneDNN's order of additions (``core/onednn_conv.py``), so that it
+    rounds as PyTorch's does; the bias is added inside that order (``adds_bias``)."""
+
+    adds_bias = True
+
+    def forward(self, x, w, bias=None):
+        xp = _pad(x, self.pads)
+        return onednn_conv.forward(xp, w, bias, self.stride, self.out_size), xp
+
+    def weight_operand(self, x):
+        """What ``backward`` reads to give dW: the padded input."""
+        return _pad(x, self.pads)
+
+    def backward(self, grad, w, xp, need_dx, need_dw):
+        dx = onednn_conv.input_gradient(grad, w, self.stride, self.pads, self.x_shape[2:]) if need_dx else None
+        dw = onednn_conv.weight_gradient(grad, xp, self.w_shape[2:], self.stride) if need_dw else None
+        return dx, dw
+
+    @staticmethod
+    def bias_gradient(grad):
+        return onednn_conv.bias_gradient(grad)
+
+
 class _Transposed:
     """y = convᵀ(x), the input adjoint of the convolution ``y -> x`` with the same weight: ``x (N, Ci, *S) ->
     y (N, Co, *T)``, weight ``(Ci, Co/G, *K)``."""
@@ -173,6 +204,9 @@ class _Transposed:
         spread = np.matmul(_weight_rows(w, self.groups).transpose(0, 2, 1), _by_group(x, self.groups))
         windows = _as_windows(spread, self.padded_shape[1], self.w_shape[2:], x.shape[0], self.x_shape[2:])
         return _crop(_col2im(windows, self.padded_shape, self.stride, self.dilation), self.pads, self.out_size), None
+
+    adds_bias = False
+    bias_gradient = staticmethod(_Convolution.bias_gradient)
 
     @staticmethod
     def weight_operand(x):
@@ -202,7 +236,7 @@ class ConvolutionBackward0(Node):
         if ops.recording:
             return _first_derivatives(self.conv, grad, x, w, needs, cols)[:len(needs)]
         dx, dw = self.conv.backward(grad, w, x if cols is None else cols, needs[0], needs[1])
-        db = grad.sum(axis=_bias_axes(grad.ndim)) if len(needs) > 2 and needs[2] else None
+        db = self.conv.bias_gradient(grad) if len(needs) > 2 and needs[2] else None
         return dx, dw, db
 
 
@@ -243,7 +277,7 @@ def _first_derivatives(conv, grad, x, w, needs, cols=None):
     if needs[1]:
         kept = conv.weight_operand(x._data) if cols is None else cols
     dx, dw = conv.backward(g, w._data if needs[0] else None, kept, needs[0], needs[1])
-    db = g.sum(axis=_bias_axes(g.ndim)) if len(needs) > 2 and needs[2] else None
+    db = conv.bias_gradient(g) if len(needs) > 2 and needs[2] else None
     return record_gradients(ConvolutionBackwardBackward0, (grad, x, w), (dx, dw, db), saved=(grad, x, w), conv=conv)
 
 
@@ -266,10 +300,13 @@ def _bilinear(ops, conv, which, a, b):
 def _convolve(conv, input, weight, bias):
     """Run ``conv.forward`` on the arrays, add the bias, and record the node."""
     # bfloat16 is convolved in float32 (dt.widened), the bias added there, and the sum rounded once
-    out, cols = conv.forward(dt.widened(input._data), dt.widened(weight._data))
+    if conv.adds_bias:
+        out, cols = conv.forward(input._data, weight._data, None if bias is None else bias._data)
+    else:
+        out, cols = conv.forward(dt.widened(input._data), dt.widened(weight._data))
     # one copy makes the result contiguous, and adds the bias on the way
     result = np.empty(out.shape, dtype=out.dtype)
-    if bias is not None:
+    if bias is not None and not conv.adds_bias:
         np.add(out, dt.widened(bias._data).reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
     else:
         result[...] = out
@@ -477,7 +514,13 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
     _check_dtypes(input, weight, bias, groups)
     if transposed:
         out_size = _transposed_size(x_shape[2:], stride, pads, dilation, output_padding, w_shape[2:])
-    conv = (_Transposed if transposed else _Convolution)(x_shape, w_shape, groups, stride, dilation, pads, out_size)
+    if transposed:
+        kind = _Transposed
+    elif onednn_conv.follows_onednn(input._data, weight._data, groups, dilation, n_spatial, transposed):
+        kind = _OrderedConvolution
+    else:
+        kind = _Convolution
+    conv = kind(x_shape, w_shape, groups, stride, dilation, pads, out_size)
     return _convolve(conv, input, weight, bias)
 
 
