@@ -111,24 +111,40 @@ def chained(a, b):
     m, n = a.shape[0], b.shape[1]
     if m > n:                               # (the carrying identity is as wide as the rows: keep them few)
         return chained(b.T, a.T).T
+    if m > _CHAIN // 3:                     # many rows: a chain per block of them
+        return np.concatenate([chained(a[start:start + 64], b) for start in range(0, m, 64)])
+    k = a.shape[1]
     rows = max(m, 2)
     columns = n if n % 16 == 0 or n % 16 > 8 else n + 16 - n % 16
-    if (rows, columns) != (m, n):           # zero rows and columns pad the product to a shape added in order
-        padded_a = np.zeros((rows, a.shape[1]), a.dtype)
-        padded_a[:m] = a
-        padded_b = np.zeros((b.shape[0], columns), b.dtype)
-        padded_b[:, :n] = b
-        return chained(padded_a, padded_b)[:m, :n]
-    if rows > _CHAIN // 3:                  # many rows: a chain per block of them
-        return np.concatenate([chained(a[start:start + 64], b) for start in range(0, rows, 64)])
-    k = a.shape[1]
-    # (both operands laid out in rows: a transposed one would take another of OpenBLAS's kernels, in another order)
-    total = np.matmul(np.ascontiguousarray(a[:, :_CHAIN]), np.ascontiguousarray(b[:_CHAIN]))
+    if k <= _CHAIN:
+        if (rows, columns) != (m, n):           # zero rows and columns pad it to a shape added in order
+            a, b = _padded(a, (rows, k)), _padded(b, (k, columns))
+        # (both operands laid out in rows: a transposed one would take another of OpenBLAS's kernels)
+        return np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))[:m, :n]
+    # Each link of the chain is one product of two buffers, rows and columns padded with zeros to a shape added in
+    # order: left = [I | A_j], right = [total so far; B_j]. The first link has no total (its identity reads zeros).
     step = _CHAIN - rows
-    carry = np.eye(rows, dtype=a.dtype)
-    for start in range(_CHAIN, k, step):
+    left = np.zeros((rows, rows + step), a.dtype)
+    left[:, :rows] = np.eye(rows, dtype=a.dtype)
+    right = np.zeros((rows + step, columns), b.dtype)
+    total = np.zeros((rows, columns), a.dtype)
+    for start in range(0, k, step):
+        stop = min(k, start + step)
+        width = stop - start
+        left[:m, rows:rows + width] = a[:, start:stop]
+        right[rows:rows + width, :n] = b[start:stop]
+        if width < step:                    # (a last, shorter link: its leftover products are zeros)
+            left[:, rows + width:] = 0
+            right[rows + width:] = 0
+        right[:rows] = total
+        np.matmul(left, right, out=total)
         if not np.isfinite(total).all():    # (0·inf in the identity's terms would spread a NaN: add the rest)
-            return total + np.matmul(a[:, start:], b[start:])
-        total = np.matmul(np.concatenate([carry, a[:, start:start + step]], axis=1),
-                          np.concatenate([total, b[start:start + step]]))
-    return total
+            return (total[:m, :n] + np.matmul(a[:, stop:], b[stop:]))
+    return total[:m, :n]
+
+
+def _padded(a, shape):
+    """``a`` in the top left corner of zeros of ``shape``."""
+    out = np.zeros(shape, a.dtype)
+    out[:a.shape[0], :a.shape[1]] = a
+    return out
