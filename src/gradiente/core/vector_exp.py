@@ -23,7 +23,7 @@ import numpy as np
 
 from .fused import fma, two_sum
 
-__all__ = ["sleef_exp", "sleef_log", "exp_u20", "Fma32"]
+__all__ = ["sleef_exp", "sleef_log", "exp_u20", "Fma32", "multiply_add"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
@@ -130,8 +130,29 @@ def complex_product_fuses():
             if not np.array_equal(product.real, fma(a, b, c, np.float32)):
                 verdict = False
                 break
+        # and with a multiplier broadcast along rows (``multiply_add``'s per-channel α)
+        a = rng.standard_normal((3, 5, 37)).astype(np.float32)
+        b, c = (rng.standard_normal((1, 5, 1)).astype(np.float32) for _ in range(2))
+        pair = np.empty(a.shape, np.complex64)
+        pair.real, pair.imag = a, c
+        if not np.array_equal((pair * (b - np.complex64(1j))).real, fma(a, b, c, np.float32)):
+            verdict = False
         _complex_verdict.append(verdict)
     return _complex_verdict[0]
+
+
+def multiply_add(x, a, b):
+    """``x·a + b`` rounded once to float32, for a float32 array ``x`` and ``a``, ``b`` that broadcast to it (a
+    channel's scale and shift): one complex product where NumPy's fuses (``complex_product_fuses``), the exact
+    ``fused.fma`` elsewhere."""
+    if not complex_product_fuses():
+        return fma(x, a, b, np.float32)
+    pair = Fma32.of_size(x.size).pair.reshape(x.shape)         # (kept between calls: no fresh pages to fault in)
+    pair.real, pair.imag = x, b
+    np.multiply(pair, (np.asarray(a, np.float32) - np.complex64(1j)).astype(np.complex64), out=pair)
+    out = np.empty(x.shape, np.float32)
+    np.copyto(out, pair.real)
+    return out
 
 
 # --- Sleef's expf (u10) -----------------------------------------------------------------------------------------

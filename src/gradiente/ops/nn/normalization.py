@@ -29,6 +29,7 @@ from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
 from ...core.rules import numpy_ops
 from ...core.tensor import Tensor
+from . import batch_norm_kernel
 from ._array_rules import record_gradients
 
 __all__ = ["layer_norm", "batch_norm", "group_norm", "native_layer_norm", "native_batch_norm", "native_group_norm"]
@@ -416,6 +417,11 @@ class NativeBatchNormBackward0(Node):
             # PyTorch's edges: grad_out, input, weight, save_mean, save_invstd (the last two not gradiente's)
             return record_gradients(NativeBatchNormBackwardBackward0, (grad, x, weight, None, None), grads,
                                     saved=(grad, x, weight), first=self)
+        kernel = self.__dict__.get("kernel")
+        if kernel is not None:          # (PyTorch's kernel's own steps: batch_norm_kernel.py)
+            x, weight = self.saved(ops)
+            needs = tuple(edge[0] is not None for edge in self.next_functions[:3])
+            return batch_norm_kernel.backward(grad, x, *kernel, weight, self.training, needs)
         return _batch_norm_grads(self, ops, grad)
 
 
@@ -501,6 +507,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     ``(output, save_mean, save_invstd)``, each of the last two ``(C,)`` in training (the batch's mean and
     1/sqrt(var + eps)) and empty ``(0,)`` in evaluation; not differentiable (as PyTorch's)."""
     xa = input._data
+    parameters = [None if t is None else t._data for t in (weight, bias, running_mean, running_var)]
+    if batch_norm_kernel.follows_kernel(xa, *parameters):
+        return _native_batch_norm_as_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps)
     axes = (0,) + tuple(range(2, xa.ndim))
     shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
     count = xa.size // xa.shape[1]
@@ -540,6 +549,44 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         empty = np.zeros(0, xa.dtype)
         return result, Tensor._make(empty), Tensor._make(empty.copy())
     return result, Tensor._make(mean.astype(xa.dtype)), Tensor._make(rstd.reshape(-1))
+
+
+def _native_batch_norm_as_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``native_batch_norm`` of a float32 batch of images, in PyTorch's kernel's steps (``batch_norm_kernel.py``);
+    the node keeps what the first derivatives read there, and what the general rules read under create_graph."""
+    xa = input._data
+    w, b = (None if t is None else t._data for t in (weight, bias))
+    shape = (1, xa.shape[1]) + (1,) * (xa.ndim - 2)
+    if training:
+        mean, var_sum, invstd = batch_norm_kernel.statistics(xa, eps)
+        backward_invstd = invstd
+        if running_mean is not None or running_var is not None:
+            count = xa.size // xa.shape[1]
+            new_mean, new_var = batch_norm_kernel.update_running(
+                None if running_mean is None else running_mean._data,
+                None if running_var is None else running_var._data, mean, var_sum, count, momentum)
+            for buffer, value in ((running_mean, new_mean), (running_var, new_var)):
+                if buffer is not None:
+                    buffer._data[...] = value
+                    buffer._bump_version()
+    else:
+        mean = running_mean._data.copy()
+        invstd = batch_norm_kernel.evaluation_invstd(running_var._data, eps)
+        # (PyTorch's backward computes it again, in float64)
+        backward_invstd = (1 / np.sqrt(running_var._data.astype(np.float64) + eps)).astype(np.float32)
+    result = Tensor._make(batch_norm_kernel.forward(xa, mean, invstd, w, b))
+    inputs = (input, weight, bias)
+    if wants_grad(*inputs):
+        rstd = invstd.reshape(shape)
+        xhat = (xa - mean.reshape(shape)) * rstd
+        axes = (0,) + tuple(range(2, xa.ndim))
+        record(NativeBatchNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd,
+               mean=mean.astype(np.float64), eps=eps, stat_axes=axes, affine_axes=axes, affine_shape=shape,
+               weight_shape=(xa.shape[1],), training=bool(training), kernel=(mean, backward_invstd))
+    if not training:
+        empty = np.zeros(0, xa.dtype)
+        return result, Tensor._make(empty), Tensor._make(empty.copy())
+    return result, Tensor._make(mean.copy()), Tensor._make(invstd.copy())
 
 
 # PyTorch's CPU kernel for a contiguous float32 or float64 input in training sums each channel's values one after
