@@ -413,13 +413,16 @@ class NativeBatchNormBackward0(Node):
     def backward(self, ops, grad):
         if ops.recording:
             x, weight = self.saved(ops)
-            grads = _batch_norm_grads(self, numpy_ops, ops.raw(grad))
+            grads = self._first_derivatives(numpy_ops, ops.raw(grad))
             # PyTorch's edges: grad_out, input, weight, save_mean, save_invstd (the last two not gradiente's)
             return record_gradients(NativeBatchNormBackwardBackward0, (grad, x, weight, None, None), grads,
                                     saved=(grad, x, weight), first=self)
+        return self._first_derivatives(ops, grad)
+
+    def _first_derivatives(self, ops, grad):
         kernel = self.__dict__.get("kernel")
         if kernel is not None:          # (PyTorch's kernel's own steps: batch_norm_kernel.py)
-            x, weight = self.saved(ops)
+            x, weight = self.saved(numpy_ops)
             needs = tuple(edge[0] is not None for edge in self.next_functions[:3])
             return batch_norm_kernel.backward(grad, x, *kernel, weight, self.training, needs)
         return _batch_norm_grads(self, ops, grad)
