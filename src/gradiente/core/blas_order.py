@@ -33,6 +33,33 @@ def k_blocks(k):
     return list(range(0, k, _BLOCK)) + [k]
 
 
+# Two more of MKL's kernels, measured: a product of at most 11 columns and at most 3 terms per sum (a polynomial
+# fit's ``Linear(3, 1)``) adds the products rounded, one after another, and the bias after them; and a product whose
+# columns leave 1 to 8 after their multiples of 16 computes those multiples as ``k_blocks`` says, and the last few
+# columns by a kernel whose order is not known here (NumPy's product for them).
+_SHORT_SUM = 3
+
+
+def _unfused_in_order(a, b, initial):
+    total = a[..., :, :1] * b[..., :1, :]
+    for step in range(1, a.shape[-1]):
+        total = total + a[..., :, step:step + 1] * b[..., step:step + 1, :]
+    return total if initial is None else total + initial
+
+
+def _known_head(a, b, initial):
+    """The product with its first columns (a multiple of 16) in MKL's known order, the rest NumPy's. (NumPy's
+    product of the whole, not of the last columns alone: OpenBLAS takes a few columns by another kernel, and its
+    kernel for the whole agrees with MKL's more often there.)"""
+    head = b.shape[-1] - b.shape[-1] % 16
+    out = np.matmul(a, b)
+    if initial is not None:
+        out += initial
+    bias = None if initial is None else np.broadcast_to(initial, out.shape)[..., :head]
+    out[..., :head] = matmul(a, b[..., :head], bias)
+    return out
+
+
 def order_known(a, b):
     """Whether MKL's kernel for this product is one whose order ``k_blocks`` describes."""
     rows, columns = a.shape[-2], b.shape[-1]
@@ -73,6 +100,12 @@ def matmul(a, b, initial=None):
     """``a @ b`` (plus ``initial``, broadcast to the product and added first, as a bias is) for float32 matrices or
     stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
     k = a.shape[-1]
+    if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
+        rows, columns = a.shape[-2], b.shape[-1]
+        if rows >= 2 and k <= _SHORT_SUM and columns < 12:
+            return _unfused_in_order(a, b, initial)
+        if rows >= 4 and columns > 16 and 0 < columns % 16 <= 8:
+            return _known_head(a, b, initial)
     known = (a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2
              and order_known(a, b))
     if known:
