@@ -38,8 +38,19 @@ has_spectral = True
 
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
+
+def _threads_from_environment():
+    """PyTorch's default number of threads: ``MKL_NUM_THREADS``, else ``OMP_NUM_THREADS`` (a positive whole
+    number; anything else is ignored), at most the CPUs this process may use, else all of them."""
+    count = 0
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):        # (the later one wins, as in PyTorch)
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            count = int(value)
+    return min(count, _CPUS) if count else _CPUS
+
 # One dict for every remembered setting, so that a test (or a learner) can see them all at once.
-_settings = {"num_threads": _CPUS, "num_interop_threads": _CPUS, "interop_set": False, "deterministic": False,
+_settings = {"num_threads": _threads_from_environment(), "num_interop_threads": _CPUS, "interop_set": False, "deterministic": False,
              "warn_only": False, "matmul_precision": "highest", "warn_always": False}
 
 

@@ -52,6 +52,10 @@ class UntypedStorage:
     def __len__(self):
         return self._array.nbytes
 
+    def __sizeof__(self):
+        """The object and its bytes, as PyTorch counts a storage (``sys.getsizeof``; model summaries add it up)."""
+        return object.__sizeof__(self) + self.nbytes()
+
     def element_size(self):
         return 1
 

@@ -24,7 +24,8 @@ __all__ = [
     "get_device_properties", "current_stream", "default_stream", "get_rng_state", "initial_seed", "ipc_collect",
     "mem_get_info", "get_per_process_memory_fraction", "get_sync_debug_mode", "set_device", "device", "device_of",
     "Stream", "Event", "stream", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
-    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "reset_peak_memory_stats",
+    "reset_max_memory_allocated", "reset_max_memory_cached", "reset_accumulated_memory_stats",
 ]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
@@ -136,6 +137,28 @@ def memory_stats(device=None):
 
 def memory_stats_as_nested_dict(device=None):
     return {}
+
+
+# A CPU-only PyTorch resets its peak counters through a private C function it was built without, and so fails
+# with an AttributeError naming it (benchmarks call these between runs).
+def _missing_c_function(name):
+    return AttributeError(f"module 'torch._C' has no attribute '{name}'")
+
+
+def reset_peak_memory_stats(device=None):
+    raise _missing_c_function("_cuda_resetPeakMemoryStats")
+
+
+def reset_max_memory_allocated(device=None):
+    raise _missing_c_function("_cuda_resetPeakMemoryStats")
+
+
+def reset_max_memory_cached(device=None):
+    raise _missing_c_function("_cuda_resetPeakMemoryStats")
+
+
+def reset_accumulated_memory_stats(device=None):
+    raise _missing_c_function("_cuda_resetAccumulatedMemoryStats")
 
 
 # --- calls that need a GPU: PyTorch's assertion -------------------------------------------------------------------

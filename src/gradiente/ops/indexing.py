@@ -440,6 +440,8 @@ def _along(index, dim, size):
     bad = (index < 0) | (index >= size)
     if bad.any():
         raise RuntimeError(f"index {int(index[bad].flat[0])} is out of bounds for dimension {dim} with size {size}")
+    if index.ndim == 0:             # (a single position, in a tensor of one dim: ``scatter_(0, tensor(3), ...)``)
+        return (index,)
     grids = list(np.indices(index.shape, sparse=True))
     grids[dim] = index
     return tuple(grids)
@@ -447,7 +449,8 @@ def _along(index, dim, size):
 
 def _check_gather_shapes(a, idx, d, name):
     if idx.ndim != a.ndim and not (idx.ndim <= 1 and a.ndim <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           f"{'input' if name == 'gather' else 'self'} tensor")
     for k in range(idx.ndim):
         if k != d and idx.shape[k] > a.shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {_fmt(idx.shape)} to be no "
@@ -517,6 +520,9 @@ def _scatter(input, dim, index, src, add):
     a = input._data
     idx = _int_index(index, "scatter")
     d = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0:                 # (as gather: a tensor of one element, and back)
+        one = view(src, 1) if isinstance(src, Tensor) and src._data.ndim == 0 else src
+        return view(_scatter(view(input, 1), 0, wrap(idx.reshape(1)), one, add), ())
     _check_gather_shapes(a, idx, d, "scatter")
     where = _along(idx, d, a.shape[d])
     out = a.copy()

@@ -1,3 +1,5 @@
 """Utilities, as ``torch.utils``: ``checkpoint`` (recompute in backward to save memory), ``data`` (datasets and
-loaders) and ``hooks``; ``tensorboard`` (``SummaryWriter``) is imported when asked for, as in PyTorch."""
+loaders), ``hooks`` and ``swap_tensors``; ``tensorboard`` (``SummaryWriter``) is imported when asked for, as in
+PyTorch."""
 from . import checkpoint, data, hooks
+from .swap import swap_tensors

@@ -9,6 +9,7 @@ from ...core.creation import c_order, keep_layout
 from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
+from ...core.summation import torch_order_sums
 from .._warnings import warn
 
 __all__ = [
@@ -47,7 +48,12 @@ def reduction_arg(reduction, size_average=None, reduce=None):
 
 
 def reduce_array(loss, reduction):
-    """Apply ``'mean'``/``'sum'``/``'none'`` to an elementwise loss array (a 0-d array for the first two)."""
+    """Apply ``'mean'``/``'sum'``/``'none'`` to an elementwise loss array (a 0-d array for the first two). PyTorch
+    reduces a loss with ``sum`` and ``mean``, so a float loss is added in their order (``core/summation.py``)."""
+    if reduction in ("mean", "sum") and loss.size and loss.dtype in (np.float32, np.float64):
+        total = torch_order_sums(loss, tuple(range(loss.ndim)))
+        if total is not None:
+            return np.asarray(total[0] if reduction == "sum" else total[0] / loss.dtype.type(loss.size))
     if reduction == "mean":
         return np.asarray(dt.widened(loss).mean(), dtype=loss.dtype)
     if reduction == "sum":

@@ -1,0 +1,64 @@
+"""``torch.xpu`` (Intel GPUs) as a CPU-only build has it: no device. Questions a program asks to choose its device
+answer False, 0 or nothing; calls that need a device raise PyTorch's ``AssertionError: Torch not compiled with XPU
+enabled``."""
+
+__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "empty_cache",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "synchronize",
+           "current_device", "get_device_name", "get_device_properties", "set_device", "init", "is_initialized"]
+
+_NOT_COMPILED = "Torch not compiled with XPU enabled"
+
+
+def is_available():
+    return False
+
+
+def is_initialized():
+    return False
+
+
+def device_count():
+    return 0
+
+
+def manual_seed(seed):
+    """Does nothing without a device, as in PyTorch."""
+
+
+def manual_seed_all(seed):
+    """Does nothing without a device, as in PyTorch."""
+
+
+def seed():
+    """Does nothing without a device, as in PyTorch."""
+
+
+def seed_all():
+    """Does nothing without a device, as in PyTorch."""
+
+
+def empty_cache():
+    """There is no cache to free."""
+
+
+def memory_allocated(device=None):
+    return 0
+
+
+def max_memory_allocated(device=None):
+    return 0
+
+
+def memory_reserved(device=None):
+    return 0
+
+
+def max_memory_reserved(device=None):
+    return 0
+
+
+def _no_xpu(*args, **kwargs):
+    raise AssertionError(_NOT_COMPILED)
+
+
+synchronize = current_device = get_device_name = get_device_properties = set_device = init = _no_xpu
