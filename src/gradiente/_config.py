@@ -50,8 +50,8 @@ def _threads_from_environment():
     return min(count, _CPUS) if count else _CPUS
 
 # One dict for every remembered setting, so that a test (or a learner) can see them all at once.
-_settings = {"num_threads": _threads_from_environment(), "num_interop_threads": _CPUS, "interop_set": False, "deterministic": False,
-             "warn_only": False, "matmul_precision": "highest", "warn_always": False}
+_settings = {"num_threads": _threads_from_environment(), "num_interop_threads": _CPUS, "interop_set": False,
+             "deterministic": False, "warn_only": False, "matmul_precision": "highest", "warn_always": False}
 
 
 # --- threads ---------------------------------------------------------------------------------------------
