@@ -23,7 +23,7 @@ import numpy as np
 
 from .fused import fma, two_sum
 
-__all__ = ["sleef_exp", "sleef_log", "exp_u20", "Fma32", "multiply_add"]
+__all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "exp_u20", "Fma32", "multiply_add"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
@@ -297,6 +297,54 @@ def sleef_log(d):
         r[np.isposinf(d)] = np.inf
         r[(d < 0) | np.isnan(d)] = np.nan
         r[d == 0] = -np.inf
+    return r.reshape(shape)
+
+
+def sleef_log1p(d):
+    """ln(1 + d) for a float32 array as Sleef's ``log1pf`` (u10, AVX-512 build) computes it, which PyTorch's
+    ``log_sigmoid`` (and so ``binary_cross_entropy_with_logits``) takes of Sleef's e^-|x|:
+
+        1 + d = (1 + m)·2^e with 1 + m in [0.75, 1.5), m = d·2^-e + (2^-e − 1) fused;  x = m/(2 + m) as hi + lo
+        ln(1 + d) = e·ln 2 + 2x + x³·P(x²)  (the polynomial of ``sleef_log``), in double-float arithmetic.
+
+    Past 1e38 Sleef takes ``logf`` of d itself (``sleef_log``)."""
+    shape = np.shape(d)
+    d = np.asarray(d, np.float32).reshape(-1)
+    fused = Fma32.of_size(d.size)
+
+    def _fma32(a, b, c):
+        return fused(a, b, c, out=np.empty(d.size, np.float32))
+    with np.errstate(all="ignore"):
+        one_plus = d + _F32(1)
+        scaled = one_plus * _F32(1 / 0.75)
+        e = (np.frexp(scaled)[1] - 1).astype(np.float32)         # ⌊log2⌋, as the vgetexp instruction
+        e[np.isinf(scaled)] = 128
+        t = np.ldexp(np.ones_like(d), -np.rint(e).astype(np.int32)).astype(np.float32)
+        m = _fma32(d, t, t - _F32(1))
+        s_hi = _LN2_HI * e                                        # e·ln 2, double-float
+        s_lo = _fma32(_LN2_LO, e, _fma32(_LN2_HI, e, -s_hi))
+        den_hi, den_lo = two_sum(_F32(2), m)                      # 2 + m, double-float (|2| ≥ |m|)
+        reciprocal = _F32(1) / den_hi                             # m / (2 + m), double-float
+        x_hi = m * reciprocal
+        u = _fma32(reciprocal, m, -x_hi)
+        v = _fma32(-den_lo, reciprocal, _fma32(-den_hi, reciprocal, _F32(1)))
+        x_lo = _fma32(x_hi, v, u)
+        x2 = x_hi * x_hi
+        p = _fma32(_fma32(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
+        twice_hi, twice_lo = x_hi * _F32(2), x_lo * _F32(2)      # s += 2x, then s += x³·P
+        total = s_hi + twice_hi
+        s_lo = (((s_hi - total) + twice_hi) + s_lo) + twice_lo
+        s_hi = total
+        cube = (x2 * x_hi) * p
+        total = s_hi + cube
+        s_lo = ((s_hi - total) + cube) + s_lo
+        r = total + s_lo
+        large = d > _F32(1e38)
+        if large.any():
+            r[large] = sleef_log(d[large])
+        r[(d < -1) | np.isnan(d)] = np.nan
+        r[d == -1] = -np.inf
+        r[(d == 0) & np.signbit(d)] = -0.0
     return r.reshape(shape)
 
 

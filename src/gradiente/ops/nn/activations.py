@@ -18,6 +18,7 @@ from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import in_vector_blocks, one_plus_sleef_exp_of_minus, sigmoid_array, sigmoid_kernel_array
+from ...core.vector_exp import sleef_exp, sleef_log1p
 from .. import unary, views
 from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name
@@ -527,15 +528,28 @@ class LogSigmoidBackward0(Node):
     formula = "d/dx log σ(x) = 1 - σ(x)"
 
     def backward(self, ops, grad):
-        return (grad * ops.sigmoid(-_saved(self, ops)),)
+        x = _saved(self, ops)
+        if not ops.recording and x.dtype == np.float32:
+            # PyTorch's kernel: with b = e^-|x| (Sleef's, as the forward), (x < 0 ? 1 - b/(1 + b) : b/(1 + b))·grad
+            b = sleef_exp(-np.abs(x))
+            q = b / (np.float32(1) + b)
+            return (np.where(x < 0, np.float32(1) - q, q) * grad,)
+        return (grad * ops.sigmoid(-x),)
 
     jvp = self_adjoint_jvp
 
 
+def log_sigmoid_array(a):
+    """min(x, 0) - log(1 + e^(-|x|)); in float32 with Sleef's exp and log1p, as PyTorch's vector code takes every
+    element (its loop's tail too)."""
+    if a.dtype == np.float32:
+        return np.minimum(a, np.float32(0)) - sleef_log1p(sleef_exp(-np.abs(a)))
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
 def logsigmoid(input):
     """log σ(x), computed as min(x, 0) - log(1 + e^(-|x|)) (``LogSigmoidBackward0``)."""
-    return activation(input, lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), LogSigmoidBackward0,
-                      "log_sigmoid_cpu", contiguous=True)
+    return activation(input, log_sigmoid_array, LogSigmoidBackward0, "log_sigmoid_cpu", contiguous=True)
 
 
 # --- hardsigmoid, hardswish -------------------------------------------------------------------------------

@@ -15,10 +15,12 @@ from ...core.errors import broadcast_shape
 from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
+from ...core.rules import sigmoid_kernel_array
 from .._warnings import warn
 from ..autocast import autocast_entry
 from ..binary_math import xlogy
 from ._common import add_scalar, mul_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
+from .activations import log_sigmoid_array
 
 __all__ = [
     "binary_cross_entropy",
@@ -366,24 +368,29 @@ class BinaryCrossEntropyWithLogitsBackward0(_LossNode):
 
     def backward(self, ops, grad):
         x, y, weight, pos_weight = self.saved(ops)
-        g = grad * self.norm()
-        if weight is not None:
-            g = g * weight
         edges = self.next_functions
         dx = dy = None
+        # in PyTorch's order of operations: the derivative times grad, then the weight, then divided by the count
         if edges[0][0] is not None:
+            # (σ by torch.sigmoid's kernel, on arrays: Sleef's exp on its vector blocks)
+            sigmoid = sigmoid_kernel_array(x) if not ops.recording else ops.sigmoid(x)
             if pos_weight is None:
-                dx = (ops.sigmoid(x) - y) * g
+                dx = (sigmoid - y) * grad
             else:
                 t = pos_weight * y
-                dx = ((t + 1 - y) * ops.sigmoid(x) - t) * g
+                dx = ((t + 1 - y) * sigmoid - t) * grad
         if edges[1][0] is not None:
             if pos_weight is None:
-                dy = -x * g
+                dy = -x * grad
             else:
                 # log σ(-x) - p·log σ(x), with log σ(z) = -softplus(-z)
-                dy = (softplus_stable(ops, -x) * pos_weight - softplus_stable(ops, x)) * g
-        return dx, dy
+                dy = (softplus_stable(ops, -x) * pos_weight - softplus_stable(ops, x)) * grad
+        return tuple(None if d is None else self._weighted_and_averaged(d, weight) for d in (dx, dy))
+
+    def _weighted_and_averaged(self, d, weight):
+        if weight is not None:
+            d = d * weight
+        return d / self.count if self.reduction == "mean" else d
 
 
 @autocast_entry
@@ -399,7 +406,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise RuntimeError(f"result type {scalar_name(np.result_type(xa.dtype, np.float32))} can't be cast to "
                            f"the desired output type {scalar_name(ya.dtype)}")
     # PyTorch: log_sigmoid(x) [· (1 + (p - 1)·y)], then (1 - y)·x - that, in the target's dtype.
-    log_sigmoid = np.minimum(xa, 0) - np.log1p(np.exp(-np.abs(xa)))
+    log_sigmoid = log_sigmoid_array(xa)
     if pos_weight is not None:
         log_sigmoid = log_sigmoid * ((pos_weight._data - 1) * ya + 1)
     loss = (1 - ya) * xa - log_sigmoid
