@@ -76,11 +76,23 @@ def test_layer_norm_bits(dtype, affine):
         _same_bits(b.grad, _sum_leading(grad, 2))
 
 
+def _close(actual, expected):
+    np.testing.assert_allclose(np.asarray(actual.detach().numpy() if hasattr(actual, "detach") else actual),
+                               np.asarray(expected), rtol=2e-5, atol=2e-6)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 # (inputs of more than 65536 elements: smaller ones are computed in PyTorch's steps instead, and compared with PyTorch
 # bit for bit in test_nn_normalization.py's test_batch_norm_of_a_small_input_gives_torchs_digits)
 @pytest.mark.parametrize("shape", [(8, 6, 5, 300), (10000, 7)])
 def test_batch_norm_training_bits(dtype, shape):
+    kernel = np.dtype(dtype) == np.float32 and len(shape) > 2
+    if kernel:
+        # float32 image batches take PyTorch's kernel's own steps (batch_norm_kernel.py; bit for bit against torch
+        # in test_kernel_order.py): here they agree with the formulas to float32 rounding
+        same = _close
+    else:
+        same = _same_bits
     rng = np.random.RandomState(2)
     c = shape[1]
     x, w, b = _leaves(rng, dtype, shape, (c,), (c,), shift=0.3)
@@ -97,16 +109,16 @@ def test_batch_norm_training_bits(dtype, shape):
     dxhat = grad * wa
     mean_dxhat = _mean(dxhat, axes)
     mean_product = _mean_of_product(dxhat, xhat, axes)
-    _same_bits(out, xhat * wa + b.detach().numpy().reshape(bshape))
-    _same_bits(x.grad, rstd * (dxhat - mean_dxhat - xhat * mean_product))
+    same(out, xhat * wa + b.detach().numpy().reshape(bshape))
+    same(x.grad, rstd * (dxhat - mean_dxhat - xhat * mean_product))
     # an (N, C) input's parameter gradients are column sums, taken as a matrix product (_sum_leading); those of
     # (N, C, ...) the channel sums of normalization.py's reductions
     if axes == (0,):
-        _same_bits(w.grad, _sum_leading(grad * xhat, 1).reshape(c))
-        _same_bits(b.grad, _sum_leading(grad, 1).reshape(c))
+        same(w.grad, _sum_leading(grad * xhat, 1).reshape(c))
+        same(b.grad, _sum_leading(grad, 1).reshape(c))
     else:
-        _same_bits(w.grad, _sum_of_product(grad, xhat, axes).reshape(c))
-        _same_bits(b.grad, _sum(grad, axes).reshape(c))
+        same(w.grad, _sum_of_product(grad, xhat, axes).reshape(c))
+        same(b.grad, _sum(grad, axes).reshape(c))
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
