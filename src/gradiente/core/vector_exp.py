@@ -275,29 +275,34 @@ def sleef_log(d):
         e[np.isinf(scaled)] = 128
         fraction = np.frexp(d)[0]                                 # in [0.5, 1): the mantissa in [0.75, 1.5)
         m = np.where(fraction < _F32(0.75), fraction * _F32(2), fraction).astype(np.float32)
-        s_hi = _LN2_HI * e                                        # e·ln 2, double-float
-        s_lo = _fma32(_LN2_LO, e, _fma32(_LN2_HI, e, -s_hi))
-        num_hi, num_lo = two_sum(_F32(-1), m)
-        den_hi, den_lo = two_sum(_F32(1), m)
-        t = _F32(1) / den_hi                                      # the quotient, double-float
-        x_hi = num_hi * t
-        u = _fma32(t, num_hi, -x_hi)
-        v = _fma32(-den_lo, t, _fma32(-den_hi, t, _F32(1)))
-        x_lo = _fma32(x_hi, v, _fma32(num_lo, t, u))
-        x2 = x_hi * x_hi
-        p = _fma32(_fma32(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
-        twice_hi, twice_lo = x_hi * _F32(2), x_lo * _F32(2)      # s += 2x, then s += x³·P
-        total = s_hi + twice_hi
-        s_lo = (((s_hi - total) + twice_hi) + s_lo) + twice_lo
-        s_hi = total
-        cube = (x2 * x_hi) * p
-        total = s_hi + cube
-        s_lo = ((s_hi - total) + cube) + s_lo
-        r = total + s_lo
+        r = _log_of_quotient(e, two_sum(_F32(-1), m), two_sum(_F32(1), m), _fma32)
         r[np.isposinf(d)] = np.inf
         r[(d < 0) | np.isnan(d)] = np.nan
         r[d == 0] = -np.inf
     return r.reshape(shape)
+
+
+def _log_of_quotient(e, numerator, denominator, _fma32):
+    """Sleef's shared end of ``logf`` and ``log1pf``: e·ln 2 + 2x + x³·P(x²) with x = numerator/denominator, each a
+    double-float pair (hi, lo), every step as Sleef's double-float arithmetic takes it (multiply-adds fused)."""
+    (num_hi, num_lo), (den_hi, den_lo) = numerator, denominator
+    s_hi = _LN2_HI * e                                        # e·ln 2, double-float
+    s_lo = _fma32(_LN2_LO, e, _fma32(_LN2_HI, e, -s_hi))
+    t = _F32(1) / den_hi                                      # the quotient, double-float
+    x_hi = num_hi * t
+    u = _fma32(t, num_hi, -x_hi)
+    v = _fma32(-den_lo, t, _fma32(-den_hi, t, _F32(1)))
+    x_lo = _fma32(x_hi, v, _fma32(num_lo, t, u))
+    x2 = x_hi * x_hi
+    p = _fma32(_fma32(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
+    twice_hi, twice_lo = x_hi * _F32(2), x_lo * _F32(2)      # s += 2x, then s += x³·P
+    total = s_hi + twice_hi
+    s_lo = (((s_hi - total) + twice_hi) + s_lo) + twice_lo
+    s_hi = total
+    cube = (x2 * x_hi) * p
+    total = s_hi + cube
+    s_lo = ((s_hi - total) + cube) + s_lo
+    return total + s_lo
 
 
 def sleef_log1p(d):
@@ -321,24 +326,8 @@ def sleef_log1p(d):
         e[np.isinf(scaled)] = 128
         t = np.ldexp(np.ones_like(d), -np.rint(e).astype(np.int32)).astype(np.float32)
         m = _fma32(d, t, t - _F32(1))
-        s_hi = _LN2_HI * e                                        # e·ln 2, double-float
-        s_lo = _fma32(_LN2_LO, e, _fma32(_LN2_HI, e, -s_hi))
-        den_hi, den_lo = two_sum(_F32(2), m)                      # 2 + m, double-float (|2| ≥ |m|)
-        reciprocal = _F32(1) / den_hi                             # m / (2 + m), double-float
-        x_hi = m * reciprocal
-        u = _fma32(reciprocal, m, -x_hi)
-        v = _fma32(-den_lo, reciprocal, _fma32(-den_hi, reciprocal, _F32(1)))
-        x_lo = _fma32(x_hi, v, u)
-        x2 = x_hi * x_hi
-        p = _fma32(_fma32(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
-        twice_hi, twice_lo = x_hi * _F32(2), x_lo * _F32(2)      # s += 2x, then s += x³·P
-        total = s_hi + twice_hi
-        s_lo = (((s_hi - total) + twice_hi) + s_lo) + twice_lo
-        s_hi = total
-        cube = (x2 * x_hi) * p
-        total = s_hi + cube
-        s_lo = ((s_hi - total) + cube) + s_lo
-        r = total + s_lo
+        # x = m / (2 + m), the numerator exact (no low part), the denominator double-float (|2| ≥ |m|)
+        r = _log_of_quotient(e, (m, _F32(0)), two_sum(_F32(2), m), _fma32)
         large = d > _F32(1e38)
         if large.any():
             r[large] = sleef_log(d[large])
