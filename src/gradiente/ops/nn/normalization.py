@@ -419,6 +419,16 @@ class NativeBatchNormBackward0(Node):
                                     saved=(grad, x, weight), first=self)
         return self._first_derivatives(ops, grad)
 
+    def __getattr__(self, name):
+        # a node of PyTorch's kernel (``kernel``) does not keep x̂: its first derivatives do not read it, and only a
+        # second derivative asks, once
+        if name == "xhat" and "kernel" in self.__dict__:
+            x = self.saved(numpy_ops)[0]
+            xhat = (x - self.kernel[0].reshape(self.affine_shape)) * self.rstd
+            self.__dict__["xhat"] = xhat
+            return xhat
+        return super().__getattr__(name)
+
     def _first_derivatives(self, ops, grad):
         kernel = self.__dict__.get("kernel")
         if kernel is not None:          # (PyTorch's kernel's own steps: batch_norm_kernel.py)
@@ -580,10 +590,8 @@ def _native_batch_norm_as_kernel(input, weight, bias, running_mean, running_var,
     result = Tensor._make(batch_norm_kernel.forward(xa, mean, invstd, w, b))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
-        rstd = invstd.reshape(shape)
-        xhat = (xa - mean.reshape(shape)) * rstd
         axes = (0,) + tuple(range(2, xa.ndim))
-        record(NativeBatchNormBackward0, inputs, result, saved=(input, weight), xhat=xhat, rstd=rstd,
+        record(NativeBatchNormBackward0, inputs, result, saved=(input, weight), rstd=invstd.reshape(shape),
                mean=mean.astype(np.float64), eps=eps, stat_axes=axes, affine_axes=axes, affine_shape=shape,
                weight_shape=(xa.shape[1],), training=bool(training), kernel=(mean, backward_invstd))
     if not training:
