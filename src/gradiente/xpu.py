@@ -1,6 +1,17 @@
 """``torch.xpu`` (Intel GPUs) as a CPU-only build has it: no device. Questions a program asks to choose its device
-answer False, 0 or nothing; calls that need a device raise PyTorch's ``AssertionError: Torch not compiled with XPU
-enabled``."""
+answer False, 0 or nothing, the very answers ``torch.cuda`` gives without a GPU (and shares with it here); calls
+that need a device raise PyTorch's ``AssertionError: Torch not compiled with XPU enabled``."""
+from .cuda import (
+    empty_cache,
+    manual_seed,
+    manual_seed_all,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    seed,
+    seed_all,
+)
 
 __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "empty_cache",
            "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "synchronize",
@@ -18,42 +29,6 @@ def is_initialized():
 
 
 def device_count():
-    return 0
-
-
-def manual_seed(seed):
-    """Does nothing without a device, as in PyTorch."""
-
-
-def manual_seed_all(seed):
-    """Does nothing without a device, as in PyTorch."""
-
-
-def seed():
-    """Does nothing without a device, as in PyTorch."""
-
-
-def seed_all():
-    """Does nothing without a device, as in PyTorch."""
-
-
-def empty_cache():
-    """There is no cache to free."""
-
-
-def memory_allocated(device=None):
-    return 0
-
-
-def max_memory_allocated(device=None):
-    return 0
-
-
-def memory_reserved(device=None):
-    return 0
-
-
-def max_memory_reserved(device=None):
     return 0
 
 

@@ -121,16 +121,21 @@ def one_plus_sleef_exp_of_minus(x):
     return e
 
 
+def _sigmoid_vector_code(x):
+    """1 / (1 + e^-x) as sigmoid's vector code computes it (Sleef's e^-x)."""
+    return np.float32(1) / one_plus_sleef_exp_of_minus(x)
+
+
 def sigmoid_kernel_array(a):
     """``torch.sigmoid``'s values: 1 / (1 + e^-x) with Sleef's exponential on the vector blocks, and the C library's
     (correctly rounded, as ``sigmoid_array``'s) on the rest (``in_vector_blocks``)."""
-    return in_vector_blocks(a, lambda x: np.float32(1) / one_plus_sleef_exp_of_minus(x), sigmoid_array)
+    return in_vector_blocks(a, _sigmoid_vector_code, sigmoid_array)
 
 
 def sigmoid_row_kernel_array(a):
     """``sigmoid_kernel_array`` of each row of ``a`` on its own (``in_row_blocks``): ``Tensor.sigmoid_`` of a
     chunk view."""
-    return in_row_blocks(a, lambda x: np.float32(1) / one_plus_sleef_exp_of_minus(x), sigmoid_array)
+    return in_row_blocks(a, _sigmoid_vector_code, sigmoid_array)
 
 
 def tanh_backward_array(grad, out):

@@ -256,6 +256,13 @@ _LN2_HI, _LN2_LO = _F32(0.69314718246459960938), _F32(-1.904654323148236017e-09)
 _LOG_POLY = (_F32(0.3027294874), _F32(0.3996108174), _F32(0.6666694880))
 
 
+def _fused_steps(n):
+    """``fma(a, b, c)`` for the steps of a double-float algorithm on n values: each result rounded once to float32,
+    into a fresh array (the steps' results stay alive together)."""
+    fused = Fma32.of_size(n)
+    return lambda a, b, c: fused(a, b, c, out=np.empty(n, np.float32))
+
+
 def sleef_log(d):
     """ln d for a float32 array as Sleef's ``logf`` (u10, AVX-512 build) computes it, in double-float arithmetic
     (a value carried as an unevaluated sum hi + lo of two floats):
@@ -265,10 +272,7 @@ def sleef_log(d):
     every multiply-add fused, as there."""
     shape = np.shape(d)
     d = np.asarray(d, np.float32).reshape(-1)
-    fused = Fma32.of_size(d.size)
-
-    def _fma32(a, b, c):
-        return fused(a, b, c, out=np.empty(d.size, np.float32))
+    _fma32 = _fused_steps(d.size)
     with np.errstate(all="ignore"):
         scaled = d * _F32(1 / 0.75)
         e = (np.frexp(scaled)[1] - 1).astype(np.float32)        # ⌊log2(d·4/3)⌋, as the vgetexp instruction
@@ -315,10 +319,7 @@ def sleef_log1p(d):
     Past 1e38 Sleef takes ``logf`` of d itself (``sleef_log``)."""
     shape = np.shape(d)
     d = np.asarray(d, np.float32).reshape(-1)
-    fused = Fma32.of_size(d.size)
-
-    def _fma32(a, b, c):
-        return fused(a, b, c, out=np.empty(d.size, np.float32))
+    _fma32 = _fused_steps(d.size)
     with np.errstate(all="ignore"):
         one_plus = d + _F32(1)
         scaled = one_plus * _F32(1 / 0.75)
