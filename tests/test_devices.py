@@ -170,7 +170,7 @@ FACTORIES = {
 DEVICES = {"cpu": "cpu", "cpu:0": "cpu:0", "cpu:1": "cpu:1", "device('cpu')": ("cpu",), "cuda": "cuda",
            "cuda:0": "cuda:0", "cuda:1": "cuda:1", "device('cuda')": ("cuda",), "device('cuda', 1)": ("cuda", 1),
            "mps": "mps", "xpu": "xpu", "hip": "hip", "mtia": "mtia", "lazy": "lazy", "vulkan": "vulkan",
-           "opengl": "opengl", "hpu": "hpu", "0": 0, "-1": -1, "1.5": 1.5, "foo": "foo"}
+           "opengl": "opengl", "hpu": "hpu", "meta": "meta", "0": 0, "-1": -1, "1.5": 1.5, "foo": "foo"}
 
 
 def _device_argument(lib, spec):
@@ -193,14 +193,6 @@ def test_device_argument_of_every_function_as_in_a_cpu_only_pytorch(function, de
     # A device of a wrong type is PyTorch's TypeError, worded by its argument parser from each function's
     # overloads (which gradiente's Python signatures do not have): the type is compared, not the wording
     same_outcome(scenario, only_the_exception_type=device == "1.5")
-
-
-def test_meta_tensors_are_refused_with_a_message_that_says_why():
-    """The one deliberate difference: PyTorch makes tensors without data on "meta"; gradiente's hold NumPy arrays."""
-    for make in (lambda: gradiente.zeros(2, device="meta"), lambda: gradiente.ones(2).to("meta"),
-                 lambda: gradiente.nn.Linear(2, 2, device="meta")):
-        with pytest.raises(NotImplementedError, match="gradiente has no meta tensors"):
-            make()
 
 
 def test_to_an_indexed_cpu_copies_as_in_pytorch():

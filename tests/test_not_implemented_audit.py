@@ -35,6 +35,10 @@ GRADIENTE_REFUSALS = {
         "torch differentiates every op for complex; here only rules marked complex_ok or holomorphic (this audit "
         "added det, inv, matrix_exp, logsumexp, slogdet, cholesky, eigh; svd and qr of complex matrices remain)",
     ("core/random.py", "gradiente's randperm supports n <"): "torch's 64-bit shuffle for huge n is not reproduced",
+    ("core/meta.py", "gradiente works out {} of meta tensors"):
+        "torch has a meta kernel (a shape function) for every op; gradiente's meta arrays answer NumPy's ufuncs, "
+        "views and a few functions with shape rules, and run any other NumPy function on zeros of the inputs' "
+        "shapes, which it refuses beyond 2**22 elements",
     ("utils/tensorboard/summary.py", "gradiente's add_image encodes images at their own size"):
         "torch resizes by rescale with Pillow; here only rescale=1",
     ("utils/tensorboard/writer.py", "SummaryWriter.add_graph needs torch.jit.trace's TorchScript graph"):

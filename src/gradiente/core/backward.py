@@ -58,12 +58,12 @@ def _root_grads(outputs, grad_outputs, create_graph, what="grad"):
                                    + diagnostics.learner_explanation("non_scalar_backward", tensor=out))
             if dt.kind(out._data.dtype) != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            arr = np.ones(out._data.shape, dtype=out._data.dtype)
+            arr = np.ones_like(out._data, order="C")        # (a meta output's seed is meta: core/meta.py)
             grads.append(Tensor._make(arr) if create_graph else arr)
             made.append(True)
             continue
         if not isinstance(g, Tensor):
-            g = Tensor._make(np.asarray(g, dtype=out._data.dtype))
+            g = Tensor._make(np.asanyarray(g, dtype=out._data.dtype))
         if g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
                                f"output[{i}] has a shape of {Size(out._data.shape)!r}.")
@@ -85,7 +85,7 @@ def _edge_root_grad(edge, g, create_graph):
         variable = getattr(edge.node, "variable", None)
         if variable is None or variable._data.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        arr = np.ones(variable._data.shape, dtype=variable._data.dtype)
+        arr = np.ones_like(variable._data, order="C")
         return Tensor._make(arr) if create_graph else arr
     if not isinstance(g, Tensor):
         raise TypeError(f"grad_outputs must be Tensors, not {type(g).__name__}")

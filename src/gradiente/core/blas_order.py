@@ -18,6 +18,8 @@ before.
 """
 import numpy as np
 
+from .meta import shapes_from
+
 __all__ = ["matmul", "k_blocks", "contiguous", "order_known", "chained"]
 
 _BLOCK = 192
@@ -100,6 +102,7 @@ def contiguous(a):
     return np.ascontiguousarray(padded[..., :width].swapaxes(-1, -2))
 
 
+@shapes_from(lambda a, b, initial=None: a @ b if initial is None else a @ b + initial)
 def matmul(a, b, initial=None):
     """``a @ b`` (plus ``initial``, broadcast to the product and added first, as a bias is) for float32 matrices or
     stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
@@ -142,6 +145,7 @@ def matmul(a, b, initial=None):
 _CHAIN = 384
 
 
+@shapes_from(np.matmul)
 def chained(a, b):
     """``a @ b`` (float32 matrices) with each output's products added in order of k from zero, each rounded once:
     the order of a kernel that never splits k, for any k."""

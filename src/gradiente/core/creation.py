@@ -6,6 +6,7 @@ import numpy as np
 
 from . import dtype as dt
 from .device import COPY, check_device
+from .meta import MetaArray, is_meta, meta_array
 from .size import Size
 from .tensor import Tensor, _size_args
 
@@ -22,8 +23,9 @@ def _check_dtype(dtype, fname):
         raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
 
 
-def _finish(array, requires_grad, fname=None):
-    t = Tensor._make(array)
+def _finish(array, requires_grad, fname=None, meta=False):
+    """Wrap a factory's new array (as a meta tensor's shape and dtype alone when ``meta``)."""
+    t = Tensor._make(meta_array(array.shape, array.dtype) if meta else array)
     if requires_grad:
         if dt.kind(array.dtype) not in "fc":
             raise RuntimeError(_FLOAT_ERROR)
@@ -164,7 +166,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor holding a copy of ``data``; dtype inferred as PyTorch does (ints -> int64, floats ->
     the default float dtype, bools -> bool) unless given."""
     _check_dtype(dtype, "tensor")
-    check_device(device, "tensor", COPY)
+    meta = check_device(device, "tensor", COPY)
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -172,7 +174,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       UserWarning, stacklevel=2)
     arr = _infer_array(data, exact=dtype is not None)
     arr = np.array(arr, dtype=dtype._np if dtype is not None else arr.dtype, copy=True)
-    return _finish(arr, requires_grad)
+    return _finish(arr, requires_grad, meta=meta)
 
 
 def from_numpy(ndarray):
@@ -226,10 +228,10 @@ def _size_and(size, kwargs, fname, overloaded=False):
 
 def _filled(size, value, dtype, requires_grad, fname, device=None):
     _check_dtype(dtype, fname)
-    check_device(device, fname)
+    meta = check_device(device, fname)
     shape = _shape(size, fname)
     np_dtype = (dtype or dt.get_default_dtype())._np
-    return _finish(np.full(shape, value, dtype=np_dtype), requires_grad)
+    return _finish(meta_array(shape, np_dtype) if meta else np.full(shape, value, dtype=np_dtype), requires_grad)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
@@ -255,11 +257,13 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ``size`` with the given ``stride`` (in elements), in new memory just large enough for it
     (zeros here, as ``empty``)."""
-    check_device(device, "empty_strided", "aten::empty_strided")
+    meta = check_device(device, "empty_strided", "aten::empty_strided")
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     np_dtype = (dtype or dt.get_default_dtype())._np
+    if meta:
+        return _finish(meta_array(size, np_dtype), requires_grad)
     extent = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
     memory = np.zeros(extent, np_dtype)
     itemsize = memory.itemsize
@@ -270,13 +274,15 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
                    pin_memory=False):
     """A tensor of ``size`` whose dims lie in memory in the order ``physical_layout`` (outermost first), dense."""
-    check_device(device, "empty_permuted")
+    meta = check_device(device, "empty_permuted")
     size, order = tuple(int(n) for n in size), tuple(int(d) for d in physical_layout)
     if sorted(order) != list(range(len(size))):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; "
                            f"got {len(size)} != {len(order)}" if len(order) != len(size) else
                            "physical_layout is not a permutation")
     np_dtype = (dtype or dt.get_default_dtype())._np
+    if meta:
+        return _finish(meta_array(size, np_dtype), requires_grad)
     array = np.zeros([size[d] for d in order], np_dtype).transpose(np.argsort(order))
     return _finish(array, requires_grad)
 
@@ -310,11 +316,18 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _filled((), s, dtype or dt.get_default_dtype(), requires_grad, "scalar_tensor", device)
 
 
-def _like(input, value, dtype, requires_grad):
+def _like(input, value, dtype, requires_grad, meta=None):
     """A new tensor shaped like ``input``, filled with ``value``. PyTorch's default ``preserve_format`` keeps
     the input's memory layout (a transposed tensor gives a transposed result), which shows wherever values are
-    then written in memory order, as ``bernoulli_`` does for dropout."""
-    out = empty_in_layout_of(input._data, (dtype or input.dtype)._np)
+    then written in memory order, as ``bernoulli_`` does for dropout. It is meta when ``device`` said meta or,
+    with no device given (``meta`` None), when ``input`` is."""
+    np_dtype = (dtype or input.dtype)._np
+    if meta or (meta is None and is_meta(input._data)):
+        return _finish(meta_array(input._data.shape, np_dtype), requires_grad)
+    if is_meta(input._data):        # from meta to the CPU (``to_empty``): row-major, as a meta tensor is laid out
+        out = np.empty(input._data.shape, np_dtype)
+    else:
+        out = empty_in_layout_of(input._data, np_dtype)
     out.fill(value)
     return _finish(out, requires_grad)
 
@@ -349,6 +362,8 @@ def _dense_order(shape, *operand_strides):
 def empty_in_layout_of(like, np_dtype):
     """An uninitialized array shaped as ``like`` in PyTorch's ``preserve_format`` layout: ``like``'s own strides
     where it is dense, else the dense strides in the order of ``like``'s (``infer_dense_strides``)."""
+    if type(like) is MetaArray:
+        return meta_array(like.shape, np_dtype)
     if like.flags.c_contiguous or like.ndim < 2:
         return np.empty(like.shape, np_dtype)
     if is_dense(like):
@@ -456,6 +471,8 @@ def _restrided(values, wanted):
 
 def in_layout_of(values, like):
     """``values`` (shaped as ``like``) laid out as ``empty_in_layout_of(like)``: a copy only where they are not."""
+    if type(values) is MetaArray:
+        return values                   # (no memory to lay out: core/meta.py)
     if like.flags.c_contiguous or like.ndim < 2:
         return np.asarray(values, order="C")
     out = empty_in_layout_of(like, values.dtype)
@@ -487,6 +504,8 @@ def once_per_element(array_fn, array):
     broadcast (a stride of 0, as ``expand`` makes): on the one slice the broadcast repeats, then copied out to the
     full shape. ``vmap`` expands every unbatched input it differentiates, so without this a Jacobian would evaluate
     ``sin`` once per row of the identity on the same values. The result is a fresh C-contiguous array."""
+    if type(array) is MetaArray:        # every stride of a meta array is 0, and it has no values to spare
+        return array_fn(array)
     index = tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)
     return np.ascontiguousarray(np.broadcast_to(array_fn(array[index]), array.shape))
 
@@ -504,40 +523,42 @@ def is_dense(array):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor shaped like ``input`` (with its dtype unless ``dtype`` is given, and its memory layout) filled
     with 0."""
-    check_device(device, "zeros_like", "aten::empty_strided")
-    return _like(input, 0, dtype, requires_grad)
+    meta = check_device(device, "zeros_like", "aten::empty_strided") if device is not None else None
+    return _like(input, 0, dtype, requires_grad, meta)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor shaped like ``input`` (with its dtype unless ``dtype`` is given, and its memory layout) filled
     with 1."""
-    check_device(device, "ones_like", "aten::empty_strided")
-    return _like(input, 1, dtype, requires_grad)
+    meta = check_device(device, "ones_like", "aten::empty_strided") if device is not None else None
+    return _like(input, 1, dtype, requires_grad, meta)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor shaped like ``input``, its values unspecified in PyTorch; gradiente fills it with 0, so a program
     that reads it before writing sees zeros rather than garbage."""
-    check_device(device, "empty_like", "aten::empty_strided")
-    return _like(input, 0, dtype, requires_grad)
+    meta = check_device(device, "empty_like", "aten::empty_strided") if device is not None else None
+    return _like(input, 0, dtype, requires_grad, meta)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor shaped like ``input`` (with its dtype unless ``dtype`` is given, and its memory layout) filled
     with ``fill_value``."""
-    check_device(device, "full_like", "aten::empty_strided")
-    return _like(input, fill_value, dtype, requires_grad)
+    meta = check_device(device, "full_like", "aten::empty_strided") if device is not None else None
+    return _like(input, fill_value, dtype, requires_grad, meta)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The n-by-m identity matrix (m = n unless given): ones on the main diagonal, zeros elsewhere."""
     _check_dtype(dtype, "eye")
-    check_device(device, "eye")
+    meta = check_device(device, "eye")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _finish(np.eye(n, m, dtype=(dtype or dt.get_default_dtype())._np), requires_grad)
+    np_dtype = (dtype or dt.get_default_dtype())._np
+    return _finish(meta_array((n, n if m is None else m), np_dtype) if meta else np.eye(n, m, dtype=np_dtype),
+                   requires_grad)
 
 
 def _number(v):
@@ -547,7 +568,7 @@ def _number(v):
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Values ``start, start + step, ...`` below ``end``; int64 when all arguments are integers."""
     _check_dtype(dtype, "arange")
-    check_device(device, "arange")
+    meta = check_device(device, "arange")
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
@@ -566,18 +587,18 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
         values = (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dtype._np)
     else:
         values = np.floor(start + np.arange(n) * step).astype(dtype._np)
-    return _finish(values, requires_grad)
+    return _finish(values, requires_grad, meta=meta)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, computed as PyTorch does (from both
     ends towards the middle, so both ends are exact)."""
     _check_dtype(dtype, "linspace")
-    check_device(device, "linspace")
+    meta = check_device(device, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or dt.get_default_dtype()
-    return _finish(_linspace_values(_number(start), _number(end), steps, dtype._np), requires_grad)
+    return _finish(_linspace_values(_number(start), _number(end), steps, dtype._np), requires_grad, meta=meta)
 
 
 def _linspace_values(start, end, steps, np_dtype):
@@ -604,10 +625,10 @@ def _linspace_values(start, end, steps, np_dtype):
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     _check_dtype(dtype, "logspace")
-    check_device(device, "logspace")
+    meta = check_device(device, "logspace")
     dtype = dtype or dt.get_default_dtype()
     exps = _linspace_values(_number(start), _number(end), steps, np.float64 if dtype is dt.float64 else dtype._np)
-    return _finish(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dtype._np), requires_grad)
+    return _finish(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dtype._np), requires_grad, meta=meta)
 
 
 # --- legacy constructors -------------------------------------------------------------------------------
@@ -677,11 +698,17 @@ def new(self, *args, **kwargs):
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """``x.new_tensor(data)``: a new tensor of ``data``, in x's dtype unless ``dtype`` is given."""
-    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=_own_device(self, device), requires_grad=requires_grad)
+
+
+def _own_device(self, device):
+    """The device of a ``new_*`` tensor: ``device`` if given, else ``self``'s (as PyTorch's)."""
+    return "meta" if device is None and is_meta(self._data) else device
 
 
 def _new_filled(self, fill, size, dtype, device, requires_grad):
-    return full(_size_args(size), fill, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return full(_size_args(size), fill, dtype=dtype or self.dtype, device=_own_device(self, device),
+                requires_grad=requires_grad)
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):

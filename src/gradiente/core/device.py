@@ -8,8 +8,9 @@ with one: nothing for the CPU, and for any other device the very error a CPU-onl
 missing kernel for ``"mps"``, ...). That one function is the only place that decides, so ``zeros``, ``tensor``,
 ``randn``, ``Tensor.to`` and ``nn.Linear(..., device=...)`` cannot disagree.
 
-One deliberate difference: PyTorch's ``"meta"`` device makes tensors with a shape and no data. gradiente's
-tensors always hold a NumPy array, so a meta tensor is refused with a ``NotImplementedError`` that says so.
+The ``"meta"`` device is the one other device gradiente has: its tensors have a shape and a dtype and no data
+(``core/meta.py``). ``check_device`` answers ``True`` for it, and each factory then makes a meta array in place
+of computing values.
 
 The default device (``torch.set_default_device``, ``with torch.device(...):``) lives here too, because the
 factory functions of the core read it.
@@ -249,11 +250,15 @@ def as_device(value, fname):
 
 def check_device(value, fname, kernel="aten::empty.memory_format"):
     """Every ``device=`` argument comes here: returns quietly for the CPU (``None`` meaning the default device)
-    and raises what a CPU-only PyTorch raises for any other. ``kernel`` is the ATen kernel PyTorch would run
+    and raises what a CPU-only PyTorch raises for any other, except ``"meta"``, for which it returns ``True``:
+    the caller makes a meta array (``core/meta.py``). ``kernel`` is the ATen kernel PyTorch would run
     there, which its message names: ``aten::empty.memory_format`` for the factories, ``aten::empty_strided``
     for the ``*_like`` ones, ``COPY`` for functions that copy existing data to the device."""
     if value is None and not _context_stack and _default[0] is CPU:
-        return      # the everyday call, answered without a lookup
+        return False        # the everyday call, answered without a lookup
     dev = as_device(value, fname)
+    if dev.type == "meta":
+        return True
     if dev.type != "cpu":
         raise unavailable(dev, kernel)
+    return False

@@ -78,7 +78,7 @@ def _chebval(u, coef):
 
 def erf(a):
     """The error function of a floating array, elementwise, computed in float64 and returned in ``a``'s dtype."""
-    a = np.asarray(a)
+    a = np.asanyarray(a)
     dtype = a.dtype if dt.kind(a.dtype) == "f" else np.dtype(np.float64)
     x = a.astype(np.float64, copy=False).ravel()     # flat, so that the tail's positions index it directly
     # Outside |x| < 1 the polynomial's values are meaningless (they grow like x²², and overflow for |x| > 1e14)

@@ -205,7 +205,7 @@ def _fit(ops, value, shape, np_dtype):
             value = ops.fix_meta(value, tuple(value.shape), np_dtype)
         return value
     if value.__class__ is not np.ndarray:
-        value = np.asarray(value)
+        value = np.asanyarray(value)
     if value.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
         value = value.real          # a real tensor's tangent is the real part (PyTorch's handle_r_to_c)
     if value.shape != shape:

@@ -19,11 +19,11 @@ def fma(a, b, c, dtype=None):
     dtype = np.dtype(np.result_type(a, b, c) if dtype is None else dtype)
     if np.ndim(b) == 0 and np.ndim(c) == 0 and (b == 1 or c == 0):
         # one of the two operations is exact, so rounding the other one is rounding once
-        return np.asarray(a, dtype) * np.asarray(b, dtype) + np.asarray(c, dtype)
-    a, b, c = (np.asarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
+        return np.asanyarray(a, dtype) * np.asanyarray(b, dtype) + np.asanyarray(c, dtype)
+    a, b, c = (np.asanyarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
     if dtype == np.float32:
         exact = a * b                  # a product of float32 values is exact in float64
-        s = np.asarray(exact + c)      # (an array even for 0-d operands, whose sum NumPy makes a scalar)
+        s = np.asanyarray(exact + c)      # (an array even for 0-d operands, whose sum NumPy makes a scalar)
         # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
         # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
         tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)

@@ -24,6 +24,7 @@ from . import diagnostics, forward_grad, grad_mode
 from .creation import is_dense
 from .dtype import scalar_name
 from .engine import run_rule
+from .meta import MetaArray
 from .node import Node
 from .tensor import InferenceVersion, Tensor, storage_root
 from .wrapping import wraps
@@ -545,7 +546,8 @@ def _write(tensor, values):
         if shape != target.shape:
             raise RuntimeError(f"output with shape [{', '.join(map(str, target.shape))}] doesn't match the broadcast "
                                f"shape [{', '.join(map(str, shape or values.shape))}]")
-    if not target.flags.writeable:
+    # (a meta tensor takes any values and keeps none: NumPy's copyto hands the write to core/meta.py, which drops it)
+    if not target.flags.writeable and type(target) is not MetaArray:
         target = writeable_alias(target)
         if target is None:
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
@@ -565,7 +567,7 @@ def refuse_partial_overlap(tensor, inputs):
     (a zero stride), and no input may overlap it only in part. An input on the very same bytes with the same
     strides is a full overlap, which is allowed; PyTorch cannot tell for memory that is not dense, and lets it be."""
     a = tensor._data
-    if a.size == 0:
+    if a.size == 0 or type(a) is MetaArray:     # a meta tensor's one shared zero is never written
         return
     if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "

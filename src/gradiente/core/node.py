@@ -412,7 +412,7 @@ class Node:
             import numpy as np
 
             from .tensor import Tensor
-            return Tensor._make(np.asarray(item))
+            return Tensor._make(np.asanyarray(item))
         return item
 
     def _names_of_saved(self):

@@ -33,4 +33,4 @@ def rounded_power(base, exponent):
     base = np.float32(base) if np.ndim(base) == 0 else base
     exponent = np.float32(exponent) if np.ndim(exponent) == 0 else exponent
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return np.power(np.asarray(base, np.float64), np.asarray(exponent, np.float64)).astype(np.float32)
+        return np.power(np.asanyarray(base, np.float64), np.asanyarray(exponent, np.float64)).astype(np.float32)

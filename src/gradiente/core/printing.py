@@ -22,6 +22,7 @@ import numpy as np
 
 from . import dtype as dt
 from . import forward_grad
+from .meta import MetaArray
 from .tensor import Tensor
 
 __all__ = ["get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
@@ -282,7 +283,13 @@ def tensor_repr(t, tensor_contents=None):
     suffixes = []
     text = tensor_contents
 
-    if array.size == 0:
+    if type(array) is MetaArray:
+        # No values to show: the device, the shape, and the dtype unless it is the default one
+        suffixes += ["device='meta'", "size=" + str(tuple(array.shape))]
+        if dtype is not default:
+            suffixes.append(f"dtype={dtype!r}")
+        text = "..." if text is None else text
+    elif array.size == 0:
         # NumPy's convention: the shape is shown unless it is (0,); the dtype always, since no value hints at it
         if array.ndim != 1:
             suffixes.append("size=" + str(tuple(array.shape)))

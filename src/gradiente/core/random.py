@@ -31,6 +31,7 @@ from .device import check_device
 from .errors import broadcast_shape
 from .generator import Generator
 from .inplace import check_inplace
+from .meta import is_meta, meta_array
 from .random_math import _F32, _avx2_log, _avx2_sincos, _c_cos, _c_exp, _c_log, _c_log1p, _c_sin, _c_tan, _fma
 from .tensor import Tensor
 
@@ -101,7 +102,7 @@ def _uniform_kernel(gen, n, np_dtype, low, high):
     """``uniform_`` values: float16 is computed in float32 and rounded; a value that rounds up to ``high``
     becomes ``low``, so the interval stays half-open."""
     values = _cast(_uniform(gen, n, np.float64 if np_dtype == np.float64 else np.float32, low, high), np_dtype)
-    high, low = np.asarray(high, np_dtype), np.asarray(low, np_dtype)
+    high, low = np.asanyarray(high, np_dtype), np.asanyarray(low, np_dtype)
     return np.where(values == high, low, values)
 
 
@@ -139,7 +140,7 @@ def _box_muller_16(u, mean, std, np_dtype):
         sin, cos = _avx2_sincos(_F32(2 * math.pi) * block[:, 8:])
         first, second = radius * cos, radius * sin
     values = np.concatenate([first, second], axis=1).reshape(-1)
-    return _fma(values, np.asarray(std, values.dtype), np.asarray(mean, values.dtype), values.dtype)
+    return _fma(values, np.asanyarray(std, values.dtype), np.asanyarray(mean, values.dtype), values.dtype)
 
 
 def _normal(gen, n, np_dtype, mean, std, contiguous):
@@ -212,6 +213,8 @@ def _fill_(tensor, sample, complex_as_real=True):
     """
     check_inplace(tensor)
     target = tensor._data
+    if is_meta(target):
+        return tensor            # no values to draw: the generator does not move, as PyTorch's does not
     if target.dtype.kind == "c" and complex_as_real:
         target = target[..., None].view(target.real.dtype)
     if not target.flags.writeable:
@@ -384,9 +387,9 @@ def geometric_(self, p, *, generator=None):
 def _new(size, dtype, device, fname, default=None):
     """An empty ndarray of ``size`` for a factory (float default dtype unless ``default`` says)."""
     _check_dtype(dtype, fname)
-    check_device(device, fname)
+    meta = check_device(device, fname)
     dtype = dtype or default or dt.get_default_dtype()
-    return np.empty(_shape(size, fname), dtype._np)
+    return (meta_array if meta else np.empty)(_shape(size, fname), dtype._np)
 
 
 def _factory(array, sample, requires_grad, out=None):
@@ -490,7 +493,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         _float_dtype_check(array.dtype, "normal_kernel_cpu")
         return _factory(array, lambda n, np_dtype, contiguous: _normal(gen, n, np_dtype, mean, std, contiguous),
                         requires_grad, out)
-    if std_is_tensor and std._data.size and not (std._data.min() >= 0):
+    if std_is_tensor and std._data.size and not is_meta(std._data) and not (std._data.min() >= 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not std_is_tensor and std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
@@ -503,7 +506,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         values = (values * std._data).astype(like.dtype)
     else:                     # N(0, std), then plus mean
         values = _fill_(noise, lambda n, d, c: _normal(gen, n, d, 0.0, std, c))._data
-    values = (values + (mean._data if mean_is_tensor else np.asarray(mean, like.dtype))).astype(like.dtype)
+    values = (values + (mean._data if mean_is_tensor else np.asanyarray(mean, like.dtype))).astype(like.dtype)
     if out is not None:
         return _fill_(out, lambda n, d, c: values.reshape(-1).astype(d))
     return _finish(values, requires_grad)
@@ -511,7 +514,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 
 def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 values, 1 with probability ``input`` (element-wise), or with probability ``p`` if given."""
-    result = out if out is not None else Tensor._make(np.empty(input._data.shape, input._data.dtype))
+    result = out if out is not None else Tensor._make(np.empty_like(input._data, order="C"))
     return bernoulli_(result, input if p is None else p, generator=generator)
 
 
@@ -569,7 +572,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 def _like(input, dtype, device, fname):
     """An empty array laid out like ``input`` (PyTorch's preserve_format), which decides the fill order."""
     _check_dtype(dtype, fname)
-    check_device(device, fname, "aten::empty_strided")
+    meta = check_device(device, fname, "aten::empty_strided") if device is not None else is_meta(input._data)
+    if meta:
+        return meta_array(input._data.shape, (dtype or input.dtype)._np)
     return np.empty_like(input._data, dtype=(dtype or input.dtype)._np)
 
 

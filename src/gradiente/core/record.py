@@ -10,6 +10,7 @@ import numpy as np
 from . import anomaly, diagnostics, forward_grad, grad_mode
 from . import dtype as dt
 from . import node as _graph
+from .meta import MetaArray
 from .tensor import InferenceVersion, Tensor
 
 __all__ = ["record", "wants_grad", "needs_derivative", "promote_operands", "wrap", "observer"]
@@ -225,9 +226,9 @@ def promote_operands(x, y, floating=False):
         if ty is np.ndarray and ya.dtype != target:
             ya = ya.astype(target)
         if tx is not np.ndarray and not isinstance(xa, (int, float, complex)):
-            xa = np.asarray(xa, dtype=target)
+            xa = np.asanyarray(xa, dtype=target)
         if ty is not np.ndarray and not isinstance(ya, (int, float, complex)):
-            ya = np.asarray(ya, dtype=target)
+            ya = np.asanyarray(ya, dtype=target)
     if floating and dt.kind(target) not in "fc":
         # An integer result computed in floating point: each operand converts from its own values (an int32
         # -3 stays -3 when met with uint8), as PyTorch casts the inputs, not their integer common type.
@@ -261,8 +262,10 @@ def _tensorish(v):
 
 def as_result(array, dtype_np=None):
     """Wrap a NumPy result, which may be a NumPy scalar for 0-d inputs, as a tensor of ``dtype_np``."""
+    if type(array) is MetaArray:        # a meta tensor's result (``core/meta.py``): a cast is its dtype alone
+        return Tensor._make(array if dtype_np is None or array.dtype == dtype_np else array.astype(dtype_np))
     if type(array) is not np.ndarray:
-        array = np.asarray(array, dtype=dtype_np)
+        array = np.asanyarray(array, dtype=dtype_np)
     elif dtype_np is not None and array.dtype != dtype_np:
         array = array.astype(dtype_np)
     return Tensor._make(array)

@@ -26,6 +26,7 @@ from .fused import one_minus_square
 from .grad_dtype import first_grad_dtype
 from .grad_layout import empty_in_contract_layout, obeys_layout_contract
 from .grad_layout import is_enforced as grad_layout_enforced
+from .meta import MetaArray
 from .power import power, rounded_power
 from .scatter import add_rows_at
 from .summation import torch_order_sums
@@ -169,7 +170,7 @@ def constant_pad_array(a, pad, value):
         shape[dim] = n + before + after
         source[dim] = slice(start, stop)
         target[dim] = slice(max(before, 0), max(before, 0) + stop - start)
-    out = np.full(shape, value, dtype=a.dtype)
+    out = np.full_like(a, value, shape=shape, order="C")       # (meta for a meta ``a``: core/meta.py)
     out[tuple(target)] = a[tuple(source)]
     return out
 
@@ -282,7 +283,7 @@ def _rounded_once(array_fn):
     op does (NumPy would round after each of its steps, or accumulate a sum in bfloat16); other arrays as they are."""
     def on_arrays(x, *args, **kwargs):
         if x.dtype == dt.BFLOAT16:
-            return np.asarray(array_fn(x.astype(np.float32), *args, **kwargs)).astype(dt.BFLOAT16)
+            return np.asanyarray(array_fn(x.astype(np.float32), *args, **kwargs)).astype(dt.BFLOAT16)
         return array_fn(x, *args, **kwargs)
     on_arrays.__name__ = on_arrays.__qualname__ = array_fn.__name__
     on_arrays.__doc__ = array_fn.__doc__
@@ -354,7 +355,7 @@ class NumpyOps:
     @staticmethod
     def sign(x):
         """PyTorch's sign: 0 for nan (NumPy gives nan), so that abs passes no nan gradient at nan."""
-        s = np.asarray(np.sign(x))          # an array even for 0-d input (NumPy returns a scalar)
+        s = np.asanyarray(np.sign(x))          # an array even for 0-d input (NumPy returns a scalar)
         if dt.kind(x.dtype) == "f":
             s[np.isnan(x)] = 0
         return s
@@ -362,7 +363,7 @@ class NumpyOps:
     @staticmethod
     @_rounded_once
     def sum(x, dim=None, keepdim=False):
-        return np.asarray(x.sum(axis=dim, keepdims=keepdim))
+        return np.asanyarray(x.sum(axis=dim, keepdims=keepdim))
 
     @staticmethod
     def expand(x, shape):
@@ -427,7 +428,7 @@ class NumpyOps:
 
     @staticmethod
     def constant(value, like):
-        return np.asarray(value, dtype=like.dtype)
+        return np.asanyarray(value, dtype=like.dtype)
 
     @staticmethod
     def raw(x):
@@ -461,7 +462,9 @@ class NumpyOps:
         current = variable._grad
         if current is None:
             dtype = first_grad_dtype(variable, grad.dtype)
-            if (owned and grad.flags.writeable and grad.dtype == dtype and _sole_view(grad)
+            if type(grad) is MetaArray:     # a meta gradient (core/meta.py) has no memory to lay out or share
+                variable._grad = _tensor.Tensor._make(grad.astype(dtype))
+            elif (owned and grad.flags.writeable and grad.dtype == dtype and _sole_view(grad)
                     and (obeys_layout_contract(grad, variable) or not grad_layout_enforced())):
                 variable._grad = _tensor.Tensor._make(grad)
             else:
@@ -482,7 +485,7 @@ class NumpyOps:
     @staticmethod
     @_rounded_once
     def mean(x, dim, keepdim=False):
-        return np.asarray(x.mean(axis=dim, keepdims=keepdim))
+        return np.asanyarray(x.mean(axis=dim, keepdims=keepdim))
 
     @staticmethod
     def cumsum(x, dim):

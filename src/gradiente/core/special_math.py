@@ -50,7 +50,7 @@ def _in_double(fn):
     given back in the input's shape and floating dtype (integers give float64)."""
     @functools.wraps(fn)
     def on_array(a, *args):
-        a = np.asarray(a)
+        a = np.asanyarray(a)
         dtype = a.dtype if dt.kind(a.dtype) == "f" else np.dtype(np.float64)
         with np.errstate(all="ignore"):         # inf and nan arise as in PyTorch, silently; so does overflow to
             out = fn(a.astype(np.float64).reshape(-1), *args)       # inf when rounding to float32
@@ -260,7 +260,7 @@ def zeta_array(s, q):
     """The Hurwitz zeta function ζ(s, q) = Σₖ (q + k)⁻ˢ, with PyTorch's values off its domain: inf at s = 1 and at
     q = 0 or a negative integer, nan for s < 1. A negative q needs an integer s (else nan): then ζ(s, q) =
     (-1)ˢ ψ⁽ˢ⁻¹⁾(q)/(s - 1)!, which the reflection formula of ψ⁽ⁿ⁾ computes."""
-    s, q = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    s, q = np.broadcast_arrays(np.asanyarray(s, dtype=np.float64), np.asanyarray(q, dtype=np.float64))
     shape = s.shape
     s, q = s.reshape(-1), q.reshape(-1)
     out = np.full(s.shape, np.nan)
@@ -495,7 +495,7 @@ def gammainc_array(a, x, upper=False):
     Q(a, x) = 1 - P(a, x), in float64: P's power series below x = a + 1, where it converges quickly, and above
     that Q's continued fraction (the textbook split, as in Numerical Recipes); each side's other value is one
     minus it. nan outside a > 0, x ≥ 0."""
-    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    a, x = np.broadcast_arrays(np.asanyarray(a, np.float64), np.asanyarray(x, np.float64))
     result = np.full(a.shape, np.nan)
     valid = (a > 0) & (x >= 0)
     result[valid & (x == 0)] = 1.0 if upper else 0.0

@@ -45,6 +45,7 @@ import math
 import numpy as np
 
 from .fused import fma
+from .meta import shapes_from
 
 __all__ = ["GRAIN", "torch_order_sums", "torch_order_row_sums", "torch_order_column_sums", "nll_cascade_sum",
            "vector_row_sums", "vector_row_dots"]
@@ -56,6 +57,7 @@ _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
 _add_reduce, _add_accumulate = np.add.reduce, np.add.accumulate
 
 
+@shapes_from(lambda a, axes: None)        # (a meta array: NumPy's sum answers, with shapes)
 def torch_order_sums(a, axes):
     """``a`` summed over ``axes`` (normalized, increasing) in PyTorch's order, flattened (the kept dims' sizes in
     order), where this module knows it: everything, the last dim, or the leading dims of a contiguous float32 or
@@ -79,6 +81,7 @@ def follows_torch_order(a, row_length):
     return a.dtype in _LANES and 0 < row_length <= GRAIN and a.flags.c_contiguous
 
 
+@shapes_from(lambda a: a.sum(axis=1))
 def torch_order_row_sums(a):
     """The sum of each row of ``a`` (rows, n) (``follows_torch_order``), as PyTorch's sum kernel adds it."""
     rows, n = a.shape
@@ -91,6 +94,7 @@ def torch_order_row_sums(a):
     return _in_order(np.concatenate([a[:, vectors * lanes:], lane_sums], axis=1))
 
 
+@shapes_from(lambda a: a.sum(axis=0))
 def torch_order_column_sums(a):
     """The sum of each column of ``a`` (n, c) (C-contiguous float32/float64, ``follows_torch_order`` for rows of
     n), as PyTorch's sum kernel adds it."""
@@ -154,6 +158,7 @@ def _cascade(streams):
     return total
 
 
+@shapes_from(lambda values, indices=None: values.sum())
 def nll_cascade_sum(values, indices=None):
     """The sum of ``values`` (1-d) as ``nll_loss``'s loop adds them; ``indices`` are their positions in the batch
     (the targets not ignored), by default 0, 1, 2, ... The loop subtracts each target's value from 0; callers pass
@@ -191,6 +196,7 @@ def _nll_cascade_with_gaps(values, indices):
     return total
 
 
+@shapes_from(lambda a, tail_after_halving=False: a.sum(axis=1))
 def vector_row_sums(a, tail_after_halving=False):
     """The sum of each row of float32 ``a`` (rows, n) as PyTorch's softmax kernels add it (``vec::reduce_all``,
     compiled there for 16-lane vectors): the vectors added lane by lane in order, the tail's numbers added into the
@@ -211,6 +217,7 @@ def vector_row_sums(a, tail_after_halving=False):
     return total
 
 
+@shapes_from(lambda a, b: (a * b).sum(axis=1))
 def vector_row_dots(a, b):
     """Σ a·b along each row of float32 ``a`` and ``b`` (rows, n) as PyTorch's softmax backward adds it
     (``vec::map2_reduce_all``): the products of whole vectors rounded and added lane by lane, the tail's products

@@ -23,6 +23,7 @@ from .grad_dtype import check_assigned_grad_dtype
 from .grad_mode import _State as _ModeState
 from .grad_mode import state as _mode
 from .layouts import is_channels_last, is_in_memory_format, strided
+from .meta import NO_DATA, MetaArray, row_major_strides
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
 
@@ -39,6 +40,9 @@ _NONLEAF_GRAD_WARNING = (
 
 
 
+
+_META = device("meta")
+_META_ITEM = "Tensor.item() cannot be called on meta tensors"
 
 _INFERENCE_INPLACE_ERROR = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
@@ -179,16 +183,25 @@ class Tensor:
 
     @property
     def device(self):
-        """Always ``device(type='cpu')``: gradiente computes on the CPU with NumPy."""
-        return _CPU
+        """``device(type='cpu')``, where gradiente computes with NumPy, or ``device(type='meta')`` for a tensor
+        with a shape and no values (``core/meta.py``)."""
+        return _META if type(self._data) is MetaArray else _CPU
 
-    is_cpu = True
+    @property
+    def is_meta(self):
+        """Whether this is a meta tensor: a shape and a dtype, and no values (``core/meta.py``)."""
+        return type(self._data) is MetaArray
+
+    @property
+    def is_cpu(self):
+        """Whether the tensor is on the CPU: every tensor but a meta one."""
+        return type(self._data) is not MetaArray
+
     is_cuda = False
     is_xpu = False
     is_mps = False
     is_sparse = False
     is_quantized = False
-    is_meta = False
     layout = strided
 
     def is_floating_point(self):
@@ -206,7 +219,10 @@ class Tensor:
     def stride(self, dim=None):
         """How many elements to step in memory to move one place along each dimension (a tuple), or along
         ``dim``; counted in elements, as PyTorch does, not in NumPy's bytes."""
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if type(self._data) is MetaArray:
+            strides = row_major_strides(self._data.shape)       # (a meta tensor has no memory: core/meta.py)
+        else:
+            strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
@@ -216,12 +232,17 @@ class Tensor:
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self):
-        """The memory address of the first element (an int); equal for tensors that start at the same place."""
+        """The memory address of the first element (an int); equal for tensors that start at the same place.
+        0 for a meta tensor, which has no memory."""
+        if type(self._data) is MetaArray:
+            return 0
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):
         """Whether the elements lie in memory in row-major order without gaps, or, for ``channels_last`` (4-d)
         and ``channels_last_3d`` (5-d), in that order of dims."""
+        if type(self._data) is MetaArray:
+            return memory_format is None or not is_channels_last(memory_format)
         if is_channels_last(memory_format):
             return is_in_memory_format(self._data, memory_format)
         return self._data.flags.c_contiguous
@@ -231,7 +252,10 @@ class Tensor:
         return -1
 
     def cpu(self, memory_format=None):
-        """This tensor itself: it is already on the CPU (as in PyTorch, no copy is made)."""
+        """This tensor itself: it is already on the CPU (as in PyTorch, no copy is made). A meta tensor has no
+        values to copy there."""
+        if type(self._data) is MetaArray:
+            raise NotImplementedError(NO_DATA)
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -244,6 +268,9 @@ class Tensor:
 
     def pin_memory(self, device=None):
         """Page-locked memory serves copies to an accelerator, which a CPU-only build lacks."""
+        if type(self._data) is MetaArray:
+            raise RuntimeError(f"cannot pin 'Meta{dt.FROM_NUMPY[self._data.dtype]._legacy[:-6]}Type' only dense CPU "
+                               "tensors can be pinned")
         raise RuntimeError(_NO_ACCELERATOR)
 
     def is_pinned(self, device=None):
@@ -255,6 +282,8 @@ class Tensor:
         """The value of a one-element tensor as a Python number (``loss.item()``); raises for more elements."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if type(self._data) is MetaArray:
+            raise RuntimeError(_META_ITEM)
         if self._requires_grad and _diagnostics.sites:
             diagnostics.note_cut("item", self)
         return self._data.reshape(()).item()
@@ -272,6 +301,9 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._requires_grad and _diagnostics.sites:
             diagnostics.note_cut("numpy", self)
+        if type(self._data) is MetaArray:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
         if self._data.dtype == dt.BFLOAT16:
             # NumPy has no bfloat16, and PyTorch refuses rather than hand out an extension type (``.float()`` first)
             raise TypeError("Got unsupported ScalarType BFloat16")
@@ -286,7 +318,7 @@ class Tensor:
         # a boolean result becomes uint8
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
-        return Tensor._make(np.asarray(array))
+        return Tensor._make(np.asanyarray(array))
 
     # --- DLPack: zero-copy exchange with NumPy, PyTorch and other array libraries ----------------------
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -307,6 +339,8 @@ class Tensor:
     def _scalar(self, kind):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if type(self._data) is MetaArray:
+            raise RuntimeError(_META_ITEM)
         return kind(self._data.reshape(()).item())
 
     def __bool__(self):
@@ -314,6 +348,8 @@ class Tensor:
             if self._data.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        if type(self._data) is MetaArray:
+            raise RuntimeError(_META_ITEM)
         return bool(self._data.reshape(()).item())
 
     def __float__(self):
@@ -341,7 +377,7 @@ class Tensor:
     def __format__(self, format_spec):
         """``f"{t:.2f}"``: a 0-d tensor formats as its number (``f"{t}"`` too, as PyTorch does); any other tensor,
         or a subclass such as Parameter, only with an empty spec, as its str."""
-        if self._data.ndim == 0 and type(self) is Tensor:
+        if self._data.ndim == 0 and type(self) is Tensor and type(self._data) is not MetaArray:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 

@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from .fused import fma, two_sum
+from .meta import shapes_from
 
 __all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "exp_u20", "Fma32", "multiply_add"]
 
@@ -141,6 +142,7 @@ def complex_product_fuses():
     return _complex_verdict[0]
 
 
+@shapes_from(lambda x, a, b: x * a + b)
 def multiply_add(x, a, b):
     """``x·a + b`` rounded once to float32, for a float32 array ``x`` and ``a``, ``b`` that broadcast to it (a
     channel's scale and shift): one complex product where NumPy's fuses (``complex_product_fuses``), the exact
@@ -149,7 +151,7 @@ def multiply_add(x, a, b):
         return fma(x, a, b, np.float32)
     pair = Fma32.of_size(x.size).pair.reshape(x.shape)         # (kept between calls: no fresh pages to fault in)
     pair.real, pair.imag = x, b
-    np.multiply(pair, (np.asarray(a, np.float32) - np.complex64(1j)).astype(np.complex64), out=pair)
+    np.multiply(pair, (np.asanyarray(a, np.float32) - np.complex64(1j)).astype(np.complex64), out=pair)
     out = np.empty(x.shape, np.float32)
     np.copyto(out, pair.real)
     return out
@@ -163,6 +165,7 @@ _SLEEF_POLY = [_F32(c) for c in (0.000198527617612853646278381, 0.00139304355252
                                  0.166666671633720397949219, 0.5)]
 
 
+@shapes_from(np.exp)
 def sleef_exp(x):
     """e^x for a float32 array as Sleef's ``expf`` computes it:
 
@@ -170,7 +173,7 @@ def sleef_exp(x):
         u = polynomial in s (Horner's rule, fused);  e^x ≈ (1 + (s²·u + s)) · 2^q
     """
     shape = np.shape(x)
-    x = np.asarray(x, np.float32).reshape(-1)
+    x = np.asanyarray(x, np.float32).reshape(-1)
     if x.size <= _SMALL:
         small = _sleef_exp_small(x)
         if small is not None:
@@ -263,6 +266,7 @@ def _fused_steps(n):
     return lambda a, b, c: fused(a, b, c, out=np.empty(n, np.float32))
 
 
+@shapes_from(np.log)
 def sleef_log(d):
     """ln d for a float32 array as Sleef's ``logf`` (u10, AVX-512 build) computes it, in double-float arithmetic
     (a value carried as an unevaluated sum hi + lo of two floats):
@@ -271,7 +275,7 @@ def sleef_log(d):
 
     every multiply-add fused, as there."""
     shape = np.shape(d)
-    d = np.asarray(d, np.float32).reshape(-1)
+    d = np.asanyarray(d, np.float32).reshape(-1)
     _fma32 = _fused_steps(d.size)
     with np.errstate(all="ignore"):
         scaled = d * _F32(1 / 0.75)
@@ -309,6 +313,7 @@ def _log_of_quotient(e, numerator, denominator, _fma32):
     return total + s_lo
 
 
+@shapes_from(np.log1p)
 def sleef_log1p(d):
     """ln(1 + d) for a float32 array as Sleef's ``log1pf`` (u10, AVX-512 build) computes it, which PyTorch's
     ``log_sigmoid`` (and so ``binary_cross_entropy_with_logits``) takes of Sleef's e^-|x|:
@@ -318,7 +323,7 @@ def sleef_log1p(d):
 
     Past 1e38 Sleef takes ``logf`` of d itself (``sleef_log``)."""
     shape = np.shape(d)
-    d = np.asarray(d, np.float32).reshape(-1)
+    d = np.asanyarray(d, np.float32).reshape(-1)
     _fma32 = _fused_steps(d.size)
     with np.errstate(all="ignore"):
         one_plus = d + _F32(1)
@@ -344,6 +349,7 @@ _LOG2E, _LN2, _LN_FLT_MIN, _LN_FLT_MAX = (np.array([bits], np.uint32).view(np.fl
                                           for bits in (0x3FB8AA3B, 0x3F317218, 0xC2AEAC50, 0x42B17218))
 
 
+@shapes_from(lambda x, fused_scale=True: np.exp(x))
 def exp_u20(x, fused_scale=True):
     """e^x for a float32 array as PyTorch's ``Vectorized<float>::exp_u20`` computes it:
 
@@ -353,7 +359,7 @@ def exp_u20(x, fused_scale=True):
     it with one difference: x·log2 e is rounded before the 1/2 is added (``fused_scale=False``).
     """
     shape = np.shape(x)
-    x = np.asarray(x, np.float32).reshape(-1)
+    x = np.asanyarray(x, np.float32).reshape(-1)
     fma32 = Fma32.of_size(x.size)
     clamped, n, r = fma32.scratch
     np.minimum(x, _LN_FLT_MAX, out=clamped)

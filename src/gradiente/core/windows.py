@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtype as dt
 from .device import check_device
+from .meta import meta_array
 from .dtype import cpp_name
 from .special_math import i0_array
 from .tensor import Tensor
@@ -25,7 +26,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, symmetr
                         f"{type(window_length).__name__}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    check_device(device, name)
+    meta = check_device(device, name)
     d = dtype if dtype is not None else dt.get_default_dtype()
     if d.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{d._legacy[:-len('Tensor')]}'")
@@ -38,7 +39,8 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, symmetr
         values = np.ones(window_length, dtype=d._np)
     else:
         values = symmetric(window_length + 1 if periodic else window_length, d._np)[:window_length]
-    return Tensor._make(np.ascontiguousarray(values), requires_grad=requires_grad)
+    values = meta_array(values.shape, values.dtype) if meta else np.ascontiguousarray(values)
+    return Tensor._make(values, requires_grad=requires_grad)
 
 
 def _cos(angles):
@@ -103,7 +105,7 @@ def _kaiser(beta):
         half = t((n - 1) / 2.0)
         ratio = (np.arange(n, dtype=np_dtype) - half) / half
         arguments = t(beta) * np.sqrt(np.abs(t(1) - ratio ** t(2)))
-        return (i0_array(arguments) / i0_array(np.asarray(t(beta)))).astype(np_dtype)
+        return (i0_array(arguments) / i0_array(np.asanyarray(t(beta)))).astype(np_dtype)
     return symmetric
 
 

@@ -193,7 +193,7 @@ def _real_base_share(ops, x, term):
 
 def _nonnegative_real(a):
     """y >= 0 for a real array; for a complex one, a real number >= 0 (PyTorch's test for pow's zero base)."""
-    a = np.asarray(a)
+    a = np.asanyarray(a)
     return (a.imag == 0) & (a.real >= 0) if a.dtype.kind == "c" else a >= 0
 
 
@@ -288,7 +288,7 @@ def _in_float32(operand, fn):
         return operand.astype(np.float32)
     if fn in _READS_NUMBER_UNROUNDED or operand.__class__ not in _REAL_NUMBERS:
         return operand
-    return float(np.float32(np.asarray(operand, dtype=dt.BFLOAT16)))
+    return float(np.float32(np.asanyarray(operand, dtype=dt.BFLOAT16)))
 
 
 def _tensor_pair_op(name, np_fn, node_cls, doc, floating=False):
@@ -318,7 +318,7 @@ def _integer_division_operands(kernel, xa, ya, target):
     if target.kind == "b":
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     dt.refuse_unsigned_wide(kernel, target)
-    if target.kind in "iu" and np.any(np.asarray(ya) == 0):
+    if target.kind in "iu" and np.any(np.asanyarray(ya) == 0):
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -483,7 +483,7 @@ def _floor_quotient(xa, ya):
 
 def _int_trunc_div(xa, ya):
     q = np.floor_divide(xa, ya)
-    fix = (np.remainder(xa, ya) != 0) & ((np.asarray(xa) < 0) != (np.asarray(ya) < 0))
+    fix = (np.remainder(xa, ya) != 0) & ((np.asanyarray(xa) < 0) != (np.asanyarray(ya) < 0))
     return q + fix
 
 
@@ -515,7 +515,7 @@ def _float_remainder(xa, ya):
     keeps fmod's sign (the dividend's), where NumPy's remainder gives it y's."""
     with np.errstate(divide="ignore", invalid="ignore"):
         mod = np.fmod(xa, ya)
-        return np.where((mod != 0) & ((np.asarray(ya) < 0) != (mod < 0)), mod + ya, mod)
+        return np.where((mod != 0) & ((np.asanyarray(ya) < 0) != (mod < 0)), mod + ya, mod)
 
 
 def _rmod(self, other):
@@ -617,7 +617,7 @@ def _without_derivative(op, inputs, outputs):
 
 
 def _as_tensor_like(value, like):
-    return wrap(np.asarray(value, dtype=dt.result_type(like, value)._np))
+    return wrap(np.asanyarray(value, dtype=dt.result_type(like, value)._np))
 
 
 def pow(input, exponent):
@@ -643,10 +643,10 @@ def pow(input, exponent):
 def _integer_safe_power(xa, ya):
     """Integer powers with tensor exponents as PyTorch computes them: a negative exponent gives 0, except for
     bases 1 (1) and -1 (±1), where NumPy refuses negative integer exponents altogether."""
-    ya = np.asarray(ya)
+    ya = np.asanyarray(ya)
     if not (ya < 0).any():
         return np.power(xa, ya)
-    xa, ya = np.broadcast_arrays(np.asarray(xa), ya)
+    xa, ya = np.broadcast_arrays(np.asanyarray(xa), ya)
     result = np.power(xa, np.where(ya < 0, 0, ya))
     negative = ya < 0
     one = np.ones((), result.dtype)
@@ -901,7 +901,7 @@ def _addc(name, input, tensor1, tensor2, value, combine, node_cls):
     if target == np.bool_:
         raise NotImplementedError(f'"{name}_cpu_out" not implemented for \'Bool\'')
     x, a, b = (t._data.astype(target, copy=False) for t in (input, tensor1, tensor2))
-    v = np.asarray(value).astype(target)
+    v = np.asanyarray(value).astype(target)
     broadcast_shape(x.shape, a.shape, b.shape)
     values = in_iteration_layout(combine(x, v * a, b), input._data, tensor1._data, tensor2._data)
     result = as_result(values, target)

@@ -37,7 +37,7 @@ def _via_double(np_fn):
     def fn(xa, ya):
         dtype = np.result_type(xa, ya)
         if dtype in (np.float32, np.float16):
-            return np_fn(np.asarray(xa, np.float64), np.asarray(ya, np.float64)).astype(dtype)
+            return np_fn(np.asanyarray(xa, np.float64), np.asanyarray(ya, np.float64)).astype(dtype)
         return np_fn(xa, ya)
     return fn
 
@@ -114,7 +114,7 @@ def _lerp_arrays(xa, ea, wa):
     """PyTorch's two-sided formula: from x for small weights, from end for large, for accuracy at both ends.
     float32 is computed in float64 and rounded once, as PyTorch's fused multiply-add rounds once."""
     work = np.float64 if xa.dtype == np.float32 else xa.dtype
-    x, e, w = xa.astype(work, copy=False), ea.astype(work, copy=False), np.asarray(wa).astype(work, copy=False)
+    x, e, w = xa.astype(work, copy=False), ea.astype(work, copy=False), np.asanyarray(wa).astype(work, copy=False)
     diff = e - x if work == xa.dtype else (ea - xa).astype(work)
     small = np.abs(w) < 0.5
     if small.ndim == 0:
@@ -163,7 +163,7 @@ def lerp(input, end, weight, *, out=None):
             wa = wa.astype(xa.dtype)
     else:
         # a number weight meets a bfloat16 kernel unrounded, in float32
-        wa = np.asarray(weight, dtype=np.float32 if xa.dtype == dt.BFLOAT16 else xa.dtype)
+        wa = np.asanyarray(weight, dtype=np.float32 if xa.dtype == dt.BFLOAT16 else xa.dtype)
     result_dtype = xa.dtype if wa.dtype.kind != "c" else None
     xa, ea, wa = dt.widened(xa), dt.widened(ea), dt.widened(wa)
     if isinstance(weight, Tensor):

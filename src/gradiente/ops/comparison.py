@@ -186,7 +186,7 @@ def _shift(name, kernel, left, dunder):
         xa, ya, target = _promoted(input, other)
         if target.kind not in "iu":
             raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(target)}\'')
-        xa, amount = np.asarray(xa, dtype=target), np.asarray(ya).astype(np.int64)
+        xa, amount = np.asanyarray(xa, dtype=target), np.asanyarray(ya).astype(np.int64)
         outside = (amount < 0) | (amount >= 8 * target.itemsize)
         safe = np.where(outside, 0, amount).astype(target)
         if left:
@@ -221,7 +221,7 @@ def reflected_bitwise(op):
 def reflected_shift(op):
     """Python's reflected operator (``1 << x`` calls ``x.__rlshift__(1)``) for a shift: the number is shifted."""
     def reflected(self, other):
-        return op(other if isinstance(other, Tensor) else Tensor._make(np.asarray(other)), self)
+        return op(other if isinstance(other, Tensor) else Tensor._make(np.asanyarray(other)), self)
     reflected.__name__ = reflected.__qualname__ = f"reflected_{op.__name__}"
     return reflected
 
@@ -240,8 +240,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError(f"isin() received an invalid combination of arguments - got ({type(elements).__name__}, "
                         f"{type(test_elements).__name__})")
-    arrays = [t._data if isinstance(t, Tensor) else np.asarray(t) for t in (elements, test_elements)]
+    arrays = [t._data if isinstance(t, Tensor) else np.asanyarray(t) for t in (elements, test_elements)]
     for array in arrays:
         if array.dtype.kind == "c":
             raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_name(array.dtype)}")
-    return wrap(np.asarray(np.isin(arrays[0], arrays[1], invert=invert)))
+    return wrap(np.asanyarray(np.isin(arrays[0], arrays[1], invert=invert)))

@@ -242,9 +242,9 @@ def angle(input):
     else:
         if dt.kind(a.dtype) not in "f":
             a = a.astype(dt.get_default_dtype()._np)
-        values = np.where(a < 0, np.asarray(np.pi, a.dtype), np.zeros((), a.dtype))
+        values = np.where(a < 0, np.asanyarray(np.pi, a.dtype), np.zeros((), a.dtype))
         values = np.where(np.isnan(a), a, values)
-    result = wrap(np.asarray(values))
+    result = wrap(np.asanyarray(values))
     if wants_grad(input):
         record(AngleBackward0, (input,), result, (input,))
     return result

@@ -7,6 +7,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.creation import _check_dtype, _finish, _infer_array
 from ..core.device import COPY, as_device, check_device
+from ..core.meta import NO_DATA, is_meta, meta_array
 from ..core.tensor import Tensor, device
 from .arithmetic import cast
 
@@ -32,7 +33,14 @@ def to(self, *args, **kwargs):
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if dev is not None:
         dev = as_device(dev, "to")
-        check_device(dev, "to", COPY)
+        to_meta = check_device(dev, "to", COPY)
+        if to_meta != is_meta(self._data):
+            if not to_meta:
+                raise NotImplementedError(NO_DATA)
+            # to the meta device: PyTorch's copy (ToCopyBackward0), which keeps the shape and dtype alone
+            moved = cast(self, target or self.dtype)
+            moved._data = meta_array(moved._data.shape, moved._data.dtype)
+            return moved
         # PyTorch's tensors live on device('cpu'), whose index is None: asked for 'cpu:0', it copies
         copy = copy or dev.index is not None
     if target is None or target is self.dtype:
@@ -61,7 +69,8 @@ def type_as(self, other):
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with ``data`` (an ndarray or tensor) when no conversion is needed."""
     _check_dtype(dtype, "as_tensor")
-    check_device(device, "as_tensor", COPY)
+    if check_device(device, "as_tensor", COPY):
+        return to(data if isinstance(data, Tensor) else as_tensor(data, dtype), dtype, device="meta")
     if isinstance(data, Tensor):
         return data if dtype is None or dtype is data.dtype else to(data, dtype)
     arr = _infer_array(data, exact=dtype is not None)

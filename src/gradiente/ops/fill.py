@@ -117,7 +117,7 @@ def zero_(input):
 
 def _copied(input, src):
     shape = broadcast_shape(input._data.shape, src._data.shape)
-    result = wrap(np.array(np.broadcast_to(src._data, shape), dtype=input._data.dtype))
+    result = wrap(np.broadcast_to(src._data, shape).astype(input._data.dtype, order="C"))
     if wants_grad(input, src):
         record(CopyBackwards, (input, src), result)
     return result
@@ -127,7 +127,7 @@ def copy_(input, src, non_blocking=False):
     """Copy the values of ``src`` (broadcast to ``input``'s shape, converted to its dtype) into ``input``.
     The gradient flows to ``src``. A Python number is read as a 0-d tensor, as PyTorch's argument parser reads it."""
     if isinstance(src, (bool, int, float, complex)):
-        src = wrap(np.asarray(src))
+        src = wrap(np.asanyarray(src))
     elif not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     return apply_inplace(input, lambda old: _copied(old, src), (src,))

@@ -23,6 +23,7 @@ from ..core import dtype as dt
 from ..core.creation import is_dense
 from ..core.dtype import scalar_name
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, untracked_change, writeable_alias
+from ..core.meta import NONZERO, is_meta, no_meta_kernel
 from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
@@ -58,7 +59,7 @@ def _array_of(obj):
 def _index_array(obj):
     """A tensor, array or (nested) list used as an index, as an int64 or bool NumPy array of its own (a rule
     reads it at backward time, after the caller may have changed the tensor it came from)."""
-    arr = obj._data if isinstance(obj, Tensor) else np.asarray(obj)
+    arr = obj._data if isinstance(obj, Tensor) else np.asanyarray(obj)
     kind = arr.dtype.kind
     if kind == "b":
         return arr.copy()
@@ -181,6 +182,8 @@ def _advanced_index(arrays, shape):
                 if s != shape[dim + j]:
                     raise IndexError(f"The shape of the mask {_fmt(arr.shape)} at index {j} does not match the shape "
                                      f"of the indexed tensor {_fmt(shape)} at index {dim + j}")
+            if is_meta(arr):
+                raise NotImplementedError(NONZERO)      # a meta mask's positions are values it does not have
             shapes.extend([(int(arr.sum()),)] * arr.ndim)   # a mask stands for its nonzero positions
             pos = dim + arr.ndim
         else:
@@ -429,7 +432,7 @@ def embed(values, shape, index):
 # --- gather, scatter, index_select -----------------------------------------------------------------------
 
 def _int_index(index, name):
-    a = index._data if isinstance(index, Tensor) else np.asarray(index)
+    a = index._data if isinstance(index, Tensor) else np.asanyarray(index)
     if a.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     return a.astype(np.int64)                   # a copy: the rule reads it at backward time
@@ -611,7 +614,7 @@ class IndexSelectBackward0(Node):
 def index_select(input, dim, index):
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``."""
     a = input._data
-    idx = index._data if isinstance(index, Tensor) else np.asarray(index)
+    idx = index._data if isinstance(index, Tensor) else np.asanyarray(index)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if idx.dtype.kind not in "iu":
@@ -627,7 +630,7 @@ def index_select(input, dim, index):
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} axis_dim={n}")
         raise IndexError("index out of range in self")
     where = (slice(None),) * d + (idx,)
-    out = wrap(np.asarray(a[where], order="C"))      # contiguous, as PyTorch's (NumPy's take leaves it strided)
+    out = wrap(np.asanyarray(a[where], order="C"))      # contiguous, as PyTorch's (NumPy's take leaves it strided)
     if wants_grad(input):
         record(IndexSelectBackward0, (input,), out, index=where)
     return out
@@ -673,7 +676,7 @@ class MaskedFillBackward1(Node):
 
 
 def _bool_mask(mask, name):
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asanyarray(mask)
     if m.dtype != np.bool_:
         kind = {"f": "float", "i": "long", "u": "unsigned char"}.get(m.dtype.kind, str(m.dtype))
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {kind}")
@@ -690,9 +693,9 @@ def masked_fill(input, mask, value):
                                f"{value._data.ndim} dimension(s).")
         fill = value._data.astype(a.dtype)
     else:
-        fill = np.asarray(value).astype(a.dtype)
+        fill = np.asanyarray(value).astype(a.dtype)
     infer_size(m.shape, a.shape)
-    out = wrap(np.asarray(np.where(m, fill, a), order="C"))     # C order, as PyTorch's clone
+    out = wrap(np.asanyarray(np.where(m, fill, a), order="C"))     # C order, as PyTorch's clone
     if wants_grad(input, value):
         if isinstance(value, Tensor):
             record(MaskedFillBackward1, (input, value), out, mask=m.copy())
@@ -714,9 +717,11 @@ class MaskedSelectBackward0(Node):
 def masked_select(input, mask):
     """The elements of ``input`` (broadcast with ``mask``) where ``mask`` is True, as a 1-D tensor."""
     a = input._data
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asanyarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    if is_meta(a) or is_meta(m):
+        raise no_meta_kernel("masked_select")
     shape = infer_size(a.shape, m.shape)
     m = np.broadcast_to(m, shape).copy()
     out = wrap(np.broadcast_to(a, shape)[m])
@@ -730,6 +735,8 @@ def masked_select(input, mask):
 def nonzero(input, *, as_tuple=False):
     """Positions of the non-zero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
     a = input._data
+    if is_meta(a):
+        raise NotImplementedError(NONZERO)      # (as many positions as non-zero values, which a meta tensor lacks)
     if as_tuple:
         return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(a.reshape(a.shape or (1,))))
     return wrap(np.argwhere(a).astype(np.int64))

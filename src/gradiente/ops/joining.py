@@ -321,7 +321,7 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
     arrays = [t._data if t._data.dtype == target else t._data.astype(target) for t in kept]
-    result = wrap(np.asarray(np.concatenate(arrays, axis=d), order="C"))    # C order, as PyTorch's
+    result = wrap(np.asanyarray(np.concatenate(arrays, axis=d), order="C"))    # C order, as PyTorch's
     if wants_grad(*tensors):
         sizes = [None if skip else t._data.shape[d] for t, skip in zip(tensors, skipped)]
         record(CatBackward0, tensors, result, dim=d, sizes=sizes)
@@ -344,7 +344,7 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {_fmt(shape)} at entry 0 and "
                                f"{_fmt(t._data.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    result = wrap(np.asarray(np.stack([t._data if t._data.dtype == target else t._data.astype(target)
+    result = wrap(np.asanyarray(np.stack([t._data if t._data.dtype == target else t._data.astype(target)
                                        for t in tensors], axis=d), order="C"))
     if wants_grad(*tensors):
         record(StackBackward0, tensors, result, dim=d)

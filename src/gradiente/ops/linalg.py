@@ -772,7 +772,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     broadcast; differentiable in LU and B."""
     _check_lu_solve(LU, pivots, B, left)
     lu_array = LU._data
-    permutation = _permutation(np.asarray(pivots._data), lu_array.shape[-1], lu_array.dtype)
+    permutation = _permutation(np.asanyarray(pivots._data), lu_array.shape[-1], lu_array.dtype)
     low, up = _unpack(numpy_ops, lu_array)
     b = B._data
     if left:
@@ -1029,7 +1029,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
         atol, rtol = tol, 0.0
     s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
     tolerance = _tolerance(s.max(-1, initial=0), a.shape, a.dtype, atol, rtol)
-    return wrap(np.asarray((s > tolerance[..., None]).sum(-1), dtype=np.int64))
+    return wrap(np.asanyarray((s > tolerance[..., None]).sum(-1), dtype=np.int64))
 
 
 # --- powers and chains of products -----------------------------------------------------------------------

@@ -180,5 +180,5 @@ def lstsq(input, b, rcond=None, *, driver=None):
     if wants_grad(A, B):
         record(LinalgLstsqBackward0, (A, B), solution, (A, B, wrap(p)), vector=vector)
     return return_types.linalg_lstsq(solution, wrap(residuals),
-                        wrap(np.empty(0, np.int64) if driver == "gels" else np.asarray(rank, dtype=np.int64)),
+                        wrap(np.empty(0, np.int64) if driver == "gels" else np.asanyarray(rank, dtype=np.int64)),
                         wrap(singular.astype(real.dtype) if driver in ("gelsd", "gelss") else real))

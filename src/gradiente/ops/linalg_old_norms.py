@@ -71,7 +71,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
     wide = dt.widened(x)
     value = np.sqrt(np.sum(np.abs(wide) ** 2, axis=axes, keepdims=keepdim))
-    result = wrap(np.asarray(value, dtype=np.abs(np.zeros((), x.dtype)).dtype))
+    result = wrap(np.asanyarray(value, dtype=np.abs(np.zeros((), x.dtype)).dtype))
     if wants_grad(input):
         record(NormBackward1, (input,), result, (input, result), axes=axes, keepdim=keepdim)
     return result if out is None else out.copy_(result)
@@ -101,5 +101,5 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     else:
         value = np.sum(values ** p) ** (1 / p)
     real_dtype = values.dtype if input._data.dtype.kind == "c" else input._data.dtype
-    result = wrap(np.asarray(value, dtype=real_dtype))
+    result = wrap(np.asanyarray(value, dtype=real_dtype))
     return _without_derivative("native_norm", (input,), result)

@@ -119,7 +119,7 @@ def vdot(input, other, *, out=None):
     """The inner product of two 1-D tensors, the first conjugated (for real tensors, ``dot``)."""
     value = dot(input.detach(), other.detach())._data   # dot's checks and messages are vdot's
     if value.dtype.kind == "c":
-        value = np.asarray(np.vdot(input._data, other._data))
+        value = np.asanyarray(np.vdot(input._data, other._data))
     result = wrap(value)
     if wants_grad(input, other):
         record(VdotBackward0, (input, other), result, (input, other))
@@ -428,7 +428,7 @@ def dist(input, other, p=2):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{scalar_name(target)} instead.")
     infer_size(np.shape(xa), np.shape(ya))
-    difference = np.asarray(xa - ya)
+    difference = np.asanyarray(xa - ya)
     result = vector_norm(wrap(difference), p)
     if wants_grad(input, other):
         record(DistBackward0, (input, other), result, (input, other, result), ord=float(p),

@@ -372,12 +372,14 @@ def _triangle_indices(np_fn, name, row, col, offset, dtype):
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (row, column) positions of the lower triangle (on and below diagonal ``offset``) of a ``row`` x
     ``col`` matrix, row by row, as a 2 x N tensor."""
-    check_device(device, "tril_indices", "aten::tril_indices")
-    return _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
+    meta = check_device(device, "tril_indices", "aten::tril_indices")
+    indices = _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
+    return indices.to("meta") if meta else indices
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (row, column) positions of the upper triangle (on and above diagonal ``offset``) of a ``row`` x
     ``col`` matrix, row by row, as a 2 x N tensor."""
-    check_device(device, "triu_indices", "aten::triu_indices")
-    return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)
+    meta = check_device(device, "triu_indices", "aten::triu_indices")
+    indices = _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)
+    return indices.to("meta") if meta else indices

@@ -367,7 +367,7 @@ def _product(a, axis):
     if a.dtype == np.float16 and a.shape[axis] > 1:
         # PyTorch multiplies half precision one element after another, rounding each partial product.
         return np.take(np.cumprod(a, axis=axis, dtype=np.float16), -1, axis=axis)
-    return np.asarray(a.prod(axis=axis))
+    return np.asanyarray(a.prod(axis=axis))
 
 
 def _reduced_shape(a, axes, keepdim):
@@ -499,7 +499,7 @@ def _arg_extreme(input, dim, keepdim, name, np_arg):
     if dim is None:
         if a.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
-        index = np.asarray(np_arg(a), dtype=np.int64)
+        index = np.asanyarray(np_arg(a), dtype=np.int64)
         return wrap(index.reshape((1,) * a.ndim) if keepdim else index)
     d = _wrap_dim(dim, a.ndim)
     _check_nonempty_dims(name, a, (d,))
@@ -836,7 +836,7 @@ def _scan(input, dim, dtype, node_cls, scan):
     d = _wrap_dim(dim, a.ndim)
     target = _sum_dtype(a, dtype)
     a = a.astype(target, copy=False)
-    result = wrap(np.asarray(scan(_at_least_1d(a), d).reshape(a.shape), order="C"))
+    result = wrap(np.asanyarray(scan(_at_least_1d(a), d).reshape(a.shape), order="C"))
     if wants_grad(input):
         record(node_cls, (input,), result, (input, result) if node_cls is CumprodBackward0 else (), dim=d)
     return result

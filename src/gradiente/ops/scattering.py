@@ -441,7 +441,7 @@ def index_fill(input, dim, index, value):
     keep[_at(d, positions)] = False
     keep = keep.reshape(a.shape)
     fill = value._data if isinstance(value, Tensor) else value
-    result = wrap(np.where(keep, a, np.asarray(fill).astype(a.dtype)))
+    result = wrap(np.where(keep, a, np.asanyarray(fill).astype(a.dtype)))
     if wants_grad(input, value):
         if isinstance(value, Tensor):
             record(IndexFillBackward1, (input, value), result, keep=keep)

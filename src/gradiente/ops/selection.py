@@ -211,7 +211,7 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return tuple(wrap(idx.astype(np.int64)) for idx in np.nonzero(condition._data))
     if not isinstance(condition, Tensor):
-        condition = wrap(np.asarray(condition))
+        condition = wrap(np.asanyarray(condition))
     cond = condition._data
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "

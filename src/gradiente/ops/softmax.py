@@ -100,7 +100,7 @@ def softmax(input, dim, dtype=None):
     w = dt.widened(a)
     with np.errstate(invalid="ignore", divide="ignore"):
         e = _exp(w - _max(w, axis))
-        out = wrap(np.asarray(e * (1 / _sum_of_exps(e, a, axis)), dtype=a.dtype, order="C"))
+        out = wrap(np.asanyarray(e * (1 / _sum_of_exps(e, a, axis)), dtype=a.dtype, order="C"))
     if wants_grad(input):
         record(SoftmaxBackward0, (input,), out, (out,), dim=axis)
     return out
@@ -124,7 +124,7 @@ def log_softmax(input, dim, dtype=None):
         total = _sum_of_exps(exps, a, axis)
         log_sum = _log(_through_lastdim_buffer(total, a, axis), a, axis)
         # (x - max) - log Σ: PyTorch's order, which keeps large inputs with small differences exact.
-        out = wrap(np.asarray(shifted - _through_lastdim_buffer(log_sum, a, axis), dtype=a.dtype, order="C"))
+        out = wrap(np.asanyarray(shifted - _through_lastdim_buffer(log_sum, a, axis), dtype=a.dtype, order="C"))
     if wants_grad(input):
         record(LogSoftmaxBackward0, (input,), out, (out,), dim=axis)
     return out

@@ -19,6 +19,7 @@ from ..core import dtype as dt
 from ..core import return_types
 from ..core.creation import c_order, in_layout_of
 from ..core.dtype import scalar_name
+from ..core.meta import is_meta, no_meta_kernel
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
@@ -278,6 +279,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The distinct elements of ``input``, ascending (1-D), or with ``dim`` its distinct slices along
     ``dim``; with ``return_inverse`` also where each element (slice) went, with ``return_counts`` how many
     each one stands for. Sorted whatever ``sorted`` says, as PyTorch's CPU version is. NaNs stay distinct."""
+    if is_meta(input._data):
+        raise no_meta_kernel("_unique2" if dim is None else "unique_dim")
     return _unique(input, dim, return_inverse, return_counts, consecutive=False)
 
 
@@ -377,7 +380,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     sorted: before equal elements, or after them with ``right=True`` / ``side="right"``. ``sorter``: the
     indices that sort an unsorted sequence. int64 indices (int32 with ``out_int32``)."""
     seq = sorted_sequence._data
-    values = input._data if isinstance(input, Tensor) else np.asarray(input)
+    values = input._data if isinstance(input, Tensor) else np.asanyarray(input)
     right = _search_side(side, right)
     if sorter is not None:
         seq = _apply_sorter(seq, sorter)
@@ -469,7 +472,7 @@ def _check_quantile(input, q, interpolation):
         raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
     if a.size == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
-    q_array = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=a.dtype)
+    q_array = q._data if isinstance(q, Tensor) else np.asanyarray(q, dtype=a.dtype)
     if q_array.ndim > 1:
         raise RuntimeError("quantile() q must be a scalar or 1D tensor")
     if a.dtype not in (np.float32, np.float64):

@@ -65,7 +65,7 @@ def _need_sparse(t, what, layout_words="sparse coordinate tensor"):
 def _as_array(value, dtype=None):
     if isinstance(value, Tensor):
         return value._data if dtype is None else value._data.astype(dtype)
-    return np.asarray(value, dtype=dtype)
+    return np.asanyarray(value, dtype=dtype)
 
 
 # --- making a sparse tensor ----------------------------------------------------------------------------------
@@ -491,7 +491,7 @@ def sparse_sum(input, dim=None, dtype=None, *, _node=None, _keepdim=False):
         return sum_of_dense(values(coalesce(input)), dtype=dtype)
     entries = input._data if dtype is None else input._data.astype(dtype._np)
     if dim is None:
-        out = Tensor._make(np.asarray(entries.sum(), dtype=entries.dtype))
+        out = Tensor._make(np.asanyarray(entries.sum(), dtype=entries.dtype))
         if wants_grad(input):
             record(SumBackward0, (input,), out, values_shape=entries.shape)
         return out
@@ -730,7 +730,7 @@ def index_select(input, dim, index):
     from .indexing import index_select as dense_index_select
     dim = _wrap_dim(dim, input.dim())
     _sparse_dims_only(input, [dim], "index_select")
-    wanted = np.asarray(index._data if isinstance(index, Tensor) else index, dtype=np.int64).reshape(-1)
+    wanted = np.asanyarray(index._data if isinstance(index, Tensor) else index, dtype=np.int64).reshape(-1)
     size = input._sparse_size[dim]
     if wanted.size and (wanted.min() < -size or wanted.max() >= size):
         raise IndexError(f"index_select(): index out of range for dimension {dim}: index values must be in "

@@ -96,7 +96,7 @@ def round(input, *, decimals=0, out=None):
 
 def _tiny(x):
     """Where |x| is within machine epsilon of 0: the derivatives of I₁ and I₁ₑ take their limit 1/2 there."""
-    xa = np.asarray(x)
+    xa = np.asanyarray(x)
     return np.abs(xa) <= dt.finfo_of(xa.dtype).eps
 
 

@@ -42,7 +42,7 @@ def _large_argument(order, x):
 def _bessel_k(order, scaled):
     """K_order(x), or e^x·K_order(x) when ``scaled``, by the trapezoid rule (see the module docstring)."""
     def kernel(x):
-        flat = np.asarray(x, dtype=np.float64).reshape(-1)
+        flat = np.asanyarray(x, dtype=np.float64).reshape(-1)
         result = np.empty_like(flat)
         cosh_t = np.cosh(_NODES)
         shift = cosh_t - 1 if scaled else cosh_t
@@ -59,7 +59,7 @@ def _bessel_k(order, scaled):
                 result[large] = value if scaled else value * np.exp(-flat[large])
         inside = flat > 0
         edge = np.where(flat == 0, np.inf, np.where(flat == np.inf, 0.0, np.nan))
-        return np.where(inside & np.isfinite(flat), result, edge).reshape(np.shape(x)).astype(np.asarray(x).dtype)
+        return np.where(inside & np.isfinite(flat), result, edge).reshape(np.shape(x)).astype(np.asanyarray(x).dtype)
     return kernel
 
 
@@ -75,7 +75,7 @@ def _spherical_j0(x):
 def _not_differentiable(name, array_fn):
     def function(input, *, out=None):
 
-        result = Tensor._make(np.asarray(_on_floats(array_fn, _floating_array(input))))
+        result = Tensor._make(np.asanyarray(_on_floats(array_fn, _floating_array(input))))
         return result if out is None else _write_out(result, out, name)
 
     function.__name__ = function.__qualname__ = name.removeprefix("special_")

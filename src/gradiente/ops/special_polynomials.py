@@ -118,12 +118,12 @@ def _legendre_p(x, n):
 def _polynomial(name, kernel):
     def evaluate(x, n):
         compute = np.float32 if x.dtype in dt.REDUCED_FLOATS else x.dtype
-        return kernel(x.astype(compute), _degree(np.asarray(n))).astype(x.dtype)
+        return kernel(x.astype(compute), _degree(np.asanyarray(n))).astype(x.dtype)
 
     def polynomial(input, n, *, out=None):
         xa, na, target = promote_operands(input, n, floating=True)
-        xa = np.asarray(xa, dtype=target)
-        result = as_result(broadcasting(evaluate, xa, np.asarray(na)), target)
+        xa = np.asanyarray(xa, dtype=target)
+        result = as_result(broadcasting(evaluate, xa, np.asanyarray(na)), target)
         return result if out is None else _write_out(result, out, name)
 
     polynomial.__name__ = polynomial.__qualname__ = name

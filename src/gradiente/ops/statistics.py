@@ -60,7 +60,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if aweights is not None:
         _check_weights("aweights", aweights, observations, integral=False)
         w = aweights if w is None else w * aweights
-    w_sum = w.sum() if w is not None else wrap(np.asarray(observations, dtype=np.int64))
+    w_sum = w.sum() if w is not None else wrap(np.asanyarray(observations, dtype=np.int64))
     avg = (x * w if w is not None else x).sum(1) / w_sum
     if w is not None and aweights is not None and correction != 0:
         norm_factor = w_sum - mul_scalar((w * aweights).sum(), correction) / w_sum     # PyTorch's order

@@ -27,7 +27,7 @@ __all__ = ["TensorOps"]
 
 def _condition(condition):
     """A rule's condition as a bool tensor: conditions are raw boolean arrays in both namespaces (no gradient)."""
-    return from_numpy(np.asarray(condition._data if isinstance(condition, Tensor) else condition))
+    return from_numpy(np.asanyarray(condition._data if isinstance(condition, Tensor) else condition))
 
 
 class TensorOps:

@@ -349,11 +349,11 @@ sinc = TABLE.row("sinc", _sinc, "SincBackward0", "x", _sinc_derivative,
                  "d/dx sin(πx)/(πx) = (πx·cos πx - sin πx)/(πx²)")
 
 
-deg2rad = TABLE.row("deg2rad", lambda a: a * np.asarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
+deg2rad = TABLE.row("deg2rad", lambda a: a * np.asanyarray(_DEG_TO_RAD, a.dtype), "Deg2RadBackward0", "",
                     lambda ops, v, x, out: v * _DEG_TO_RAD, "d/dx x·π/180 = π/180")
 
 
-rad2deg = TABLE.row("rad2deg", lambda a: a * np.asarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
+rad2deg = TABLE.row("rad2deg", lambda a: a * np.asanyarray(_RAD_TO_DEG, a.dtype), "Rad2DegBackward0", "",
                     lambda ops, v, x, out: v * _RAD_TO_DEG, "d/dx x·180/π = 180/π")
 
 

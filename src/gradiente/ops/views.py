@@ -17,6 +17,7 @@ from ..core import forward_grad, layouts
 from ..core.creation import empty_in_layout_of, is_dense
 from ..core.forward_grad import state as _forward
 from ..core.inplace import AsStridedBackward0, check_inplace, track_view
+from ..core.meta import MetaArray
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.size import Size
@@ -34,6 +35,8 @@ _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride 
 
 def _view(input, array, node_cls, **attrs):
     """``array``, a view of ``input``'s memory, as a tensor sharing ``input``'s version counter and base."""
+    if type(input._data) is MetaArray and type(array) is not MetaArray:
+        array = array.view(MetaArray)       # (a view made from the memory's owner: still of the one shared zero)
     out = wrap(array)
     if track_view(out, input, node_cls) and wants_grad(input):
         record(node_cls, (input,), out, **attrs)
@@ -58,6 +61,8 @@ def _views(input, arrays, node_cls, **attrs):
     outs = []
     tracked = True
     for array in arrays:
+        if type(input._data) is MetaArray and type(array) is not MetaArray:
+            array = array.view(MetaArray)
         out = wrap(array)
         tracked = track_view(out, input, node_cls, multi_output=True)
         outs.append(out)
@@ -259,7 +264,7 @@ def contiguous(input, memory_format=None):
         if layouts.is_in_memory_format(a, memory_format):
             return input
         return _copy(input, layouts.in_memory_format(a, memory_format))
-    if a.flags.c_contiguous:
+    if a.flags.c_contiguous or type(a) is MetaArray:     # (a meta tensor is contiguous: core/meta.py)
         return input
     return _copy(input, np.ascontiguousarray(a))
 

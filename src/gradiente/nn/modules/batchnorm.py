@@ -30,7 +30,7 @@ class _NormBase(Module):
         if self.track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=dt.long))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=dt.long, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

@@ -11,9 +11,12 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+import numpy as np
+
 from ...core import dtype as dt
 from ...core import grad_mode
 from ...core.device import COPY, as_device, check_device
+from ...core.meta import NO_DATA, is_meta
 from ...core.shared_memory import share_storages
 from ...core.tensor import Tensor
 from ...utils.hooks import RemovableHandle
@@ -498,16 +501,22 @@ class Module:
     # --- conversion ------------------------------------------------------------------------------------
     def _apply(self, fn, recurse=True):
         """Replace the values of every parameter, gradient and buffer by ``fn(tensor)``; parameters stay the
-        same objects (PyTorch's ``param.data = fn(param)``)."""
+        same objects (PyTorch's ``param.data = fn(param)``), except across the CPU and the meta device, where
+        PyTorch cannot change a tensor's device in place and makes a new Parameter."""
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with grad_mode.no_grad():
                 applied = fn(param)
-            param._data = applied._data
+            if is_meta(applied._data) != is_meta(param._data):
+                grad = param._grad
+                param = self._parameters[key] = Parameter(applied, param.requires_grad)
+                param._grad = grad
+            else:
+                param._data = applied._data
             if param._grad is not None:
                 with grad_mode.no_grad():
                     param._grad._data = fn(param._grad)._data
@@ -541,11 +550,25 @@ class Module:
 
         def convert(t):
             if place is not None:
-                check_device(place, "to", COPY)
+                if is_meta(t._data) and place.type != "meta":
+                    raise NotImplementedError(f"{NO_DATA} Please use torch.nn.Module.to_empty() instead of "
+                                              "torch.nn.Module.to() when moving module from meta to a different "
+                                              "device.")
+                if check_device(place, "to", COPY):
+                    t = t.to("meta")
             return t.to(dtype) if dtype is not None and (t.is_floating_point() or t.is_complex()) else t
-        if dtype is None and (place is None or place.type == "cpu"):
+        if dtype is None and (place is None or place.type == "cpu") and not self._holds_meta():
             return self
         return self._apply(convert)
+
+    def _holds_meta(self):
+        return any(is_meta(t._data) for t in itertools.chain(self.parameters(), self.buffers()))
+
+    def to_empty(self, *, device, recurse=True):
+        """Every parameter and buffer replaced by an uninitialized tensor of its shape on ``device`` (zeros in
+        gradiente): how a model built on the meta device gets memory, before its weights are loaded."""
+        from ...core.creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def _cast_floating(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
@@ -566,6 +589,9 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self):
+        """This module: its parameters and buffers are on the CPU already (a meta one has no values to copy)."""
+        if self._holds_meta():
+            raise NotImplementedError(NO_DATA)
         return self
 
     def cuda(self, device=None):
@@ -645,6 +671,11 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            if is_meta(param._data) and not is_meta(input_param._data) and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", stacklevel=2)
             try:
                 if assign:
                     if isinstance(param, Parameter):
@@ -653,7 +684,9 @@ class Module:
                                        else Parameter(input_param, requires_grad=param.requires_grad))
                     setattr(self, name, input_param)
                 else:
-                    param._data[...] = input_param._data
+                    # (a meta checkpoint has no values for a real parameter: NumPy's copyto hands that to
+                    # core/meta.py, which raises PyTorch's error, reported below as PyTorch reports it)
+                    np.copyto(param._data, input_param._data, casting="unsafe")
                     param._bump_version()
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '

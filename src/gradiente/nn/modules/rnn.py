@@ -168,12 +168,15 @@ class RNNBase(Module):
         return hx.index_select(1, permutation)
 
     # --- forward, shared by the three layers ---------------------------------------------------------------
-    def _zero_hidden(self, batch, dtype):
-        """The default initial state: zeros, h (and, for LSTM, c) of shape (layers·directions, batch, size)."""
-        h = zeros(self.num_layers * self._directions(), batch, self._real_hidden_size(), dtype=dtype)
+    def _zero_hidden(self, batch, like):
+        """The default initial state: zeros, h (and, for LSTM, c) of shape (layers·directions, batch, size), with
+        the dtype and on the device of the input ``like``."""
+        h = zeros(self.num_layers * self._directions(), batch, self._real_hidden_size(), dtype=like.dtype,
+                  device=like.device)
         if self.mode != "LSTM":
             return h
-        return h, zeros(self.num_layers * self._directions(), batch, self.hidden_size, dtype=dtype)
+        return h, zeros(self.num_layers * self._directions(), batch, self.hidden_size, dtype=like.dtype,
+                        device=like.device)
 
     def _forward_h_only(self, input, hx, rank_message):
         """RNN's and GRU's forward (a state of h alone); ``rank_message`` is their wording for an input that is
@@ -192,7 +195,7 @@ class RNNBase(Module):
     def _forward_packed(self, input, hx):
         data, batch_sizes, sorted_indices, unsorted_indices = input
         if hx is None:
-            hx = self._zero_hidden(int(batch_sizes[0]), data.dtype)
+            hx = self._zero_hidden(int(batch_sizes[0]), data)
         else:
             hx = self.permute_hidden(hx, sorted_indices)
         self.check_forward_args(data, hx, batch_sizes)
@@ -209,7 +212,7 @@ class RNNBase(Module):
             if hx is not None:
                 hx = _map_states(hx, lambda s: s.unsqueeze(1))
         if hx is None:
-            hx = self._zero_hidden(input.size(batch_dim), input.dtype)
+            hx = self._zero_hidden(input.size(batch_dim), input)
         self.check_forward_args(input, hx, None)
         steps = input.transpose(0, 1) if self.batch_first else input
         output, hidden = self._run_layers(steps, hx, None)
@@ -417,7 +420,7 @@ class RNNCellBase(Module):
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            hx = (zeros(input.size(0), self.hidden_size, dtype=input.dtype),) * count
+            hx = (zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device),) * count
         elif not batched:
             hx = tuple(s.unsqueeze(0) for s in hx)
         return batched, input, tuple(hx)

@@ -24,7 +24,7 @@ def record_gradients(node_cls, inputs, arrays, saved=(), **attrs):
     """The gradient ``arrays`` (None where an input needs none) as tensors, recorded as the outputs of one
     ``node_cls`` node whose edges lead to ``inputs`` (the upstream gradient, the saved tensors the gradients
     depend on; None for an edge PyTorch's node has but gradiente's never uses), if any of them requires grad."""
-    outputs = tuple(None if a is None else wrap(np.asarray(a)) for a in arrays)
+    outputs = tuple(None if a is None else wrap(np.asanyarray(a)) for a in arrays)
     if wants_grad(*inputs):
         record(node_cls, inputs, outputs, saved=saved, **attrs)
     return outputs

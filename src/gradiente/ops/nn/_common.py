@@ -53,11 +53,11 @@ def reduce_array(loss, reduction):
     if reduction in ("mean", "sum") and loss.size and loss.dtype in (np.float32, np.float64):
         total = torch_order_sums(loss, tuple(range(loss.ndim)))
         if total is not None:
-            return np.asarray(total[0] if reduction == "sum" else total[0] / loss.dtype.type(loss.size))
+            return np.asanyarray(total[0] if reduction == "sum" else total[0] / loss.dtype.type(loss.size))
     if reduction == "mean":
-        return np.asarray(dt.widened(loss).mean(), dtype=loss.dtype)
+        return np.asanyarray(dt.widened(loss).mean(), dtype=loss.dtype)
     if reduction == "sum":
-        return np.asarray(dt.widened(loss).sum(), dtype=loss.dtype)
+        return np.asanyarray(dt.widened(loss).sum(), dtype=loss.dtype)
     return loss
 
 
@@ -94,7 +94,7 @@ def activation(input, forward, node_cls, kernel, saves="x", contiguous=False, **
     a = input._data
     check_floating(a, kernel)
     with np.errstate(over="ignore"):        # exp overflowing in a branch that np.where discards
-        values = np.asarray(forward(dt.widened(a)), dtype=a.dtype)
+        values = np.asanyarray(forward(dt.widened(a)), dtype=a.dtype)
     # np.where's result is C order: the input's layout is put back where PyTorch keeps it
     out = wrap(c_order(values) if contiguous else keep_layout(values, a))
     if wants_grad(input):
@@ -152,7 +152,7 @@ class AddBackward1(Node):
 
 
 def _with_number(x, c, np_fn, node_cls):
-    out = wrap(np.asarray(np_fn(x._data, c), dtype=x._data.dtype))
+    out = wrap(np.asanyarray(np_fn(x._data, c), dtype=x._data.dtype))
     if wants_grad(x):
         record(node_cls, (x,), out, other=c)
     return out

@@ -209,7 +209,7 @@ def threshold_backward(grad, x, threshold):
 
 def _threshold(input, threshold, value, node_cls):
     def forward(a):
-        return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)     # nan stays nan
+        return np.where(a <= threshold, np.asanyarray(value, dtype=a.dtype), a)     # nan stays nan
     if dt.kind(input._data.dtype) != "f":
         return tensor.Tensor._make(forward(input._data))
     return activation(input, forward, node_cls, "threshold", "x", threshold=threshold)
@@ -435,12 +435,12 @@ def gelu(input, approximate="none"):
         product *= one_plus_erf
     else:
         product = product * one_plus_erf
-    out = wrap(keep_layout(np.asarray(product, dtype=a.dtype), a))
+    out = wrap(keep_layout(np.asanyarray(product, dtype=a.dtype), a))
     if wants_grad(input):
         # (1 + erf)·0.5 is what the rule computed from x before: the same operations, so the same bits
         one_plus_erf *= 0.5
         record(GeluBackward0, (input,), out, (input,), approximate=approximate,
-               cdf=np.asarray(one_plus_erf, dtype=a.dtype))
+               cdf=np.asanyarray(one_plus_erf, dtype=a.dtype))
     return out
 
 
@@ -744,7 +744,7 @@ def prelu(input, weight):
         weight = weight.reshape(shape)
     x, w = input._data, weight._data
     check_floating(x, "prelu_cpu")
-    out = wrap(np.asarray(np.where(x > 0, x, w * x), dtype=x.dtype))
+    out = wrap(np.asanyarray(np.where(x > 0, x, w * x), dtype=x.dtype))
     if wants_grad(input, weight):
         record(PreluKernelBackward0, (input, weight), out, (input, weight))
     return out

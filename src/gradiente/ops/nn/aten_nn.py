@@ -207,8 +207,8 @@ def native_dropout(input, p, train):
         scale = 0.0 if p == 1 else 1.0 / (1 - p)
     else:
         mask, scale = np.ones(input.shape, bool), 1.0
-    result = Tensor._make(input._data * (mask * np.asarray(scale, dtype)).astype(dtype))
+    result = Tensor._make(input._data * (mask * np.asanyarray(scale, dtype)).astype(dtype))
     if wants_grad(input):
-        factor = (mask * np.asarray(scale if train else 1.0, dtype)).astype(dtype)
+        factor = (mask * np.asanyarray(scale if train else 1.0, dtype)).astype(dtype)
         record(NativeDropoutBackward0, (input,), result, factor=factor)
     return result, Tensor._make(mask)

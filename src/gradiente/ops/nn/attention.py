@@ -129,7 +129,7 @@ def _flash_attention(q, k, v, mask, is_causal, scale):
     if qa.dtype in (np.float32, dt.BFLOAT16):
         out, probs = _kernel_order_attention(qa, ka, va, None if mask is None else mask._data, is_causal, scale)
     else:
-        scores = np.matmul(qa, ka.swapaxes(-1, -2)) * np.asarray(scale, qa.dtype)
+        scores = np.matmul(qa, ka.swapaxes(-1, -2)) * np.asanyarray(scale, qa.dtype)
         if mask is not None:
             scores = scores + mask._data.astype(qa.dtype, copy=False)
         if is_causal:
@@ -148,7 +148,7 @@ def _flash_attention(q, k, v, mask, is_causal, scale):
     result = wrap(out)
     if wants_grad(q, k, v):
         record(ScaledDotProductFlashAttentionForCpuBackward0, (q, k, v), result, saved=(q, k, v), probs=probs,
-               scale=np.asarray(scale, qa.dtype), repeats=repeats)
+               scale=np.asanyarray(scale, qa.dtype), repeats=repeats)
     return result
 
 

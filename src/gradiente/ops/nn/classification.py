@@ -9,6 +9,7 @@ for class indices; for probabilities and for label smoothing, sums of ``log_soft
 """
 import numpy as np
 
+from ...core.meta import is_meta
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ...core.summation import nll_cascade_sum
@@ -133,10 +134,12 @@ def _nll(input, target, weight, reduction, ignore_index, node_cls):
         total_weight = a.dtype.type(len(safe))
     elif reduction != "mean":
         total_weight = w.sum(dtype=a.dtype)
-    out = wrap(np.asarray(out, dtype=a.dtype))
+    out = wrap(np.asanyarray(out, dtype=a.dtype))
     if wants_grad(input):
+        # (a meta loss has no total weight to divide by: its gradient is a shape alone, so any number serves)
+        total_weight = 1.0 if is_meta(total_weight) else float(total_weight)
         record(node_cls, (input,), out, (target, weight), reduction=reduction, ignore_index=ignore_index,
-               total_weight=float(total_weight), shape=a.shape, class_axis=class_axis, dtype=a.dtype)
+               total_weight=total_weight, shape=a.shape, class_axis=class_axis, dtype=a.dtype)
     return out
 
 
@@ -265,9 +268,9 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, labe
     if reduction == "mean":
         if weight is not None:
             kept = target._data[~ignored].reshape(-1)
-            denominator = wrap(np.asarray(weight._data[kept].sum(dtype=weight._data.dtype)))
+            denominator = wrap(np.asanyarray(weight._data[kept].sum(dtype=weight._data.dtype)))
         else:
-            denominator = wrap(np.asarray((~ignored).sum(), dtype=np.int64))
+            denominator = wrap(np.asanyarray((~ignored).sum(), dtype=np.int64))
         smooth = smooth.sum() / denominator
     elif reduction == "sum":
         smooth = smooth.sum()

@@ -27,6 +27,7 @@ from numpy.lib.stride_tricks import as_strided
 from ...core import dtype as dt
 from ...core import onednn_conv
 from ...core.dtype import cpp_name, scalar_name
+from ...core.meta import is_meta, meta_array
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from .. import _warnings
@@ -225,6 +226,33 @@ class _Transposed:
         return dx, dw
 
 
+class _MetaConvolution:
+    """A convolution of meta tensors (``core/meta.py``): the shapes of the result and of every gradient, and no
+    arithmetic, so that a 1024×3×65536×65536 input costs what a small one does. ``kind`` is the convolution it
+    stands for, whose shapes it gives."""
+
+    adds_bias = False
+
+    def __init__(self, kind, x_shape, w_shape, groups, stride, dilation, pads, out_size):
+        self.x_shape, self.w_shape, self.groups, self.out_size = x_shape, w_shape, groups, out_size
+        self.stride, self.dilation, self.pads = stride, dilation, pads
+        channels = w_shape[1] * groups if kind is _Transposed else w_shape[0]
+        self.y_shape = (x_shape[0], channels, *out_size)
+
+    def forward(self, x, w):
+        return meta_array(self.y_shape, np.result_type(x, w)), None
+
+    def weight_operand(self, x):
+        return x
+
+    def backward(self, grad, w, x, need_dx, need_dw):
+        return (meta_array(self.x_shape, grad.dtype) if need_dx else None,
+                meta_array(self.w_shape, grad.dtype) if need_dw else None)
+
+    def bias_gradient(self, grad):
+        return meta_array(self.y_shape[1:2], grad.dtype)
+
+
 class ConvolutionBackward0(Node):
     """out = F(x, w) + b;  dx = Ax(grad, w), dw = Aw(x, grad) (the convolution's two adjoints);  db = Σ grad over
     batch and space. ``self.conv`` (a ``_Convolution`` or a ``_Transposed``) holds the geometry and the maps."""
@@ -305,7 +333,7 @@ def _convolve(conv, input, weight, bias):
     else:
         out, cols = conv.forward(dt.widened(input._data), dt.widened(weight._data))
     # one copy makes the result contiguous, and adds the bias on the way
-    result = np.empty(out.shape, dtype=out.dtype)
+    result = np.empty_like(out, order="C")         # (a meta result's stays meta: core/meta.py)
     if bias is not None and not conv.adds_bias:
         np.add(out, dt.widened(bias._data).reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
     else:
@@ -520,7 +548,10 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
         kind = _OrderedConvolution
     else:
         kind = _Convolution
-    conv = kind(x_shape, w_shape, groups, stride, dilation, pads, out_size)
+    if any(is_meta(t._data) for t in (input, weight, bias) if t is not None):
+        conv = _MetaConvolution(kind, x_shape, w_shape, groups, stride, dilation, pads, out_size)
+    else:
+        conv = kind(x_shape, w_shape, groups, stride, dilation, pads, out_size)
     return _convolve(conv, input, weight, bias)
 
 

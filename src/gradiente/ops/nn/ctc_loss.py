@@ -164,8 +164,8 @@ def _lengths(value, name):
     if isinstance(value, Tensor):
         if dt.kind(value._data.dtype) not in "iub" or value._data.dtype == np.bool_:
             raise RuntimeError(f"{name} must be integral")
-        return np.asarray(value._data, dtype=np.int64).reshape(-1)
-    return np.asarray(list(value), dtype=np.int64).reshape(-1)
+        return np.asanyarray(value._data, dtype=np.int64).reshape(-1)
+    return np.asanyarray(list(value), dtype=np.int64).reshape(-1)
 
 
 def _check_length_types(input_lengths, target_lengths):
@@ -190,7 +190,7 @@ def _type_name(x):
 def _targets_per_sample(targets, target_lengths, batch):
     """Each sample's target labels, from a padded (N, S) tensor or the concatenation of all targets; PyTorch's
     checks of the sizes."""
-    t = np.asarray(targets._data).astype(np.int64)
+    t = np.asanyarray(targets._data).astype(np.int64)
     if t.ndim not in (1, 2):
         raise RuntimeError(f"Expected 1 to 2 dimensions, but got {t.ndim}-dimensional tensor for argument #2 "
                            f"'targets' {_CHECKING}")

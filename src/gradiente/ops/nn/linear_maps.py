@@ -9,6 +9,7 @@ of array functions, the map and its adjoint, recorded as a pair of nodes named a
 """
 from typing import Callable
 
+from ...core.meta import kept_meta
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 
@@ -32,7 +33,7 @@ class _LinearBackward(Node):
                 (x,) = self.saved(ops)
                 return (linear_op_reading(grad, x, self.adjoint, self.linear, self.adjoint_node),)
             return (linear_op(grad, self.adjoint, self.linear, self.adjoint_node),)
-        return (self.adjoint(grad),)
+        return (kept_meta(self.adjoint(grad), grad),)
 
     def jvp(self, ops, x_t):
         if ops.recording:
@@ -42,7 +43,7 @@ class _LinearBackward(Node):
 
 def linear_op(x, linear, adjoint, node_cls):
     """``linear(x)`` on arrays, recorded as ``node_cls`` whose rule is ``adjoint`` (both array -> array)."""
-    out = wrap(linear(x._data))
+    out = wrap(kept_meta(linear(x._data), x._data))
     if wants_grad(x):
         saved = (x,) if _reads_input(node_cls.adjoint_node) else ()     # the input the gradient's node reads
         record(node_cls, (x,), out, saved, linear=linear, adjoint=adjoint)
@@ -75,7 +76,7 @@ def _reads_input(node_cls):
 
 def linear_op_reading(x, input, linear, adjoint, node_cls):
     """``linear(x)`` recorded as ``node_cls`` (a ``_LinearGradientOfInput``) with a second edge, to ``input``."""
-    out = wrap(linear(x._data))
+    out = wrap(kept_meta(linear(x._data), x._data))
     if wants_grad(x, input):
         record(node_cls, (x, input), out, (input,), linear=linear, adjoint=adjoint)
     return out

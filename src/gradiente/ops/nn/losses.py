@@ -95,7 +95,7 @@ def loss_gradient(node_cls, grad, x, y, param, reduction, count):
     """``node_cls.kernel`` on (grad, x - y) as a differentiable op of (grad, x, y): PyTorch's
     ``smooth_l1_loss_backward`` and ``huber_loss_backward``, the gradients those losses record under
     create_graph."""
-    out = wrap(np.asarray(node_cls.kernel(grad._data, x._data - y._data, param, _norm(reduction, count))))
+    out = wrap(np.asanyarray(node_cls.kernel(grad._data, x._data - y._data, param, _norm(reduction, count))))
     if wants_grad(grad, x, y):
         record(node_cls, (grad, x, y), out, (grad, x, y), param=param, reduction=reduction, count=count)
     return out
@@ -124,7 +124,7 @@ def _pointwise(input, target, reduction, elementwise, node_cls, kernel, **attrs)
     if dt.kind(dtype) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(dtype)}\'')
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = wrap(reduce_array(np.asarray(elementwise(xa - ya), dtype=dtype), reduction))
+        out = wrap(reduce_array(np.asanyarray(elementwise(xa - ya), dtype=dtype), reduction))
     if wants_grad(input, target):
         record(node_cls, (input, target), out, (input, target), reduction=reduction, count=np.size(xa), **attrs)
     return out
@@ -354,7 +354,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         loss = (ya - 1) * np.maximum(np.log1p(-xa), -100) - ya * np.maximum(np.log(xa), -100)
     if weight is not None:
         loss = loss * np.broadcast_to(weight._data, loss.shape)
-    out = wrap(reduce_array(np.asarray(loss, dtype=xa.dtype), reduction))
+    out = wrap(reduce_array(np.asanyarray(loss, dtype=xa.dtype), reduction))
     if wants_grad(input, target):
         record(BinaryCrossEntropyBackward0, (input, target), out, (input, target, weight), reduction=reduction,
                count=xa.size)
@@ -412,7 +412,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     loss = (1 - ya) * xa - log_sigmoid
     if weight is not None:
         loss = loss * weight._data
-    out = wrap(reduce_array(np.asarray(loss, dtype=ya.dtype), reduction))
+    out = wrap(reduce_array(np.asanyarray(loss, dtype=ya.dtype), reduction))
     if wants_grad(input, target):
         record(BinaryCrossEntropyWithLogitsBackward0, (input, target), out, (input, target, weight, pos_weight),
                reduction=reduction, count=loss.size)

@@ -42,7 +42,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
                            "This input cannot have requires_grad True.")
     x, y = input._data, target._data
     with np.errstate(over="ignore"):
-        out = wrap(reduce_array(np.asarray(np.log1p(np.exp(-x * y)), dtype=x.dtype), reduction))
+        out = wrap(reduce_array(np.asanyarray(np.log1p(np.exp(-x * y)), dtype=x.dtype), reduction))
     if wants_grad(input):
         record(SoftMarginLossBackward0, (input, target), out, (input, target), reduction=reduction, count=x.size)
     return out
@@ -100,7 +100,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         out = per_sample.reshape(target.shape) if x.ndim > 1 else per_sample.reshape(())
     else:
         out = reduce_array(per_sample, reduction)
-    out = wrap(np.asarray(out, dtype=x.dtype))
+    out = wrap(np.asanyarray(out, dtype=x.dtype))
     if wants_grad(input):
         record(MultiMarginLossBackward0, (input, target, weight), out, (input, target, weight), p=p, margin=margin,
                reduction=reduction, n_classes=n_classes)

@@ -64,7 +64,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         out = per_sample.reshape(input.shape[:-1]) if input.dim() > 1 else per_sample.reshape(())
     else:
         out = reduce_array(per_sample, reduction)
-    out = wrap(np.asarray(out, dtype=x.dtype))
+    out = wrap(np.asanyarray(out, dtype=x.dtype))
     if wants_grad(input):
         coefficients = active.sum(axis=1).astype(x.dtype)        # + for each class i in an active hinge
         np.add.at(coefficients, (np.repeat(rows, t.shape[1]), safe.ravel()), -active.sum(axis=2).ravel())

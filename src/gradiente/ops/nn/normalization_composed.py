@@ -63,7 +63,7 @@ def _depth_avg_pool3d(input, k):
     total = xa[:, :, :depth].copy()
     for j in range(1, k):
         total += xa[:, :, j:j + depth]
-    result = wrap(total / np.asarray(k, dtype=xa.dtype))
+    result = wrap(total / np.asanyarray(k, dtype=xa.dtype))
     if wants_grad(input):
         record(AvgPool3DBackward0, (input,), result, kernel=k, depth=xa.shape[2])
     return result

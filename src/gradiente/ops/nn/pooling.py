@@ -20,6 +20,7 @@ import numpy as np
 from ...core import dtype as dt
 from ...core.creation import c_order
 from ...core.dtype import scalar_name
+from ...core.meta import is_meta, meta_array
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ...core.tensor import Tensor
@@ -120,6 +121,8 @@ AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0 = _pool_pair(
 def _pooled(node_cls, pool, input, contiguous=False):
     """``pool.forward`` of the input tensor, recorded as ``node_cls``; with ``contiguous``, in C order (PyTorch's
     avg_pool1d result, whatever the input's layout)."""
+    if is_meta(input._data):
+        pool = _MetaPoolMap(input._data.shape, pool.y_shape)
     values = pool.forward(input._data)
     result = wrap(c_order(values) if contiguous else values)
     if wants_grad(input):
@@ -156,6 +159,19 @@ class _LinearPoolMap:
         return _pooled(node_cls, self, x) if ops.recording else self.forward(x)
 
 
+class _MetaPoolMap(_LinearPoolMap):
+    """A pooling of a meta tensor (``core/meta.py``): the shapes of its result and its gradient, no arithmetic."""
+
+    def __init__(self, x_shape, y_shape):
+        self.x_shape, self.y_shape = x_shape, y_shape
+
+    def forward(self, x):
+        return meta_array(self.y_shape, x.dtype)
+
+    def adjoint(self, grad):
+        return meta_array(self.x_shape, grad.dtype)
+
+
 def _window_argmax(win):
     """The maximum over the kernel axes of ``win`` and its flat kernel offset, as PyTorch's kernel finds them
     (the first of equal maxima; a NaN wins, the last NaN if there are several), by passes over output-sized
@@ -171,7 +187,7 @@ def _window_argmax(win):
     # move to each offset whose value equals the maximum. Arithmetic on small integers, with no branch per
     # element (np.copyto(..., where=) mispredicts on random data and costs several times more).
     small = np.int8 if len(views) < 127 else np.int64
-    arg = np.full(out.shape, len(views) - 1, dtype=small)
+    arg = np.full_like(out, len(views) - 1, dtype=small, order="C")     # (meta for a meta out: core/meta.py)
     for k in range(len(views) - 2, -1, -1):
         arg -= (arg - small(k)) * (views[k] == out).view(np.int8).astype(small, copy=False)
     return out, arg.astype(np.int64)
@@ -206,6 +222,13 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     kernel, stride, pad, dil, (ho, wo), pads = _pool_geometry(xa, kernel_size, stride, padding, dilation,
                                                               ceil_mode, n_spatial)
     n, c, h, w = xa.shape
+    if is_meta(xa):         # shapes only (core/meta.py)
+        y_shape = restore(meta_array((n, c, ho, wo), xa.dtype)).shape
+        result = _pooled(MaxPool2DWithIndicesBackward0, _MetaPoolMap(input._data.shape, y_shape), input)
+        indices = Tensor._make(meta_array(y_shape, np.int64))
+        if n_spatial == 1:
+            result, indices = result.squeeze(-2), indices.squeeze(-2)
+        return (result, indices) if return_indices else result
     lowest = -np.inf if dt.kind(xa.dtype) == "f" else np.iinfo(xa.dtype).min
     xp = _pad(xa, pads, lowest)
     win = _windows(xp, kernel, stride, dil, (ho, wo))
@@ -287,7 +310,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                                             n_spatial)
     n, c, h, w = xa.shape
     if divisor_override:
-        divisor = np.asarray(divisor_override, dtype=xa.dtype)
+        divisor = np.asanyarray(divisor_override, dtype=xa.dtype)
     else:
         dh = _avg_divisor(h, ho, kernel[0], stride[0], pad[0], count_include_pad)
         dw = _avg_divisor(w, wo, kernel[1], stride[1], pad[1], count_include_pad)

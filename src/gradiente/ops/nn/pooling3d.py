@@ -149,7 +149,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size (kT: {kt} kH: {kh} kW: {kw})")
     kernel, stride, pad, _, out_size, pads = _geometry(xa, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override:
-        divisor = np.asarray(divisor_override, dtype=xa.dtype)
+        divisor = np.asanyarray(divisor_override, dtype=xa.dtype)
     else:
         per_axis = [_avg_divisor(size, o, k, s, p, count_include_pad)
                     for size, o, k, s, p in zip(xa.shape[2:], out_size, kernel, stride, pad)]

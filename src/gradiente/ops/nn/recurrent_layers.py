@@ -110,13 +110,13 @@ def _packed_steps(x_gates, batch_sizes):
 
 def _run_direction(mode, x, state0, w, reverse, batch_sizes):
     """One layer in one direction: its output at every step (in ``x``'s layout) and its final state."""
-    if mode == "LSTM" and batch_sizes is None and w.w_hr is None and x.dtype == dt.float32:
+    if mode == "LSTM" and batch_sizes is None and w.w_hr is None and x.dtype == dt.float32 and not x.is_meta:
         # PyTorch's CPU kernel for this case (oneDNN's): the layer is one node, MkldnnRnnLayerBackward0
         # (its input contiguous: a batch_first input, transposed to time first, is copied, as PyTorch does)
         out, h, c = lstm_layer(x.contiguous(), state0[0], state0[1], w.w_ih, w.w_hh, w.b_ih, w.b_hh,
                                reverse=reverse)
         return out, (h, c)
-    if mode == "GRU" and batch_sizes is None and x.dtype == dt.float32:
+    if mode == "GRU" and batch_sizes is None and x.dtype == dt.float32 and not x.is_meta:
         # the steps as one node (gru_sequence), the same values as the composed steps' and a few times faster
         steps = gru_sequence(linear(x, w.w_ih, w.b_ih), state0[0], w.w_hh, w.b_hh, reverse=reverse)
         return stack(steps), (steps[0 if reverse else -1],)

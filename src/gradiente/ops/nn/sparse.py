@@ -22,6 +22,6 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(a.max()) + 1
     elif num_classes <= a.max():
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = np.zeros(a.shape + (num_classes,), dtype=np.int64)
+    out = np.zeros_like(a, shape=a.shape + (num_classes,))     # (of a meta input, meta: core/meta.py)
     np.put_along_axis(out, a[..., None], 1, axis=-1)
     return wrap(out)
