@@ -8,8 +8,8 @@ import numpy as np
 
 from . import dtype as dt
 from .device import check_device
-from .meta import meta_array
 from .dtype import cpp_name
+from .meta import meta_array
 from .special_math import i0_array
 from .tensor import Tensor
 
