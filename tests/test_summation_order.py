@@ -110,3 +110,37 @@ def test_the_cascade_with_ignored_targets_is_the_loop_itself():
 def test_longer_sums_keep_numpys_order_and_still_agree_within_rounding():
     x = np.random.default_rng(6).standard_normal(GRAIN + 1).astype(np.float32)
     np.testing.assert_allclose(gradiente.tensor(x).sum().item(), torch.tensor(x).sum().item(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_norms_are_pytorchs_bit_for_bit(dtype):
+    """``linalg.vector_norm``, ``Tensor.norm()`` and a row's norm (``F.normalize`` of a batch), of every length up to
+    70 and longer ones, whole and over the trailing dims, keepdim or not."""
+    rng = np.random.default_rng(11)
+    for n in LENGTHS + [65536, 100003]:
+        a = (rng.standard_normal((3, n)) * rng.choice([1e-3, 1.0, 1e3])).astype(dtype)
+        theirs, ours = torch.from_numpy(a), gradiente.from_numpy(a)
+        assert torch.linalg.vector_norm(theirs).item() == gradiente.linalg.vector_norm(ours).item(), n
+        assert theirs[0].norm().item() == ours[0].norm().item(), n
+        np.testing.assert_array_equal(theirs.norm(dim=-1, keepdim=True).numpy(),
+                                      ours.norm(dim=-1, keepdim=True).numpy(), err_msg=str(n))
+        cube_t, cube_g = theirs[:, :n // 4 * 4].reshape(3, -1, 4), ours[:, :n // 4 * 4].reshape(3, -1, 4)
+        np.testing.assert_array_equal(torch.linalg.vector_norm(cube_t, dim=(1, 2)).numpy(),
+                                      gradiente.linalg.vector_norm(cube_g, dim=(1, 2)).numpy(), err_msg=str(n))
+
+
+def test_clip_grad_norm_takes_pytorchs_norms():
+    """``clip_grad_norm_`` and ``get_total_norm``: each gradient's 2-norm, then the norm of those, as PyTorch's
+    ``_foreach_norm`` and ``vector_norm`` give them, and the gradients scaled by the same factor."""
+    rng = np.random.default_rng(5)
+    shapes = [(256, 256), (256,), (10, 256), (10,)]
+    grads = [(rng.standard_normal(s) * 0.01).astype(np.float32) for s in shapes]
+    results = []
+    for lib in (torch, gradiente):
+        params = [lib.nn.Parameter(lib.zeros(s)) for s in shapes]
+        for p, g in zip(params, grads):
+            p.grad = lib.tensor(g)
+        total = lib.nn.utils.get_total_norm([p.grad for p in params]).item()
+        clipped = lib.nn.utils.clip_grad_norm_(params, 0.1).item()
+        results.append((total, clipped, [p.grad.numpy().tolist() for p in params]))
+    assert results[0] == results[1]

@@ -19,7 +19,7 @@ from ..core.record import as_result as _as_result
 from ..core.record import record, wants_grad
 from ..core.record import wrap as _wrap
 from ..core.rules import numpy_ops
-from ..core.summation import torch_order_sums
+from ..core.summation import torch_order_sums, vector_row_norms
 from ..core.tensor import Tensor, _wrap_dim
 from ._warnings import warn
 from .autocast import autocast_entry
@@ -697,27 +697,37 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                            f"{scalar_name(a.dtype)}")
     axes = normalize_dims(dim, a.ndim)
     p = float(ord)
+    result = as_result(norm_array(a, p, axes, keepdim), a.real.dtype)     # (a complex tensor's norm is real)
+    if wants_grad(x):
+        record(LinalgVectorNormBackward0, (x,), result, (x, result), ord=p, axes=axes, keepdim=keepdim)
+    return result
+
+
+def norm_array(a, p, axes, keepdim=False):
+    """The p-norm of the array ``a`` over ``axes`` (normalized), the value of ``vector_norm`` (and of
+    ``clip_grad_norm_``'s norms). The 2-norm of a contiguous float32 or float64 array over its trailing dims, the
+    everyday case (all of it, or its last dim), is computed in PyTorch's order (``summation.vector_row_norms``)."""
     absolute = np.abs(a)
-    result_dtype = absolute.dtype
-    if result_dtype in dt.REDUCED_FLOATS:
+    if absolute.dtype in dt.REDUCED_FLOATS:
         absolute = absolute.astype(np.float32)      # half precision accumulates in float32, as in PyTorch
     if math.isinf(p):
         if a.size == 0:
             raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
                                "operation does not have an identity")
-        value = (absolute.max if p > 0 else absolute.min)(axis=axes, keepdims=keepdim)
-    elif p == 0:
-        value = (a != 0).sum(axis=axes, keepdims=keepdim)
-    elif p == 1:
-        value = absolute.sum(axis=axes, keepdims=keepdim)
-    elif p == 2:
-        value = np.sqrt((absolute * absolute).sum(axis=axes, keepdims=keepdim))
-    else:
-        value = (absolute ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
-    result = as_result(value, result_dtype)
-    if wants_grad(x):
-        record(LinalgVectorNormBackward0, (x,), result, (x, result), ord=p, axes=axes, keepdim=keepdim)
-    return result
+        return (absolute.max if p > 0 else absolute.min)(axis=axes, keepdims=keepdim)
+    if p == 0:
+        return (a != 0).sum(axis=axes, keepdims=keepdim)
+    if p == 1:
+        return absolute.sum(axis=axes, keepdims=keepdim)
+    if p == 2:
+        kept = a.ndim - len(axes)
+        if (a.dtype in (np.float32, np.float64) and axes and axes == tuple(range(kept, a.ndim)) and a.size
+                and a[(0,) * kept].flags.c_contiguous):
+            # (PyTorch's kernel reads each row where it lies: the rows need not be next to one another)
+            norms = vector_row_norms(a.reshape(math.prod(a.shape[:kept]), -1))
+            return norms.reshape(a.shape[:kept] + (1,) * len(axes) * keepdim)
+        return np.sqrt((absolute * absolute).sum(axis=axes, keepdims=keepdim))
+    return (absolute ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

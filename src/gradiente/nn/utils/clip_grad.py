@@ -1,10 +1,12 @@
 """Gradient clipping: scale all gradients so their joint norm is at most ``max_norm``, or clamp each value."""
+import math
 import types
 import warnings
 
 import numpy as np
 
 from ...core.tensor import Tensor
+from ...ops.reductions import norm_array
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"]
 
@@ -16,18 +18,11 @@ def _grads(parameters):
 
 
 def _vector_norm(array, norm_type):
-    a = np.abs(array.ravel())
-    if norm_type == float("inf"):
-        return a.max() if a.size else np.zeros((), array.dtype)
-    if norm_type == float("-inf"):
-        return a.min()
-    if norm_type == 0:
-        return np.asarray((a != 0).sum(), dtype=array.dtype)
-    if norm_type == 1:
-        return a.sum()
-    if norm_type == 2:
-        return np.sqrt(np.dot(a, a))
-    return (a ** norm_type).sum() ** (1.0 / norm_type)
+    """The norm of all of ``array`` as one vector: ``linalg.vector_norm``'s value, as PyTorch's ``_foreach_norm``
+    takes it of each gradient (an empty array's inf norm is 0 here, where vector_norm would refuse it)."""
+    if array.size == 0 and math.isinf(norm_type):
+        return np.zeros((), array.dtype)
+    return np.asarray(norm_array(array, norm_type, tuple(range(array.ndim))), array.real.dtype)
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
