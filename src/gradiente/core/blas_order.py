@@ -18,6 +18,7 @@ before.
 """
 import numpy as np
 
+from .layouts import storage_root
 from .meta import shapes_from
 
 __all__ = ["matmul", "k_blocks", "contiguous", "order_known", "chained"]
@@ -35,11 +36,71 @@ def k_blocks(k):
     return list(range(0, k, _BLOCK)) + [k]
 
 
-# Two more of MKL's kernels, measured: a product of at most 11 columns and at most 3 terms per sum (a polynomial
-# fit's ``Linear(3, 1)``) adds the products rounded, one after another, and the bias after them; and a product whose
-# columns leave 1 to 8 after their multiples of 16 computes those multiples as ``k_blocks`` says, and the last few
-# columns by a kernel whose order is not known here (NumPy's product for them).
-_SHORT_SUM = 3
+# --- MKL's kernel for at most 11 columns, ``x @ W.T`` (every classifier's last Linear) ----------------------------
+# Found by probing the order of additions (FPRev's method: one row of ones, a huge value at one position and its
+# negative at another; the result counts the ones that survive, which is the number outside the smallest subtree
+# holding both positions): each output is a dot product along k, both operands contiguous in k, computed as
+#
+# * the products rounded (no fused multiply-add);
+# * scalars first, one after another from zero, until the row of ``x`` reaches a 16-byte boundary in memory (0 to 3
+#   of them, by the row's offset in its storage; a tensor's storage starts 64-byte aligned);
+# * then vectors: 4 lanes for the columns in the groups of four, 8 lanes for the 1 to 3 columns left over, each lane
+#   adding its products in order, lane 0 starting from the scalars' sum;
+# * the lanes added as a vector's halves are: (l0 + l2) + (l1 + l3), or ((l0 + l4) + (l2 + l6)) + ((l1 + l5) +
+#   (l3 + l7)); then the products that fill no vector, one after another; then the bias.
+#
+# Measured against torch 2.13 (one thread) for 2 to 11 columns, any k and any number of rows above one: every
+# element equal (``tests/test_kernel_order.py``). A single row or a single column is another kernel (a
+# matrix-vector product: 1 to 4 scalars first, 4 or 8 lanes by the number of rows, measured but not yet taken here).
+_NARROW = 12
+_SHORT_SUM = 3          # (and for stacks of products, a sum of at most 3 terms: in order, the bias last)
+
+
+def _narrow_columns(a, b, initial):
+    """``a @ b`` (float32, ``a`` (m, k) and ``b`` (k, n) both contiguous along k, m >= 2, 2 <= n < 12) in the
+    order above, plus ``initial`` last."""
+    m, k = a.shape
+    n = b.shape[1]
+    start = (a.__array_interface__["data"][0] - storage_root(a).__array_interface__["data"][0]) // a.itemsize
+    row_offsets = (start + np.arange(m) * (a.strides[0] // a.itemsize)) % 4
+    out = np.empty((m, n), np.float32)
+    grouped = n - n % 4
+    for offset in np.unique(row_offsets):
+        rows = slice(None) if offset == row_offsets[0] and (row_offsets == offset).all() else row_offsets == offset
+        scalars = min((4 - int(offset)) % 4, k)
+        # the products laid out k first, (k, rows, columns): every step below adds whole contiguous planes
+        columns_t = a[rows].T[:, :, None]
+        if grouped:
+            products = np.multiply(columns_t, b[:, None, :grouped], order="C")
+            out[rows, :grouped] = _lanes_then_tail(products, scalars, 4)
+        if grouped < n:
+            products = np.multiply(columns_t, b[:, None, grouped:], order="C")
+            out[rows, grouped:] = _lanes_then_tail(products, scalars, 8)
+    if initial is not None:
+        out += initial
+    return out
+
+
+def _lanes_then_tail(products, scalars, lanes):
+    """Σ over the first axis of ``products`` (k, rows, columns): ``scalars`` in order, then ``lanes``-wide vectors
+    (lane 0 from the scalars' sum), the lanes' halves added pairwise, then the tail in order."""
+    k = products.shape[0]
+    vectors = (k - scalars) // lanes
+    end = scalars + vectors * lanes
+    total = np.add.reduce(products[:scalars], axis=0) if scalars else None     # (NumPy adds these planes in order)
+    if vectors:
+        head = products[scalars:end]
+        if total is not None:
+            head = head.copy()
+            head[0] += total                                  # lane 0 starts from the scalars' sum
+        lane = np.add.reduce(head.reshape((vectors, lanes) + head.shape[1:]), axis=0)     # each lane in order
+        while lane.shape[0] > 1:
+            half = lane.shape[0] // 2
+            lane = lane[:half] + lane[half:]              # l0 + l4, l1 + l5, ...; then l0 + l2, l1 + l3; ...
+        total = lane[0]
+    for step in range(end, k):
+        total = products[step] if total is None else total + products[step]
+    return total
 
 
 def _unfused_in_order(a, b, initial):
@@ -109,6 +170,9 @@ def matmul(a, b, initial=None):
     k = a.shape[-1]
     if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
         rows, columns = a.shape[-2], b.shape[-1]
+        if (a.ndim == b.ndim == 2 and rows >= 2 and 2 <= columns < _NARROW and a.strides[1] == b.strides[0] == 4
+                and k):
+            return _narrow_columns(a, b, initial)
         if rows >= 2 and k <= _SHORT_SUM and columns < 12 and b.strides[-2] < b.strides[-1]:
             return _unfused_in_order(a, b, initial)     # (measured for nn.Linear's x @ Wᵀ: a transposed b)
         if rows >= 4 and columns > 16 and 0 < columns % 16 <= 8:

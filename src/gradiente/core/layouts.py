@@ -10,7 +10,7 @@ import numpy as np
 
 __all__ = ["layout", "memory_format", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
-           "legacy_contiguous_format"]
+           "legacy_contiguous_format", "storage_root"]
 
 
 class _Named:
@@ -95,3 +95,10 @@ def is_in_memory_format(array, format):
             return False
         expected *= array.shape[d]
     return True
+
+
+def storage_root(a):
+    """The array that owns ``a``'s memory."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a

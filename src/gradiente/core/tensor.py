@@ -22,7 +22,7 @@ from .device import CPU as _CPU
 from .grad_dtype import check_assigned_grad_dtype
 from .grad_mode import _State as _ModeState
 from .grad_mode import state as _mode
-from .layouts import is_channels_last, is_in_memory_format, strided
+from .layouts import is_channels_last, is_in_memory_format, storage_root, strided
 from .meta import NO_DATA, MetaArray, row_major_strides
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
@@ -656,13 +656,6 @@ class Tensor:
 
 
 _VIEW_STATE = ("_views", "_base", "_view_meta", "_alias_of", "_no_edge")
-
-
-def storage_root(a):
-    """The array that owns ``a``'s memory."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 def _rebuild(array, requires_grad):
