@@ -123,27 +123,52 @@ def test_matrix_products_are_pytorchs_to_the_bit(rows, columns, k):
 
 
 def test_shapes_whose_order_is_not_known_keep_numpys_product():
-    """Few rows, or fewer than 12 columns: other MKL kernels; and the last columns past a multiple of 16."""
+    """Two rows and many columns, or a single column: other MKL kernels, NumPy's product."""
     rng = np.random.default_rng(9)
-    for rows, columns in ((2, 64), (32, 10), (32, 100)):
+    for rows, columns in ((2, 64), (32, 1)):
         a = rng.standard_normal((rows, 300)).astype(np.float32)
         b = rng.standard_normal((300, columns)).astype(np.float32)
-        np.testing.assert_array_equal(blas_order.matmul(a, b)[:, columns - columns % 16 if columns > 16 else 0:],
-                                      np.matmul(a, b)[:, columns - columns % 16 if columns > 16 else 0:])
+        np.testing.assert_array_equal(blas_order.matmul(a, b), np.matmul(a, b))
+
+
+@pytest.mark.parametrize("columns", range(2, 12))
+def test_few_columns_of_a_row_major_matrix_are_pytorchs(columns):
+    """``x @ w`` with w (k, n) row-major and n < 12 (code written from scratch, ``h.T @ grad`` for its gradient):
+    products rounded and added in order, except each result row's lead-in to its 16-byte boundary."""
+    rng = np.random.default_rng(columns + 40)
+    for rows, k in ((64, 784), (16, 30), (8, 16), (2, 100), (1, 50), (33, 7), (5, 45), (100, 64)):
+        a = rng.standard_normal((rows, k)).astype(np.float32)
+        b = rng.standard_normal((k, columns)).astype(np.float32)
+        for left in (a, np.ascontiguousarray(a.T).T):
+            theirs = torch.mm(torch.from_numpy(left), torch.from_numpy(b)).numpy()
+            np.testing.assert_array_equal(blas_order.matmul(left, b), theirs, err_msg=str((rows, k)))
+
+
+@pytest.mark.parametrize("transposed", [(False, False), (True, False), (False, True), (True, True)])
+def test_the_last_columns_past_a_multiple_of_16_are_pytorchs(transposed):
+    """1 to 8 columns past a multiple of 16 (a width of 100, 1000, 84, 20): each k-block in order from zero with
+    fused multiply-adds, as the leading columns, for every layout of the operands (OpenBLAS's kernel for those
+    last columns adds otherwise, so they are chained)."""
+    rng = np.random.default_rng(10)
+    for rows, k, columns in ((64, 1000, 100), (16, 300, 20), (64, 120, 84), (100, 64, 1000), (4, 500, 24)):
+        a = rng.standard_normal((rows, k)).astype(np.float32)
+        b = rng.standard_normal((k, columns)).astype(np.float32)
+        operands = [np.ascontiguousarray(m.T).T if flip else m for m, flip in zip((a, b), transposed)]
+        theirs = torch.mm(*map(torch.from_numpy, operands)).numpy()
+        np.testing.assert_array_equal(blas_order.matmul(*operands), theirs, err_msg=str((rows, k, columns)))
 
 
 @pytest.mark.parametrize("rows, k, columns", [(16, 784, 100), (64, 300, 20), (5, 100, 196), (16, 3, 1), (64, 3, 10),
                                               (4, 2, 7), (2000, 3, 1)])
 def test_linear_layers_of_other_widths_are_pytorchs_where_measured(rows, k, columns):
-    """A width 1-8 past a multiple of 16: those first columns in the known order (the rest NumPy's, not compared).
-    At most 3 terms and 11 columns (a polynomial fit's Linear(3, 1)): products rounded, added in order, bias last."""
+    """A width 1-8 past a multiple of 16, every column (and the bias after the first k-block). At most 3 terms and 11
+    columns (a polynomial fit's Linear(3, 1)): products rounded, added in order, bias last."""
     rng = np.random.default_rng(rows + k + columns)
     a, weight = (rng.standard_normal(s).astype(np.float32) for s in ((rows, k), (columns, k)))
     bias = rng.standard_normal(columns).astype(np.float32)
-    compared = columns - columns % 16 if columns > 16 else columns
     ours = gradiente.nn.functional.linear(*map(gradiente.from_numpy, (a, weight, bias))).numpy()
     theirs = torch.nn.functional.linear(*map(torch.from_numpy, (a, weight, bias))).numpy()
-    np.testing.assert_array_equal(ours[:, :compared], theirs[:, :compared])
+    np.testing.assert_array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("columns", range(2, 12))

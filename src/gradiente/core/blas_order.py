@@ -53,6 +53,8 @@ def k_blocks(k):
 # element equal (``tests/test_kernel_order.py``). A single row or a single column is another kernel (a
 # matrix-vector product: 1 to 4 scalars first, 4 or 8 lanes by the number of rows, measured but not yet taken here).
 _NARROW = 12
+_PRODUCTS = 1 << 22     # the most products a narrow kernel's emulation holds at once (16 MB)
+_add_accumulate = np.add.accumulate         # (adds along an axis one element after another)
 _SHORT_SUM = 3          # (and for stacks of products, a sum of at most 3 terms: in order, the bias last)
 
 
@@ -103,6 +105,40 @@ def _lanes_then_tail(products, scalars, lanes):
     return total
 
 
+# --- MKL's kernel for at most 11 columns of a row-major ``b`` ---------------------------------------------------
+# (``x @ w`` with w (k, n), as code written from scratch multiplies, and the gradient ``h.T @ grad`` of such a w)
+# Probed the same way: every output adds its products rounded, one after another from zero, except the first
+# outputs of a row of the result that does not start on a 16-byte boundary, when at least 4 outputs follow the
+# boundary: those (the kernel's scalar lead-in) add each block of 8 products as 4 one after another, then the next
+# 4 summed on their own and added (a block's last 1-3 products one after another). Measured for 2 to 11 columns, any
+# number of rows (a single column is a matrix-vector product, another kernel).
+
+def _narrow_row_major(a, b):
+    """``a @ b`` for ``b`` (k, n) row-major, n < 12, and ``a`` (m, k) row-major or transposed (a weight's gradient,
+    ``h.T @ grad``: the same kernel), in the order above."""
+    m, k = a.shape
+    n = b.shape[1]
+    out = np.empty((m, n), np.float32)
+    chunk = max(1, _PRODUCTS // (k * n))          # rows at a time, so that their (k, rows, n) products stay small
+    for start in range(0, m, chunk):
+        products = np.multiply(a[start:start + chunk].T[:, :, None], b[:, None, :], order="C")
+        # NumPy adds the planes of its first axis in order; + 0 makes a sum of -0.0 +0.0, as a sum from 0 is
+        out[start:start + chunk] = np.add.reduce(products, axis=0) + np.float32(0)
+    lead = (4 - (np.arange(m) * n) % 4) % 4              # outputs before each result row's 16-byte boundary
+    lead[n - lead < 4] = 0
+    rows, columns = np.nonzero(np.arange(n)[None, :] < lead[:, None])
+    if rows.size:
+        products = a[rows] * b[:, columns].T                  # (outputs, k), each product rounded
+        whole = k // 8 * 8
+        blocks = products[:, :whole].reshape(rows.size, -1, 8)
+        fours = _add_accumulate(blocks[:, :, 4:], axis=-1)[:, :, -1:]     # each block's second four, on their own
+        steps = np.concatenate([blocks[:, :, :4], fours], axis=-1).reshape(rows.size, -1)
+        steps = np.concatenate([steps, products[:, whole:]], axis=1)   # a last block's products one by one
+        total = _add_accumulate(steps, axis=1)[:, -1] + np.float32(0)
+        out[rows, columns] = total
+    return out
+
+
 def _unfused_in_order(a, b, initial):
     shape = np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     total = np.empty(shape, np.result_type(a, b))            # (laid out in rows, as a product is)
@@ -115,15 +151,28 @@ def _unfused_in_order(a, b, initial):
 
 
 def _known_head(a, b, initial):
-    """The product with its first columns (a multiple of 16) in MKL's known order, the rest NumPy's. (NumPy's
-    product of the whole, not of the last columns alone: OpenBLAS takes a few columns by another kernel, and its
-    kernel for the whole agrees with MKL's more often there.)"""
+    """The product of a width that leaves 1 to 8 columns past a multiple of 16: MKL adds every column's sums as
+    ``k_blocks`` says, each block in order from zero with fused multiply-adds, the blocks (and the bias, after the
+    first) one after another. OpenBLAS's kernel for the leading columns adds in that order; its kernel for the last
+    few columns does not, so those are ``chained`` block by block (measured for every layout of the operands)."""
     head = b.shape[-1] - b.shape[-1] % 16
-    out = np.matmul(a, b)
-    if initial is not None:
-        out += initial
-    bias = None if initial is None else np.broadcast_to(initial, out.shape)[..., :head]
-    out[..., :head] = matmul(a, b[..., :head], bias)
+    bias = None if initial is None else np.broadcast_to(initial, a.shape[:-1] + b.shape[-1:])
+    out = np.empty(a.shape[:-1] + b.shape[-1:], np.float32)
+    out[..., :head] = matmul(a, b[..., :head], None if bias is None else bias[..., :head])
+    if a.ndim != 2 or b.ndim != 2:
+        # A stack (attention's scores, which PyTorch's kernel multiplies transposed, so its columns are other
+        # columns): the last columns of NumPy's whole product, which agree with PyTorch's there.
+        whole = np.matmul(a, b)
+        out[..., head:] = whole[..., head:] if bias is None else whole[..., head:] + bias[..., head:]
+        return out
+    tail = None
+    bounds = k_blocks(a.shape[-1])
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        part = chained(a[:, start:stop], b[start:stop, head:])
+        tail = part if tail is None else tail + part
+        if start == 0 and bias is not None:
+            tail = tail + bias[:, head:]
+    out[:, head:] = tail
     return out
 
 
@@ -173,6 +222,9 @@ def matmul(a, b, initial=None):
         if (a.ndim == b.ndim == 2 and rows >= 2 and 2 <= columns < _NARROW and a.strides[1] == b.strides[0] == 4
                 and k):
             return _narrow_columns(a, b, initial)
+        if (a.ndim == b.ndim == 2 and 2 <= columns < _NARROW and initial is None and b.flags.c_contiguous
+                and (a.flags.c_contiguous or a.flags.f_contiguous) and k > _SHORT_SUM):
+            return _narrow_row_major(a, b)
         if rows >= 2 and k <= _SHORT_SUM and columns < 12 and b.strides[-2] < b.strides[-1]:
             return _unfused_in_order(a, b, initial)     # (measured for nn.Linear's x @ Wᵀ: a transposed b)
         if rows >= 4 and columns > 16 and 0 < columns % 16 <= 8:
