@@ -10,7 +10,7 @@ import numpy as np
 
 __all__ = ["layout", "memory_format", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
-           "legacy_contiguous_format", "storage_root"]
+           "legacy_contiguous_format"]
 
 
 class _Named:
