@@ -46,6 +46,20 @@ def test_last_dim_softmax_is_pytorchs_to_the_bit(name, n):
     np.testing.assert_array_equal(theirs.grad.numpy(), ours.grad.numpy())
 
 
+def test_sleef_functions_of_a_single_number_are_those_of_a_vector():
+    """NumPy's complex product, which the fused steps use, rounds the product first for one element multiplied in
+    place: a one-element array takes the float64 route (a log-softmax of one row of 97 logits had its ln Σ one ulp
+    off). Checked against torch too, which computes every element alike."""
+    from gradiente.core.vector_exp import sleef_log1p
+    rng = np.random.default_rng(12)
+    x = np.concatenate([(rng.standard_normal(300) * 10).astype(np.float32), [np.float32(47.007744)]])
+    for fn, values in ((sleef_exp, x), (sleef_log, np.abs(x)), (sleef_log1p, np.abs(x))):
+        whole = fn(values)
+        np.testing.assert_array_equal(np.concatenate([fn(values[i:i + 1]) for i in range(values.size)]), whole)
+    theirs = torch.log(torch.from_numpy(np.abs(x[-1:]).repeat(16))).numpy()[0]
+    assert sleef_log(np.abs(x[-1:]))[0] == theirs
+
+
 def test_sleef_exp_is_the_one_softmax_uses():
     """A softmax over two numbers, [x, 0], is [e^x, 1]·(1/(1 + e^x)): Sleef's e^x makes it PyTorch's for every x."""
     x = np.linspace(-30, 0, 20001, dtype=np.float32)
@@ -123,9 +137,9 @@ def test_matrix_products_are_pytorchs_to_the_bit(rows, columns, k):
 
 
 def test_shapes_whose_order_is_not_known_keep_numpys_product():
-    """Two rows and many columns, or a single column: other MKL kernels, NumPy's product."""
+    """Two rows and many columns: another MKL kernel, NumPy's product."""
     rng = np.random.default_rng(9)
-    for rows, columns in ((2, 64), (32, 1)):
+    for rows, columns in ((2, 64),):
         a = rng.standard_normal((rows, 300)).astype(np.float32)
         b = rng.standard_normal((300, columns)).astype(np.float32)
         np.testing.assert_array_equal(blas_order.matmul(a, b), np.matmul(a, b))
@@ -193,6 +207,35 @@ def test_a_classifier_head_is_pytorchs_to_the_bit(columns):
         ours = gradiente.nn.functional.linear(gradiente.from_numpy(wide)[1:, start:start + 61],
                                               gradiente.from_numpy(weight))
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=f"offset {start}")
+
+
+@pytest.mark.parametrize("rows, k", [(64, 100), (16, 13), (12, 37), (8, 29), (2000, 3), (32, 50), (64, 784), (7, 15)])
+def test_a_single_output_linear_layer_is_pytorchs(rows, k):
+    """``Linear(k, 1)``: the forward is MKL's matrix-vector product, exact for the rows in whole groups of four (the
+    1-3 rows after them are NumPy's, not compared); the weight's gradient ``grad.T @ x`` adds in order."""
+    rng = np.random.default_rng(rows * k)
+    x, weight = rng.standard_normal((rows, k)).astype(np.float32), rng.standard_normal((1, k)).astype(np.float32)
+    bias, upstream = rng.standard_normal(1).astype(np.float32), rng.standard_normal((rows, 1)).astype(np.float32)
+    results = []
+    for lib in (torch, gradiente):
+        xl, wl = lib.from_numpy(x).requires_grad_(), lib.from_numpy(weight).requires_grad_()
+        out = lib.nn.functional.linear(xl, wl, lib.from_numpy(bias))
+        out.backward(lib.from_numpy(upstream))
+        results.append((out.detach().numpy()[:rows - rows % 4], wl.grad.numpy(), xl.grad.numpy()))
+    for theirs, ours in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("k, n", [(784, 10), (100, 100), (13, 7), (256, 4), (50, 1000), (37, 12)])
+def test_a_single_sample_through_linear_is_pytorchs(k, n):
+    """One row through ``Linear(k, n)``: MKL's matrix-vector product over the weight's rows, exact for the outputs in
+    whole groups of four."""
+    rng = np.random.default_rng(k + n)
+    x, weight = rng.standard_normal((1, k)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    theirs = torch.nn.functional.linear(*map(torch.from_numpy, (x, weight, bias))).numpy()
+    ours = gradiente.nn.functional.linear(*map(gradiente.from_numpy, (x, weight, bias))).numpy()
+    np.testing.assert_array_equal(ours[:, :n - n % 4], theirs[:, :n - n % 4])
 
 
 def test_an_mlp_trains_to_pytorchs_losses():

@@ -83,11 +83,12 @@ def _narrow_columns(a, b, initial):
     return out
 
 
-def _lanes_then_tail(products, scalars, lanes):
+def _lanes_then_tail(products, scalars, lanes, step=None):
     """Σ over the first axis of ``products`` (k, rows, columns): ``scalars`` in order, then ``lanes``-wide vectors
-    (lane 0 from the scalars' sum), the lanes' halves added pairwise, then the tail in order."""
+    (lane 0 from the scalars' sum) over the longest stretch that is a multiple of ``step`` (``lanes`` unless the
+    loop takes two vectors at a time), the lanes' halves added pairwise, then the tail in order."""
     k = products.shape[0]
-    vectors = (k - scalars) // lanes
+    vectors = (k - scalars) // (step or lanes) * (step or lanes) // lanes
     end = scalars + vectors * lanes
     total = np.add.reduce(products[:scalars], axis=0) if scalars else None     # (NumPy adds these planes in order)
     if vectors:
@@ -136,6 +137,44 @@ def _narrow_row_major(a, b):
         steps = np.concatenate([steps, products[:, whole:]], axis=1)   # a last block's products one by one
         total = _add_accumulate(steps, axis=1)[:, -1] + np.float32(0)
         out[rows, columns] = total
+    return out
+
+
+# --- MKL's matrix-vector products --------------------------------------------------------------------------------
+# A single row times a row-major matrix (a sample through ``x @ w``; ``grad.T @ x`` or ``x.T @ grad``, the weight
+# gradient of a ``Linear(k, 1)``) adds each output's products rounded, one after another. A matrix times a vector,
+# both contiguous along k (``Linear(k, 1)``'s forward, and a single sample through ``Linear``, whose weight's rows
+# are then the matrix), takes the rows in groups of four: 1 to 4 products one after another, as many as bring the
+# group's last row to a 16-byte boundary, into lane 0; then 4-lane vectors, their halves, the tail. The 1 to 3 rows
+# after the last group take 8 lanes, 4 for the second of them (measured on a 16-byte boundary; off it, their steps
+# are not known here and NumPy's product stands in).
+
+def _row_times_row_major(a, b):
+    """``a @ b`` for a single row ``a`` (1, k) and a row-major ``b`` (k, n): products rounded, added in order."""
+    out = np.zeros((1, b.shape[1]), np.float32)
+    for step in range(a.shape[1]):
+        out += a[:, step:step + 1] * b[step:step + 1]
+    return out
+
+
+def _matrix_vector(matrix, vector):
+    """``matrix @ vector`` (float32, (m, k) and (k,), both contiguous along k) in MKL's order where it is known:
+    every row in a whole group of four, and the rows after them that start on a 16-byte boundary; the rest NumPy's."""
+    m, k = matrix.shape
+    out = np.matmul(matrix, vector)
+    start = (matrix.__array_interface__["data"][0] - storage_root(matrix).__array_interface__["data"][0]) // 4
+    offsets = start + np.arange(m) * (matrix.strides[0] // 4)
+    grouped = m - m % 4
+    # (scalars first, lanes, the loop's step) for each row: a group's rows count their scalars to the group's last
+    # row's boundary; the rows after the groups, on a boundary, take 4 scalars, then 8 lanes (4 lanes, two vectors
+    # at a time, for the second of them)
+    kinds = [(4 - int(offsets[r // 4 * 4 + 3]) % 4, 4, 4) for r in range(grouped)]
+    kinds += [(4, 8 if j % 2 == 0 else 4, 8) if offsets[grouped + j] % 4 == 0 else None for j in range(m - grouped)]
+    for kind in set(kinds) - {None}:
+        rows = np.array([r for r, other in enumerate(kinds) if other == kind])
+        scalars, lanes, step = kind
+        products = np.multiply(matrix[rows].T, vector[:, None], order="C")[:, :, None]   # (k, rows, 1), rounded
+        out[rows] = _lanes_then_tail(products, min(scalars, k), lanes, step)[:, 0]
     return out
 
 
@@ -225,6 +264,16 @@ def matmul(a, b, initial=None):
         if (a.ndim == b.ndim == 2 and 2 <= columns < _NARROW and initial is None and b.flags.c_contiguous
                 and (a.flags.c_contiguous or a.flags.f_contiguous) and k > _SHORT_SUM):
             return _narrow_row_major(a, b)
+        if a.ndim == b.ndim == 2 and rows == 1 and initial is None and b.flags.c_contiguous and k > _SHORT_SUM:
+            return _row_times_row_major(a, b)
+        if a.ndim == b.ndim == 2 and columns == 1 and initial is None and a.T.flags.c_contiguous and k > _SHORT_SUM:
+            return _row_times_row_major(b.T, a.T).T           # (Xᵀ @ g: the same kernel, seen transposed)
+        vector_rows = rows if columns == 1 else columns if rows == 1 else 0
+        if a.ndim == b.ndim == 2 and vector_rows >= 4 and a.strides[1] == b.strides[0] == 4 and k > _SHORT_SUM:
+            matrix, vector = (a, b[:, 0]) if columns == 1 else (b.T, a[0])
+            product = _matrix_vector(matrix, vector)
+            product = product[:, None] if columns == 1 else product[None, :]
+            return product if initial is None else product + initial
         if rows >= 2 and k <= _SHORT_SUM and columns < 12 and b.strides[-2] < b.strides[-1]:
             return _unfused_in_order(a, b, initial)     # (measured for nn.Linear's x @ Wᵀ: a transposed b)
         if rows >= 4 and columns > 16 and 0 < columns % 16 <= 8:

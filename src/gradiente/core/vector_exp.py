@@ -64,6 +64,11 @@ class Fma32:
         view.pair, view.multiplier = self.pair[:n], self.multiplier[:n]
         return view
 
+    def complex_fuses(self):
+        """Whether the complex product route fuses here: NumPy's complex product fuses in its vector loop, but an
+        array of one element multiplied in place takes a scalar loop that rounds the product first."""
+        return self.capacity > 1 and complex_product_fuses()
+
     def horner(self, first, coefficients, x, out):
         """``out = (…((first·x + c₁)·x + c₂)…)·x + cₙ``, each step a multiply-add rounded once: a polynomial in x
         by Horner's rule (``first`` and the coefficients arrays or float32 numbers).
@@ -72,7 +77,7 @@ class Fma32:
         the real part of (p + c·i)(x − i) is p·x − c·(−1) = p·x + c, and NumPy computes it as one fused
         multiply-add of p·x and the exact product c·(−1). The multiplier x − i stays the same for every step, so a
         step costs one product and one write of c: a third of the float64 route's time."""
-        if not complex_product_fuses():
+        if not self.complex_fuses():
             np.copyto(out, first)
             for c in coefficients:
                 self(out, x, c, out=out)
@@ -88,7 +93,7 @@ class Fma32:
 
     def __call__(self, a, b, c, out):
         """(``out`` may be one of the operands.)"""
-        if complex_product_fuses():             # (see ``horner``: one complex product, no float64 pass)
+        if self.complex_fuses():                # (see ``horner``: one complex product, no float64 pass)
             pair, multiplier = self.pair, self.multiplier
             np.copyto(pair.real, a)
             np.copyto(pair.imag, c)
@@ -147,7 +152,7 @@ def multiply_add(x, a, b):
     """``x·a + b`` rounded once to float32, for a float32 array ``x`` and ``a``, ``b`` that broadcast to it (a
     channel's scale and shift): one complex product where NumPy's fuses (``complex_product_fuses``), the exact
     ``fused.fma`` elsewhere."""
-    if not complex_product_fuses():
+    if x.size < 2 or not complex_product_fuses():           # (one element: NumPy's scalar loop does not fuse)
         return fma(x, a, b, np.float32)
     pair = Fma32.of_size(x.size).pair.reshape(x.shape)         # (kept between calls: no fresh pages to fault in)
     pair.real, pair.imag = x, b
