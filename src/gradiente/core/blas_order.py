@@ -83,12 +83,12 @@ def _narrow_columns(a, b, initial):
     return out
 
 
-def _lanes_then_tail(products, scalars, lanes, step=None):
+def _lanes_then_tail(products, scalars, lanes, stride=None):
     """Σ over the first axis of ``products`` (k, rows, columns): ``scalars`` in order, then ``lanes``-wide vectors
-    (lane 0 from the scalars' sum) over the longest stretch that is a multiple of ``step`` (``lanes`` unless the
+    (lane 0 from the scalars' sum) over the longest stretch that is a multiple of ``stride`` (``lanes`` unless the
     loop takes two vectors at a time), the lanes' halves added pairwise, then the tail in order."""
     k = products.shape[0]
-    vectors = (k - scalars) // (step or lanes) * (step or lanes) // lanes
+    vectors = (k - scalars) // (stride or lanes) * (stride or lanes) // lanes
     end = scalars + vectors * lanes
     total = np.add.reduce(products[:scalars], axis=0) if scalars else None     # (NumPy adds these planes in order)
     if vectors:
@@ -169,12 +169,13 @@ def _matrix_vector(matrix, vector):
     # row's boundary; the rows after the groups, on a boundary, take 4 scalars, then 8 lanes (4 lanes, two vectors
     # at a time, for the second of them)
     kinds = [(4 - int(offsets[r // 4 * 4 + 3]) % 4, 4, 4) for r in range(grouped)]
-    kinds += [(4, 8 if j % 2 == 0 else 4, 8) if offsets[grouped + j] % 4 == 0 else None for j in range(m - grouped)]
-    for kind in set(kinds) - {None}:
+    kinds += [(4, 8 if j % 2 == 0 else 4, 8) if offsets[grouped + j] % 4 == 0 else (0, 0, 0)
+              for j in range(m - grouped)]
+    for kind in set(kinds) - {(0, 0, 0)}:                  # ((0, 0, 0): a row whose steps are not known)
         rows = np.array([r for r, other in enumerate(kinds) if other == kind])
-        scalars, lanes, step = kind
+        scalars, lanes, stride = kind
         products = np.multiply(matrix[rows].T, vector[:, None], order="C")[:, :, None]   # (k, rows, 1), rounded
-        out[rows] = _lanes_then_tail(products, min(scalars, k), lanes, step)[:, 0]
+        out[rows] = _lanes_then_tail(products, min(scalars, k), lanes, stride)[:, 0]
     return out
 
 
