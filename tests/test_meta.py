@@ -344,3 +344,10 @@ def test_loading_a_state_dict_between_meta_and_real_parameters_warns_or_reports_
             outcome = str(error)
         return [str(w.message) for w in caught], outcome
     same(run)
+
+
+def test_a_batched_tensor_answers_its_device():
+    """``torch.eye(n, device=output.device)`` inside ``vmap`` (the neural tangent kernel tutorial)."""
+    def run(lib):
+        return lib.vmap(lambda row: lib.eye(2, device=row.device)[0] * row.sum())(lib.ones(3, 2))
+    same(run)

@@ -179,6 +179,19 @@ class BatchedTensor(Tensor):
     def dtype(self):
         return self._value.dtype
 
+    # the device is the physical value's (a meta one too)
+    @property
+    def device(self):
+        return self._value.device
+
+    @property
+    def is_meta(self):
+        return self._value.is_meta
+
+    @property
+    def is_cpu(self):
+        return self._value.is_cpu
+
     def is_floating_point(self):
         return self._value.is_floating_point()
 
