@@ -49,9 +49,9 @@ def k_blocks(k):
 # * the lanes added as a vector's halves are: (l0 + l2) + (l1 + l3), or ((l0 + l4) + (l2 + l6)) + ((l1 + l5) +
 #   (l3 + l7)); then the products that fill no vector, one after another; then the bias.
 #
-# Measured against torch 2.13 (one thread) for 2 to 11 columns, any k and any number of rows above one: every
-# element equal (``tests/test_kernel_order.py``). A single row or a single column is another kernel (a
-# matrix-vector product: 1 to 4 scalars first, 4 or 8 lanes by the number of rows, measured but not yet taken here).
+# Measured against torch 2.13 (one thread) for 2 to 11 columns, any k and any number of rows above one, and for
+# two or three rows with any number of columns: every element equal (``tests/test_kernel_order.py``). A single row
+# or a single column is a matrix-vector product (below).
 _NARROW = 12
 _PRODUCTS = 1 << 22     # the most products a narrow kernel's emulation holds at once (16 MB)
 _add_accumulate = np.add.accumulate         # (adds along an axis one element after another)
@@ -112,8 +112,8 @@ def _lanes_then_tail(products, scalars, lanes, stride=None):
 # Probed the same way: every output adds its products rounded, one after another from zero, except the first
 # outputs of a row of the result that does not start on a 16-byte boundary, when at least 4 outputs follow the
 # boundary: those (the kernel's scalar lead-in) add each block of 8 products as 4 one after another, then the next
-# 4 summed on their own and added (a block's last 1-3 products one after another). Measured for 2 to 11 columns, any
-# number of rows (a single column is a matrix-vector product, another kernel).
+# 4 summed on their own and added (a block's last 1-3 products one after another). Measured for 2 to 11 columns and
+# any number of rows, and for two or three rows of any width (a single column is a matrix-vector product, below).
 
 def _narrow_row_major(a, b):
     """``a @ b`` for ``b`` (k, n) row-major, n < 12, and ``a`` (m, k) row-major or transposed (a weight's gradient,
@@ -261,10 +261,11 @@ def matmul(a, b, initial=None):
     k = a.shape[-1]
     if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
         rows, columns = a.shape[-2], b.shape[-1]
-        if (a.ndim == b.ndim == 2 and rows >= 2 and 2 <= columns < _NARROW and a.strides[1] == b.strides[0] == 4
-                and k):
+        # (two or three rows take these kernels for any number of columns)
+        narrow = 2 <= columns < _NARROW or (2 <= rows <= 3 and columns >= 2)
+        if a.ndim == b.ndim == 2 and rows >= 2 and narrow and a.strides[1] == b.strides[0] == 4 and k:
             return _narrow_columns(a, b, initial)
-        if (a.ndim == b.ndim == 2 and 2 <= columns < _NARROW and initial is None and b.flags.c_contiguous
+        if (a.ndim == b.ndim == 2 and narrow and initial is None and b.flags.c_contiguous
                 and (a.flags.c_contiguous or a.flags.f_contiguous) and k > _SHORT_SUM):
             return _narrow_row_major(a, b)
         if a.ndim == b.ndim == 2 and rows == 1 and initial is None and b.flags.c_contiguous and k > _SHORT_SUM:
