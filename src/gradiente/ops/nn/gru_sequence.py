@@ -166,7 +166,9 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
     # each step in the order of operations of gru_step (linear is addmm: the bias, then the product's blocks
     # added to it), so that every value is the composed recurrence's
     for t in _steps(length, reverse):
-        h_gates = blas_order.matmul(h, wh_t, bias)
+        # (h as a fresh array, as PyTorch's step is: MKL's narrow kernels start by the rows' 16-byte boundaries,
+        # which a step kept in the ``hs`` buffer would move)
+        h_gates = blas_order.matmul(h if h.base is None else h.copy(), wh_t, bias)
         step = gates[t]
         # σ of each gate as PyTorch's cell takes it: in place, on a chunk of h_gates, whose rows its loop takes
         # one at a time (each row's last H mod 32 elements by the scalar code)
