@@ -60,6 +60,19 @@ def test_sleef_functions_of_a_single_number_are_those_of_a_vector():
     assert sleef_log(np.abs(x[-1:]))[0] == theirs
 
 
+@pytest.mark.parametrize("exponent", [4.0, 5.0, 1.5, 0.25, 2.5, -3.0, 7.0, 1 / 3, 10.0, -1.5])
+def test_float32_powers_take_sleefs_powf_on_the_vectors(exponent):
+    """``x ** p`` for an exponent PyTorch does not special-case: Sleef's powf (double-float log and exp) on each
+    block of 32 elements; the rest, the C library's powf, is compared only where PyTorch's vectors reach."""
+    rng = np.random.default_rng(int(exponent * 100) % 1000)
+    x = (rng.standard_normal(3200) * 3).astype(np.float32)
+    if exponent != int(exponent):
+        x = np.abs(x)
+    x[:4] = [0.0, 1.0, np.inf, 1e-30]
+    theirs, ours = (torch.from_numpy(x) ** exponent).numpy(), (gradiente.from_numpy(x) ** exponent).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+
+
 def test_sleef_exp_is_the_one_softmax_uses():
     """A softmax over two numbers, [x, 0], is [e^x, 1]·(1/(1 + e^x)): Sleef's e^x makes it PyTorch's for every x."""
     x = np.linspace(-30, 0, 20001, dtype=np.float32)

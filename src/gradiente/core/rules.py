@@ -12,7 +12,6 @@ meaning. Two namespaces implement it, name for name, taking the same arguments (
 
 Arithmetic operators (``+ - * / **``) and ``.T``/``.shape`` work on both directly. Each rule is written once.
 """
-import math
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from .power import power, rounded_power
 from .scatter import add_rows_at
 from .summation import torch_order_sums
 from .vector_exp import sleef_exp
+from .vector_loop import in_row_blocks, in_vector_blocks
 
 
 def sum_to(array, shape):
@@ -65,54 +65,6 @@ def sigmoid_array(a):
             # silu's gradient (σ's) then in more (seed 2789)
             return np.float32(1) / (np.float32(1) + rounded_math.exp(-a))
         return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
-
-
-VECTOR_PAIR = 32       # float32 elements PyTorch's elementwise loops take at a time: two 16-lane vectors
-
-
-def in_vector_blocks(a, vector_fn, scalar_fn):
-    """An elementwise float32 function as PyTorch's loop applies it: ``vector_fn`` (its vector code) on the blocks
-    of 32 elements of each contiguous run of memory the loop takes, ``scalar_fn`` (its scalar code) on each run's
-    last n mod 32. A contiguous array (in either order) is one run; an array whose rows are contiguous but apart
-    (a chunk of a wider matrix) is a run per row (``in_row_blocks``); other dtypes and other strided arrays take
-    ``scalar_fn`` throughout."""
-    if a.dtype != np.float32 or a.size < VECTOR_PAIR:
-        return scalar_fn(a)
-    if not a.flags.c_contiguous:
-        if a.flags.f_contiguous:        # (the loop follows memory: a transpose's run is its memory's)
-            return in_vector_blocks(a.T, vector_fn, scalar_fn).T
-        if a.ndim >= 2 and a.strides[-1] == a.itemsize:
-            joined = 1          # trailing dims that lie end to end in memory make one run: the loop joins them
-            while joined < a.ndim and a.strides[-joined - 1] == a.strides[-joined] * a.shape[-joined]:
-                joined += 1
-            runs = a.reshape((-1, math.prod(a.shape[-joined:])))
-            return in_row_blocks(runs, vector_fn, scalar_fn).reshape(a.shape)
-        return scalar_fn(a)
-    flat = a.reshape(-1)
-    vectors = flat.size - flat.size % VECTOR_PAIR
-    out = np.empty_like(flat)
-    with np.errstate(over="ignore"):
-        out[:vectors] = vector_fn(flat[:vectors])
-    out[vectors:] = scalar_fn(flat[vectors:])
-    return out.reshape(a.shape)
-
-
-def in_row_blocks(a, vector_fn, scalar_fn):
-    """``in_vector_blocks`` for each row (last dim) of ``a`` on its own: how PyTorch's loop takes a view whose rows
-    are contiguous but not adjacent in memory (a chunk of a wider matrix, as an RNN cell's gates are), which it
-    cannot join into one run: each row's first whole blocks of 32 take ``vector_fn``, its last n mod 32 elements
-    ``scalar_fn``."""
-    row = a.shape[-1]
-    vectors = row - row % VECTOR_PAIR
-    if a.dtype != np.float32 or not vectors:
-        return scalar_fn(a)
-    if vectors == row:                  # whole blocks in every row: the rows end to end are too
-        return in_vector_blocks(np.ascontiguousarray(a), vector_fn, scalar_fn)
-    out = np.empty(a.shape, a.dtype)
-    with np.errstate(over="ignore"):
-        out[..., :vectors] = vector_fn(np.ascontiguousarray(a[..., :vectors]))
-    out[..., vectors:] = scalar_fn(a[..., vectors:])
-    return out
 
 
 def one_plus_sleef_exp_of_minus(x):

@@ -24,7 +24,7 @@ import numpy as np
 from .fused import fma, two_sum
 from .meta import shapes_from
 
-__all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "exp_u20", "Fma32", "multiply_add"]
+__all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "sleef_pow", "exp_u20", "Fma32", "multiply_add"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
@@ -398,3 +398,126 @@ def _power_of_two(n):
     n += np.int32(127)
     np.left_shift(n, 23, out=n)
     return n.view(np.float32)
+
+
+# --- Sleef's powf (u10) ------------------------------------------------------------------------------------------
+# x^y = e^(y·ln|x|), both in double-float arithmetic (a value as an unevaluated sum hi + lo of two floats), as
+# Sleef's ``xpowf`` computes it with ``logkf`` and ``expkf``; every step below is one of its double-float operations
+# (``df.h``, the FMA build), named as there. PyTorch's float32 ``pow`` with an exponent other than 2, 3, 0.5, -0.5,
+# -1 and -2 takes it on its vectors.
+
+def _f32(value):
+    return np.asanyarray(value, np.float32)
+
+
+def _df_add2(x, y):
+    """x + y (floats or pairs) exactly, as a pair (Knuth's two-sum, carrying the low parts)."""
+    (x_hi, x_lo), (y_hi, y_lo) = (v if isinstance(v, tuple) else (v, None) for v in (x, y))
+    s = _f32(x_hi + y_hi)
+    v = _f32(s - x_hi)
+    t = _f32(_f32(x_hi - _f32(s - v)) + _f32(y_hi - v))
+    low = x_lo if y_lo is None else y_lo if x_lo is None else _f32(x_lo + y_lo)
+    return s, (t if low is None else _f32(t + low))
+
+
+def _df_add(x, y):
+    """x + y as a pair, for |x| >= |y| (Dekker's fast two-sum, the low parts added after)."""
+    (x_hi, x_lo), (y_hi, y_lo) = (v if isinstance(v, tuple) else (v, None) for v in (x, y))
+    s = _f32(x_hi + y_hi)
+    t = _f32(_f32(x_hi - s) + y_hi)
+    for low in (x_lo, y_lo):
+        if low is not None:
+            t = _f32(t + low)
+    return s, t
+
+
+def _df_mul(x, y, fused):
+    """x · y (a pair times a float or a pair) as a pair, the product's error by a fused multiply-add."""
+    (x_hi, x_lo), y_pair = x, isinstance(y, tuple)
+    y_hi, y_lo = y if y_pair else (y, None)
+    s = _f32(x_hi * y_hi)
+    t = fused(x_lo, y_hi, fused(x_hi, y_hi, -s))
+    return s, (fused(x_hi, y_lo, t) if y_pair else t)
+
+
+def _df_square(x, fused):
+    hi, lo = x
+    s = _f32(hi * hi)
+    return s, fused(_f32(hi + hi), lo, fused(hi, hi, -s))
+
+
+def _df_divide(numerator, denominator, fused):
+    (n_hi, n_lo), (d_hi, d_lo) = numerator, denominator
+    t = _f32(np.float32(1) / d_hi)
+    s = _f32(n_hi * t)
+    u = fused(t, n_hi, -s)
+    v = fused(-d_lo, t, fused(-d_hi, t, np.float32(1)))
+    return s, fused(s, v, fused(n_lo, t, u))
+
+
+def _sleef_logk(d, fused):
+    """ln d (d > 0) as a pair: Sleef's ``logkf``."""
+    scaled = d * _F32(1 / 0.75)
+    e = (np.frexp(scaled)[1] - 1).astype(np.float32)            # ⌊log2(d·4/3)⌋, as the vgetexp instruction
+    e[np.isinf(scaled)] = 128
+    fraction = np.frexp(d)[0].astype(np.float32)
+    m = np.where(fraction < _F32(0.75), fraction * _F32(2), fraction).astype(np.float32)   # in [0.75, 1.5)
+    x = _df_divide(_df_add2(_F32(-1), m), _df_add2(_F32(1), m), fused)
+    x2 = _df_square(x, fused)
+    t = fused(fused(_F32(0.240320354700088500976562), x2[0], _F32(0.285112679004669189453125)), x2[0],
+              _F32(0.400007992982864379882812))
+    s = _df_mul((_F32(0.69314718246459960938), _F32(-1.904654323148236017e-09)), e, fused)
+    s = _df_add(s, (_f32(x[0] * _F32(2)), _f32(x[1] * _F32(2))))
+    c = (_F32(0.66666662693023681640625), _F32(3.69183861259614332084311e-09))
+    return _df_add(s, _df_mul(_df_mul(x2, x, fused), _df_add2(_df_mul(x2, t, fused), c), fused))
+
+
+_EXPK_POLY = [_F32(c) for c in (0.00136324646882712841033936, 0.00836596917361021041870117,
+                                0.0416710823774337768554688, 0.166665524244308471679688, 0.499999850988388061523438)]
+
+
+def _sleef_expk(d, fused):
+    """e^d for a pair d: Sleef's ``expkf`` (0 below e^-104)."""
+    hi, lo = d
+    q = np.rint(_f32(_f32(hi + lo) * _R_LN2))
+    s = _df_add2(d, _f32(q * -_L2U))
+    s = _df_add2(s, _f32(q * -_L2L))
+    total = _f32(s[0] + s[1])                                   # (normalized)
+    s = (total, _f32(_f32(s[0] - total) + s[1]))
+    u = _EXPK_POLY[0]
+    for c in _EXPK_POLY[1:]:
+        u = fused(u, s[0], c)
+    t = _df_add(s, _df_mul(_df_square(s, fused), u, fused))
+    t = _df_add(_F32(1), t)
+    result = np.ldexp(_f32(t[0] + t[1]), q.astype(np.int32)).astype(np.float32)
+    result[hi < _F32(-104)] = 0
+    return result
+
+
+@shapes_from(lambda x, y: np.power(x, np.float32(y)))
+def sleef_pow(x, y):
+    """x^y for a float32 array x and a number y, as Sleef's ``powf`` (u10) computes it, its special cases
+    included (a negative x to a non-integer power is NaN; 0 and ±inf by the sign and parity of y)."""
+    shape = np.shape(x)
+    x = np.asanyarray(x, np.float32).reshape(-1)
+    y = np.float32(y)
+    fused = lambda a, b, c: fma(a, b, c, np.float32)              # noqa: E731  (each step rounded once)
+    integer = bool(np.trunc(y) == y) or abs(y) > 2 ** 24
+    odd = integer and abs(y) < 2 ** 24 and int(np.trunc(y)) & 1 == 1
+    with np.errstate(all="ignore"):
+        result = _sleef_expk(_df_mul(_sleef_logk(np.abs(x), fused), y, fused), fused)
+        result[np.isnan(result)] = np.inf
+        sign = np.where(x > 0, _F32(1), (_F32(-1) if odd else _F32(1)) if integer else _F32(np.nan))
+        result = _f32(result * sign)
+        if np.isinf(y):
+            beyond = np.copysign(np.abs(x) - 1, y)
+            result = np.where(beyond < 0, _F32(0), np.where(beyond == 0, _F32(1), _F32(np.inf))).astype(np.float32)
+        edge = np.isinf(x) | (x == 0)
+        if edge.any():
+            magnitude = np.where(np.signbit(y) ^ (x == 0), _F32(0), _F32(np.inf))
+            result[edge] = np.copysign(magnitude, x if odd else _F32(1))[edge]
+        result[np.isnan(x) | np.isnan(y)] = np.nan
+        if y == 0:
+            result[:] = 1
+        result[x == 1] = 1
+    return result.reshape(shape)
