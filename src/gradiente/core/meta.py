@@ -23,6 +23,9 @@ costs next to nothing even on a 1024×3×65536×65536 input:
 * writes (``out=``, ``a[i] = v``, ``np.copyto``) are dropped: there is nothing to write to;
 * reading a value (``float``, ``tolist``, ``tobytes``) raises PyTorch's "Cannot copy out of meta tensor".
 
+The ops take ``np.asanyarray`` where an array is wanted: ``np.asarray`` would turn a MetaArray into a plain array
+of its zeros, and the result would silently be a CPU tensor.
+
 An op whose NumPy code does not pass through these overrides (the convolution's strided windows) asks
 ``is_meta`` and answers with its shape rule instead.
 """

@@ -17,6 +17,7 @@ halfway between two float32 numbers (where rounding twice could differ from roun
 ``fused.fma``. The steps write into two reused buffers: a fresh 1 MB temporary per step costs more in page faults
 than the arithmetic itself.
 """
+import functools
 import threading
 
 import numpy as np
@@ -501,7 +502,7 @@ def sleef_pow(x, y):
     shape = np.shape(x)
     x = np.asanyarray(x, np.float32).reshape(-1)
     y = np.float32(y)
-    fused = lambda a, b, c: fma(a, b, c, np.float32)              # noqa: E731  (each step rounded once)
+    fused = functools.partial(fma, dtype=np.float32)            # (each step rounded once)
     integer = bool(np.trunc(y) == y) or abs(y) > 2 ** 24
     odd = integer and abs(y) < 2 ** 24 and int(np.trunc(y)) & 1 == 1
     with np.errstate(all="ignore"):
