@@ -8,7 +8,8 @@ import numpy as np
 
 from .core import dtype as dt
 from .core.creation import empty_strided
-from .core.tensor import Tensor, storage_root
+from .core.layouts import storage_root
+from .core.tensor import Tensor
 from .ops import views
 
 __all__ = ["dim_order", "is_set_to", "apply_", "map_", "map2_", "module_load", "new_empty_strided", "cdouble",

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..core import forward_grad, rules
 from ..core.grad_mode import _Mode
-from ..core.tensor import Tensor, storage_root
+from ..core.layouts import storage_root
+from ..core.tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 

@@ -18,7 +18,7 @@ before.
 """
 import numpy as np
 
-from .layouts import storage_root
+from .layouts import storage_offset
 from .meta import shapes_from
 
 __all__ = ["matmul", "k_blocks", "contiguous", "order_known", "chained"]
@@ -63,8 +63,7 @@ def _narrow_columns(a, b, initial):
     order above, plus ``initial`` last."""
     m, k = a.shape
     n = b.shape[1]
-    start = (a.__array_interface__["data"][0] - storage_root(a).__array_interface__["data"][0]) // a.itemsize
-    row_offsets = (start + np.arange(m) * (a.strides[0] // a.itemsize)) % 4
+    row_offsets = (storage_offset(a) + np.arange(m) * (a.strides[0] // a.itemsize)) % 4
     out = np.empty((m, n), np.float32)
     grouped = n - n % 4
     for offset in np.unique(row_offsets):
@@ -152,11 +151,9 @@ def _narrow_row_major(a, b):
 # are not known here and NumPy's product stands in).
 
 def _row_times_row_major(a, b):
-    """``a @ b`` for a single row ``a`` (1, k) and a row-major ``b`` (k, n): products rounded, added in order."""
-    out = np.zeros((1, b.shape[1]), np.float32)
-    for step in range(a.shape[1]):
-        out += a[:, step:step + 1] * b[step:step + 1]
-    return out
+    """``a @ b`` for a single row ``a`` (1, k) and a row-major ``b`` (k, n): products rounded, added in order (+ 0:
+    a sum from 0 is never -0.0)."""
+    return _unfused_in_order(a, b, None) + np.float32(0)
 
 
 def _matrix_vector(matrix, vector):
@@ -164,8 +161,7 @@ def _matrix_vector(matrix, vector):
     every row in a whole group of four, and the rows after them that start on a 16-byte boundary; the rest NumPy's."""
     m, k = matrix.shape
     out = np.matmul(matrix, vector)
-    start = (matrix.__array_interface__["data"][0] - storage_root(matrix).__array_interface__["data"][0]) // 4
-    offsets = start + np.arange(m) * (matrix.strides[0] // 4)
+    offsets = storage_offset(matrix) + np.arange(m) * (matrix.strides[0] // 4)
     grouped = m - m % 4
     # (scalars first, lanes, the loop's step) for each row: a group's rows count their scalars to the group's last
     # row's boundary; the rows after the groups, on a boundary, take 4 scalars, then 8 lanes (4 lanes, two vectors

@@ -38,8 +38,9 @@ from . import dtype as dt
 from . import grad_mode, rules
 from .backward import grad as _grad
 from .engine import run_rule
+from .layouts import storage_root
 from .node import Node, _SavedOutput
-from .tensor import Tensor, storage_root
+from .tensor import Tensor
 
 __all__ = ["state", "tangent", "carries_tangent", "has_tangent", "set_tangent", "attach_tangents", "inplace_tangent",
            "enter_level", "exit_level"]

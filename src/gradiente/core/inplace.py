@@ -24,9 +24,10 @@ from . import diagnostics, forward_grad, grad_mode
 from .creation import is_dense
 from .dtype import scalar_name
 from .engine import run_rule
+from .layouts import storage_root
 from .meta import MetaArray
 from .node import Node
-from .tensor import InferenceVersion, Tensor, storage_root
+from .tensor import InferenceVersion, Tensor
 from .wrapping import wraps
 
 __all__ = ["apply_inplace", "make_inplace", "track_view"]

@@ -102,3 +102,8 @@ def storage_root(a):
     while isinstance(a.base, np.ndarray):
         a = a.base
     return a
+
+
+def storage_offset(a):
+    """Where ``a``'s first element lies in the memory of its owner (``storage_root``), in elements."""
+    return (a.__array_interface__["data"][0] - storage_root(a).__array_interface__["data"][0]) // a.itemsize

@@ -112,32 +112,27 @@ def _rebuilt(value, items):
     return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
 
 
-def _plain(value):
-    """``value`` with every MetaArray in it (at any depth of lists and tuples) seen as a plain ndarray."""
-    if type(value) is MetaArray:
-        return value.view(np.ndarray)
+def _mapped(value, leaf):
+    """``leaf`` of every item of ``value`` that is not a list or a tuple, at any depth, the nesting kept."""
     if isinstance(value, (list, tuple)):
-        return _rebuilt(value, (_plain(v) for v in value))
-    return value
+        return _rebuilt(value, (_mapped(v, leaf) for v in value))
+    return leaf(value)
+
+
+def _plain(value):
+    """``value`` with every MetaArray in it seen as a plain ndarray."""
+    return _mapped(value, lambda v: v.view(np.ndarray) if type(v) is MetaArray else v)
 
 
 def _as_meta(value):
-    """Every ndarray in a result (at any depth of tuples and lists) as a fresh MetaArray of its shape and dtype
-    (a NumPy scalar too: the 0-d result of a reduction or a dot product)."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        return meta_array(value.shape, value.dtype)
-    if isinstance(value, (list, tuple)):
-        return _rebuilt(value, (_as_meta(v) for v in value))
-    return value
+    """Every array in a result as a fresh MetaArray of its shape and dtype (a NumPy scalar too: the 0-d result of
+    a reduction or a dot product)."""
+    return _mapped(value, lambda v: meta_array(v.shape, v.dtype) if isinstance(v, (np.ndarray, np.generic)) else v)
 
 
 def _viewed_as_meta(value):
     """A view's result, still sharing the one zero, marked as meta again."""
-    if isinstance(value, np.ndarray):
-        return value.view(MetaArray)
-    if isinstance(value, (list, tuple)):
-        return _rebuilt(value, (_viewed_as_meta(v) for v in value))
-    return value
+    return _mapped(value, lambda v: v.view(MetaArray) if isinstance(v, np.ndarray) else v)
 
 
 def _tiny(value):
@@ -149,20 +144,15 @@ def _tiny(value):
 
 
 def _count(value):
-    if isinstance(value, np.ndarray):
-        return value.size if type(value) is MetaArray else 0
+    """How many elements the MetaArrays in ``value`` have together."""
     if isinstance(value, (list, tuple)):
         return sum(_count(v) for v in value)
-    return 0
+    return value.size if type(value) is MetaArray else 0
 
 
 def _zeros(value):
     """Stand-ins of real zeros for the MetaArrays in ``value``."""
-    if type(value) is MetaArray:
-        return np.zeros(value.shape, value.dtype)
-    if isinstance(value, (list, tuple)):
-        return _rebuilt(value, (_zeros(v) for v in value))
-    return value
+    return _mapped(value, lambda v: np.zeros(v.shape, v.dtype) if type(v) is MetaArray else v)
 
 
 def _on_stand_ins(name, call, args, kwargs):

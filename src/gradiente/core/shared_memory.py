@@ -22,7 +22,8 @@ import weakref
 
 import numpy as np
 
-from .tensor import Tensor, storage_root
+from .layouts import storage_root
+from .tensor import Tensor
 
 __all__ = ["share_memory_", "share_storages", "is_shared", "mark_shared", "shared_handle", "array_in_shared_memory"]
 

@@ -17,8 +17,9 @@ from . import layouts
 from .dtype import FROM_NUMPY, get_default_dtype
 from .grad_mode import state as _mode
 from .inplace import check_inplace
+from .layouts import storage_root
 from .shared_memory import is_shared, mark_shared, share_memory_
-from .tensor import Tensor, _size_args, storage_root
+from .tensor import Tensor, _size_args
 
 __all__ = ["TypedStorage", "UntypedStorage", "resize_", "resize_as_", "set_", "storage", "storage_root",
            "untyped_storage", "is_shared", "share_memory_", "storage_type", "from_file"]

@@ -22,7 +22,7 @@ from .device import CPU as _CPU
 from .grad_dtype import check_assigned_grad_dtype
 from .grad_mode import _State as _ModeState
 from .grad_mode import state as _mode
-from .layouts import is_channels_last, is_in_memory_format, storage_root, strided
+from .layouts import is_channels_last, is_in_memory_format, storage_offset, strided
 from .meta import NO_DATA, MetaArray, row_major_strides
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
@@ -228,8 +228,7 @@ class Tensor:
     def storage_offset(self):
         """Where this tensor's first element lies in its storage, in elements (nonzero for views such as
         ``x[1:]``)."""
-        base = storage_root(self._data)
-        return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // self._data.itemsize
+        return storage_offset(self._data)
 
     def data_ptr(self):
         """The memory address of the first element (an int); equal for tensors that start at the same place.
