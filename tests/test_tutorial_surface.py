@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import gradiente
+from gradiente.core import blas_order
 
 LIBS = (torch, gradiente)
 
@@ -94,6 +95,8 @@ def test_a_storages_size_counts_its_bytes():
     assert theirs[1] - theirs[0] == 360
 
 
+@pytest.mark.skipif(blas_order.BLOCK != 192, reason="MKL's matrix-vector kernel as measured on cores with 1-1.25 MiB "
+                    "of L2 cache; on this CPU it takes another order, not emulated (core/blas_order.py)")
 def test_linear_of_three_features_is_pytorchs():
     """A polynomial fit's Linear(3, 1) on 2,000 points: PyTorch adds the three products rounded, in order, and the
     bias last (blas_order), where NumPy's product fused them."""

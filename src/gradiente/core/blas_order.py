@@ -9,31 +9,139 @@ ten, a training run drifts apart from PyTorch's a step at a time, and a learner 
 Measured against torch 2.13 (``tests/test_kernel_order.py``), MKL's float32 kernels on an AVX-512 CPU block k
 as follows: up to 192 in one block; from 193 to 383, two halves of ⌊k/2⌋ (and a last single column when k is
 odd); from 384 on, blocks of 192 and the rest. An ``addmm`` (``nn.Linear``'s bias plus product) starts from the
-bias and adds each block's product to it. OpenBLAS computes each block of contiguous operands exactly as MKL does
-(a transposed operand, as ``nn.Linear``'s weight is, takes another of its kernels, and is copied first), so NumPy,
+bias and adds each block's product to it. OpenBLAS computes each block exactly as MKL does (for a few small shapes a
+transposed operand, as ``nn.Linear``'s weight is, takes another of its kernels, and is copied first), so NumPy,
 given the blocks one at a time, reproduces MKL's result. This holds for the outputs of at least four rows whose
 column count leaves more than 8 or no columns after its multiples of 16 (12-16, 25-32, 41-48, ...); the kernels
 MKL picks for the other shapes add in orders not known here, and those products are computed in one pass as
 before.
 """
+import os
+
 import numpy as np
 
+from .fused import fma
 from .layouts import storage_offset
 from .meta import shapes_from
 
-__all__ = ["matmul", "k_blocks", "contiguous", "order_known", "chained"]
+__all__ = ["matmul", "bmm", "k_blocks", "contiguous", "order_known", "chained", "BLOCK"]
 
+# --- which CPU's blocking ----------------------------------------------------------------------------------------
+# MKL sizes its blocks to the CPU's caches, so the same PyTorch wheel adds in another order on another CPU. Two have
+# been measured against torch 2.13 (one thread):
+# * cores with 1-1.25 MiB of L2 cache (as Skylake-SP to Ice Lake servers have): blocks of 192, and for fewer than 12
+#   columns, one row or one column, the kernels described further down;
+# * cores with 2 MiB (Sapphire and Emerald Rapids): blocks of 384, each added in order from zero with fused
+#   multiply-adds, for every shape of at least two rows and two columns; when ``b`` is transposed (``x @ W.T``),
+#   at least 13 rows (fewer take a dot-product kernel, whose order is not known here). See ``_large_l2_blocks``.
+# The L2 size picks one; ``GRADIENTE_MKL_BLOCK=192`` or ``384`` overrides it, for a CPU that does otherwise.
+_LARGE_L2 = 2 << 20
+
+
+def _cpu_l2_bytes(caches="/sys/devices/system/cpu/cpu0/cache"):
+    """The L2 cache of one core, in bytes, as Linux describes it; 0 where it does not."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    try:
+        for index in sorted(name for name in os.listdir(caches) if name.startswith("index")):
+            with open(os.path.join(caches, index, "level")) as level:
+                if level.read().strip() != "2":
+                    continue
+            with open(os.path.join(caches, index, "size")) as size:
+                text = size.read().strip()
+            return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+BLOCK = int(os.environ.get("GRADIENTE_MKL_BLOCK") or (384 if _cpu_l2_bytes() >= _LARGE_L2 else 192))
 _BLOCK = 192
 
 
-def k_blocks(k):
-    """The bounds of MKL's blocks along a sum of ``k`` products: [0, ..., k]."""
+def k_blocks(k, rows=0, columns=0, b_transposed=False):
+    """The bounds of MKL's blocks along a sum of ``k`` products: [0, ..., k] (the shape of the product and the
+    layout of ``b`` matter for the blocks of 384)."""
+    if BLOCK == 384:
+        return _large_l2_blocks(k, rows, columns, b_transposed)
     if k <= _BLOCK:
         return [0, k]
     if k < 2 * _BLOCK:
         half = k // 2
         return [0, half, 2 * half] + ([k] if 2 * half < k else [])
     return list(range(0, k, _BLOCK)) + [k]
+
+
+# --- MKL's blocks on a core with 2 MiB of L2 cache ------------------------------------------------------------------
+# Probed as below (FPRev's method) for every layout: up to 384 products in one block; a product of at least 192
+# columns, and (unless ``b`` is transposed) 192 rows, takes blocks of 384 and the rest, halving a k under 768; any
+# other takes blocks of 384 while 768 or more are left, then the rest in one block, or in two halves (the larger
+# first) when more than 384 are left. Each block adds its products in order from zero, fused; the blocks are added
+# one after another, a bias after the first (a single product is fused into the bias). Measured equal to torch 2.13
+# element by element over a grid of shapes and layouts
+# (``tests/test_kernel_order.py``). A single row or column is a matrix-vector product, and up to 15 rows times a
+# transposed ``b`` may take a dot-product kernel (16 lanes added as a tree): neither is emulated on this CPU.
+_LARGE_BLOCK = 384
+_DOT_KERNEL_ROWS = 15
+
+
+def _large_l2_blocks(k, rows, columns, b_transposed):
+    if k <= _LARGE_BLOCK:
+        return [0, k]
+    bounds = [0]
+    large = columns >= 192 and (b_transposed or rows >= 192)
+    left = k
+    while left >= 2 * _LARGE_BLOCK or (large and left > _LARGE_BLOCK and k >= 2 * _LARGE_BLOCK):
+        bounds.append(bounds[-1] + _LARGE_BLOCK)
+        left -= _LARGE_BLOCK
+    if left > _LARGE_BLOCK:
+        bounds.append(bounds[-1] + (left + 1) // 2)
+    return bounds + [k]
+
+
+def _b_transposed(b):
+    return b.strides[-2] < b.strides[-1]
+
+
+def _large_l2_known(a, b, b_transposed=None):
+    rows, columns = a.shape[-2], b.shape[-1]
+    b_transposed = _b_transposed(b) if b_transposed is None else b_transposed
+    return rows >= 2 and columns >= 2 and a.shape[-1] > 0 and not (b_transposed and rows <= _DOT_KERNEL_ROWS)
+
+
+def _large_l2_matmul(a, b, initial):
+    """``a @ b`` (+ ``initial``) in the blocks above, each added in order (``np.matmul`` where OpenBLAS adds in
+    order, else ``chained``)."""
+    rows, k, columns = a.shape[-2], a.shape[-1], b.shape[-1]
+    if k == 1 and initial is not None:
+        return fma(a, b, initial, np.float32)
+    bounds = _large_l2_blocks(k, rows, columns, _b_transposed(b))
+    in_order = columns % 16 == 0 or columns % 16 > 8
+    if in_order:
+        a, b = _in_blas_layout(a, b, bounds)
+    total = None
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        a_part, b_part = a[..., start:stop], b[..., start:stop, :]
+        part = np.matmul(a_part, b_part) if in_order else _chained_stack(a_part, b_part)
+        if total is None:
+            total = part
+            if initial is not None:
+                total += initial
+        else:
+            total += part
+    return total
+
+
+def _chained_stack(a, b):
+    """``chained`` for matrices or stacks of them (broadcast), laid out in rows as a product is (a transposed result
+    would make a later ``reshape`` copy, and record another node than PyTorch's)."""
+    if a.ndim == b.ndim == 2:
+        return np.ascontiguousarray(chained(a, b))
+    stack = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, stack + a.shape[-2:]), np.broadcast_to(b, stack + b.shape[-2:])
+    out = np.empty(stack + a.shape[-2:-1] + b.shape[-1:], np.float32)
+    for index in np.ndindex(*stack):
+        out[index] = chained(a[index], b[index])
+    return out
 
 
 # --- MKL's kernel for at most 11 columns, ``x @ W.T`` (every classifier's last Linear) ----------------------------
@@ -214,8 +322,20 @@ def _known_head(a, b, initial):
     return out
 
 
+def same_order_laid_out_in_rows(a, b):
+    """Whether ``a @ b`` with a transposed ``b`` copied into rows first is the product in the same known order (a
+    recurrent layer copies its weight's transpose once for all its steps)."""
+    if BLOCK == _LARGE_BLOCK:
+        k, rows, columns = a.shape[-1], a.shape[-2], b.shape[-1]
+        return (_large_l2_known(a, b) and _large_l2_known(a, b, b_transposed=False)
+                and k_blocks(k, rows, columns, _b_transposed(b)) == k_blocks(k, rows, columns, False))
+    return order_known(a, b)
+
+
 def order_known(a, b):
     """Whether MKL's kernel for this product is one whose order ``k_blocks`` describes."""
+    if BLOCK == _LARGE_BLOCK:
+        return _large_l2_known(a, b)
     rows, columns = a.shape[-2], b.shape[-1]
     return rows >= 4 and columns >= 12 and (columns % 16 == 0 or columns % 16 > 8)
 
@@ -250,11 +370,47 @@ def contiguous(a):
     return np.ascontiguousarray(padded[..., :width].swapaxes(-1, -2))
 
 
+# --- which operands are copied before a product in blocks ----------------------------------------------------------
+# NumPy hands OpenBLAS a matrix laid out in rows or in columns (a transposed one) as it is, with a flag, and for most
+# shapes OpenBLAS packs both layouts into the same panels and adds in the same order. Two cases differ:
+# * an operand in neither layout (a slice with a step, a permuted stack): NumPy then multiplies with its own loop,
+#   in another order;
+# * on AVX-512 CPUs OpenBLAS multiplies small products (M·N·K ≤ 100³) with dedicated kernels, and the one for a
+#   transposed right operand, as ``x @ W.T`` is, adds in another order. It is taken when the output has at most 1200
+#   elements and the block's k is at least 32 (OpenBLAS's sgemm_small_kernel_permit_skylakex.c, where the operands
+#   are swapped: NumPy's row-major call is OpenBLAS's column-major one, ``Cᵀ = Bᵀ Aᵀ``, so our b is its transposed A).
+# Only those operands are copied (measured: 1312 random shapes in every layout, equal to the product of copies). A
+# weight's transpose is not copied for the usual layer sizes: 784×256 at batch 64 took 0.25 ms a step to copy.
+_SMALL_KERNEL_PRODUCT = 100 ** 3
+_SMALL_KERNEL_OUTPUTS = 1200
+_SMALL_KERNEL_MIN_K = 32
+
+
+def _in_blas_layout(a, b, bounds):
+    """``a`` and ``b``, copied where OpenBLAS would not add their blocks (``bounds`` along k) as MKL does."""
+    def blas_layout(m):
+        return m.flags.c_contiguous or (m.ndim == 2 and m.flags.f_contiguous)
+    if not blas_layout(a):
+        a = contiguous(a)
+    if not b.flags.c_contiguous:
+        outputs = a.shape[-2] * b.shape[-1]
+        small_kernel = any(stop - start >= _SMALL_KERNEL_MIN_K and outputs * (stop - start) <= _SMALL_KERNEL_PRODUCT
+                           for start, stop in zip(bounds[:-1], bounds[1:]))
+        if not blas_layout(b) or (outputs <= _SMALL_KERNEL_OUTPUTS and small_kernel):
+            b = contiguous(b)
+    return a, b
+
+
 @shapes_from(lambda a, b, initial=None: a @ b if initial is None else a @ b + initial)
 def matmul(a, b, initial=None):
     """``a @ b`` (plus ``initial``, broadcast to the product and added first, as a bias is) for float32 matrices or
     stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
     k = a.shape[-1]
+    if BLOCK == _LARGE_BLOCK:
+        if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2 and _large_l2_known(a, b):
+            return _large_l2_matmul(a, b, initial)
+        product = np.matmul(a, b)
+        return product if initial is None else product + initial
     if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
         rows, columns = a.shape[-2], b.shape[-1]
         # (two or three rows take these kernels for any number of columns)
@@ -280,14 +436,14 @@ def matmul(a, b, initial=None):
             return _known_head(a, b, initial)
     known = (a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2
              and order_known(a, b))
+    bounds = k_blocks(k)
     if known:
-        a, b = contiguous(a), contiguous(b)
+        a, b = _in_blas_layout(a, b, bounds)
     if k <= _BLOCK or not known:
         product = np.matmul(a, b)
         if initial is not None:
             product += initial              # (one rounded addition: the same as initial + product)
         return product
-    bounds = k_blocks(k)
     total = None
     for start, stop in zip(bounds[:-1], bounds[1:]):
         part = np.matmul(a[..., start:stop], b[..., start:stop, :])
@@ -298,6 +454,23 @@ def matmul(a, b, initial=None):
         else:
             total += part
     return total
+
+
+# --- PyTorch's bmm ------------------------------------------------------------------------------------------------
+# ``torch.bmm`` (and ``matmul`` of two stacks) hands a stack to MKL only when each matrix product takes 400
+# multiplications or more; smaller ones it computes in its own loop (``bmm_out_or_baddbmm_`` in ATen's
+# LinearAlgebra.cpp, compiled without fused multiply-adds): each output's products rounded and added in order of k.
+# On any CPU: the loop is PyTorch's, not MKL's.
+_SMALL_BMM = 400
+
+
+@shapes_from(np.matmul)
+def bmm(a, b):
+    """``torch.bmm``'s product of two stacks of matrices: ``matmul``, or PyTorch's loop for small float32 ones."""
+    if (a.dtype == np.float32 and b.dtype == np.float32
+            and a.shape[-2] * a.shape[-1] * b.shape[-1] < _SMALL_BMM and a.shape[-1]):
+        return _unfused_in_order(a, b, None)
+    return matmul(a, b)
 
 
 # --- products added in order, for any k --------------------------------------------------------------------------

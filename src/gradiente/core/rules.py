@@ -259,6 +259,7 @@ def _matmul(x, y):
                 y.shape[0], y.shape[2], x.shape[1]).transpose(0, 2, 1)
         if y.strides[0] == 0 and x.shape[0] == y.shape[0]:
             return (x.reshape(-1, x.shape[2]) @ y[0]).reshape(x.shape[0], x.shape[1], y.shape[2])
+        return blas_order.bmm(x, y)         # (a stack's gradient is PyTorch's bmm too)
     return blas_order.matmul(x, y)
 
 

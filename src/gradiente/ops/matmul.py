@@ -219,7 +219,7 @@ def bmm(input, mat2, *, out=None):
                            f"{xa.shape[2]}] but got: [{ya.shape[0]}, {ya.shape[1]}].")
     if xa.dtype != ya.dtype:
         raise RuntimeError(f"expected scalar type {dt.scalar_name(xa.dtype)} but found {dt.scalar_name(ya.dtype)}")
-    return _product(blas_order.matmul, BmmBackward0, input, mat2)
+    return _product(blas_order.bmm, BmmBackward0, input, mat2)
 
 
 class AddmmBackward0(Node):

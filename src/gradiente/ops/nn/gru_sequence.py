@@ -160,7 +160,7 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
     # W_hhᵀ laid out in rows, once, where blas_order.matmul would copy it for each step: BLAS multiplies by it ~2.5
     # times faster than by the transposed view, with the same sums in the same order. For the products whose order
     # PyTorch's BLAS is not known to share, the transposed view, as nn.Linear passes it.
-    wh_t = np.ascontiguousarray(wh.T) if blas_order.order_known(h, wh.T) else wh.T
+    wh_t = np.ascontiguousarray(wh.T) if blas_order.same_order_laid_out_in_rows(h, wh.T) else wh.T
     pair = np.empty((2,) + h.shape, gates.dtype)       # the reset and update gates' pre-activations, end to end
     bias = None if b_hh is None else b_hh._data
     # each step in the order of operations of gru_step (linear is addmm: the bias, then the product's blocks
