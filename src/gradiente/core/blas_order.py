@@ -17,6 +17,7 @@ MKL picks for the other shapes add in orders not known here, and those products 
 before.
 """
 import os
+import warnings
 
 import numpy as np
 
@@ -54,7 +55,17 @@ def _cpu_l2_bytes(caches="/sys/devices/system/cpu/cpu0/cache"):
     return 0
 
 
-BLOCK = int(os.environ.get("GRADIENTE_MKL_BLOCK") or (384 if _cpu_l2_bytes() >= _LARGE_L2 else 192))
+def _measured_blocking():
+    chosen = os.environ.get("GRADIENTE_MKL_BLOCK", "")
+    if chosen in ("192", "384"):
+        return int(chosen)
+    if chosen:
+        warnings.warn(f"GRADIENTE_MKL_BLOCK={chosen!r} ignored: MKL's orders are known for blocks of 192 and 384",
+                      stacklevel=2)
+    return 384 if _cpu_l2_bytes() >= _LARGE_L2 else 192
+
+
+BLOCK = _measured_blocking()
 _BLOCK = 192
 
 
