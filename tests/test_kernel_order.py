@@ -358,6 +358,26 @@ def test_classifier_heads_and_narrow_products_are_pytorchs_on_blocks_of_384(colu
             np.testing.assert_array_equal(blas_order.matmul(a.T, g), theirs, err_msg=str((rows, k)))
 
 
+@blocks_of_384
+@pytest.mark.parametrize("rows", [2, 4, 7, 12, 15])
+def test_a_small_batch_through_linear_takes_the_dot_product_kernel_on_blocks_of_384(rows):
+    """Up to 15 rows through ``Linear``: with at least 24 inputs per row, MKL's dot-product kernel (16 fused lanes
+    along k, added as a tree, the bias last); with fewer, the blocks. Forward and the input's gradient."""
+    rng = np.random.default_rng(rows)
+    for k, columns in ((24 * rows, 10), (24 * rows - 1, 10), (784, 128), (1000, 3), (17, 4), (100, 256)):
+        x = rng.standard_normal((rows, k)).astype(np.float32)
+        weight, bias = rng.standard_normal((columns, k)).astype(np.float32), rng.standard_normal(columns)
+        upstream = rng.standard_normal((rows, columns)).astype(np.float32)
+        results = []
+        for lib in (torch, gradiente):
+            xl = lib.from_numpy(x).requires_grad_()
+            out = lib.nn.functional.linear(xl, lib.from_numpy(weight), lib.from_numpy(bias.astype(np.float32)))
+            out.backward(lib.from_numpy(upstream))
+            results.append((out.detach().numpy(), xl.grad.numpy()))
+        for theirs, ours in zip(*results):
+            np.testing.assert_array_equal(ours, theirs, err_msg=str((k, columns)))
+
+
 def test_an_mlp_trains_to_pytorchs_losses():
     """784-256-256-10 with SGD: every step's loss equals PyTorch's (before, the first differed in its 7th digit)."""
     rng = np.random.default_rng(0)

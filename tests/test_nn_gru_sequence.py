@@ -61,12 +61,14 @@ def test_same_bits_as_the_composed_steps(reverse, bias, used):
         assert np.array_equal(_bits(composed), _bits(fused))
 
 
-def test_same_bits_as_the_composed_steps_past_a_block_of_the_product():
-    """A hidden size of 780: on CPUs whose MKL blocks by 384, a weight laid out in rows takes other blocks past 768
-    than the transposed view the composed steps multiply by, so the layer must not copy it there."""
+@pytest.mark.parametrize("batch, hidden", [(16, 780), (2, 60)])
+def test_same_bits_as_the_composed_steps_where_the_weights_layout_matters(batch, hidden):
+    """On CPUs whose MKL blocks by 384, a weight laid out in rows takes other blocks past 768 than the transposed view
+    the composed steps multiply by, and a small batch times the transposed view a dot-product kernel: the layer must
+    not copy the weight there."""
     results = []
     for layer in (_composed_layer, _fused_layer):
-        leaves = _leaves(np.random.RandomState(4), np.float32, True, length=2, batch=16, inputs=8, hidden=780)
+        leaves = _leaves(np.random.RandomState(4), np.float32, True, length=2, batch=batch, inputs=8, hidden=hidden)
         out, h = layer(*leaves, False)
         (out.sum() + (h * h).sum()).backward()
         results.append([out.detach().numpy()] + [t.grad.numpy() for t in leaves])

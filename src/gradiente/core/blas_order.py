@@ -89,10 +89,16 @@ def k_blocks(k, rows=0, columns=0, b_transposed=False):
 # first) when more than 384 are left. Each block adds its products in order from zero, fused; the blocks are added
 # one after another, a bias after the first (a single product is fused into the bias). Measured equal to torch 2.13
 # element by element over a grid of shapes and layouts
-# (``tests/test_kernel_order.py``). A single row or column is a matrix-vector product, and up to 15 rows times a
-# transposed ``b`` may take a dot-product kernel (16 lanes added as a tree): neither is emulated on this CPU.
+# (``tests/test_kernel_order.py``). A single row or column is a matrix-vector product, not emulated on this CPU.
+#
+# Up to 15 rows times a transposed ``b`` (``x @ W.T`` for a small batch) whose k is at least 24 per row take a
+# dot-product kernel instead: 16 lanes, lane j adding products j, j+16, j+32, ... in order, fused; the lanes then
+# added as ((l0 + l4) + l8) + l12 for each of l0-l3, and those four as (q0 + q1) + (q2 + q3); the bias last. Below
+# 24 per row they take the blocks, measured for 4 or more columns and k of 16 or more (not known otherwise).
 _LARGE_BLOCK = 384
 _DOT_KERNEL_ROWS = 15
+_DOT_K_PER_ROW = 24
+_DOT_LANES = 16
 
 
 def _large_l2_blocks(k, rows, columns, b_transposed):
@@ -114,9 +120,29 @@ def _b_transposed(b):
 
 
 def _large_l2_known(a, b, b_transposed=None):
-    rows, columns = a.shape[-2], b.shape[-1]
+    rows, k, columns = a.shape[-2], a.shape[-1], b.shape[-1]
     b_transposed = _b_transposed(b) if b_transposed is None else b_transposed
-    return rows >= 2 and columns >= 2 and a.shape[-1] > 0 and not (b_transposed and rows <= _DOT_KERNEL_ROWS)
+    if rows < 2 or columns < 2 or k == 0:
+        return False
+    if b_transposed and rows <= _DOT_KERNEL_ROWS:
+        # (measured with the rows of ``a`` contiguous along k, one pair of matrices)
+        return a.ndim == b.ndim == 2 and a.strides[1] == a.itemsize and (
+            _takes_dot_kernel(rows, k) or (k >= 16 and columns >= 4))
+    return True
+
+
+def _takes_dot_kernel(rows, k):
+    return rows <= _DOT_KERNEL_ROWS and k >= _DOT_K_PER_ROW * rows
+
+
+def _dot_kernel(a, b):
+    """``a @ b`` as the dot-product kernel above adds it: each lane an in-order chain (``chained`` over every 16th
+    product), the lanes added as a tree."""
+    rows, k, columns = a.shape[0], a.shape[1], b.shape[1]
+    lanes = [chained(a[:, lane::_DOT_LANES], b[lane::_DOT_LANES]) if lane < k else np.zeros((rows, columns), a.dtype)
+             for lane in range(_DOT_LANES)]
+    quarters = [((lanes[q] + lanes[q + 4]) + lanes[q + 8]) + lanes[q + 12] for q in range(4)]
+    return np.ascontiguousarray((quarters[0] + quarters[1]) + (quarters[2] + quarters[3]))
 
 
 def _large_l2_matmul(a, b, initial):
@@ -125,6 +151,9 @@ def _large_l2_matmul(a, b, initial):
     rows, k, columns = a.shape[-2], a.shape[-1], b.shape[-1]
     if k == 1 and initial is not None:
         return fma(a, b, initial, np.float32)
+    if _b_transposed(b) and _takes_dot_kernel(rows, k):
+        product = _dot_kernel(a, b)
+        return product if initial is None else product + initial
     bounds = _large_l2_blocks(k, rows, columns, _b_transposed(b))
     in_order = columns % 16 == 0 or columns % 16 > 8
     if in_order:
@@ -339,6 +368,7 @@ def same_order_laid_out_in_rows(a, b):
     if BLOCK == _LARGE_BLOCK:
         k, rows, columns = a.shape[-1], a.shape[-2], b.shape[-1]
         return (_large_l2_known(a, b) and _large_l2_known(a, b, b_transposed=False)
+                and not (_b_transposed(b) and _takes_dot_kernel(rows, k))
                 and k_blocks(k, rows, columns, _b_transposed(b)) == k_blocks(k, rows, columns, False))
     return order_known(a, b)
 
