@@ -378,6 +378,29 @@ def test_a_small_batch_through_linear_takes_the_dot_product_kernel_on_blocks_of_
             np.testing.assert_array_equal(ours, theirs, err_msg=str((k, columns)))
 
 
+@blocks_of_384
+@pytest.mark.parametrize("k", [1, 2, 3, 8, 16, 17, 20, 24, 25, 30, 100, 784])
+def test_matrix_vector_products_are_pytorchs_on_blocks_of_384(k):
+    """``Linear(k, 1)``, ``x @ w`` with one column and one sample through ``Linear(k, n)``: MKL's matrix-vector
+    kernel (the first product, 16 lanes, then 8 or 4, a last partial vector rounded after a whole one, the bias
+    last), exact for the rows in whole groups of four."""
+    rng = np.random.default_rng(k)
+    for rows in (4, 7, 64, 2001):
+        x, weight = rng.standard_normal((rows, k)).astype(np.float32), rng.standard_normal((1, k)).astype(np.float32)
+        bias = rng.standard_normal(1).astype(np.float32)
+        grouped = rows - rows % 4
+        theirs = torch.nn.functional.linear(*map(torch.from_numpy, (x, weight, bias))).numpy()
+        ours = gradiente.nn.functional.linear(*map(gradiente.from_numpy, (x, weight, bias))).numpy()
+        np.testing.assert_array_equal(ours[:grouped], theirs[:grouped], err_msg=str(rows))
+        column = np.ascontiguousarray(weight.T)
+        theirs = (torch.from_numpy(x) @ torch.from_numpy(column)).numpy()
+        np.testing.assert_array_equal(blas_order.matmul(x, column)[:grouped], theirs[:grouped], err_msg=str(rows))
+        sample, weights = x[:1], rng.standard_normal((rows, k)).astype(np.float32)
+        theirs = torch.nn.functional.linear(torch.from_numpy(sample), torch.from_numpy(weights)).numpy()
+        ours = gradiente.nn.functional.linear(gradiente.from_numpy(sample), gradiente.from_numpy(weights)).numpy()
+        np.testing.assert_array_equal(ours[:, :grouped], theirs[:, :grouped], err_msg=str(rows))
+
+
 def test_an_mlp_trains_to_pytorchs_losses():
     """784-256-256-10 with SGD: every step's loss equals PyTorch's (before, the first differed in its 7th digit)."""
     rng = np.random.default_rng(0)

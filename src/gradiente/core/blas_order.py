@@ -88,8 +88,14 @@ def k_blocks(k, rows=0, columns=0, b_transposed=False):
 # other takes blocks of 384 while 768 or more are left, then the rest in one block, or in two halves (the larger
 # first) when more than 384 are left. Each block adds its products in order from zero, fused; the blocks are added
 # one after another, a bias after the first (a single product is fused into the bias). Measured equal to torch 2.13
-# element by element over a grid of shapes and layouts
-# (``tests/test_kernel_order.py``). A single row or column is a matrix-vector product, not emulated on this CPU.
+# element by element over a grid of shapes and layouts (``tests/test_kernel_order.py``).
+#
+# A single column (``Linear(k, 1)``) or a single row times a transposed ``b`` (one sample through ``Linear``) is a
+# matrix-vector product: each dot product (of the matrix's rows in whole groups of four; the 1-3 rows after them
+# take steps not known here, and NumPy's product) starts from its first product, goes on in 16 lanes (lane 0 from
+# that first product) over the whole 16-wide vectors that follow, fused, the lanes' halves added pairwise; the 1-15
+# products left then take 8 lanes if 8 or more are left, else 4, lane 0 starting from the sum so far, fused, except
+# that a last partial vector after a whole one is added rounded; the halves again; the bias last.
 #
 # Up to 15 rows times a transposed ``b`` (``x @ W.T`` for a small batch) whose k is at least 24 per row take a
 # dot-product kernel instead: 16 lanes, lane j adding products j, j+16, j+32, ... in order, fused; the lanes then
@@ -133,6 +139,60 @@ def _large_l2_known(a, b, b_transposed=None):
 
 def _takes_dot_kernel(rows, k):
     return rows <= _DOT_KERNEL_ROWS and k >= _DOT_K_PER_ROW * rows
+
+
+def _large_l2_vector_product(a, b):
+    """The matrix and the vector of a product that is a matrix-vector product with its rows contiguous along k."""
+    if a.ndim == b.ndim == 2 and a.shape[-1] > 1:
+        if b.shape[1] == 1 and a.shape[0] >= 4 and a.strides[1] == a.itemsize:
+            return a, b[:, 0]
+        if a.shape[0] == 1 and b.shape[1] >= 4 and b.strides[0] == b.itemsize and _b_transposed(b):
+            return b.T, a[0]
+    return None
+
+
+def _large_l2_matrix_vector(matrix, vector):
+    """``matrix @ vector`` (rows contiguous along k) in the order above for the rows in groups of four."""
+    k = matrix.shape[1]
+    out = np.matmul(matrix, vector)                          # (the rows after the groups of four)
+    grouped = matrix.shape[0] - matrix.shape[0] % 4
+    if not grouped or k < 2:
+        return out
+    matrix = matrix[:grouped]
+    whole = 1 + (k - 1) // _DOT_LANES * _DOT_LANES          # the first product and the 16-wide vectors
+    total = _fused_lanes(matrix, vector, [0] + list(range(1, whole, _DOT_LANES)), 1, whole, _DOT_LANES)
+    if whole < k:
+        left = k - whole
+        lanes = 8 if left >= 8 else 4
+        partial_from = whole + left // lanes * lanes if left > lanes else k
+        total = _fused_lanes(matrix, vector, [], whole, partial_from, lanes, start_from=total,
+                             rounded=range(partial_from, k))
+    out[:grouped] = total
+    return out
+
+
+def _fused_lanes(matrix, vector, lane_zero, start, stop, lanes, start_from=None, rounded=()):
+    """A vector loop's sum: ``lanes`` lanes over products [start, stop), lane j chaining products start + j,
+    start + j + lanes, ... (lane 0: ``lane_zero``'s, or ``start_from`` then its own), fused; then the ``rounded``
+    products added to their lanes unfused; the lanes' halves added pairwise."""
+    rows = matrix.shape[0]
+    sums = []
+    for lane in range(lanes):
+        positions = list(range(start + lane, stop, lanes))
+        if lane == 0 and lane_zero:
+            positions = lane_zero
+        columns, terms = matrix[:, positions], vector[positions]
+        if lane == 0 and start_from is not None:
+            columns = np.column_stack([start_from, columns])       # (start_from · 1 is exact)
+            terms = np.concatenate([np.ones(1, vector.dtype), terms])
+        sums.append(chained(columns, terms[:, None])[:, 0] if terms.size else np.zeros(rows, matrix.dtype))
+    for position in rounded:
+        lane = (position - start) % lanes
+        sums[lane] = sums[lane] + matrix[:, position] * vector[position]
+    while len(sums) > 1:
+        half = len(sums) // 2
+        sums = [sums[i] + sums[i + half] for i in range(half)]
+    return sums[0]
 
 
 def _dot_kernel(a, b):
@@ -448,8 +508,14 @@ def matmul(a, b, initial=None):
     stacks of them, in MKL's order where it is known; otherwise NumPy's product (plus ``initial``)."""
     k = a.shape[-1]
     if BLOCK == _LARGE_BLOCK:
-        if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2 and _large_l2_known(a, b):
-            return _large_l2_matmul(a, b, initial)
+        if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
+            vector_product = _large_l2_vector_product(a, b)
+            if vector_product is not None:
+                product = _large_l2_matrix_vector(*vector_product)
+                product = product[:, None] if b.shape[1] == 1 else product[None, :]
+                return product if initial is None else product + initial
+            if _large_l2_known(a, b):
+                return _large_l2_matmul(a, b, initial)
         product = np.matmul(a, b)
         return product if initial is None else product + initial
     if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
