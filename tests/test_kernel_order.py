@@ -33,6 +33,13 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+def _linear_both(x, weight, bias):
+    """``F.linear`` of NumPy arrays (``bias`` may be None) by gradiente and by torch: (ours, theirs)."""
+    return tuple(lib.nn.functional.linear(lib.from_numpy(x), lib.from_numpy(weight),
+                                          None if bias is None else lib.from_numpy(bias)).numpy()
+                 for lib in (gradiente, torch))
+
+
 def _pair(x, requires_grad=False):
     return (torch.tensor(x, requires_grad=requires_grad), gradiente.tensor(x, requires_grad=requires_grad))
 
@@ -239,11 +246,7 @@ def test_a_classifier_head_is_pytorchs_to_the_bit(columns):
         a = rng.standard_normal((rows, k)).astype(np.float32)
         weight, bias = rng.standard_normal((columns, k)).astype(np.float32), rng.standard_normal(columns)
         for b in (None, bias.astype(np.float32)):
-            theirs = torch.nn.functional.linear(torch.from_numpy(a), torch.from_numpy(weight),
-                                                None if b is None else torch.from_numpy(b)).numpy()
-            ours = gradiente.nn.functional.linear(gradiente.from_numpy(a), gradiente.from_numpy(weight),
-                                                  None if b is None else gradiente.from_numpy(b)).numpy()
-            np.testing.assert_array_equal(ours, theirs, err_msg=str((rows, k)))
+            np.testing.assert_array_equal(*_linear_both(a, weight, b), err_msg=str((rows, k)))
     wide = rng.standard_normal((20, 70)).astype(np.float32)
     weight = rng.standard_normal((columns, 61)).astype(np.float32)
     for start in range(4):
@@ -343,11 +346,7 @@ def test_classifier_heads_and_narrow_products_are_pytorchs_on_blocks_of_384(colu
         weight, bias = rng.standard_normal((columns, k)).astype(np.float32), rng.standard_normal(columns)
         if rows >= 16:
             for b in (None, bias.astype(np.float32)):
-                theirs = torch.nn.functional.linear(torch.from_numpy(a), torch.from_numpy(weight),
-                                                    None if b is None else torch.from_numpy(b)).numpy()
-                ours = gradiente.nn.functional.linear(gradiente.from_numpy(a), gradiente.from_numpy(weight),
-                                                      None if b is None else gradiente.from_numpy(b)).numpy()
-                np.testing.assert_array_equal(ours, theirs, err_msg=str((rows, k)))
+                np.testing.assert_array_equal(*_linear_both(a, weight, b), err_msg=str((rows, k)))
         w = np.ascontiguousarray(weight.T)
         for left in (a, np.ascontiguousarray(a.T).T):
             theirs = torch.mm(torch.from_numpy(left), torch.from_numpy(w)).numpy()

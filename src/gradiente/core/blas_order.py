@@ -6,8 +6,9 @@ exactly while k is small. For a long sum MKL works through k in blocks, each blo
 output in turn, where OpenBLAS takes it in one pass: the results then differ in the last bit of nine outputs in
 ten, a training run drifts apart from PyTorch's a step at a time, and a learner comparing printed losses sees it.
 
-Measured against torch 2.13 (``tests/test_kernel_order.py``), MKL's float32 kernels on an AVX-512 CPU block k
-as follows: up to 192 in one block; from 193 to 383, two halves of ⌊k/2⌋ (and a last single column when k is
+Measured against torch 2.13 (``tests/test_kernel_order.py``), MKL's float32 kernels on an AVX-512 CPU with 1-1.25
+MiB of L2 cache per core block k as follows (on cores with 2 MiB, see "MKL's blocks on a core with 2 MiB" below):
+up to 192 in one block; from 193 to 383, two halves of ⌊k/2⌋ (and a last single column when k is
 odd); from 384 on, blocks of 192 and the rest. An ``addmm`` (``nn.Linear``'s bias plus product) starts from the
 bias and adds each block's product to it. OpenBLAS computes each block exactly as MKL does (for a few small shapes a
 transposed operand, as ``nn.Linear``'s weight is, takes another of its kernels, and is copied first), so NumPy,
@@ -33,8 +34,8 @@ __all__ = ["matmul", "bmm", "k_blocks", "contiguous", "order_known", "chained", 
 # * cores with 1-1.25 MiB of L2 cache (as Skylake-SP to Ice Lake servers have): blocks of 192, and for fewer than 12
 #   columns, one row or one column, the kernels described further down;
 # * cores with 2 MiB (Sapphire and Emerald Rapids): blocks of 384, each added in order from zero with fused
-#   multiply-adds, for every shape of at least two rows and two columns; when ``b`` is transposed (``x @ W.T``),
-#   at least 13 rows (fewer take a dot-product kernel, whose order is not known here). See ``_large_l2_blocks``.
+#   multiply-adds, for most shapes of at least two rows and two columns, and the dot-product and matrix-vector
+#   kernels described with ``_large_l2_blocks``.
 # The L2 size picks one; ``GRADIENTE_MKL_BLOCK=192`` or ``384`` overrides it, for a CPU that does otherwise.
 _LARGE_L2 = 2 << 20
 
@@ -72,7 +73,7 @@ _BLOCK = 192
 def k_blocks(k, rows=0, columns=0, b_transposed=False):
     """The bounds of MKL's blocks along a sum of ``k`` products: [0, ..., k] (the shape of the product and the
     layout of ``b`` matter for the blocks of 384)."""
-    if BLOCK == 384:
+    if BLOCK == _LARGE_BLOCK:
         return _large_l2_blocks(k, rows, columns, b_transposed)
     if k <= _BLOCK:
         return [0, k]
@@ -162,10 +163,11 @@ def _large_l2_single_row(a, b):
 def _large_l2_matrix_vector(matrix, vector):
     """``matrix @ vector`` (rows contiguous along k) in the order above for the rows in groups of four."""
     k = matrix.shape[1]
-    out = np.matmul(matrix, vector)                          # (the rows after the groups of four)
     grouped = matrix.shape[0] - matrix.shape[0] % 4
     if not grouped or k < 2:
-        return out
+        return np.matmul(matrix, vector)
+    out = np.empty(matrix.shape[0], np.result_type(matrix, vector))
+    out[grouped:] = np.matmul(matrix[grouped:], vector)     # (the rows after the groups of four: NumPy's)
     matrix = matrix[:grouped]
     whole = 1 + (k - 1) // _DOT_LANES * _DOT_LANES          # the first product and the 16-wide vectors
     total = _fused_lanes(matrix, vector, [0] + list(range(1, whole, _DOT_LANES)), 1, whole, _DOT_LANES)
@@ -226,10 +228,15 @@ def _large_l2_matmul(a, b, initial):
     in_order = columns % 16 == 0 or columns % 16 > 8
     if in_order:
         a, b = _in_blas_layout(a, b, bounds)
+    return _sum_of_blocks(np.matmul if in_order else _chained_stack, a, b, initial, bounds)
+
+
+def _sum_of_blocks(product, a, b, initial, bounds):
+    """Σ over the blocks (``bounds`` along k) of ``product`` of the operands' blocks, one after another from the
+    first, ``initial`` (a bias) added after the first."""
     total = None
     for start, stop in zip(bounds[:-1], bounds[1:]):
-        a_part, b_part = a[..., start:stop], b[..., start:stop, :]
-        part = np.matmul(a_part, b_part) if in_order else _chained_stack(a_part, b_part)
+        part = product(a[..., start:stop], b[..., start:stop, :])
         if total is None:
             total = part
             if initial is not None:
@@ -561,16 +568,7 @@ def matmul(a, b, initial=None):
         if initial is not None:
             product += initial              # (one rounded addition: the same as initial + product)
         return product
-    total = None
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        part = np.matmul(a[..., start:stop], b[..., start:stop, :])
-        if total is None:
-            total = part
-            if initial is not None:
-                total += initial
-        else:
-            total += part
-    return total
+    return _sum_of_blocks(np.matmul, a, b, initial, bounds)
 
 
 # --- PyTorch's bmm ------------------------------------------------------------------------------------------------
