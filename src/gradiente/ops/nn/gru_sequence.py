@@ -157,9 +157,9 @@ def gru_sequence(x_gates, h0, w_hh, b_hh=None, reverse=False):
     resets_updates = np.empty((length, h.shape[0], 2 * hidden), gates.dtype)
     news = np.empty((length,) + h.shape, gates.dtype)
     h_news = np.empty((length,) + h.shape, gates.dtype)
-    # W_hhᵀ laid out in rows, once, where blas_order.matmul would copy it for each step: BLAS multiplies by it ~2.5
-    # times faster than by the transposed view, with the same sums in the same order. For the products whose order
-    # PyTorch's BLAS is not known to share, the transposed view, as nn.Linear passes it.
+    # W_hhᵀ laid out in rows, once for all the steps: BLAS multiplies by it ~2.5 times faster than by the transposed
+    # view. Only where the sums keep their order (on some CPUs the layout picks MKL's kernel); elsewhere the
+    # transposed view, as nn.Linear passes it.
     wh_t = np.ascontiguousarray(wh.T) if blas_order.same_order_laid_out_in_rows(h, wh.T) else wh.T
     pair = np.empty((2,) + h.shape, gates.dtype)       # the reset and update gates' pre-activations, end to end
     bias = None if b_hh is None else b_hh._data
