@@ -398,6 +398,8 @@ def test_matrix_vector_products_are_pytorchs_on_blocks_of_384(k):
             upstream = rng.standard_normal((rows, 1)).astype(np.float32)
             theirs = (torch.from_numpy(upstream).T @ torch.from_numpy(x[:, :15])).numpy()
             np.testing.assert_array_equal(blas_order.matmul(upstream.T, x[:, :15]), theirs, err_msg=str(rows))
+            theirs = (torch.from_numpy(x[:, :15]).T @ torch.from_numpy(upstream)).numpy()      # (and transposed)
+            np.testing.assert_array_equal(blas_order.matmul(x[:, :15].T, upstream), theirs, err_msg=str(rows))
         sample, weights = x[:1], rng.standard_normal((rows, k)).astype(np.float32)
         theirs = torch.nn.functional.linear(torch.from_numpy(sample), torch.from_numpy(weights)).numpy()
         ours = gradiente.nn.functional.linear(gradiente.from_numpy(sample), gradiente.from_numpy(weights)).numpy()

@@ -91,7 +91,8 @@ def k_blocks(k, rows=0, columns=0, b_transposed=False):
 # one after another, a bias after the first (a single product is fused into the bias). Measured equal to torch 2.13
 # element by element over a grid of shapes and layouts (``tests/test_kernel_order.py``).
 #
-# One row times a row-major ``b`` of 2-15 columns adds its products in order, fused, over the whole of k.
+# One row times a row-major ``b`` of 2-15 columns adds its products in order, fused, over the whole of k; so does
+# its transpose, ``Xᵀ @ g`` for a single column ``g`` (the weight's gradient of ``Linear(n, 1)``).
 #
 # A single column (``Linear(k, 1)``) or a single row times a transposed ``b`` (one sample through ``Linear``) is a
 # matrix-vector product: each dot product (of the matrix's rows in whole groups of four; the 1-3 rows after them
@@ -533,6 +534,8 @@ def matmul(a, b, initial=None):
                 return _large_l2_matmul(a, b, initial)
             if _large_l2_single_row(a, b) and initial is None:
                 return np.ascontiguousarray(chained(a, b))
+            if _large_l2_single_row(b.T, a.T) and initial is None:
+                return np.ascontiguousarray(chained(b.T, a.T).T)    # (Xᵀ @ g: the same kernel, seen transposed)
         product = np.matmul(a, b)
         return product if initial is None else product + initial
     if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
