@@ -12,6 +12,7 @@ import numpy as np
 
 from ...core import dtype as dt
 from ...core import onednn_gelu, rounded_math, tensor
+from ...core.c_expf import c_expf
 from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
 from ...core.fused import fma
@@ -475,10 +476,10 @@ def _silu_array(a):
 
 
 def _silu_scalar(a):
-    """x / (1 + e^-x) as PyTorch's scalar code: a float32 e^-x is the C library's, correctly rounded (computed in
-    double and rounded once; NumPy's float32 exp is off by an ulp in a few percent of values, which a later
-    rounding-sensitive step amplifies: seed 2789, layer norm over one element)."""
-    e = np.exp(-a.astype(np.float64)).astype(np.float32) if a.dtype == np.float32 else np.exp(-a)
+    """x / (1 + e^-x) as PyTorch's scalar code: a float32 e^-x is the C library's ``expf`` (``c_expf``; NumPy's
+    float32 exp is off by an ulp in a few percent of values, which a later rounding-sensitive step amplifies: seed
+    2789, layer norm over one element)."""
+    e = c_expf(-a) if a.dtype == np.float32 else np.exp(-a)
     return a / (1 + e)
 
 
