@@ -28,6 +28,7 @@ def test_every_bit_is_the_c_librarys():
     theirs = np.array([expf(float(v)) for v in x], np.float32)
     np.testing.assert_array_equal(c_expf(x), theirs)
     assert np.isnan(c_expf(np.array([np.nan], np.float32)))[0]
+    assert c_expf(np.float32(1)).shape == () and c_expf(np.ones((2, 3), np.float32)).shape == (2, 3)
     with np.errstate(over="ignore"):
         correctly_rounded = np.exp(x.astype(np.float64)).astype(np.float32)
     assert (theirs != correctly_rounded).sum() > 10          # (so the port is not merely rounding correctly)

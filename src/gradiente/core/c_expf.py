@@ -12,6 +12,8 @@ fused or not for these inputs.
 """
 import numpy as np
 
+from .meta import shapes_from
+
 __all__ = ["c_expf"]
 
 _TABLE_BITS = 5
@@ -34,9 +36,12 @@ _OVERFLOW = np.float32(float.fromhex("0x1.62e42ep6"))       # log(2^128)
 _UNDERFLOW = np.float32(-float.fromhex("0x1.9fe368p6"))     # log(2^-150)
 
 
+@shapes_from(lambda x: np.exp(x).astype(np.float32))
 def c_expf(x):
-    """``expf`` of each element of a float32 array, glibc's bits (0 below -103.97, inf above 88.72)."""
-    x = np.asarray(x, np.float32)
+    """``expf`` of each element of a float32 array (0-d included), glibc's bits (0 below -103.97, inf above
+    88.72)."""
+    shape = np.shape(x)
+    x = np.asarray(x, np.float32).reshape(-1)       # (1-D: NumPy gives a 0-d array's arithmetic back as scalars)
     xd = x.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         z = _INV_LN2_N * xd
@@ -49,4 +54,4 @@ def c_expf(x):
         out = (y * scale).astype(np.float32)
     out[x > _OVERFLOW] = np.inf             # (glibc's special cases; NaN comes through the arithmetic as NaN)
     out[x < _UNDERFLOW] = 0
-    return out
+    return out.reshape(shape)
