@@ -200,10 +200,7 @@ def _fused_lanes(matrix, vector, lane_zero, start, stop, lanes, start_from=None,
     for position in rounded:
         lane = (position - start) % lanes
         sums[lane] = sums[lane] + matrix[:, position] * vector[position]
-    while len(sums) > 1:
-        half = len(sums) // 2
-        sums = [sums[i] + sums[i + half] for i in range(half)]
-    return sums[0]
+    return _halves_added(np.stack(sums))
 
 
 def _dot_kernel(a, b):
@@ -307,6 +304,14 @@ def _narrow_columns(a, b, initial):
     return out
 
 
+def _halves_added(lanes):
+    """A vector's lanes (the first axis) added as its halves are: l0 + l4, l1 + l5, ...; then l0 + l2, l1 + l3; ..."""
+    while lanes.shape[0] > 1:
+        half = lanes.shape[0] // 2
+        lanes = lanes[:half] + lanes[half:]
+    return lanes[0]
+
+
 def _lanes_then_tail(products, scalars, lanes, stride=None):
     """Σ over the first axis of ``products`` (k, ...): ``scalars`` in order, then ``lanes``-wide vectors
     (lane 0 from the scalars' sum) over the longest stretch that is a multiple of ``stride`` (``lanes`` unless the
@@ -321,10 +326,7 @@ def _lanes_then_tail(products, scalars, lanes, stride=None):
             head = head.copy()
             head[0] += total                                  # lane 0 starts from the scalars' sum
         lane = np.add.reduce(head.reshape((vectors, lanes) + head.shape[1:]), axis=0)     # each lane in order
-        while lane.shape[0] > 1:
-            half = lane.shape[0] // 2
-            lane = lane[:half] + lane[half:]              # l0 + l4, l1 + l5, ...; then l0 + l2, l1 + l3; ...
-        total = lane[0]
+        total = _halves_added(lane)
     for step in range(end, k):
         total = products[step] if total is None else total + products[step]
     return total
