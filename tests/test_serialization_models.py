@@ -151,3 +151,80 @@ def test_sets_devices_and_functions_round_trip():
         loaded = gradiente.load(buffer)
     assert loaded["set"] == {1, 2, 3} and loaded["frozen"] == frozenset({"a"})
     assert loaded["device"] == gradiente.device("cpu") and loaded["activation"] is gradiente.nn.functional.relu
+
+
+class NotAModule:
+    """A class this process has that is no nn.Module: weights_only=False still refuses to build it."""
+
+
+def _saved(lib, obj):
+    buffer = io.BytesIO()
+    lib.save(obj, buffer)
+    buffer.seek(0)
+    return buffer
+
+
+def test_weights_only_false_loads_a_whole_model_of_classes_the_program_has():
+    """PyTorch's "save and load the model" tutorial: ``torch.save(model, f)``, then ``torch.load(f,
+    weights_only=False)``, with no allowlist. gradiente builds the model's classes, found among those the program
+    already has, as bare instances given their state, and the loaded model computes what the saved one does."""
+    tokens = [[1, 2], [3, 4]]
+    for lib, net_class in ((gradiente, GradienteNet), (torch, TorchNet)):
+        lib.manual_seed(0)
+        model = net_class(tied=True)
+        loaded = lib.load(_saved(lib, model), weights_only=False)
+        assert type(loaded) is net_class and loaded is not model
+        assert loaded.decoder.weight is loaded.encoder.weight
+        assert lib.equal(loaded(lib.tensor(tokens)), model(lib.tensor(tokens)))
+
+
+def test_weights_only_false_reads_pytorchs_whole_model_with_gradientes_classes():
+    """A whole model written by real PyTorch names ``torch.nn.modules...`` classes: they are read as gradiente's
+    (and the program's own class by its name, here this test module's ``TorchNet``, looked up, never imported)."""
+    torch.manual_seed(0)
+    model = TorchNet()
+    buffer = _saved(torch, model)
+    saved_class = TorchNet
+    try:
+        globals()["TorchNet"] = GradienteNet        # the name the file gives now finds gradiente's class
+        loaded = gradiente.load(buffer, weights_only=False)
+    finally:
+        globals()["TorchNet"] = saved_class
+    assert type(loaded) is GradienteNet
+    assert type(loaded.decoder) is gradiente.nn.Linear and type(loaded.rnn) is gradiente.nn.LSTM
+    out = loaded(gradiente.tensor([[1, 2]]))
+    np.testing.assert_allclose(out.detach().numpy(), model(torch.tensor([[1, 2]])).detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_weights_only_false_still_builds_no_other_class_and_imports_nothing():
+    import sys
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        gradiente.load(_saved(gradiente, {"thing": NotAModule()}), weights_only=False)
+    # a Module subclass the file says lives in a module this process has not imported: refused, not imported
+    Elsewhere = type("Elsewhere", (gradiente.nn.Module,), {"__module__": "weights_only_false_never_imports_me"})
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        gradiente.load(_saved(gradiente, Elsewhere()), weights_only=False)
+    assert "weights_only_false_never_imports_me" not in sys.modules
+    # without weights_only=False, the program's classes still need the allowlist, as in PyTorch
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        gradiente.load(_saved(gradiente, GradienteNet()))
+
+
+@pytest.mark.parametrize("writer", ["gradiente", "torch"])
+def test_meta_tensors_are_saved_without_data_as_pytorch_saves_them(writer):
+    """A model built on the meta device saves its tensors' dtype, shape and strides only
+    (``torch._utils._rebuild_meta_tensor_no_storage``); each library reads the other's file."""
+    libs = {"gradiente": gradiente, "torch": torch}
+    lib = libs[writer]
+    model = lib.nn.Linear(3, 2, device="meta", dtype=lib.float64)
+    data = {"state": model.state_dict(), "param": model.weight,
+            "grad": lib.zeros(4, device="meta", requires_grad=True)}
+    raw = _saved(lib, data).getvalue()
+    for reader in libs.values():
+        loaded = reader.load(io.BytesIO(raw))
+        for key, t in (("weight", loaded["state"]["weight"]), ("bias", loaded["state"]["bias"])):
+            assert t.is_meta and t.dtype == reader.float64 and t.shape == model.state_dict()[key].shape
+        assert type(loaded["param"]) is reader.nn.Parameter and loaded["param"].requires_grad
+        assert loaded["grad"].is_meta and loaded["grad"].requires_grad and loaded["grad"].shape == (4,)
+        assert repr(loaded["grad"]) == "tensor(..., device='meta', size=(4,), requires_grad=True)"

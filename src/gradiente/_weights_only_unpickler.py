@@ -12,6 +12,10 @@ changes is one it built**. Concretely:
 * The classes a program allowlisted (``serialization.safe_globals``) are the one extension, as in PyTorch: ``NEWOBJ``
   makes a bare instance of one (``cls.__new__``, no ``__init__``) and ``BUILD`` gives that new instance its state
   (its ``__setstate__``, or its ``__dict__`` updated); ``REDUCE`` may call an allowlisted function.
+* With ``weights_only=False``, a second extension: the caller's ``resolve`` may answer a name outside the table
+  with a class the program already has (``serialization.py`` answers only for ``nn.Module`` subclasses, found in
+  modules already imported, never importing one), which is then treated as an allowlisted class, except that
+  ``REDUCE`` may not call it: only a bare instance and its state, as for a whole model that pickle would load.
 * ``APPEND``, ``SETITEM``, ``ADDITEMS`` and ``BUILD`` change only containers made during this load (their ids
   are kept, with the objects, in ``_fresh``), and ``BUILD`` only sets plain attributes of a new
   ``OrderedDict`` (a ``state_dict``'s ``_metadata``), as PyTorch's reader allows, or hands the state to the
@@ -45,9 +49,11 @@ class WeightsUnpickler:
     may use; ``constructors``: those of them that ``REDUCE``/``NEWOBJ`` may call; ``persistent_load``: called
     with a ``BINPERSID`` id; ``unknown_global``: makes the error for a name not in the table; ``builders``:
     ``{type: build(instance, state)}``, what ``BUILD`` may do to a new object of that type; ``allowed``: the
-    program's allowlist, ``{(module, name): class or function}``."""
+    program's allowlist, ``{(module, name): class or function}``; ``resolve``: ``resolve(module, name)``, a class
+    for a name in none of these that the file may still build as an allowlisted one, or None."""
 
-    def __init__(self, data, globals_, constructors, persistent_load, unknown_global, builders=None, allowed=None):
+    def __init__(self, data, globals_, constructors, persistent_load, unknown_global, builders=None, allowed=None,
+                 resolve=None):
         self._data = memoryview(data)
         self._pos = 0
         allowed = allowed or {}
@@ -56,6 +62,7 @@ class WeightsUnpickler:
         self._classes = {id(c): c for c in allowed.values() if isinstance(c, type)}
         self._persistent_load = persistent_load
         self._unknown_global = unknown_global
+        self._resolve = resolve
         self._builders = builders or {}
         self._fresh = {}            # id -> object, for everything built here (kept alive so ids stay unique)
 
@@ -238,6 +245,11 @@ class WeightsUnpickler:
 
     def _global(self, module, name):
         found = self._globals.get((module, name))
+        if found is None and self._resolve is not None:
+            found = self._resolve(module, name)
+            if found is not None:       # buildable as an allowlisted class is, never callable by REDUCE
+                self._globals[(module, name)] = found
+                self._classes[id(found)] = found
         if found is None:
             raise self._unknown_global(module, name)
         return found

@@ -34,6 +34,7 @@ import pickle
 import secrets
 import stat
 import struct
+import sys
 import types
 import zipfile
 from collections import OrderedDict
@@ -45,6 +46,7 @@ from ._numpy_pickles import NUMPY_BUILDERS, NUMPY_CONSTRUCTORS, NUMPY_GLOBALS, i
 from ._safe_globals import add_safe_globals, allowed_by_name, clear_safe_globals, get_safe_globals, safe_globals
 from ._weights_only_unpickler import WeightsUnpickler, refused
 from .core import dtype as dt
+from .core.meta import is_meta, meta_array
 from .core.size import Size
 from .core.tensor import Tensor, device
 
@@ -361,6 +363,19 @@ def _index(value):
     return value
 
 
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad=False):
+    """Our ``torch._utils._rebuild_meta_tensor_no_storage``: a meta tensor, which a file stores without data."""
+    if not isinstance(dtype, dt.dtype) or type(requires_grad) is not bool:
+        raise _corrupt("a meta tensor is rebuilt from something that is not a dtype")
+    size, stride = tuple(_index(s) for s in size), tuple(_index(s) for s in stride)
+    if len(size) != len(stride) or any(s < 0 for s in size + stride):
+        raise _corrupt("a meta tensor has negative sizes or strides")
+    t = Tensor._make(meta_array(size, dtype._np))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks=None, state=None):
     from .nn.parameter import Parameter
     if type(data) is not Tensor or type(requires_grad) is not bool:
@@ -385,10 +400,11 @@ def _latin1_encode(text, encoding="latin1"):
 # The pickle globals a state-dict checkpoint uses, mapped to our own functions and classes. Those in
 # _CONSTRUCTORS may be called by the file, and each returns a new object; the rest (dtypes, storage types) are
 # shared values the file may only name.
-_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_parameter, Size, device, _latin1_encode, _empty_bytes,
+_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_meta_tensor_no_storage, _rebuild_parameter, Size, device, _latin1_encode, _empty_bytes,
                  set, frozenset, complex, slice, range, bytearray, *NUMPY_CONSTRUCTORS)
 _SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
                  ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+                 ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,
                  ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
                  ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
                  ("torch", "Size"): Size,
@@ -439,7 +455,25 @@ class _Storages:
         return array
 
 
-def _read_torch_zip(fh):
+def _module_class_of_this_process(module, name):
+    """``weights_only=False``'s extension: the ``nn.Module`` subclass a file names (``__main__.Net``,
+    ``torch.nn.modules.linear.Linear``, read as gradiente's), if a module this process has already imported defines
+    it; None otherwise. Looked up in ``sys.modules`` and the classes' own namespaces only, so nothing is imported
+    and no attribute hook runs."""
+    from .nn.modules.module import Module
+    candidates = [module]
+    if module == "torch" or module.startswith("torch."):
+        candidates.append("gradiente" + module[len("torch"):])
+    for candidate in candidates:
+        found = sys.modules.get(candidate)
+        for part in name.split("."):
+            found = vars(found).get(part) if found is not None else None
+        if isinstance(found, type) and issubclass(found, Module):
+            return found
+    return None
+
+
+def _read_torch_zip(fh, weights_only=None):
     try:
         archive = zipfile.ZipFile(fh)
     except Exception as e:      # BadZipFile mostly; a damaged directory can also fail to seek or decode
@@ -462,7 +496,8 @@ def _read_torch_zip(fh):
         raise _corrupt("big-endian PyTorch checkpoints are not supported")
 
     unpickler = WeightsUnpickler(read_record("data.pkl"), _SAFE_GLOBALS, _CONSTRUCTORS, _Storages(read_record),
-                                 _refused_global, NUMPY_BUILDERS, allowed_by_name())
+                                 _refused_global, NUMPY_BUILDERS, allowed_by_name(),
+                                 _module_class_of_this_process if weights_only is False else None)
     try:
         return unpickler.load()
     except (pickle.UnpicklingError, _CorruptFile):
@@ -593,6 +628,9 @@ class _TorchPickler:
             self.out += b"b"
 
     def save_tensor(self, t):
+        if is_meta(t._data):
+            self.save_meta_tensor(t)
+            return
         array = _contiguous(t._data)
         if array.dtype not in _STORAGE_NAMES:
             raise TypeError(f"gradiente.save(format='torch'): unsupported dtype {array.dtype}")
@@ -619,6 +657,26 @@ class _TorchPickler:
         self.save(bool(t._requires_grad) and not is_param)
         self.global_("collections", "OrderedDict")
         self.out += b")R"                          # backward hooks: an empty OrderedDict
+        self.out += b"tR"
+        if is_param:
+            self.save(bool(t._requires_grad))
+            self.global_("collections", "OrderedDict")
+            self.out += b")RtR"
+
+
+    def save_meta_tensor(self, t):
+        """A meta tensor has no data to store: PyTorch pickles it as its dtype, size, stride and requires_grad,
+        rebuilt by ``torch._utils._rebuild_meta_tensor_no_storage`` (a Parameter around it, as for any tensor)."""
+        is_param = type(t).__name__ == "Parameter"
+        if is_param:
+            self.global_("torch._utils", "_rebuild_parameter")
+            self.out += b"("
+        self.global_("torch._utils", "_rebuild_meta_tensor_no_storage")
+        self.out += b"("
+        self.save(t.dtype)
+        self.save(tuple(t.shape))
+        self.save(tuple(t.stride()))
+        self.save(bool(t._requires_grad) and not is_param)
         self.out += b"tR"
         if is_param:
             self.save(bool(t._requires_grad))
@@ -735,9 +793,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     itself; anything else raises ``pickle.UnpicklingError`` ("Weights only load failed. ...") with nothing run and
     nothing that existed before the call changed. ``weights_only=False`` is accepted and means the same safe reader:
     gradiente never runs code from a file, so a checkpoint of data (NumPy arrays included, which PyTorch's default
-    refuses and loads with ``weights_only=False``) loads either way, and a pickled object (a whole model) only when
-    its classes are allowlisted (``serialization.safe_globals``), as PyTorch's default asks, which then makes bare
-    instances of them and gives them their state. A damaged or
+    refuses and loads with ``weights_only=False``) loads either way. A pickled object (a whole model) loads when
+    its classes are allowlisted (``serialization.safe_globals``), as PyTorch's default asks, and, with
+    ``weights_only=False`` (``torch.save(model, f)`` then ``torch.load(f, weights_only=False)``, as PyTorch's
+    tutorials do), when its classes are ``nn.Module`` subclasses that the program has already defined or imported
+    (the file's ``torch.nn...`` names read as gradiente's); either way the loader makes bare instances of them and
+    gives them their state, and names nothing else. A damaged or
     malformed file raises one ``RuntimeError`` that names it and says what is wrong. ``map_location`` is accepted
     and ignored (everything is on the CPU).
     """
@@ -749,7 +810,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             fh.close()
     try:
         if data[:4] == b"PK\x03\x04":
-            return _read_torch_zip(io.BytesIO(data))
+            return _read_torch_zip(io.BytesIO(data), weights_only)
         if data[:1] == b"\x80" and data[8:9] != b"{":     # (a safetensors header 128 bytes long starts so too)
             raise _corrupt("this is a pickle, or PyTorch's legacy (before 1.6) format, which gradiente does not "
                            "read; re-save it with a recent torch.save, or save it as safetensors")
