@@ -400,8 +400,8 @@ def _latin1_encode(text, encoding="latin1"):
 # The pickle globals a state-dict checkpoint uses, mapped to our own functions and classes. Those in
 # _CONSTRUCTORS may be called by the file, and each returns a new object; the rest (dtypes, storage types) are
 # shared values the file may only name.
-_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_meta_tensor_no_storage, _rebuild_parameter, Size, device, _latin1_encode, _empty_bytes,
-                 set, frozenset, complex, slice, range, bytearray, *NUMPY_CONSTRUCTORS)
+_CONSTRUCTORS = (OrderedDict, _rebuild_tensor_v2, _rebuild_meta_tensor_no_storage, _rebuild_parameter, Size, device,
+                 _latin1_encode, _empty_bytes, set, frozenset, complex, slice, range, bytearray, *NUMPY_CONSTRUCTORS)
 _SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
                  ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
                  ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,

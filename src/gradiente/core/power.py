@@ -2,6 +2,7 @@
 (``x ** (p - 1)``) share them, so a gradient derived by hand with ``**`` is autograd's to the last bit."""
 import numpy as np
 
+from . import vml_sqrt
 from .vector_exp import sleef_pow
 from .vector_loop import in_vector_blocks
 
@@ -14,7 +15,7 @@ def power(xa, p):
     if p == 1:
         return xa.copy()
     if p == 0.5:
-        return np.sqrt(xa)
+        return vml_sqrt.sqrt(xa)            # PyTorch's kernel takes its sqrt for this power
     if p == -1:
         return np.reciprocal(xa)
     if p == 3:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import blas_order, rounded_math
+from . import blas_order, rounded_math, vml_sqrt
 from . import dtype as dt
 from . import tensor as _tensor  # a module: tensor -> node -> rules -> tensor is a cycle within the core
 from .c_expf import c_expf
@@ -283,7 +283,7 @@ class NumpyOps:
     exp, log, log1p, sqrt, sin, cos, sinh, cosh, tanh = (
         staticmethod(_once_per_element(f))
         # (rounded as the forward ops round: a backward's sin or exp is the same kernel in PyTorch)
-        for f in (rounded_math.exp, rounded_math.log, rounded_math.log1p, np.sqrt, rounded_math.sin,
+        for f in (rounded_math.exp, rounded_math.log, rounded_math.log1p, vml_sqrt.sqrt, rounded_math.sin,
                   rounded_math.cos, rounded_math.sinh, rounded_math.cosh, rounded_math.tanh))
     abs = np.abs
     logical_not = np.logical_not

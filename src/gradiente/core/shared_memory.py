@@ -62,7 +62,7 @@ def is_shared(self):
 def _new_shared_file(size):
     if hasattr(os, "memfd_create"):
         return os.memfd_create("gradiente-shared-storage")
-    import tempfile     # here, not at the top: it loads shutil, random and the compressors (6 ms of the import)
+    import tempfile  # here, not at the top: it loads shutil, random and the compressors (6 ms of the import)
     fd, path = tempfile.mkstemp(prefix="gradiente-shared-storage-")
     os.unlink(path)         # the memory lives as long as a descriptor or a mapping of it does
     return fd

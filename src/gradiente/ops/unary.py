@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from ..core import dtype as dt
-from ..core import return_types, rounded_math
+from ..core import return_types, rounded_math, vml_sqrt
 from ..core.erf import erf as erf_array
 from ..core.node import Node
 from ..core.record import as_result, record, wants_grad, wrap
@@ -99,8 +99,8 @@ log10 = TABLE.row("log10", rounded_math.log10, "Log10Backward0", "x", lambda ops
                   "d/dx log₁₀ x = 1/(x·ln 10)", holomorphic=True)
 log1p = TABLE.row("log1p", rounded_math.log1p, "Log1PBackward0", "x", lambda ops, v, x, out: v / (x + 1),
                   "d/dx ln(1 + x) = 1/(1 + x)", holomorphic=True)
-sqrt = TABLE.row("sqrt", np.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out), "d/dx √x = 1/(2√x)",
-                 holomorphic=True)
+sqrt = TABLE.row("sqrt", vml_sqrt.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out),
+                 "d/dx √x = 1/(2√x)", holomorphic=True)
 rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, v, x, out: ops.times_number(v, -0.5) * out ** 3,
                   "d/dx x^(-1/2) = -1/(2·x^(3/2))", holomorphic=True)
 sin = TABLE.row("sin", rounded_math.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x),

@@ -9,13 +9,14 @@ through BLAS's matrix-vector product where this machine's BLAS fuses (``_fma_by_
 computed in float64 (where the product of two float32 numbers is exact) and rounded once, a block of elements
 at a time (``_fma_blocks``):
 widening a whole million-parameter tensor to float64 would write and read 8 MB twice, where a block's 512 KB
-stays in the core's cache. The one operation that is not matched is
-``sqrt``: PyTorch's vectorized float32 sqrt is not correctly rounded (it differs from the exact result in
-the last bit for about a fifth of inputs), NumPy's is.
+stays in the core's cache. ``sqrt`` (Adam's ``exp_avg_sq.sqrt()`` and its kin) is PyTorch's tensor sqrt, which
+is MKL's and not correctly rounded: ``core/vml_sqrt.py`` rounds as it does on the CPUs measured.
 """
 import numpy as np
 
-__all__ = ["fma", "add_scaled", "lerp_", "addcmul_", "addcdiv_", "scalar", "new_momentum_buffer", "add_into"]
+from ..core.vml_sqrt import sqrt
+
+__all__ = ["fma", "add_scaled", "lerp_", "addcmul_", "addcdiv_", "scalar", "new_momentum_buffer", "add_into", "sqrt"]
 
 
 def scalar(value, like):

@@ -1,5 +1,4 @@
 """Adadelta (Zeiler, 2012): steps scaled by the ratio of running RMS of past updates to that of gradients."""
-import numpy as np
 
 from . import _kernels as K
 from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
@@ -32,8 +31,8 @@ class Adadelta(_SingleTensorOptimizer):
         square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
         square_avg *= K.scalar(rho, square_avg)
         K.addcmul_(square_avg, grad, grad, 1 - rho)
-        std = np.sqrt(square_avg + K.scalar(eps, square_avg))
-        delta = np.sqrt(acc_delta + K.scalar(eps, acc_delta))
+        std = K.sqrt(square_avg + K.scalar(eps, square_avg))
+        delta = K.sqrt(acc_delta + K.scalar(eps, acc_delta))
         delta /= std
         delta *= grad
         acc_delta *= K.scalar(rho, acc_delta)

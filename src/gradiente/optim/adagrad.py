@@ -39,7 +39,7 @@ class Adagrad(_SingleTensorOptimizer):
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         state_sum = state["sum"]._data
         K.addcmul_(state_sum, grad, grad, 1)
-        std = np.sqrt(state_sum)
+        std = K.sqrt(state_sum)
         std += K.scalar(group["eps"], std)
         K.addcdiv_(param, grad, std, -clr)
         _changed(state["sum"])

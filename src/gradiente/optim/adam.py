@@ -46,6 +46,6 @@ class Adam(_SingleTensorOptimizer):
             second = max_sq
         else:
             second = exp_avg_sq
-        denom = np.sqrt(second) / K.scalar(bias_correction2_sqrt, second)
+        denom = K.sqrt(second) / K.scalar(bias_correction2_sqrt, second)
         denom += K.scalar(group["eps"], denom)
         K.addcdiv_(param, exp_avg, denom, -step_size)

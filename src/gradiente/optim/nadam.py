@@ -47,7 +47,7 @@ class NAdam(_SingleTensorOptimizer):
         mu_product *= K.scalar(mu, mu_product)
         _changed(state["mu_product"])
         bias_correction2 = 1 - beta2 ** step
-        denom = np.sqrt(exp_avg_sq / K.scalar(bias_correction2, exp_avg_sq))
+        denom = K.sqrt(exp_avg_sq / K.scalar(bias_correction2, exp_avg_sq))
         denom += K.scalar(group["eps"], denom)
         product = float(mu_product)
         K.addcdiv_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - product))

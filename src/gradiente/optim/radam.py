@@ -43,7 +43,7 @@ class RAdam(_SingleTensorOptimizer):
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
         if rho_t > 5.0:
-            denom = np.sqrt(exp_avg_sq)
+            denom = K.sqrt(exp_avg_sq)
             denom += K.scalar(group["eps"], denom)
             # PyTorch computes ``number / tensor`` as ``tensor.reciprocal() * number``: two roundings.
             adaptive_lr = np.reciprocal(denom, out=denom)

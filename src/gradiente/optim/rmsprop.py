@@ -1,5 +1,4 @@
 """RMSprop (Hinton's lecture 6e), optionally centered and with momentum."""
-import numpy as np
 
 from . import _kernels as K
 from .optimizer import _changed, _check_nonnegative, _SingleTensorOptimizer, _zeros_like
@@ -40,10 +39,10 @@ class RMSprop(_SingleTensorOptimizer):
             grad_avg = state["grad_avg"]._data
             K.lerp_(grad_avg, grad, 1 - alpha)
             avg = K.addcmul_(square_avg.copy(), grad_avg, grad_avg, -1)
-            np.sqrt(avg, out=avg)
+            K.sqrt(avg, out=avg)
             _changed(state["grad_avg"])
         else:
-            avg = np.sqrt(square_avg)
+            avg = K.sqrt(square_avg)
         avg += K.scalar(group["eps"], avg)
         if group["momentum"] > 0:
             buf = state["momentum_buffer"]._data

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..core.tensor import Tensor
+from . import _kernels as K
 from .optimizer import Optimizer, _changed, _closure_loss
 
 __all__ = ["SparseAdam"]
@@ -69,7 +70,7 @@ class SparseAdam(Optimizer):
         sq_update = (values * values - exp_avg_sq[rows]) * (1 - beta2)
         exp_avg_sq[rows] += sq_update
         numer = exp_avg[rows]             # (old + update, rounded once, as PyTorch's numer)
-        denom = np.sqrt(exp_avg_sq[rows]) + group["eps"]
+        denom = K.sqrt(exp_avg_sq[rows]) + group["eps"]
         bias_correction1 = 1 - beta1 ** state["step"]
         bias_correction2 = 1 - beta2 ** state["step"]
         step_size = group["lr"] * math.sqrt(bias_correction2) / bias_correction1

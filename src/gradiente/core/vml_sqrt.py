@@ -1,0 +1,101 @@
+"""float32 square roots as PyTorch's CPU ``sqrt`` takes them: MKL's vector math library, one unit low at times.
+
+``torch.sqrt`` of float32 (``Tensor.sqrt``, ``sqrt_``, ``pow(x, 0.5)``, and the optimizers' ``exp_avg_sq.sqrt()``:
+Adam, AdamW, Adagrad, Adadelta, RMSprop, NAdam, RAdam) is MKL's ``vsSqrt``, which is not correctly rounded. On the
+CPUs measured here (Intel Xeon with AVX-512 FP16: Sapphire and Emerald Rapids) it is, step for step, equal to::
+
+    r = vrsqrt14ps(a)               # the CPU's 14-bit approximation of 1/sqrt(a)
+    s = a * r                       # rounded to float32
+    result = fma(fma(-s, s, a), 0.5 * r, s)     # one Newton step
+
+which is NumPy's correctly rounded ``sqrt`` except for 0.59% of inputs, whose result is one unit lower. Every
+Adam-family optimizer step goes through it, so a training run printed its losses differently from its first steps.
+
+NumPy cannot run ``vrsqrt14ps``, so ``tools/vml_sqrt_table.py`` ran those steps once, on every float32 in [1, 4),
+and stored which inputs come out one unit low (``vml_sqrt_rounded_down.bin``, 70 KB). The steps scale exactly
+with powers of 4, so those 2^24 inputs stand for all: an input's key is its mantissa, plus 2^23 when its power of 2
+is odd. ``sqrt`` here is NumPy's, then one unit down where the key is listed (a lookup in a 2 MB bit table, read
+from the file the first time a float32 square root is taken).
+
+Other CPUs' MKL may compute otherwise (its code differs by instruction set, as its ``tanh`` does), so this is taken
+only on CPUs with AVX-512 FP16, the ones measured; elsewhere, and for other dtypes, ``sqrt`` is NumPy's.
+``GRADIENTE_VML_SQRT=1`` (or ``0``) takes (or leaves) it on any CPU.
+"""
+import functools
+import os
+import warnings
+import zlib
+
+import numpy as np
+
+__all__ = ["sqrt", "TAKEN"]
+
+_TABLE_FILE = os.path.join(os.path.dirname(__file__), "vml_sqrt_rounded_down.bin")
+_MANTISSA_BITS = 23
+
+
+def _cpu_has_avx512_fp16(cpuinfo="/proc/cpuinfo"):
+    """Whether Linux lists the AVX-512 FP16 extension among the CPU's flags (False where it cannot tell)."""
+    try:
+        with open(cpuinfo) as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return "avx512_fp16" in line.split()
+    except OSError:
+        pass
+    return False
+
+
+def _taken(environ=os.environ, cpuinfo="/proc/cpuinfo"):
+    setting = environ.get("GRADIENTE_VML_SQRT")
+    if setting in ("0", "1"):
+        return setting == "1"
+    if setting is not None:
+        warnings.warn(f"GRADIENTE_VML_SQRT={setting!r} is neither 0 nor 1; it is ignored", stacklevel=2)
+    return _cpu_has_avx512_fp16(cpuinfo)
+
+
+#: whether float32 square roots take MKL's rounding on this machine
+TAKEN = _taken()
+
+
+@functools.lru_cache(maxsize=1)
+def _table():
+    """One bit per key, set where MKL's result is one unit low (read from the file on first use)."""
+    with open(_TABLE_FILE, "rb") as fh:
+        gaps = np.frombuffer(zlib.decompress(fh.read()), "<u2")
+    keys = np.cumsum(gaps, dtype=np.int64)
+    bits = np.zeros(1 << (_MANTISSA_BITS + 1 - 3), np.uint8)
+    np.bitwise_or.at(bits, keys >> 3, (1 << (keys & 7)).astype(np.uint8))
+    return bits
+
+
+def _keys(a):
+    """Each float32's key (above), and which elements have one: positive finite values, subnormals included."""
+    raw = a.view(np.uint32)
+    biased = raw >> _MANTISSA_BITS                          # the sign is the top bit: negative values are > 255
+    mantissa = raw & ((1 << _MANTISSA_BITS) - 1)
+    keyed = (biased - 1) < 254                              # normal and positive (uint32: 0 wraps to the top)
+    odd_power = (biased & 1) ^ 1                            # the power of 2 is biased - 127
+    subnormal = (biased == 0) & (mantissa != 0)
+    if subnormal.any():                                     # rare: normalize through float64, exactly
+        fraction, power = np.frexp(a[subnormal].astype(np.float64))      # a = fraction·2^power, fraction in [½, 1)
+        mantissa = mantissa.copy()
+        odd_power = odd_power.copy()
+        mantissa[subnormal] = ((fraction * 2 - 1) * (1 << _MANTISSA_BITS)).astype(np.uint32)
+        odd_power[subnormal] = (power - 1) & 1
+        keyed = keyed | subnormal
+    return (odd_power << _MANTISSA_BITS) | mantissa, keyed
+
+
+def sqrt(a, out=None):
+    """``np.sqrt(a, out=out)``; a float32 array's as MKL rounds it where ``TAKEN`` (see the module's docstring)."""
+    if not (TAKEN and type(a) is np.ndarray and a.dtype == np.float32 and a.size):
+        return np.sqrt(a, out=out)
+    keys, keyed = _keys(a)                   # (before the root: ``out`` may be ``a`` itself)
+    low = ((_table()[keys >> 3] >> (keys & 7).astype(np.uint8)) & 1) & keyed
+    result = np.sqrt(a, out=out)
+    if result.ndim == 0:                     # NumPy hands a 0-d array's root back as a scalar
+        return np.nextafter(result, np.float32(0)) if low else result
+    result.view(np.int32)[...] -= low
+    return result
