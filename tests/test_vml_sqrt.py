@@ -8,6 +8,17 @@ import torch
 import gradiente
 from gradiente.core import vml_sqrt
 
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """PyTorch on one thread: with more, its kernels split rows among threads and add their partial sums in an
+    order that depends on how many there are."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 needs_mkl_rounding = pytest.mark.skipif(
     not vml_sqrt.TAKEN, reason="this CPU lacks AVX-512 FP16: MKL's sqrt is not the one measured, NumPy's is taken")
 

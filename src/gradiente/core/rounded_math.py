@@ -29,9 +29,9 @@ exp = _through_float64(np.exp)
 log = _through_float64(np.log)
 # The others PyTorch takes from Intel's vector math library too, whose results are the correctly rounded ones for
 # 93-99.9% of float32 inputs (measured as above; NumPy's own: 48-89%); sin, cos and tan, whose argument reduction
-# differs, agree for 83-95%. (sqrt is not here: NumPy's is exact, and PyTorch's is MKL's, one unit low for 0.6% of
-# inputs, which ``vml_sqrt.py`` reproduces. asinh and acosh are not here either: PyTorch's come from elsewhere, and agree
-# with neither.)
+# differs, agree for 83-95%. (sqrt is not here: NumPy's is exact, and PyTorch's is MKL's, one unit low for 0.6%
+# of inputs, which ``vml_sqrt.py`` reproduces. asinh and acosh are not here either: PyTorch's come from elsewhere,
+# and agree with neither.)
 log1p, expm1, exp2, log2, log10 = (_through_float64(f) for f in (np.log1p, np.expm1, np.exp2, np.log2, np.log10))
 sin, cos, tan, asin, acos, atan = (_through_float64(f) for f in (np.sin, np.cos, np.tan, np.arcsin, np.arccos,
                                                                   np.arctan))

@@ -29,7 +29,7 @@ import numpy as np
 from ...core.fused import fma
 from ...core.vector_exp import multiply_add
 
-__all__ = ["follows_kernel", "statistics", "forward", "update_running", "backward"]
+__all__ = ["follows_kernel", "statistics", "forward", "update_running", "backward", "plane_sums"]
 
 _LANES = 8
 
@@ -87,7 +87,7 @@ def update_running(running_mean, running_var, mean, var_sum, count, momentum):
     return new_mean, new_var
 
 
-def _plane_sums(values, fused_tail=None):
+def plane_sums(values, fused_tail=None):
     """Each plane's (last axis) sum as PyTorch's ``vec::reduce_all`` adds it: 8 lanes each added in order, the last
     partial vector into the first lanes, then lanes (i, i+4), (i, i+2), (0, 1). ``fused_tail``: the pair (p, q)
     whose products the last partial vector adds fused (``map2_reduce_all`` of a product), else None."""
@@ -134,8 +134,8 @@ def backward(grad, xa, mean, invstd, weight, training, needs):
     count = planes.shape[0] * planes.shape[2]
     centered = planes - mean[:, None]
     products = centered * dy
-    dy_sums = np.add.reduce(_plane_sums(dy).astype(np.float64), axis=0)              # images added in order
-    dot = np.add.reduce(_plane_sums(products, fused_tail=(centered, dy)).astype(np.float64), axis=0)
+    dy_sums = np.add.reduce(plane_sums(dy).astype(np.float64), axis=0)              # images added in order
+    dot = np.add.reduce(plane_sums(products, fused_tail=(centered, dy)).astype(np.float64), axis=0)
     w = np.ones_like(invstd) if weight is None else weight
     dx = dw = db = None
     if needs[0]:

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
-from ...core import grad_mode
+from ...core import grad_mode, moments
 from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.fused import fma as _fma
@@ -29,7 +29,7 @@ from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
 from ...core.rules import numpy_ops
 from ...core.tensor import Tensor
-from . import batch_norm_kernel
+from . import batch_norm_kernel, layer_norm_kernel
 from ._array_rules import record_gradients
 
 __all__ = ["layer_norm", "batch_norm", "group_norm", "native_layer_norm", "native_batch_norm", "native_group_norm"]
@@ -117,6 +117,19 @@ def _centered_statistics(a, axes):
     return mean, centered, var
 
 
+def _welford_statistics(a, axes, float_in=None):
+    """``(mean, a - mean, variance)`` over ``a``'s trailing ``axes`` as PyTorch's layer and group norm kernels take
+    them (Welford's update in its vector lanes, ``core/moments.py``), for float32 and float64; other dtypes as
+    ``_centered_statistics``. ``float_in``: the dtype the input had before it was widened to ``a``'s: a float16 or
+    bfloat16 input takes other steps in PyTorch, and keeps the two-pass statistics here."""
+    rows = _trailing(a, axes)
+    if rows is None or a.dtype not in moments.LANES or (float_in is not None and float_in != a.dtype):
+        return _centered_statistics(a, axes)
+    mean, var = moments.rowwise_moments(np.ascontiguousarray(rows))
+    mean, var = _keep(mean, a, axes), _keep(var, a, axes)
+    return mean, a - mean, var
+
+
 def _mean_of_product(a, b, axes):
     """``(a * b).mean(axis=axes, keepdims=True)`` for a and b of one shape and dtype."""
     total = _sum_of_product(a, b, axes)
@@ -200,6 +213,17 @@ def _affine(xhat, weight, bias, shape):
     return out
 
 
+def _layer_norm_affine(xhat, weight, bias, shape):
+    """``xhat * weight + bias`` as PyTorch's layer norm kernel computes it, a fused multiply-add (GCC contracts its
+    ``... * gamma + beta``) for float32 and float64; other dtypes as ``_affine``."""
+    if xhat.dtype not in moments.LANES or (weight is None and bias is None):
+        return _affine(xhat, weight, bias, shape)
+    dtype = xhat.dtype
+    w = np.ones((), dtype) if weight is None else weight._data.reshape(shape).astype(dtype, copy=False)
+    b = np.zeros((), dtype) if bias is None else bias._data.reshape(shape).astype(dtype, copy=False)
+    return _fma(xhat, w, b, dtype)
+
+
 # --- second derivatives of layer and batch norm ----------------------------------------------------------
 
 def _statistics(ops, first, x, training):
@@ -277,8 +301,24 @@ class NativeLayerNormBackward0(Node):
             # PyTorch's edges: grad_out, input, mean, rstd (outputs of the forward, not gradiente's), weight, bias
             return record_gradients(NativeLayerNormBackwardBackward0, (grad, x, None, None, weight, bias), grads,
                                     saved=(grad, x, weight), first=self)
+        x, weight = self.saved(ops)[:2]
+        if layer_norm_kernel.follows_kernel(x, weight) and grad.dtype == np.float32:
+            return self._as_pytorchs_kernel(grad, x, weight)
         return _with_constant_rows_as_torch(self, _normalized_grads(self, ops, grad, self.stat_axes,
                                                                     self.affine_axes), ops.raw(grad))
+
+    def _as_pytorchs_kernel(self, grad, x, weight):
+        """float32: PyTorch's kernel, step for step (``layer_norm_kernel.py``)."""
+        n = math.prod(x.shape[x.ndim - len(self.stat_axes):])
+        rows = np.ascontiguousarray(x).reshape(-1, n)
+        edges = self.next_functions
+        needs = (edges[0][0] is not None, len(edges) > 1 and edges[1][0] is not None,
+                 len(edges) > 2 and edges[2][0] is not None)
+        dx, dw, db = layer_norm_kernel.backward(np.ascontiguousarray(grad).reshape(-1, n), rows,
+                                                self.mean.reshape(-1), self.rstd.reshape(-1),
+                                                None if weight is None else weight.reshape(-1), needs)
+        return (None if dx is None else dx.reshape(x.shape), None if dw is None else dw.reshape(self.weight_shape),
+                None if db is None else db.reshape(self.weight_shape))
 
 
 class NativeLayerNormBackwardBackward0(Node):
@@ -339,16 +379,16 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     out_dtype = xa.dtype
     xa = _half_in_float32(xa)
     stat_axes = tuple(range(xa.ndim - k, xa.ndim))
-    mean, centered, var = _centered_statistics(xa, stat_axes)
+    mean, centered, var = _welford_statistics(xa, stat_axes, out_dtype)
     rstd = (1.0 / np.sqrt(var + eps)).astype(xa.dtype)
     xhat = _in_place(np.multiply, centered, rstd)      # centered is a fresh array, needed no more
     affine_shape = (1,) * (xa.ndim - k) + normalized_shape
     # contiguous, as PyTorch's kernel writes it (the affine step would keep a transposed input's layout)
-    result = Tensor._make(c_order(_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
+    result = Tensor._make(c_order(_layer_norm_affine(xhat, weight, bias, affine_shape)).astype(out_dtype, copy=False))
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         constant_rows = _short_constant_rows(xa, k, var, weight) if xa.dtype == out_dtype else None
-        record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, eps=eps,
+        record(NativeLayerNormBackward0, inputs, result, saved=inputs, xhat=xhat, rstd=rstd, mean=mean, eps=eps,
                stat_axes=stat_axes, affine_axes=tuple(range(xa.ndim - k)), affine_shape=affine_shape,
                weight_shape=normalized_shape, constant_rows=constant_rows)
     return result, Tensor._make(mean.astype(xa.dtype, copy=False)), Tensor._make(rstd)
@@ -732,6 +772,20 @@ def _group_norm_composed(node, grad, x, weight, grad_mean=None, grad_rstd=None):
     return dx, dw, dbias
 
 
+def _group_norm_affine(grouped, mean, rstd, weight, bias):
+    """``x·scale + bias`` rounded once per element, ``scale = rstd·w`` and ``bias = b − scale·mean`` (fused) per
+    (sample, channel), as PyTorch's group norm kernel computes its output; ``grouped`` is (N, G, D·HxW)."""
+    n, groups, size = grouped.shape
+    dtype = grouped.dtype
+    depth = weight.shape[0] // groups
+    per_channel = (n, groups, depth, 1)
+    scale = rstd[..., None] * weight._data.astype(dtype, copy=False).reshape(1, groups, depth, 1)
+    shift = _fma(-scale, np.broadcast_to(mean[..., None], per_channel),
+                 np.broadcast_to(bias._data.astype(dtype, copy=False).reshape(1, groups, depth, 1), per_channel), dtype)
+    x = grouped.reshape(n, groups, depth, size // depth if depth else 0)
+    return _fma(x, np.broadcast_to(scale, x.shape), np.broadcast_to(shift, x.shape), dtype)
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize each group of ``C / num_groups`` channels of each sample of ``(N, C, *)`` input, then apply
     the per-channel ``weight`` and ``bias``."""
@@ -761,11 +815,21 @@ def _group_norm(input, num_groups, weight, bias, eps, with_statistics):
     out_dtype = xa.dtype
     # the group's size spelled out: NumPy cannot infer a -1 among the dims of an empty batch
     grouped = _half_in_float32(xa).reshape(n, num_groups, (c // num_groups) * math.prod(xa.shape[2:]))
-    mean, centered, var = _centered_statistics(grouped, (2,))
-    rstd = (1.0 / np.sqrt(var + eps)).astype(grouped.dtype)
-    xhat = centered * rstd
     shape = (1, c) + (1,) * (xa.ndim - 2)
-    result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape).astype(out_dtype, copy=False))
+    as_kernel = grouped.dtype == out_dtype and (weight is None) == (bias is None)
+    if as_kernel:
+        # PyTorch's kernel: Welford's statistics, rstd from a double, y = x·scale + bias fused (scale = rstd·w,
+        # bias = b − scale·mean fused), or (x − mean)·rstd without an affine step
+        mean, centered, var = _welford_statistics(grouped, (2,))
+        rstd = (1.0 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(grouped.dtype)
+    else:
+        mean, centered, var = _centered_statistics(grouped, (2,))
+        rstd = (1.0 / np.sqrt(var + eps)).astype(grouped.dtype)
+    xhat = centered * rstd
+    if as_kernel and weight is not None and grouped.dtype in moments.LANES:
+        result = Tensor._make(_group_norm_affine(grouped, mean, rstd, weight, bias).reshape(xa.shape))
+    else:
+        result = Tensor._make(_affine(xhat.reshape(xa.shape), weight, bias, shape).astype(out_dtype, copy=False))
     outputs = result
     if with_statistics:
         outputs = (result, Tensor._make(mean.reshape(n, num_groups).astype(out_dtype)),
