@@ -176,3 +176,49 @@ def test_add_and_sub_in_place_take_the_deprecated_alpha_first_order(monkeypatch)
     assert ours[0] == theirs[0] and len(ours[1]) == 1
     if theirs[1]:       # empty when an earlier test of this process made PyTorch give its once-only warning
         assert ours[1] == theirs[1]
+
+
+# --- found running pytorch/examples and the tutorials unchanged (session of 2026-11-29) ---------------------------
+
+def test_tensor_takes_any_sequence_as_pytorch_does():
+    """reinforce.py builds its returns with ``deque.appendleft`` and hands the deque to ``torch.tensor``."""
+    from collections import deque
+    for data in (deque([1.0, 2.0, 3.0]), [deque([1, 2]), deque([3, 4])]):
+        assert torch.tensor(data).tolist() == gradiente.tensor(data).tolist()
+        assert str(torch.tensor(data).dtype)[6:] == str(gradiente.tensor(data).dtype)[10:]
+
+
+def test_lbfgs_reads_its_loss_without_a_warning():
+    """PyTorch's LBFGS.step runs under no_grad (the closure with grad): reading the loss as a number warns of
+    nothing, as it does when grad mode is on."""
+    w = gradiente.nn.Parameter(gradiente.tensor([1.0, -2.0]))
+    optimizer = gradiente.optim.LBFGS([w], lr=0.8)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = ((w - 3) ** 2).sum()
+        loss.backward()
+        return loss
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = optimizer.step(closure)
+    assert loss.requires_grad and loss.item() == 29.0
+
+
+def test_jit_deprecations_come_from_inside_the_library():
+    """PyTorch warns of ``torch.jit.script``'s deprecation from its own module, so Python's default filters
+    show nothing to a script; the warning is attributed to gradiente's module here too."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gradiente.jit.script(lambda x: x * 2)
+    assert caught and all("gradiente" in w.filename for w in caught if w.category is DeprecationWarning)
+
+
+def test_backends_cpu_capability_and_mkldnn_flags():
+    assert gradiente.backends.cpu.get_cpu_capability() == torch.backends.cpu.get_cpu_capability()
+    mkldnn = gradiente.backends.mkldnn
+    with mkldnn.flags(enabled=False):
+        assert mkldnn.enabled is False
+    assert mkldnn.enabled is True
+    assert mkldnn.set_flags(_deterministic=True) == (True, False, None) and mkldnn.deterministic is True
+    mkldnn.set_flags(_deterministic=False)

@@ -1,6 +1,6 @@
-"""``torch.backends``: what the build has (``cuda``, ``cudnn``, ``mps``, ``mkldnn``, ``mkl``, ``openmp``,
+"""``torch.backends``: what the build has (``cpu``, ``cuda``, ``cudnn``, ``mps``, ``mkldnn``, ``mkl``, ``openmp``,
 ``opt_einsum``) and the flags programs set for it, answered as a CPU-only PyTorch answers, or, where gradiente's
 NumPy differs from PyTorch's CPU libraries, as gradiente is (each module says which)."""
-from . import cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]

@@ -5,6 +5,7 @@ value of the wrong type (``cudnn.benchmark = 1`` raises ``RuntimeError: set_benc
 got int``). A module here lists its settings in ``_SETTERS`` ({attribute: the name of PyTorch's setter}) and
 calls ``typed_settings(__name__)``; plain assignment then checks the type the same way.
 """
+import contextlib
 import sys
 import types
 
@@ -21,3 +22,18 @@ def typed_settings(module_name):
     """Make the module ``module_name`` check its settings when they are assigned (Python lets a module's class
     be replaced by a subclass of ModuleType for exactly this)."""
     sys.modules[module_name].__class__ = _TypedSettingsModule
+
+
+@contextlib.contextmanager
+def settings_for_block(module_name, **values):
+    """Set the module's settings to ``values`` for a ``with`` block, and restore them after it (the ``flags``
+    context managers of ``torch.backends.cudnn`` and ``mkldnn``)."""
+    module = sys.modules[module_name]
+    saved = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)

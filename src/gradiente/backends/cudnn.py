@@ -4,9 +4,7 @@
 ``enabled``, ``allow_tf32``) hold PyTorch's defaults, accept what PyTorch accepts, and change nothing, as in a
 CPU-only PyTorch: they steer cuDNN's GPU kernels, which never run.
 """
-import contextlib
-
-from ._flags import typed_settings
+from ._flags import settings_for_block, typed_settings
 
 __all__ = ["is_available", "version", "is_acceptable", "flags", "enabled", "benchmark", "deterministic",
            "allow_tf32", "benchmark_limit"]
@@ -36,24 +34,12 @@ def is_acceptable(tensor):
     return False
 
 
-@contextlib.contextmanager
 def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
           fp32_precision="none", depthwise_kernel="auto"):
     """Set the flags for a block, and restore them after it (PyTorch's defaults here, too, are its own)."""
-    module = _this_module()
-    saved = {name: getattr(module, name) for name in ("enabled", "benchmark", "deterministic", "allow_tf32")}
-    module.enabled, module.benchmark = enabled, benchmark
-    module.deterministic, module.allow_tf32 = deterministic, allow_tf32
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(module, name, value)
+    return settings_for_block(__name__, enabled=enabled, benchmark=benchmark, deterministic=deterministic,
+                              allow_tf32=allow_tf32)
 
-
-def _this_module():
-    import sys
-    return sys.modules[__name__]
 
 
 typed_settings(__name__)

@@ -1,4 +1,5 @@
 """Creating tensors from data and from shapes (random creation lives in ``random``)."""
+import collections.abc
 import math
 import numbers
 
@@ -105,6 +106,8 @@ def _infer_array(data, exact=False):
         return arr
     if hasattr(data, "__array__"):
         return np.asarray(data)
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        return _infer_array(list(data), exact)      # any other sequence (a deque, ...), read as PyTorch reads it
     raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
 
 

@@ -18,7 +18,9 @@ Final = typing.Final
 
 
 def _deprecated(message):
-    warnings.warn(message, DeprecationWarning, stacklevel=3)
+    # raised from inside the library, as PyTorch raises it: Python's default filters then show it only to those
+    # who ask for DeprecationWarnings (a program run as a script prints nothing)
+    warnings.warn(message, DeprecationWarning, stacklevel=1)
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..core import grad_mode
 from ..core.tensor import Tensor
 from . import _kernels as K
 from .optimizer import Optimizer, _changed, _check_nonnegative, _closure_loss
@@ -217,7 +218,13 @@ class LBFGS(Optimizer):
         return float(_closure_loss(closure)), self._gather_flat_grad(), t, 1
 
     def step(self, closure):
-        """Up to ``max_iter`` iterations; returns the loss ``closure`` gave before the first."""
+        """Up to ``max_iter`` iterations; returns the loss ``closure`` gave before the first. Runs under
+        ``no_grad``, as PyTorch's (the closure itself with grad enabled): reading the loss as a number then
+        warns of nothing."""
+        with grad_mode.no_grad():
+            return self._step(closure)
+
+    def _step(self, closure):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
