@@ -226,6 +226,25 @@ class _Transposed:
         return dx, dw
 
 
+class _OrderedTransposed(_Transposed):
+    """A float32 2-d transposed convolution in oneDNN's order (``core/onednn_conv.py``): PyTorch runs it as
+    oneDNN's deconvolution, which is the convolution's input gradient; its own input gradient is that convolution's
+    forward, and its weight's gradient the convolution's weight gradient with the two operands' roles swapped."""
+
+    def forward(self, x, w):
+        return onednn_conv.input_gradient(x, w, self.stride, self.pads, self.out_size), None
+
+    def backward(self, grad, w, x, need_dx, need_dw):
+        gp = _pad(grad, self.pads)
+        dx = onednn_conv.forward(gp, w, None, self.stride, self.x_shape[2:]) if need_dx else None
+        dw = onednn_conv.weight_gradient(x, gp, self.w_shape[2:], self.stride) if need_dw else None
+        return dx, dw
+
+    @staticmethod
+    def bias_gradient(grad):
+        return onednn_conv.bias_gradient(grad)
+
+
 class _MetaConvolution:
     """A convolution of meta tensors (``core/meta.py``): the shapes of the result and of every gradient, and no
     arithmetic, so that a 1024×3×65536×65536 input costs what a small one does. ``kind`` is the convolution it
@@ -543,7 +562,8 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
     if transposed:
         out_size = _transposed_size(x_shape[2:], stride, pads, dilation, output_padding, w_shape[2:])
     if transposed:
-        kind = _Transposed
+        kind = _OrderedTransposed if onednn_conv.follows_onednn(
+            input._data, weight._data, groups, dilation, n_spatial, False) and not any(output_padding) else _Transposed
     elif onednn_conv.follows_onednn(input._data, weight._data, groups, dilation, n_spatial, transposed):
         kind = _OrderedConvolution
     else:
