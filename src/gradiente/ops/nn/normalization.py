@@ -295,17 +295,22 @@ class NativeLayerNormBackward0(Node):
     def backward(self, ops, grad):
         if ops.recording:
             x, weight, bias = self.saved(ops)
-            grads = _with_constant_rows_as_torch(
-                self, _normalized_grads(self, numpy_ops, ops.raw(grad), self.stat_axes, self.affine_axes),
-                ops.raw(grad))
+            grads = self._first_derivatives(numpy_ops, ops.raw(grad))
             # PyTorch's edges: grad_out, input, mean, rstd (outputs of the forward, not gradiente's), weight, bias
             return record_gradients(NativeLayerNormBackwardBackward0, (grad, x, None, None, weight, bias), grads,
                                     saved=(grad, x, weight), first=self)
-        x, weight = self.saved(ops)[:2]
-        if layer_norm_kernel.follows_kernel(x, weight) and grad.dtype == np.float32:
-            return self._as_pytorchs_kernel(grad, x, weight)
+        return self._first_derivatives(ops, grad)
+
+    def _first_derivatives(self, ops, grad):
+        """``(dx, dw, db)`` as arrays: float32 by PyTorch's kernel, other dtypes by the closed form. (Which one is
+        decided from the inputs' recorded dtypes: the saved values are read once, as a checkpoint allows.)"""
+        weight_meta = self._input_meta[1] if len(self._input_meta) > 1 else None     # (the output's dtype is x's)
+        if grad.dtype == np.float32 and grad.size and (weight_meta is None or weight_meta[1] == np.float32):
+            x, weight = self.saved(numpy_ops)[:2]
+            if layer_norm_kernel.follows_kernel(x, weight):
+                return self._as_pytorchs_kernel(grad, x, weight)
         return _with_constant_rows_as_torch(self, _normalized_grads(self, ops, grad, self.stat_axes,
-                                                                    self.affine_axes), ops.raw(grad))
+                                                                    self.affine_axes), grad)
 
     def _as_pytorchs_kernel(self, grad, x, weight):
         """float32: PyTorch's kernel, step for step (``layer_norm_kernel.py``)."""
