@@ -9,7 +9,11 @@ Computed exactly: a product of two float32 numbers is exact in float64, and for 
 sum give the exact value as an unevaluated sum of doubles, rounded once with the round-to-odd trick (Boldo &
 Melquiond) so that double rounding cannot land on the wrong side of a tie.
 """
+import math
+
 import numpy as np
+
+from .meta import MetaArray
 
 __all__ = ["fma", "one_minus_square", "two_sum"]
 
@@ -20,19 +24,45 @@ def fma(a, b, c, dtype=None):
     if np.ndim(b) == 0 and np.ndim(c) == 0 and (b == 1 or c == 0):
         # one of the two operations is exact, so rounding the other one is rounding once
         return np.asanyarray(a, dtype) * np.asanyarray(b, dtype) + np.asanyarray(c, dtype)
-    a, b, c = (np.asanyarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
     if dtype == np.float32:
-        exact = a * b                  # a product of float32 values is exact in float64
-        s = np.asanyarray(exact + c)      # (an array even for 0-d operands, whose sum NumPy makes a scalar)
-        # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
-        # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
-        tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
-        if tie.any():
-            s[tie] = _add_round_to_odd(exact[tie], c[tie])
-        return s.astype(np.float32)
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+        if len(shape) > 1 and shape[0] > 1 and math.prod(shape) > _BLOCK and not any(
+                type(v) is MetaArray for v in (a, b, c)):
+            return _fma32_in_blocks(a, b, c, shape)
+        return _fma32(a, b, c)
+    a, b, c = (np.asanyarray(v, np.float64) for v in np.broadcast_arrays(a, b, c))
     p, p_err = _two_prod(a, b)
     s, s_err = two_sum(c, p)
     return np.where(np.isfinite(s), s + _add_round_to_odd(s_err, p_err), a * b + c)
+
+
+_BLOCK = 16384      # float64 elements a block: its temporaries (128 KB each) stay in a core's cache
+
+
+def _fma32_in_blocks(a, b, c, shape):
+    """``_fma32`` a block of leading rows at a time, into one float32 result: the float64 temporaries of a whole
+    large array cost more in memory traffic (and the allocator's fresh pages) than the arithmetic itself."""
+    out = np.empty(shape, np.float32)
+    a, b, c = (np.broadcast_to(v, shape) for v in (a, b, c))
+    rows = max(1, _BLOCK // math.prod(shape[1:]))
+    for start in range(0, shape[0], rows):
+        block = slice(start, start + rows)
+        out[block] = _fma32(a[block], b[block], c[block])
+    return out
+
+
+def _fma32(a, b, c):
+    """``a * b + c`` of float32 values rounded once to float32, through float64."""
+    # widened before they broadcast (a row or a number stays small), and broadcast by the arithmetic
+    a, b, c = (np.asanyarray(v, np.float64) for v in (a, b, c))
+    exact = a * b                  # a product of float32 values is exact in float64
+    s = np.asanyarray(exact + c)      # (an array even for 0-d operands, whose sum NumPy makes a scalar)
+    # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
+    # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
+    tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
+    if tie.any():
+        s[tie] = _add_round_to_odd(np.broadcast_to(exact, s.shape)[tie], np.broadcast_to(c, s.shape)[tie])
+    return s.astype(np.float32)
 
 
 def one_minus_square(x):

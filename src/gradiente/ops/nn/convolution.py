@@ -255,7 +255,7 @@ class _MetaConvolution:
     def __init__(self, kind, x_shape, w_shape, groups, stride, dilation, pads, out_size):
         self.x_shape, self.w_shape, self.groups, self.out_size = x_shape, w_shape, groups, out_size
         self.stride, self.dilation, self.pads = stride, dilation, pads
-        channels = w_shape[1] * groups if kind is _Transposed else w_shape[0]
+        channels = w_shape[1] * groups if issubclass(kind, _Transposed) else w_shape[0]
         self.y_shape = (x_shape[0], channels, *out_size)
 
     def forward(self, x, w):
