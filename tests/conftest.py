@@ -14,3 +14,15 @@ def _gradientes_warning_filter():
     ``import gradiente`` installs (NumPy's floating-point RuntimeWarnings raised inside gradiente are silenced, as
     PyTorch computes the same inf or nan silently). Each test gets it back, so it sees what a user sees."""
     gradiente._silence_numpy_float_warnings()
+
+
+@pytest.fixture
+def torch_on_one_thread():
+    """PyTorch on one thread for the test: with more, its kernels split rows and products among threads and add
+    the partial sums in an order that depends on how many there are. (``pytestmark =
+    pytest.mark.usefixtures("torch_on_one_thread")`` in a module that compares rounding with PyTorch's.)"""
+    import torch
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -8,15 +8,7 @@ import torch
 import gradiente
 from gradiente.core.moments import rowwise_moments
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """PyTorch on one thread: with more, its kernels split rows among threads and add their partial sums in an
-    order that depends on how many there are."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 
 ROW_LENGTHS = [1, 3, 7, 8, 9, 13, 16, 17, 31, 64, 100, 128, 129, 256, 257, 300, 384, 768, 1000, 2049, 4100]

@@ -7,13 +7,7 @@ import torch
 
 import gradiente
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 
 def _gradient_like(shape):

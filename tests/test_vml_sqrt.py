@@ -8,15 +8,7 @@ import torch
 import gradiente
 from gradiente.core import vml_sqrt
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """PyTorch on one thread: with more, its kernels split rows among threads and add their partial sums in an
-    order that depends on how many there are."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 
 needs_mkl_rounding = pytest.mark.skipif(

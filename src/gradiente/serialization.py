@@ -628,9 +628,22 @@ class _TorchPickler:
             self.out += b"b"
 
     def save_tensor(self, t):
+        """A tensor as ``torch._utils._rebuild_tensor_v2`` of a storage (its data), or a meta tensor's shape; a
+        Parameter wrapped in ``_rebuild_parameter``, as PyTorch pickles one."""
+        is_param = type(t).__name__ == "Parameter"
+        if is_param:
+            self.global_("torch._utils", "_rebuild_parameter")
+            self.out += b"("
         if is_meta(t._data):
-            self.save_meta_tensor(t)
-            return
+            self._save_meta_tensor(t, is_param)
+        else:
+            self._save_tensor_data(t, is_param)
+        if is_param:
+            self.save(bool(t._requires_grad))
+            self.global_("collections", "OrderedDict")
+            self.out += b")RtR"
+
+    def _save_tensor_data(self, t, is_param):
         array = _contiguous(t._data)
         if array.dtype not in _STORAGE_NAMES:
             raise TypeError(f"gradiente.save(format='torch'): unsupported dtype {array.dtype}")
@@ -638,10 +651,6 @@ class _TorchPickler:
         if key is None:
             key = self._keys[id(t)] = str(len(self.storages))
             self.storages.append(array)
-        is_param = type(t).__name__ == "Parameter"
-        if is_param:
-            self.global_("torch._utils", "_rebuild_parameter")
-            self.out += b"("
         self.global_("torch._utils", "_rebuild_tensor_v2")
         self.out += b"(("
         self.save("storage")
@@ -658,19 +667,10 @@ class _TorchPickler:
         self.global_("collections", "OrderedDict")
         self.out += b")R"                          # backward hooks: an empty OrderedDict
         self.out += b"tR"
-        if is_param:
-            self.save(bool(t._requires_grad))
-            self.global_("collections", "OrderedDict")
-            self.out += b")RtR"
 
-
-    def save_meta_tensor(self, t):
+    def _save_meta_tensor(self, t, is_param):
         """A meta tensor has no data to store: PyTorch pickles it as its dtype, size, stride and requires_grad,
-        rebuilt by ``torch._utils._rebuild_meta_tensor_no_storage`` (a Parameter around it, as for any tensor)."""
-        is_param = type(t).__name__ == "Parameter"
-        if is_param:
-            self.global_("torch._utils", "_rebuild_parameter")
-            self.out += b"("
+        rebuilt by ``torch._utils._rebuild_meta_tensor_no_storage``."""
         self.global_("torch._utils", "_rebuild_meta_tensor_no_storage")
         self.out += b"("
         self.save(t.dtype)
@@ -678,10 +678,6 @@ class _TorchPickler:
         self.save(tuple(t.stride()))
         self.save(bool(t._requires_grad) and not is_param)
         self.out += b"tR"
-        if is_param:
-            self.save(bool(t._requires_grad))
-            self.global_("collections", "OrderedDict")
-            self.out += b")RtR"
 
 
 def _importable_name(obj):
