@@ -126,3 +126,15 @@ def test_the_stored_table_is_what_the_cpus_instructions_give():
     spec.loader.exec_module(tool)
     stored = np.nonzero(np.unpackbits(vml_sqrt._table(), bitorder="little"))[0]
     assert np.array_equal(tool.rounded_down_keys(), stored)
+
+
+@needs_mkl_rounding
+def test_roots_of_views_in_any_memory_order():
+    """The roots are found in the input's memory order and written back in the root's: transposed, strided,
+    permuted and reversed views all get PyTorch's values."""
+    rng = np.random.default_rng(3)
+    base = (rng.random((300, 400)) * 4).astype(np.float32)
+    for view in (base.T, base[::3, 1::2], base.reshape(30, 10, 400).transpose(2, 0, 1), base[::-1]):
+        theirs = torch.from_numpy(np.ascontiguousarray(view)).sqrt().numpy()
+        assert np.array_equal(vml_sqrt.sqrt(view), theirs)
+        assert np.array_equal(gradiente.from_numpy(view).sqrt().numpy(), theirs)

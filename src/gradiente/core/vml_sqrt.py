@@ -91,8 +91,8 @@ def _keys(a):
 # Only a root whose exact value lies just above the half-way point below the correctly rounded one can come out one
 # unit low (measured: within 0.44-0.5 of a unit below it), and the first step keeps just those: the correctly rounded
 # float32 root less the float64 one is more than 0.43 of a unit, and so more than 0.43·2^-24 of the root. About one
-# root in twelve passes; the table is read only for them (reading it for every element of a million-parameter
-# optimizer step cost four times the step itself).
+# root in six passes; the table is read only for them (reading it for every element of a million-parameter
+# optimizer step cost more than the step itself).
 _NEAR_HALF_WAY = 0.43 * 2.0 ** -24
 
 
@@ -100,18 +100,22 @@ def sqrt(a, out=None):
     """``np.sqrt(a, out=out)``; a float32 array's as MKL rounds it where ``TAKEN`` (see the module's docstring)."""
     if not (TAKEN and type(a) is np.ndarray and a.dtype == np.float32 and a.size):
         return np.sqrt(a, out=out)
+    if a.ndim == 0:                          # (NumPy hands a 0-d array's root back as a scalar)
+        root = sqrt(a.reshape(1))[0]
+        if out is None:
+            return root
+        out[...] = root
+        return out
+    root = np.sqrt(a)                        # laid out in memory as a is (NumPy's order "K"), so that ...
+    root_flat = np.ravel(root, order="K")    # ... a view of the fresh root and ...
+    a_flat = np.ravel(a, order="K")          # ... a's elements in memory order pair up element by element
     with np.errstate(invalid="ignore"):
-        exact = np.sqrt(a, dtype=np.float64)
-        root = np.sqrt(a)
-        candidates = np.flatnonzero((root - exact) > root * _NEAR_HALF_WAY)
+        exact = np.sqrt(a_flat, dtype=np.float64)
+        candidates = np.flatnonzero((root_flat - exact) > root_flat * _NEAR_HALF_WAY)
     if candidates.size:
-        flat_input = a.reshape(-1) if a.flags.c_contiguous else a.ravel()
-        keys, keyed = _keys(flat_input[candidates])
+        keys, keyed = _keys(a_flat[candidates])
         low = ((_table()[keys >> 3] >> (keys & 7).astype(np.uint8)) & 1).astype(bool) & keyed
-        if root.ndim == 0:                   # (a 0-d array's root)
-            root = np.nextafter(root, np.float32(0)) if low.any() else root
-        else:
-            root.reshape(-1).view(np.int32)[candidates[low]] -= 1
+        root_flat.view(np.int32)[candidates[low]] -= 1
     if out is None:
         return root
     out[...] = root
