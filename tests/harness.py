@@ -451,3 +451,10 @@ NON_CONTIGUOUS_LAYOUTS = [
 ]
 LAYOUT_IDS = ["transposed", "strided", "permuted", "strided_transposed", "expanded"]
 
+
+
+def random_windows(lib, data, length, batch):
+    """``batch`` random windows of ``length`` tokens of ``data`` and the tokens that follow each (the targets), as
+    karpathy's ``get_batch`` draws a language model's batch."""
+    starts = lib.randint(len(data) - length - 1, (batch,))
+    return (lib.stack([data[i:i + length] for i in starts]), lib.stack([data[i + 1:i + length + 1] for i in starts]))

@@ -7,6 +7,7 @@ import ctypes.util
 import numpy as np
 import pytest
 import torch
+from harness import random_windows
 
 import gradiente
 from gradiente.core.c_logf import c_logf
@@ -100,9 +101,7 @@ def test_nanogpts_model_trains_to_pytorchs_losses():
         data = lib.randint(0, 65, (2000,))
         losses = []
         for _ in range(8):
-            ix = lib.randint(len(data) - 33, (8,))
-            xb = lib.stack([data[i:i + 32] for i in ix])
-            yb = lib.stack([data[i + 1:i + 33] for i in ix])
+            xb, yb = random_windows(lib, data, 32, 8)
             x = wte(xb) + wpe(lib.arange(32))
             for block in blocks:
                 x = block(x)

@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 import torch
+from harness import random_windows
 
 import gradiente
 from gradiente.core.moments import rowwise_moments
@@ -130,9 +131,7 @@ def test_a_small_transformer_trains_as_pytorch_does():
         data = lib.randint(0, 20, (300,))
         losses = []
         for _ in range(12):
-            ix = lib.randint(len(data) - 9, (4,))
-            xb = lib.stack([data[i:i + 8] for i in ix])
-            yb = lib.stack([data[i + 1:i + 9] for i in ix])
+            xb, yb = random_windows(lib, data, 8, 4)
             logits = head(ln_f(blocks(tok(xb) + pos(lib.arange(8)))))
             loss = F.cross_entropy(logits.view(-1, 20), yb.view(-1))
             optimizer.zero_grad(set_to_none=True)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .meta import MetaArray
 
-__all__ = ["fma", "one_minus_square", "two_sum"]
+__all__ = ["fma", "exact_sum_to_float32", "one_minus_square", "two_sum"]
 
 
 def fma(a, b, c, dtype=None):
@@ -55,13 +55,19 @@ def _fma32(a, b, c):
     """``a * b + c`` of float32 values rounded once to float32, through float64."""
     # widened before they broadcast (a row or a number stays small), and broadcast by the arithmetic
     a, b, c = (np.asanyarray(v, np.float64) for v in (a, b, c))
-    exact = a * b                  # a product of float32 values is exact in float64
+    return exact_sum_to_float32(a * b, c)       # (a product of float32 values is exact in float64)
+
+
+def exact_sum_to_float32(exact, c):
+    """``exact + c`` rounded once to float32, for float64 ``exact`` and ``c`` that each hold a value exactly (a
+    product of two float32 numbers, a float32 number)."""
     s = np.asanyarray(exact + c)      # (an array even for 0-d operands, whose sum NumPy makes a scalar)
     # Rounding s to float32 rounds the exact sum correctly, unless s landed exactly halfway between
     # two float32 values (low 29 bits 1000...0): then the side the exact sum was on decides.
     tie = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
     if tie.any():
-        s[tie] = _add_round_to_odd(np.broadcast_to(exact, s.shape)[tie], np.broadcast_to(c, s.shape)[tie])
+        s[tie] = _add_round_to_odd(np.broadcast_to(exact, s.shape)[tie],
+                                   np.broadcast_to(np.asanyarray(c, np.float64), s.shape)[tie])
     return s.astype(np.float32)
 
 

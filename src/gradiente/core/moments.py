@@ -19,7 +19,7 @@ Measured against torch 2.13: mean and ``rstd`` equal on rows of 3 to 4,100 eleme
 """
 import numpy as np
 
-from .fused import _add_round_to_odd, fma
+from .fused import exact_sum_to_float32, fma
 
 __all__ = ["rowwise_moments", "LANES"]
 
@@ -44,23 +44,6 @@ def _merge(count_add, m1_add, m2_add, count, m1, m2, dtype):
     return total, m1 + c_delta, fma(count_delta, c_delta, m2_sum, dtype)
 
 
-_TIE_BITS = np.uint64(0x1FFFFFFF)      # the float64 bits below a float32's last bit ...
-_TIE = np.uint64(0x10000000)           # ... when the float64 value lies halfway between two float32 values
-
-
-def _fma32(product, addend):
-    """``product + addend`` rounded once to float32: ``product`` a float64 array holding an exact product of
-    float32 values, ``addend`` float32. (``fused.fma`` without its conversions and broadcasting, for the loop
-    below: the float64 sum rounds to float32 correctly unless it fell exactly on a float32 tie, which the sum
-    rounded to odd then settles.)"""
-    total = product + addend
-    ties = (total.view(np.uint64) & _TIE_BITS) == _TIE
-    rounded = total.astype(np.float32)
-    if ties.any():
-        rounded[ties] = _add_round_to_odd(product[ties], addend[ties].astype(np.float64)).astype(np.float32)
-    return rounded
-
-
 def _chunk_moments(chunks, dtype):
     """Welford's update over axis 0 of ``chunks`` (steps, ...): each chunk's ``(m1, m2)``, lane by lane."""
     m1 = np.zeros(chunks.shape[1:], dtype)
@@ -71,8 +54,8 @@ def _chunk_moments(chunks, dtype):
         weight = dtype(1) / dtype(j + 1)
         if dtype is np.float32:
             wide = delta.astype(np.float64)
-            m1 = _fma32(wide * weight, m1)
-            m2 = _fma32(wide * (x - m1), m2)
+            m1 = exact_sum_to_float32(wide * weight, m1)       # (products of float32 numbers: exact in float64)
+            m2 = exact_sum_to_float32(wide * (x - m1), m2)
         else:
             m1 = fma(np.full_like(delta, weight), delta, m1, dtype)
             m2 = fma(delta, x - m1, m2, dtype)
