@@ -96,6 +96,29 @@ def _keys(a):
 _NEAR_HALF_WAY = 0.43 * 2.0 ** -24
 
 
+_BLOCK = 65536       # elements: the float64 buffers (512 KB each) stay in a core's cache, and are allocated once
+
+
+def _near_half_way(a_flat, root_flat):
+    """The positions whose exact root lies more than 0.43·2^-24 of the rounded root below it (see above): in float64,
+    a block at a time, each step in place (NumPy's mixed-dtype loops cast element by element, several times slower,
+    and whole-array temporaries cost their fresh pages)."""
+    n = a_flat.size
+    below, wide_root = np.empty(min(n, _BLOCK)), np.empty(min(n, _BLOCK))
+    found = []
+    with np.errstate(invalid="ignore"):
+        for start in range(0, n, _BLOCK):
+            stop = min(start + _BLOCK, n)
+            b, w = below[:stop - start], wide_root[:stop - start]
+            np.copyto(b, a_flat[start:stop])
+            np.sqrt(b, out=b)
+            np.copyto(w, root_flat[start:stop])
+            np.subtract(w, b, out=b)                    # how far the exact root is below the rounded one
+            np.multiply(w, _NEAR_HALF_WAY, out=w)
+            found.append(np.flatnonzero(np.greater(b, w)) + start)
+    return found[0] if len(found) == 1 else np.concatenate(found)
+
+
 def sqrt(a, out=None):
     """``np.sqrt(a, out=out)``; a float32 array's as MKL rounds it where ``TAKEN`` (see the module's docstring)."""
     if not (TAKEN and type(a) is np.ndarray and a.dtype == np.float32 and a.size):
@@ -109,9 +132,7 @@ def sqrt(a, out=None):
     root = np.sqrt(a)                        # laid out in memory as a is (NumPy's order "K"), so that ...
     root_flat = np.ravel(root, order="K")    # ... a view of the fresh root and ...
     a_flat = np.ravel(a, order="K")          # ... a's elements in memory order pair up element by element
-    with np.errstate(invalid="ignore"):
-        exact = np.sqrt(a_flat, dtype=np.float64)
-        candidates = np.flatnonzero((root_flat - exact) > root_flat * _NEAR_HALF_WAY)
+    candidates = _near_half_way(a_flat, root_flat)
     if candidates.size:
         keys, keyed = _keys(a_flat[candidates])
         low = ((_table()[keys >> 3] >> (keys & 7).astype(np.uint8)) & 1).astype(bool) & keyed
