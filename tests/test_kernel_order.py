@@ -14,23 +14,15 @@ import gradiente
 from gradiente.core import blas_order
 from gradiente.core.vector_exp import exp_u20, sleef_exp, sleef_log
 
-pytestmark = pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() != "AVX512",
-                                reason="PyTorch's kernels are compared as its AVX-512 build computes")
+pytestmark = [pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() != "AVX512",
+                                 reason="PyTorch's kernels are compared as its AVX-512 build computes"),
+              pytest.mark.usefixtures("torch_on_one_thread")]     # (MKL may split a product's sum among threads)
 blocks_of_192 = pytest.mark.skipif(
     blas_order.BLOCK != 192, reason="MKL's kernels for these shapes as measured on cores with 1-1.25 MiB of L2 cache; "
     "this CPU's MKL blocks by 384 and takes other kernels for some of them (core/blas_order.py)")
 blocks_of_384 = pytest.mark.skipif(
     blas_order.BLOCK != 384, reason="MKL's blocks as measured on cores with 2 MiB of L2 cache (core/blas_order.py)")
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """PyTorch on one thread: with more, MKL may split a product's sum among them, in an order that depends on how
-    many there are."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _linear_both(x, weight, bias):

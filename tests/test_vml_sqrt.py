@@ -7,6 +7,7 @@ import torch
 
 import gradiente
 from gradiente.core import vml_sqrt
+from gradiente.core.cpu_flags import cpu_flags
 
 pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
@@ -106,15 +107,7 @@ def test_the_cpu_and_the_setting_decide(tmp_path):
         assert vml_sqrt._taken({"GRADIENTE_VML_SQRT": "yes"}, str(with_fp16)) is True
 
 
-def _cpu_runs_avx512():
-    try:
-        with open("/proc/cpuinfo") as fh:
-            return "avx512f" in fh.read().split()
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(shutil.which("cc") is None or not _cpu_runs_avx512(), reason="needs a C compiler and AVX-512")
+@pytest.mark.skipif(shutil.which("cc") is None or "avx512f" not in cpu_flags(), reason="needs a C compiler and AVX-512")
 def test_the_stored_table_is_what_the_cpus_instructions_give():
     """``tools/vml_sqrt_table.py`` runs MKL's four steps (``vrsqrt14ps`` and a Newton step) on every float32 of
     [1, 4): the file holds exactly the inputs they round one unit low."""

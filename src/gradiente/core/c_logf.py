@@ -38,8 +38,11 @@ def c_logf(x):
     x = np.asarray(x, np.float32)
     bits = x.reshape(-1).view(np.uint32)
     normal = (bits - np.uint32(0x00800000)) < np.uint32(0x7F800000 - 0x00800000)     # positive, finite, normal
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(x.reshape(-1).astype(np.float64)).astype(np.float32)     # the special values and subnormals
+    out = np.empty(bits.size, np.float32)
+    special = ~normal
+    if special.any():                   # zero, negative, inf, NaN, subnormal: rounded once from float64
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[special] = np.log(x.reshape(-1)[special].astype(np.float64)).astype(np.float32)
     ix = bits[normal]
     tmp = ix - _OFF
     index = (tmp >> np.uint32(19)) & np.uint32(15)

@@ -86,19 +86,16 @@ def input_gradient(grad, w, stride, pads, x_size):
     windows = _tap_windows(flipped, (kh, kw), (1, 1), x_size)   # (kh, kw, O, N, H', W'), rows reversed
     # (with a stride, oneDNN's kernel takes every output channel in one chain per tap: measured equal on padded
     # inputs, and on most values of unpadded ones)
-    channel_block = _CHANNEL_BLOCK if tuple(stride) == (1, 1) else o
-    parts = []
+    positions = n * x_size[0] * x_size[1]
     if stride[1] > 1 and x_size[1] % stride[1] == 0:
         # an input whose width the stride divides: one chain per column tap (its rows' taps, then the channels),
         # the chains added in the taps' order (measured: widths 8 to 16, kernels 3 to 5, stride 2)
-        for j in range(kw):
-            columns = windows[:, j].reshape(-1, n * x_size[0] * x_size[1])
-            parts.append(chained(w[:, :, :, j].transpose(1, 2, 0).reshape(c, -1), columns))
-    for start in range(0, o, channel_block) if not parts else ():
-        block = slice(start, min(o, start + channel_block))
-        columns = windows[:, :, block].reshape(-1, n * x_size[0] * x_size[1])
-        weights = w[block].transpose(1, 2, 3, 0).reshape(c, -1)
-        parts.append(chained(weights, columns))
+        parts = [chained(w[:, :, :, j].transpose(1, 2, 0).reshape(c, -1), windows[:, j].reshape(-1, positions))
+                 for j in range(kw)]
+    else:
+        channel_block = _CHANNEL_BLOCK if tuple(stride) == (1, 1) else o
+        parts = [chained(w[block].transpose(1, 2, 3, 0).reshape(c, -1), windows[:, :, block].reshape(-1, positions))
+                 for block in (slice(start, min(o, start + channel_block)) for start in range(0, o, channel_block))]
     total = parts[0]
     for part in parts[1:]:
         total = total + part

@@ -28,22 +28,12 @@ import zlib
 
 import numpy as np
 
+from .cpu_flags import cpu_flags
+
 __all__ = ["sqrt", "TAKEN"]
 
 _TABLE_FILE = os.path.join(os.path.dirname(__file__), "vml_sqrt_rounded_down.bin")
 _MANTISSA_BITS = 23
-
-
-def _cpu_has_avx512_fp16(cpuinfo="/proc/cpuinfo"):
-    """Whether Linux lists the AVX-512 FP16 extension among the CPU's flags (False where it cannot tell)."""
-    try:
-        with open(cpuinfo) as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    return "avx512_fp16" in line.split()
-    except OSError:
-        pass
-    return False
 
 
 def _taken(environ=os.environ, cpuinfo="/proc/cpuinfo"):
@@ -52,7 +42,7 @@ def _taken(environ=os.environ, cpuinfo="/proc/cpuinfo"):
         return setting == "1"
     if setting is not None:
         warnings.warn(f"GRADIENTE_VML_SQRT={setting!r} is neither 0 nor 1; it is ignored", stacklevel=2)
-    return _cpu_has_avx512_fp16(cpuinfo)
+    return "avx512_fp16" in cpu_flags(cpuinfo)      # (False where Linux's description cannot be read)
 
 
 #: whether float32 square roots take MKL's rounding on this machine
