@@ -605,45 +605,46 @@ _CHAIN = 384
 
 @shapes_from(np.matmul)
 def chained(a, b):
-    """``a @ b`` (float32 matrices) with each output's products added in order of k from zero, each rounded once:
-    the order of a kernel that never splits k, for any k."""
-    m, n = a.shape[0], b.shape[1]
+    """``a @ b`` (float32 matrices, or stacks of them with the same leading dimensions) with each output's products
+    added in order of k from zero, each rounded once: the order of a kernel that never splits k, for any k."""
+    m, n = a.shape[-2], b.shape[-1]
     if m > n:                               # (the carrying identity is as wide as the rows: keep them few)
-        return chained(b.T, a.T).T
+        return chained(b.swapaxes(-1, -2), a.swapaxes(-1, -2)).swapaxes(-1, -2)
     if m > _CHAIN // 3:                     # many rows: a chain per block of them
-        return np.concatenate([chained(a[start:start + 64], b) for start in range(0, m, 64)])
-    k = a.shape[1]
+        return np.concatenate([chained(a[..., start:start + 64, :], b) for start in range(0, m, 64)], axis=-2)
+    k = a.shape[-1]
+    stack = a.shape[:-2]
     rows = max(m, 2)
     columns = n if n % 16 == 0 or n % 16 > 8 else n + 16 - n % 16
     if k <= _CHAIN:
         if (rows, columns) != (m, n):           # zero rows and columns pad it to a shape added in order
-            a, b = _padded(a, (rows, k)), _padded(b, (k, columns))
+            a, b = _padded(a, stack + (rows, k)), _padded(b, stack + (k, columns))
         # (both operands laid out in rows: a transposed one would take another of OpenBLAS's kernels)
-        return np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))[:m, :n]
+        return np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))[..., :m, :n]
     # Each link of the chain is one product of two buffers, rows and columns padded with zeros to a shape added in
     # order: left = [I | A_j], right = [total so far; B_j]. The first link has no total (its identity reads zeros).
     step = _CHAIN - rows
-    left = np.zeros((rows, rows + step), a.dtype)
-    left[:, :rows] = np.eye(rows, dtype=a.dtype)
-    right = np.zeros((rows + step, columns), b.dtype)
-    total = np.zeros((rows, columns), a.dtype)
+    left = np.zeros(stack + (rows, rows + step), a.dtype)
+    left[..., :rows] = np.eye(rows, dtype=a.dtype)
+    right = np.zeros(stack + (rows + step, columns), b.dtype)
+    total = np.zeros(stack + (rows, columns), a.dtype)
     for start in range(0, k, step):
         stop = min(k, start + step)
         width = stop - start
-        left[:m, rows:rows + width] = a[:, start:stop]
-        right[rows:rows + width, :n] = b[start:stop]
+        left[..., :m, rows:rows + width] = a[..., start:stop]
+        right[..., rows:rows + width, :n] = b[..., start:stop, :]
         if width < step:                    # (a last, shorter link: its leftover products are zeros)
-            left[:, rows + width:] = 0
-            right[rows + width:] = 0
-        right[:rows] = total
+            left[..., rows + width:] = 0
+            right[..., rows + width:, :] = 0
+        right[..., :rows, :] = total
         np.matmul(left, right, out=total)
         if not np.isfinite(total).all():    # (0·inf in the identity's terms would spread a NaN: add the rest)
-            return (total[:m, :n] + np.matmul(a[:, stop:], b[stop:]))
-    return total[:m, :n]
+            return total[..., :m, :n] + np.matmul(a[..., stop:], b[..., stop:, :])
+    return total[..., :m, :n]
 
 
 def _padded(a, shape):
     """``a`` in the top left corner of zeros of ``shape``."""
     out = np.zeros(shape, a.dtype)
-    out[:a.shape[0], :a.shape[1]] = a
+    out[..., :a.shape[-2], :a.shape[-1]] = a
     return out

@@ -19,7 +19,7 @@ Measured against torch 2.13: mean and ``rstd`` equal on rows of 3 to 4,100 eleme
 """
 import numpy as np
 
-from .fused import exact_sum_to_float32, fma
+from .fused import complex_product_fuses, exact_sum_to_float32, fma
 
 __all__ = ["rowwise_moments", "LANES"]
 
@@ -46,6 +46,8 @@ def _merge(count_add, m1_add, m2_add, count, m1, m2, dtype):
 
 def _chunk_moments(chunks, dtype):
     """Welford's update over axis 0 of ``chunks`` (steps, ...): each chunk's ``(m1, m2)``, lane by lane."""
+    if complex_product_fuses(dtype):
+        return _chunk_moments_in_complex_products(chunks, dtype)
     m1 = np.zeros(chunks.shape[1:], dtype)
     m2 = np.zeros_like(m1)
     for j in range(chunks.shape[0]):
@@ -60,6 +62,28 @@ def _chunk_moments(chunks, dtype):
             m1 = fma(np.full_like(delta, weight), delta, m1, dtype)
             m2 = fma(delta, x - m1, m2, dtype)
     return m1, m2
+
+
+def _chunk_moments_in_complex_products(chunks, dtype):
+    """``_chunk_moments`` with each update one complex product (``fused.complex_product_fuses``): the real part of
+    (delta + m1·i)(weight − i) is ``fma(delta, weight, m1)``, and of (delta + m2·i)((x − m1) − i) is
+    ``fma(delta, x − m1, m2)``. Each moment lives in the imaginary part of its pair, where the next update reads
+    it; the product's real part is the new moment, copied there."""
+    complex_dtype = np.dtype(np.complex64 if dtype is np.float32 else np.complex128)
+    mean = np.zeros(chunks.shape[1:], complex_dtype)
+    square = np.zeros_like(mean)
+    factor = np.full_like(mean, -1j)            # real parts: x − m1, each step
+    with np.errstate(over="ignore", invalid="ignore"):      # (the imaginary parts, overwritten, may overflow)
+        for j in range(chunks.shape[0]):
+            x = chunks[j]
+            np.subtract(x, mean.imag, out=square.real)                      # delta
+            np.copyto(mean.real, square.real)
+            np.multiply(mean, dtype(1) / dtype(j + 1) - complex_dtype.type(1j), out=mean)
+            np.copyto(mean.imag, mean.real)                                 # m1 += delta / (j + 1)
+            np.subtract(x, mean.imag, out=factor.real)
+            np.multiply(square, factor, out=square)
+            np.copyto(square.imag, square.real)                             # m2 += delta · (x − m1)
+    return mean.imag.copy(), square.imag.copy()
 
 
 def rowwise_moments(rows):
@@ -119,7 +143,7 @@ def rowwise_moments(rows):
         total = count + n
         c = dtype(0) if total == 0 else dtype(n) / dtype(total)
         delta = lane_m1[:, lane] - m1
-        m1 = fma(np.full_like(delta, c), delta, m1, dtype)
-        m2 = m2 + fma(delta * delta * c, np.full_like(delta, dtype(count)), lane_m2[:, lane], dtype)
+        m1 = fma(delta, c, m1, dtype)
+        m2 = m2 + fma(delta * delta * c, dtype(count), lane_m2[:, lane], dtype)
         count = total
     return m1, m2 / dtype(n_total)

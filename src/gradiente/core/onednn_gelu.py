@@ -53,6 +53,10 @@ _PIECES = (
             0x3c2a7935, 0x3be0b390, 0x3b0651ac, 0xbb232f53, 0xbbd42fa0, 0xbc2c5366, 0xbc492c9e, 0xbc2a7aa6,
             0xbbd55d04, 0xba823a76, 0x3b102aa8, 0x3ae25a7e, 0x3a31f792, 0x38b84375, 0x3689bb5a, 0, 0),
 )
+# the same coefficients a row per piece, highest power first (padded to 8, 32 bytes a row): one gather of rows fetches
+# a piece's six coefficients at once, six times faster than a gather per coefficient
+_PIECE_ROWS = np.zeros((len(_PIECES[0]), 8), np.float32)
+_PIECE_ROWS[:, :6] = np.stack(_PIECES[::-1], axis=1)
 _ERF_IS_ONE = _floats(0x40b15cee)[0]        # ≈ 5.54: erf(x/√2) rounds to 1 from here on
 # (|x|'s bits - _INDEX_BIAS) >> 21 counts half binades: 2^-4 ≤ |x| < 2^-3 is pieces 1 (clamped) and 2, 1 ≤ |x| < 2
 # pieces 13 and 14, ...
@@ -97,9 +101,9 @@ def gelu_derivative(x):
 
 def _gelu(x):
     fma32 = Fma32.of_size(x.size)
-    magnitude, coefficient, _ = fma32.scratch
+    magnitude = fma32.scratch[0]
     np.abs(x, out=magnitude)
-    # (as NumPy's index type: take() would convert 32-bit indices first, on every one of its six calls)
+    # (as NumPy's index type: take() would convert 32-bit indices first)
     piece = magnitude.view(np.int32).astype(np.intp)
     piece -= _INDEX_BIAS
     np.right_shift(piece, 21, out=piece)
@@ -108,8 +112,8 @@ def _gelu(x):
     if saturated.any():                     # (a masked write costs a millisecond a million elements even when empty)
         np.copyto(piece, 23, where=saturated)
     erf = np.empty_like(x)
-    fma32.horner(_PIECES[5].take(piece), (_PIECES[k].take(piece, out=coefficient) for k in (4, 3, 2, 1, 0)),
-                 magnitude, out=erf)
+    coefficients = _PIECE_ROWS.take(piece, axis=0)          # (n, 8): x⁵'s coefficient first
+    fma32.horner(coefficients[:, 0], (coefficients[:, k] for k in range(1, 6)), magnitude, out=erf)
     _take_sign(erf, x)
     erf += _F32(1)
     erf *= x

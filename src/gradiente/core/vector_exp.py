@@ -11,156 +11,21 @@ vector code, built (in the x86-64 wheels, on a CPU with AVX-512) from two other 
 * ``exp_u20``: a faster degree-5 polynomial, within 20 units in the last place, which the fused flash-attention
   kernel of ``scaled_dot_product_attention`` uses on whole 16-lane vectors.
 
-Each is a chain of fused multiply-adds (``a·b + c`` rounded once), which NumPy lacks. Here the product of two
-float32 numbers, exact in float64, is added there and rounded once to float32, and the rare sum that falls exactly
-halfway between two float32 numbers (where rounding twice could differ from rounding once) is redone exactly by
-``fused.fma``. The steps write into two reused buffers: a fresh 1 MB temporary per step costs more in page faults
-than the arithmetic itself.
+Each is a chain of fused multiply-adds (``a·b + c`` rounded once), which NumPy lacks: ``fused.Fma32`` computes
+each step, in buffers kept between calls (a fresh 1 MB temporary per step costs more in page faults than the
+arithmetic itself).
 """
 import functools
-import threading
 
 import numpy as np
 
-from .fused import fma, two_sum
+from .fused import Fma32, fma, two_sum
 from .meta import shapes_from
 
-__all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "sleef_pow", "exp_u20", "Fma32", "multiply_add"]
+__all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "sleef_pow", "exp_u20", "Fma32"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
-_KEEP_AT_MOST = 1 << 22     # elements: the buffers kept between calls stay under 70 MB
-
-
-class Fma32:
-    """``a·b + c`` rounded once to float32 for flat arrays of one size (or float32 numbers), in buffers kept between
-    calls (per thread): touching fresh memory costs a page fault per 4 KB, as much as the arithmetic."""
-
-    _kept = threading.local()
-
-    @classmethod
-    def of_size(cls, n):
-        kept = getattr(cls._kept, "buffers", None)
-        if kept is None or kept.capacity < n:
-            kept = cls(n)
-            if n <= _KEEP_AT_MOST:
-                cls._kept.buffers = kept
-        return kept.sized(n)
-
-    def __init__(self, n):
-        self.capacity = n
-        self.wide = np.empty(n, np.float64)
-        self.bits = np.empty(n, np.int64)
-        self.halfway = np.empty(n, bool)
-        self.scratch = np.empty((3, n), np.float32)     # for the callers' own intermediate values
-        self.pair = np.empty(n, np.complex64)           # Horner's rule by complex products (``horner``)
-        self.multiplier = np.full(n, -1j, np.complex64)
-
-    def sized(self, n):
-        if n == self.capacity:
-            return self
-        view = object.__new__(Fma32)
-        view.capacity, view.wide, view.bits, view.halfway = n, self.wide[:n], self.bits[:n], self.halfway[:n]
-        view.scratch = self.scratch[:, :n]
-        view.pair, view.multiplier = self.pair[:n], self.multiplier[:n]
-        return view
-
-    def complex_fuses(self):
-        """Whether the complex product route fuses here: NumPy's complex product fuses in its vector loop, but an
-        array of one element multiplied in place takes a scalar loop that rounds the product first."""
-        return self.capacity > 1 and complex_product_fuses()
-
-    def horner(self, first, coefficients, x, out):
-        """``out = (…((first·x + c₁)·x + c₂)…)·x + cₙ``, each step a multiply-add rounded once: a polynomial in x
-        by Horner's rule (``first`` and the coefficients arrays or float32 numbers).
-
-        Where NumPy's complex product is fused (``complex_product_fuses``), a step is one complex product:
-        the real part of (p + c·i)(x − i) is p·x − c·(−1) = p·x + c, and NumPy computes it as one fused
-        multiply-add of p·x and the exact product c·(−1). The multiplier x − i stays the same for every step, so a
-        step costs one product and one write of c: a third of the float64 route's time."""
-        if not self.complex_fuses():
-            np.copyto(out, first)
-            for c in coefficients:
-                self(out, x, c, out=out)
-            return out
-        pair, multiplier = self.pair, self.multiplier
-        np.copyto(multiplier.real, x)
-        np.copyto(pair.real, first)
-        for c in coefficients:
-            np.copyto(pair.imag, c)
-            np.multiply(pair, multiplier, out=pair)
-        np.copyto(out, pair.real)
-        return out
-
-    def __call__(self, a, b, c, out):
-        """(``out`` may be one of the operands.)"""
-        if self.complex_fuses():                # (see ``horner``: one complex product, no float64 pass)
-            pair, multiplier = self.pair, self.multiplier
-            np.copyto(pair.real, a)
-            np.copyto(pair.imag, c)
-            np.copyto(multiplier.real, b)
-            np.multiply(pair, multiplier, out=pair)
-            np.copyto(out, pair.real)
-            return out
-        wide = self.wide
-        np.multiply(a, b, out=wide, dtype=np.float64)        # exact: 24-bit by 24-bit significands
-        wide += c
-        np.bitwise_and(wide.view(np.int64), _LOW_29, out=self.bits)
-        np.equal(self.bits, _HALFWAY, out=self.halfway)
-        redone = None
-        if self.halfway.any():                                # (before ``out`` overwrites an operand)
-            at = np.flatnonzero(self.halfway)
-            a_at, b_at, c_at = (v[at] if np.ndim(v) else v for v in (a, b, c))
-            redone = at, fma(a_at, b_at, c_at, np.float32)
-        np.copyto(out, wide, casting="same_kind")            # rounded to nearest, ties to even
-        if redone is not None:
-            out[redone[0]] = redone[1]
-        return out
-
-
-_complex_verdict: list = []
-
-
-def complex_product_fuses():
-    """Whether NumPy's complex64 product computes its real part ar·br − ai·bi as one fused multiply-add of ar·br and
-    the rounded ai·bi, at every length (its vector loop and its tail): true of NumPy's AVX-512 and AVX2 loops.
-    Decided on the first call against the exact ``fused.fma``, on numbers where rounding the product first would
-    show, then remembered."""
-    if not _complex_verdict:
-        rng = np.random.RandomState(0)
-        verdict = True
-        for n in list(range(1, 70)) + [1000, 4099]:
-            a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
-            pair = np.empty(n, np.complex64)
-            pair.real, pair.imag = a, c
-            product = pair * (b - np.complex64(1j))
-            if not np.array_equal(product.real, fma(a, b, c, np.float32)):
-                verdict = False
-                break
-        # and with a multiplier broadcast along rows (``multiply_add``'s per-channel α)
-        a = rng.standard_normal((3, 5, 37)).astype(np.float32)
-        b, c = (rng.standard_normal((1, 5, 1)).astype(np.float32) for _ in range(2))
-        pair = np.empty(a.shape, np.complex64)
-        pair.real, pair.imag = a, c
-        if not np.array_equal((pair * (b - np.complex64(1j))).real, fma(a, b, c, np.float32)):
-            verdict = False
-        _complex_verdict.append(verdict)
-    return _complex_verdict[0]
-
-
-@shapes_from(lambda x, a, b: x * a + b)
-def multiply_add(x, a, b):
-    """``x·a + b`` rounded once to float32, for a float32 array ``x`` and ``a``, ``b`` that broadcast to it (a
-    channel's scale and shift): one complex product where NumPy's fuses (``complex_product_fuses``), the exact
-    ``fused.fma`` elsewhere."""
-    if x.size < 2 or not complex_product_fuses():           # (one element: NumPy's scalar loop does not fuse)
-        return fma(x, a, b, np.float32)
-    pair = Fma32.of_size(x.size).pair.reshape(x.shape)         # (kept between calls: no fresh pages to fault in)
-    pair.real, pair.imag = x, b
-    np.multiply(pair, (np.asanyarray(a, np.float32) - np.complex64(1j)).astype(np.complex64), out=pair)
-    out = np.empty(x.shape, np.float32)
-    np.copyto(out, pair.real)
-    return out
 
 
 # --- Sleef's expf (u10) -----------------------------------------------------------------------------------------
@@ -522,3 +387,55 @@ def sleef_pow(x, y):
             result[:] = 1
         result[x == 1] = 1
     return result.reshape(shape)
+
+
+# --- Sleef's tanhf (u10) -----------------------------------------------------------------------------------------
+# tanh(x) = (e^|x| − e^−|x|)/(e^|x| + e^−|x|), the exponential in double-float arithmetic (``expk2f``, a pair in, a
+# pair out), its reciprocal, both sums and the quotient too; 1 past |x| = 8.66. PyTorch's vectorized ``tanh`` of
+# float32 (``Vectorized<float>::tanh``: GELU's tanh approximation, ``tanhshrink``, ``mish``) takes it on its vectors.
+_EXPK2_POLY = [_F32(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2, 0.4166637361e-1)]
+_TANH_IS_ONE = _F32(8.664339742)
+
+
+def _df_reciprocal(d, fused):
+    hi, lo = d
+    s = _f32(_F32(1) / hi)
+    return s, _f32(s * fused(-lo, s, fused(-hi, s, _F32(1))))
+
+
+def _sleef_expk2(d, fused):
+    """e^d for a pair d, as a pair: Sleef's ``expk2f``."""
+    hi, lo = d
+    q = np.rint(_f32(_f32(hi + lo) * _R_LN2))
+    s = _df_add2(d, _f32(q * -_L2U))
+    s = _df_add2(s, _f32(q * -_L2L))
+    u = _EXPK2_POLY[0]
+    for c in _EXPK2_POLY[1:]:
+        u = fused(u, s[0], c)
+    t = _df_add2(_df_mul(s, u, fused), _F32(0.166666659414234244790680580464))
+    t = _df_add2(_df_mul(s, t, fused), _F32(0.5))
+    t = _df_add2(s, _df_mul(_df_square(s, fused), t, fused))
+    t = _df_add(_F32(1), t)
+    whole = q.astype(np.int32)
+    half = whole >> 1
+    scale = _power_of_two(half.copy()), _power_of_two(whole - half)   # (2^q as two factors, as Sleef's ldexp2)
+    return tuple(_f32(_f32(part * scale[0]) * scale[1]) for part in t)
+
+
+@shapes_from(np.tanh)
+def sleef_tanh(x):
+    """tanh of a float32 array as Sleef's ``tanhf`` (u10, the FMA build) computes it."""
+    shape = np.shape(x)
+    x = np.asanyarray(x, np.float32).reshape(-1)
+    fused = functools.partial(fma, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        magnitude = np.abs(x)
+        d = _sleef_expk2((magnitude, np.zeros_like(magnitude)), fused)
+        e = _df_reciprocal(d, fused)
+        minus_e = (-e[0], -e[1])
+        quotient = _df_divide(_df_add(d, minus_e), _df_add(d, e), fused)
+        y = _f32(quotient[0] + quotient[1])
+        y[(magnitude > _TANH_IS_ONE) | np.isnan(y)] = 1
+        y = np.copysign(y, x)
+        y[np.isnan(x)] = np.nan
+    return y.reshape(shape)

@@ -16,6 +16,7 @@ from ..core.dtype import scalar_name
 from ..core.errors import _require_tensor, broadcast_error, broadcast_shape, broadcasting
 from ..core.forward_grad import has_tangent
 from ..core.forward_grad import state as _forward
+from ..core.fused import fma
 from ..core.grad_mode import state as _grad_state
 from ..core.inplace import apply_inplace, make_inplace, needs_grad, refuse_partial_overlap, untracked_change
 from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
@@ -911,10 +912,12 @@ def _addc(name, input, tensor1, tensor2, value, combine, node_cls):
 
 
 def _fused_multiply_add(x, scaled, b):
-    """x + scaled·b rounded once, as PyTorch's kernel fuses it: computed in a wider type (exact for float32; for
-    float64, long double where the platform has one, which agrees with a true fused multiply-add nearly always)."""
+    """x + scaled·b rounded once, as PyTorch's kernel fuses it: ``fused.fma`` for float32; for float64, in long
+    double where the platform has one, which agrees with a true fused multiply-add nearly always."""
     if dt.kind(x.dtype) != "f":
         return x + scaled * b
+    if x.dtype == np.float32:
+        return fma(scaled, b, x, np.float32)
     wide = np.longdouble if x.dtype == np.float64 else np.float64
     return (scaled.astype(wide) * b + x).astype(x.dtype)
 

@@ -6,14 +6,15 @@ does. Measured against torch 2.13 (CPU): a Python-number operand is first rounde
 ``add(other, alpha)``, ``lerp`` and ``addcmul`` are fused multiply-adds (one rounding); ``addcdiv`` rounds
 after each of its steps. NumPy has no fused multiply-add: for float32, an array times a number plus an array goes
 through BLAS's matrix-vector product where this machine's BLAS fuses (``_fma_by_gemv``); otherwise it is
-computed in float64 (where the product of two float32 numbers is exact) and rounded once, a block of elements
-at a time (``_fma_blocks``):
+computed in float64 (where the product of two float32 numbers is exact) and rounded once (the rare sum that lands
+exactly halfway between two float32 numbers is redone exactly), a block of elements at a time (``_fma_blocks``):
 widening a whole million-parameter tensor to float64 would write and read 8 MB twice, where a block's 512 KB
 stays in the core's cache. ``sqrt`` (Adam's ``exp_avg_sq.sqrt()`` and its kin) is PyTorch's tensor sqrt, which
 is MKL's and not correctly rounded: ``core/vml_sqrt.py`` rounds as it does on the CPUs measured.
 """
 import numpy as np
 
+from ..core.fused import fma as exact_fma
 from ..core.vml_sqrt import sqrt
 
 __all__ = ["fma", "add_scaled", "lerp_", "addcmul_", "addcdiv_", "scalar", "new_momentum_buffer", "add_into", "sqrt"]
@@ -35,9 +36,7 @@ def fma(x, y, z, out):
         return _fma_by_gemv(x, y, z, out)
     if _blockable(out, x, y, z):
         return _fma_blocks(x, y, z, out)
-    wide = np.multiply(x, y, dtype=np.float64)
-    wide += z
-    np.copyto(out, wide, casting="unsafe")
+    np.copyto(out, exact_fma(x, y, z, np.float32))
     return out
 
 
@@ -119,8 +118,20 @@ def _fma_blocks(x, y, z, out):
             np.add(w, other[:stop - start], out=w)
         else:
             np.add(w, z, out=w)
+        # a sum rounded to exactly halfway between two float32 numbers may have been on either side of it: those
+        # few are computed again, exactly, before the block is written (out may be one of the operands)
+        bits = other[:stop - start].view(np.uint64)
+        np.bitwise_and(w.view(np.uint64), _LOW_29, out=bits)
+        halfway = np.flatnonzero(bits == _HALFWAY)
+        if halfway.size:
+            redone = exact_fma(*(v[start:stop][halfway] if _is_array(v) else v for v in (x, y, z)), np.float32)
         np.copyto(flat[start:stop], w, casting="same_kind")
+        if halfway.size:
+            flat[start:stop][halfway] = redone
     return out
+
+
+_LOW_29, _HALFWAY = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)     # float64 bits below float32's last; halfway
 
 
 # --- a momentum buffer that is its own matrix ----------------------------------------------------------------

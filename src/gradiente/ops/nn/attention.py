@@ -272,21 +272,27 @@ def _kernel_order_backward(qa, ka, va, grad, out, lse, scale, is_causal):
         rows = slice(start, min(start + step, queries))
         count = rows.stop - start
         dsum = vector_row_sums((grad[..., rows, :] * out[..., rows, :]).reshape(-1, head)).reshape(lead + (count, 1))
-        later = np.arange(keys)[None, :] > np.arange(start, rows.stop)[:, None] if is_causal else None
+        scores = np.empty(lead + (count, keys), np.float32)
         for index in np.ndindex(*lead):
             # (each head's product on its own: MKL's order for a stack of them is not this one's)
-            scores = blas_order.matmul(qa[index][rows], scaled_keys[index].T)
-            if keys <= 32:
-                scores = scores * scale
-            p = sleef_exp(scores - lse[index][rows])
-            if later is not None:
-                p[later] = 0
-            g = grad[index][rows]
-            dv[index] += blas_order.chained(np.ascontiguousarray(p.T), g)
-            ds = p * (blas_order.chained(g, np.ascontiguousarray(va[index].T)) - dsum[index])
-            dq[index][rows] += blas_order.chained(ds, ka[index]) * scale
-            dk[index] += blas_order.chained(np.ascontiguousarray(ds.T), qa[index][rows]) * scale
+            scores[index] = blas_order.matmul(qa[index][rows], scaled_keys[index].T)
+        if keys <= 32:
+            scores *= scale
+        p = sleef_exp(scores - lse[..., rows, :])
+        if is_causal:
+            p[..., np.arange(keys)[None, :] > np.arange(start, rows.stop)[:, None]] = 0
+        g = grad[..., rows, :]
+        # (the in-order products, every head's at once: a stack of products, each added in order)
+        dv += blas_order.chained(transposed(p), g)
+        ds = p * (blas_order.chained(g, transposed(va)) - dsum)
+        dq[..., rows, :] += blas_order.chained(ds, ka) * scale
+        dk += blas_order.chained(transposed(ds), np.ascontiguousarray(qa[..., rows, :])) * scale
     return dq, dk, dv
+
+
+def transposed(a):
+    """A stack of matrices transposed, laid out in rows (as OpenBLAS's in-order kernel takes its operands)."""
+    return np.ascontiguousarray(a.swapaxes(-1, -2))
 
 
 def _kernel_exp(shifted, visible=None):

@@ -27,7 +27,6 @@ sums: it keeps the general path.
 import numpy as np
 
 from ...core.fused import fma
-from ...core.vector_exp import multiply_add
 
 __all__ = ["follows_kernel", "statistics", "forward", "update_running", "backward", "plane_sums"]
 
@@ -69,7 +68,7 @@ def forward(xa, mean, invstd, weight, bias):
     alpha = invstd if weight is None else invstd * weight
     beta = fma(-mean, alpha, np.float32(0) if bias is None else bias, np.float32)
     shape = (1, -1) + (1,) * (xa.ndim - 2)
-    return multiply_add(xa, alpha.reshape(shape), beta.reshape(shape))
+    return fma(xa, alpha.reshape(shape), beta.reshape(shape), np.float32)
 
 
 def update_running(running_mean, running_var, mean, var_sum, count, momentum):
@@ -142,7 +141,7 @@ def backward(grad, xa, mean, invstd, weight, training, needs):
         if training:
             k = dot.astype(np.float32) * invstd * invstd / np.float32(count)
             grad_mean = (dy_sums / count).astype(np.float32)
-            inner = multiply_add(centered, -k[:, None], dy - grad_mean[:, None])
+            inner = fma(centered, -k[:, None], dy - grad_mean[:, None], np.float32)
             dx = (inner * invstd[:, None] * w[:, None]).reshape(xa.shape)
         else:
             dx = (dy * invstd[:, None] * w[:, None]).reshape(xa.shape)

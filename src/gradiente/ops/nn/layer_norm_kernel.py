@@ -32,13 +32,16 @@ def follows_kernel(x, weight):
 
 def _in_order_over_rows(grad, factor):
     """Each column's Σ over rows of ``grad·factor``, in order from zero, each product fused into the sum: the
-    diagonal of ``gradᵀ @ factor`` added as BLAS's in-order kernel adds (``chained``), a group of columns at a time."""
-    n = grad.shape[1]
-    out = np.empty(n, np.float32)
-    for start in range(0, n, _COLUMN_GROUP):
-        cols = slice(start, min(n, start + _COLUMN_GROUP))
-        out[cols] = np.diagonal(chained(grad[:, cols].T, factor[:, cols]))
-    return out
+    diagonal of ``gradᵀ @ factor`` added as BLAS's in-order kernel adds (``chained``), for groups of columns at once
+    (a stack of products, one a group)."""
+    rows, n = grad.shape
+    groups = -(-n // _COLUMN_GROUP)
+    width = groups * _COLUMN_GROUP
+    if width != n:                          # (zero columns fill the last group)
+        grad, factor = (np.pad(v, ((0, 0), (0, width - n))) for v in (grad, factor))
+    left = grad.T.reshape(groups, _COLUMN_GROUP, rows)
+    right = factor.reshape(rows, groups, _COLUMN_GROUP).transpose(1, 0, 2)
+    return np.diagonal(chained(left, right), axis1=-2, axis2=-1).reshape(-1)[:n].copy()
 
 
 def backward(grad, x, mean, rstd, weight, needs):
