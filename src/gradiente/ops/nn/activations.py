@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
-from ...core import onednn_gelu, rounded_math, tensor
+from ...core import gelu_tanh_kernel, onednn_gelu, rounded_math, tensor
 from ...core.c_expf import c_expf
 from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
@@ -373,6 +373,8 @@ class GeluBackward0(Node):
     def backward(self, ops, grad):
         x = _saved(self, ops)
         if self.approximate == "tanh":
+            if not ops.recording and gelu_tanh_kernel.applies(x, grad):
+                return (gelu_tanh_kernel.gelu_tanh_derivative_times(grad, x),)
             inner = (x + x * x * x * _GELU_KAPPA) * _GELU_BETA
             t = ops.tanh(inner)
             left_derivative = (t + 1) * 0.5
@@ -407,6 +409,8 @@ def _gelu_derivative_times(grad, x, cdf):
 
 
 def _gelu_tanh(a):
+    if gelu_tanh_kernel.applies(a):
+        return gelu_tanh_kernel.gelu_tanh(a)
     return a * 0.5 * (1 + np.tanh((a + a * a * a * _GELU_KAPPA) * _GELU_BETA))
 
 
