@@ -89,7 +89,7 @@ class _KeptSums(threading.local):
     """``_sleef_exp_small``'s float64 sums (229 KB), kept per thread: a fresh array that size takes fresh pages from
     the system on every call (the C allocator hands memory that large back when it is freed), which cost as much as
     the arithmetic."""
-    sums = None
+    sums: "np.ndarray | None" = None
 
 
 _kept_sums = _KeptSums()
@@ -100,9 +100,10 @@ def _sleef_exp_small(x):
     few hundred values outweighs the arithmetic): every fused step's float64 sum is kept in one array and checked
     for a halfway case once at the end. None in the rare case one was found: the general path then decides."""
     n = x.size
-    if _kept_sums.sums is None:
-        _kept_sums.sums = np.empty((7, _SMALL))
-    sums = _kept_sums.sums[:, :n]           # the float64 sum of each fused step, before its rounding
+    kept = _kept_sums.sums
+    if kept is None:
+        kept = _kept_sums.sums = np.empty((7, _SMALL))
+    sums = kept[:, :n]                      # the float64 sum of each fused step, before its rounding
     with np.errstate(invalid="ignore", over="ignore"):
         q = np.rint(x * _R_LN2)
         np.clip(q, -256, 256, out=q)
