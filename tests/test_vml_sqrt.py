@@ -54,6 +54,18 @@ def test_sqrt_equals_pytorchs_bit_for_bit(kind):
 
 
 @needs_mkl_rounding
+@pytest.mark.parametrize("kind", list(_inputs()))
+def test_small_arrays_look_every_root_up(kind):
+    """Arrays of up to 8,192 elements skip the float64 test and look each root up (an optimizer's bias, a small
+    layer's weights): the same bits."""
+    x = _inputs()[kind]
+    for size in (1, 7, 300, 8192):
+        for start in range(0, min(len(x), 20_000), 4099):
+            piece = x[start:start + size]
+            assert _same_bits(gradiente.from_numpy(piece).sqrt().numpy(), torch.from_numpy(piece).sqrt().numpy())
+
+
+@needs_mkl_rounding
 def test_in_place_strided_and_zero_dimensional_roots():
     x = _inputs()["uniform in [0, 4)"][:3000]
     ours, theirs = gradiente.from_numpy(x.copy()), torch.from_numpy(x.copy())

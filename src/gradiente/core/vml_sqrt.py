@@ -109,6 +109,9 @@ def _near_half_way(a_flat, root_flat):
     return found[0] if len(found) == 1 else np.concatenate(found)
 
 
+_LOOK_UP_ALL = 8192
+
+
 def sqrt(a, out=None):
     """``np.sqrt(a, out=out)``; a float32 array's as MKL rounds it where ``TAKEN`` (see the module's docstring)."""
     if not (TAKEN and type(a) is np.ndarray and a.dtype == np.float32 and a.size):
@@ -122,11 +125,16 @@ def sqrt(a, out=None):
     root = np.sqrt(a)                        # laid out in memory as a is (NumPy's order "K"), so that ...
     root_flat = np.ravel(root, order="K")    # ... a view of the fresh root and ...
     a_flat = np.ravel(a, order="K")          # ... a's elements in memory order pair up element by element
-    candidates = _near_half_way(a_flat, root_flat)
-    if candidates.size:
-        keys, keyed = _keys(a_flat[candidates])
+    if a_flat.size <= _LOOK_UP_ALL:          # (few elements: the table for each costs fewer NumPy calls)
+        keys, keyed = _keys(a_flat)
         low = ((_table()[keys >> 3] >> (keys & 7).astype(np.uint8)) & 1).astype(bool) & keyed
-        root_flat.view(np.int32)[candidates[low]] -= 1
+        root_flat.view(np.int32)[low] -= 1
+    else:
+        candidates = _near_half_way(a_flat, root_flat)
+        if candidates.size:
+            keys, keyed = _keys(a_flat[candidates])
+            low = ((_table()[keys >> 3] >> (keys & 7).astype(np.uint8)) & 1).astype(bool) & keyed
+            root_flat.view(np.int32)[candidates[low]] -= 1
     if out is None:
         return root
     out[...] = root

@@ -34,10 +34,14 @@ def fma(x, y, z, out):
     if (not _is_array(y) and _is_array(z) and _is_array(x) and x.shape == z.shape == out.shape
             and out.size >= _BLAS_MIN and out.flags.c_contiguous and _blas_fuses()):
         return _fma_by_gemv(x, y, z, out)
-    if _blockable(out, x, y, z):
+    if _blockable(out, x, y, z) and out.size >= _COMPLEX_MAX:
         return _fma_blocks(x, y, z, out)
+    # (smaller arrays: fused.fma's complex product, a few NumPy calls where the blocks take a dozen)
     np.copyto(out, exact_fma(x, y, z, np.float32))
     return out
+
+
+_COMPLEX_MAX = 65536        # elements: from here on the float64 blocks' contiguous passes beat the complex product
 
 
 # --- array * number + array as a matrix-vector product ------------------------------------------------------
