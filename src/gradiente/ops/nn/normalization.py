@@ -29,7 +29,7 @@ from ...core.node import Node, tangent_sum
 from ...core.record import record, wants_grad
 from ...core.rules import numpy_ops
 from ...core.tensor import Tensor
-from . import batch_norm_kernel, layer_norm_kernel
+from . import batch_norm_kernel, group_norm_kernel, layer_norm_kernel
 from ._array_rules import record_gradients
 
 __all__ = ["layer_norm", "batch_norm", "group_norm", "native_layer_norm", "native_batch_norm", "native_group_norm"]
@@ -708,11 +708,15 @@ class NativeGroupNormBackward0(Node):
     plus, where the forward also returned its statistics (``native_group_norm``), (dmean - drstd·rstd²·xhat) / M
     for the group's M elements (mean = Σx / M, rstd = (Σ(x - mean)² / M + eps)^-½)"""
     formula = "group norm: dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)) per group, + (dmean − drstd·rstd²·x̂) / M"
+    kernel_statistics = False       # whether the forward's statistics are PyTorch's kernel's (its backward then is too)
 
     def backward(self, ops, grad, grad_mean=None, grad_rstd=None):
         x, weight = self.saved(ops)
         if ops.recording:
             return _group_norm_composed(self, grad, x, weight, grad_mean, grad_rstd)
+        if (grad_mean is None and grad_rstd is None and self.kernel_statistics and grad.dtype == np.float32
+                and group_norm_kernel.follows_kernel(x, weight)):
+            return self._as_pytorchs_kernel(grad, x, weight)
         grouped = grad.reshape(self.grouped_shape)
         dx = dw = db = None
         edges = self.next_functions
@@ -733,6 +737,18 @@ class NativeGroupNormBackward0(Node):
         if edges[2][0] is not None:
             db = _sum_leading(_sum(grad.reshape(per_channel), (2,))[..., 0], 1)
         return dx, dw, db
+
+    def _as_pytorchs_kernel(self, grad, x, weight):
+        """float32, not channels last: PyTorch's kernel, step for step (``group_norm_kernel.py``)."""
+        n, groups = self.grouped_shape[:2]
+        rows = (x.shape[0], x.shape[1], math.prod(x.shape[2:]))
+        edges = self.next_functions
+        needs = (edges[0][0] is not None, edges[1][0] is not None, edges[2][0] is not None)
+        dx, dw, db = group_norm_kernel.backward(np.ascontiguousarray(grad).reshape(rows),
+                                                np.ascontiguousarray(x).reshape(rows),
+                                                self.mean.reshape(n, groups), self.rstd.reshape(n, groups),
+                                                weight, groups, needs)
+        return None if dx is None else dx.reshape(x.shape), dw, db
 
 
 def _group_norm_composed(node, grad, x, weight, grad_mean=None, grad_rstd=None):
@@ -842,5 +858,6 @@ def _group_norm(input, num_groups, weight, bias, eps, with_statistics):
     inputs = (input, weight, bias)
     if wants_grad(*inputs):
         record(NativeGroupNormBackward0, inputs, outputs, saved=(input, weight), xhat=xhat, rstd=rstd, eps=eps,
-               grouped_shape=grouped.shape, affine_shape=shape)
+               grouped_shape=grouped.shape, affine_shape=shape, mean=mean,
+               kernel_statistics=as_kernel and grouped.dtype in moments.LANES)
     return outputs
