@@ -26,7 +26,7 @@ from .fused import fma
 from .layouts import storage_offset
 from .meta import shapes_from
 
-__all__ = ["matmul", "bmm", "k_blocks", "contiguous", "order_known", "chained", "BLOCK"]
+__all__ = ["matmul", "bmm", "k_blocks", "contiguous", "order_known", "chained", "column_dots_in_order", "BLOCK"]
 
 # --- which CPU's blocking ----------------------------------------------------------------------------------------
 # MKL sizes its blocks to the CPU's caches, so the same PyTorch wheel adds in another order on another CPU. Two have
@@ -648,3 +648,21 @@ def _padded(a, shape):
     out = np.zeros(shape, a.dtype)
     out[..., :a.shape[-2], :a.shape[-1]] = a
     return out
+
+
+_COLUMN_GROUP = 16
+
+
+def column_dots_in_order(a, b):
+    """Each column's Σ over the rows of ``a·b`` ((R, N) float32 arrays), in order from zero, each product fused into
+    the sum (a loop over rows of fused multiply-adds, as PyTorch's kernels accumulate a weight's gradient): the
+    diagonal of ``aᵀ @ b`` added as BLAS's in-order kernel adds (``chained``), for groups of 16 columns at once (a
+    stack of products, one a group: 16 times the multiplications the sums need, in a few BLAS calls)."""
+    rows, n = a.shape
+    groups = -(-n // _COLUMN_GROUP)
+    width = groups * _COLUMN_GROUP
+    if width != n:                          # (zero columns fill the last group)
+        a, b = (np.pad(v, ((0, 0), (0, width - n))) for v in (a, b))
+    left = a.T.reshape(groups, _COLUMN_GROUP, rows)
+    right = b.reshape(rows, groups, _COLUMN_GROUP).transpose(1, 0, 2)
+    return np.diagonal(chained(left, right), axis1=-2, axis2=-1).reshape(-1)[:n].copy()

@@ -21,11 +21,13 @@ AVX2), lane sums then added pairwise in a fixed tree, the planes' results added 
     dw = Σ(x − mean)·dy · invstd;  db = Σdy
 
 Measured equal to torch 2.13 in every element (``tests/test_kernel_order.py``). An ``(N, C)`` input (or one whose
-planes are single values) takes PyTorch's channels-last kernel instead, whose sums are per-thread float32 partial
-sums: it keeps the general path.
+planes are single values: ``BatchNorm1d`` in an MLP) takes PyTorch's channels-last kernel instead, whose sums run
+down the rows in float32 (one thread's partial sums), its squares and products fused: ``_rows_statistics`` and
+``_rows_backward`` (``tests/test_batch_norm_rows.py``).
 """
 import numpy as np
 
+from ...core.blas_order import column_dots_in_order
 from ...core.fused import fma
 
 __all__ = ["follows_kernel", "statistics", "forward", "update_running", "backward", "plane_sums"]
@@ -34,10 +36,9 @@ _LANES = 8
 
 
 def follows_kernel(xa, *parameters):
-    """Whether this batch norm is one computed here: float32, C-contiguous, at least one spatial dim with planes of
-    more than one value, and float32 parameters (None for those not given)."""
-    return (xa.dtype == np.float32 and xa.ndim >= 3 and xa.size > 0 and xa.flags.c_contiguous
-            and xa.size // (xa.shape[0] * xa.shape[1]) > 1
+    """Whether this batch norm is one computed here: float32, C-contiguous, and float32 parameters (None for those not
+    given)."""
+    return (xa.dtype == np.float32 and xa.ndim >= 2 and xa.size > 0 and xa.flags.c_contiguous
             and all(p is None or p.dtype == np.float32 for p in parameters))
 
 
@@ -45,8 +46,17 @@ def _planes(xa):
     return xa.reshape(xa.shape[0], xa.shape[1], -1)
 
 
+def _as_rows(xa):
+    """An input whose planes are single values ((N, C), or images of one pixel) as its (N, C) rows, else None: PyTorch
+    takes its channels-last kernel for those (``_rows_statistics``, ``_rows_backward``)."""
+    return xa.reshape(xa.shape[0], xa.shape[1]) if xa.size == xa.shape[0] * xa.shape[1] else None
+
+
 def statistics(xa, eps):
     """``(mean, var_sum, invstd)`` per channel, float32, of a training batch."""
+    rows = _as_rows(xa)
+    if rows is not None:
+        return _rows_statistics(rows, eps)
     planes = _planes(xa)
     count = planes.shape[0] * planes.shape[2]
     mean = (np.add.reduce(planes, axis=(0, 2), dtype=np.float64) / count).astype(np.float32)
@@ -55,6 +65,18 @@ def statistics(xa, eps):
     var_sum = np.add.reduce(deviations, axis=(0, 2), dtype=np.float64).astype(np.float32)
     var = var_sum / np.float32(count)
     invstd = (1 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
+    return mean, var_sum, invstd
+
+
+def _rows_statistics(rows, eps):
+    """``statistics`` of (N, C) rows as PyTorch's channels-last kernel takes them (one thread): each channel's values
+    added in order in float32, the mean that sum over N in float64; the squares of (x − mean) fused into their sum,
+    in order."""
+    n = rows.shape[0]
+    mean = (np.add.reduce(rows, axis=0).astype(np.float64) / n).astype(np.float32)   # (in order along axis 0)
+    centered = rows - mean
+    var_sum = column_dots_in_order(centered, centered)
+    invstd = (1 / np.sqrt((var_sum / np.float32(n)).astype(np.float64) + eps)).astype(np.float32)
     return mean, var_sum, invstd
 
 
@@ -129,6 +151,10 @@ def backward(grad, xa, mean, invstd, weight, training, needs):
     """``(dx, dw, db)`` (None where ``needs`` says no) from the output's gradient; ``mean`` and ``invstd`` those the
     forward used (the batch's in training; in evaluation the running mean, and invstd is recomputed here as
     PyTorch's backward does, by the caller)."""
+    rows = _as_rows(xa)
+    if rows is not None:
+        return _rows_backward(np.ascontiguousarray(grad).reshape(rows.shape), rows, mean, invstd, weight, training,
+                              needs, xa.shape)
     planes, dy = _planes(xa), _planes(grad)
     count = planes.shape[0] * planes.shape[2]
     centered = planes - mean[:, None]
@@ -149,4 +175,35 @@ def backward(grad, xa, mean, invstd, weight, training, needs):
         dw = (dot * invstd).astype(np.float32)
     if needs[2]:
         db = dy_sums.astype(np.float32)
+    return dx, dw, db
+
+
+def _rows_backward(dy, rows, mean, invstd, weight, training, needs, shape):
+    """``backward`` of (N, C) rows, as PyTorch's channels-last kernel computes it: Σdy in order; Σ(x − mean)·dy in
+    order, each product fused; dx = fma(−(x − mean), k, dy − Σdy/N)·invstd·w on whole vectors of 8 channels, and
+    rounded step by step, ``(dy − Σdy/N − (x − mean)·k)·invstd·w``, on the last C mod 8 (its scalar code)."""
+    n, channels = rows.shape
+    dy_sums = np.add.reduce(dy, axis=0)                 # (in order along axis 0)
+    centered = rows - mean
+    dot = column_dots_in_order(centered, dy)
+    w = np.ones_like(invstd) if weight is None else weight
+    dx = dw = db = None
+    if needs[0]:
+        if training:
+            k = dot * invstd * invstd / np.float32(n)
+            grad_mean = dy_sums / np.float32(n)
+            shifted = dy - grad_mean
+            whole = channels - channels % _LANES
+            dx = np.empty_like(rows)
+            dx[:, :whole] = fma(centered[:, :whole], -k[:whole], shifted[:, :whole], np.float32)
+            dx[:, whole:] = shifted[:, whole:] - centered[:, whole:] * k[whole:]
+            dx *= invstd
+            dx *= w
+        else:
+            dx = dy * invstd * w
+        dx = dx.reshape(shape)
+    if needs[1]:
+        dw = dot * invstd
+    if needs[2]:
+        db = dy_sums
     return dx, dw, db

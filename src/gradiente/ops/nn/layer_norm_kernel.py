@@ -16,32 +16,16 @@ Measured equal to torch 2.13 in every element of dx and dw on rows of 3 to 384 v
 """
 import numpy as np
 
-from ...core.blas_order import chained
+from ...core.blas_order import column_dots_in_order
 from ...core.fused import fma
 from .batch_norm_kernel import plane_sums
 
 __all__ = ["follows_kernel", "backward"]
 
-_COLUMN_GROUP = 16
-
 
 def follows_kernel(x, weight):
     """Whether this layer norm's backward is computed here: float32 input and weight (or none), some elements."""
     return x.dtype == np.float32 and x.size > 0 and (weight is None or weight.dtype == np.float32)
-
-
-def _in_order_over_rows(grad, factor):
-    """Each column's Σ over rows of ``grad·factor``, in order from zero, each product fused into the sum: the
-    diagonal of ``gradᵀ @ factor`` added as BLAS's in-order kernel adds (``chained``), for groups of columns at once
-    (a stack of products, one a group)."""
-    rows, n = grad.shape
-    groups = -(-n // _COLUMN_GROUP)
-    width = groups * _COLUMN_GROUP
-    if width != n:                          # (zero columns fill the last group)
-        grad, factor = (np.pad(v, ((0, 0), (0, width - n))) for v in (grad, factor))
-    left = grad.T.reshape(groups, _COLUMN_GROUP, rows)
-    right = factor.reshape(rows, groups, _COLUMN_GROUP).transpose(1, 0, 2)
-    return np.diagonal(chained(left, right), axis1=-2, axis2=-1).reshape(-1)[:n].copy()
 
 
 def backward(grad, x, mean, rstd, weight, needs):
@@ -66,7 +50,7 @@ def backward(grad, x, mean, rstd, weight, needs):
         dx = fma(b[:, None], x, first, f32) + c[:, None]
     if needs[1] and weight is not None:
         shifted = fma(np.broadcast_to(a, x.shape), x, np.broadcast_to((-rstd * mean)[:, None], x.shape), f32)
-        dw = _in_order_over_rows(grad, shifted)
+        dw = column_dots_in_order(grad, shifted)
     if needs[2]:
         db = np.add.reduce(grad, axis=0)        # (NumPy adds along a leading axis in order)
     return dx, dw, db
