@@ -65,14 +65,14 @@ _add_reduce, _add_accumulate = np.add.reduce, np.add.accumulate
 @shapes_from(lambda a, axes: None)        # (a meta array: NumPy's sum answers, with shapes)
 def torch_order_sums(a, axes):
     """``a`` summed over ``axes`` (normalized, increasing) in PyTorch's order, flattened (the kept dims' sizes in
-    order), where this module knows it: everything, the last dim, or the leading dims of a contiguous float32 or
+    order), where this module knows it: everything, the last dims, or the leading dims of a contiguous float32 or
     float64 array; else None."""
     if not a.ndim or not axes:
         return None
     if len(axes) == a.ndim:
         return torch_order_row_sums(a.reshape(1, -1)) if follows_torch_order(a, a.size) else None
-    if axes == (a.ndim - 1,):
-        n = a.shape[-1]
+    if axes == tuple(range(a.ndim - len(axes), a.ndim)):     # the last dims: rows (PyTorch joins them into one)
+        n = math.prod(a.shape[a.ndim - len(axes):])
         return torch_order_row_sums(a.reshape(-1, n)) if follows_torch_order(a, n) else None
     if axes == tuple(range(len(axes))):
         n = math.prod(a.shape[:len(axes)])

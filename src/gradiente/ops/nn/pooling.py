@@ -25,7 +25,7 @@ from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ...core.tensor import Tensor
 from ._array_rules import record_gradients
-from .convolution import _check_input_rank, _col2im, _out_size, _pad, _tuple, _windows
+from .convolution import _check_input_rank, _out_size, _pad, _tuple, _windows
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices"]
@@ -276,17 +276,33 @@ class _AvgPoolMap(_LinearPoolMap):
 
     def forward(self, x):
         win = _windows(_pad(x.reshape(self.x4), self.pads), self.kernel, self.stride, (1, 1), self.out_shape[2:])
-        return (win.sum(axis=(2, 3)) / self.divisor).reshape(self.y_shape)
+        return (_window_sums_in_order(win) / self.divisor).reshape(self.y_shape)
 
     def adjoint(self, grad):
         g = grad.reshape(self.out_shape) / self.divisor
-        n, c, ho, wo = g.shape
+        ho, wo = g.shape[2:]
         kh, kw = self.kernel
-        dwin = np.broadcast_to(g[:, :, None, None], (n, c, kh, kw, ho, wo))
-        dxp = _col2im(dwin, self.padded_shape, self.stride, (1, 1))
+        sh, sw = self.stride
+        # PyTorch's kernel adds each output's share into its window, output after output; where windows overlap,
+        # an input value so receives its shares in the order of its window offsets from the last to the first
+        dxp = np.zeros(self.padded_shape, g.dtype)
+        for i in reversed(range(kh)):
+            for j in reversed(range(kw)):
+                dxp[:, :, i:i + sh * (ho - 1) + 1:sh, j:j + sw * (wo - 1) + 1:sw] += g
         (pt, _), (pl, _) = self.pads
         h, w = self.hw
         return dxp[:, :, pt:pt + h, pl:pl + w].reshape(self.x_shape)
+
+
+def _window_sums_in_order(win):
+    """Each window's sum (``win``: (N, C, kh, kw, Ho, Wo)) as PyTorch's pooling kernels add it: from zero, its values
+    one after another, row by row (a window view summed by NumPy adds in another order)."""
+    kh, kw = win.shape[2:4]
+    total = np.zeros(win.shape[:2] + win.shape[4:], win.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            total += win[:, :, i, j]
+    return total
 
 
 def _four_d(shape):
@@ -333,29 +349,60 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 class _AdaptiveAvgPoolMap(_LinearPoolMap):
-    """A x = A_h · x · A_wᵀ (A_h, A_w: the window-averaging matrices);  Aᵀ grad = A_hᵀ · grad · A_w"""
+    """A x = each window's mean;  Aᵀ grad spreads each output's gradient over its window. As PyTorch's kernel
+    computes them: a window's values added from zero, row by row, then divided by its height and by its width
+    (two roundings); the gradient divided so too, and added into the input output by output."""
 
-    def __init__(self, a_h, a_w, x_shape, y_shape):
-        self.a_h, self.a_w, self.x_shape, self.y_shape = a_h, a_w, x_shape, y_shape
+    def __init__(self, windows_h, windows_w, x_shape, y_shape):
+        self.windows_h, self.windows_w, self.x_shape, self.y_shape = windows_h, windows_w, x_shape, y_shape
         self.x4 = _four_d(x_shape)
-        self.out_shape = self.x4[:2] + (a_h.shape[0], a_w.shape[0])
+        self.out_shape = self.x4[:2] + (len(windows_h[0]), len(windows_w[0]))
 
     def forward(self, x):
-        return np.matmul(np.matmul(self.a_h, x.reshape(self.x4)), self.a_w.T).reshape(self.y_shape)
+        x = x.reshape(self.x4)
+        (start_h, size_h), (start_w, size_w) = self.windows_h, self.windows_w
+        total = np.zeros(self.out_shape, x.dtype)
+        # the windows' r-th row and s-th column, for all windows at once; a window shorter than r adds nothing
+        for r in range(size_h.max()):
+            rows = np.minimum(start_h + r, self.x4[2] - 1)
+            row_inside = (r < size_h)[:, None]
+            for c in range(size_w.max()):
+                columns = np.minimum(start_w + c, self.x4[3] - 1)
+                inside = row_inside & (c < size_w)[None, :]
+                total += np.where(inside, x[:, :, rows[:, None], columns[None, :]], x.dtype.type(0))
+        return self._divided(total).reshape(self.y_shape)
+
+    def _divided(self, values):
+        (_, size_h), (_, size_w) = self.windows_h, self.windows_w
+        dtype = values.dtype
+        return values / size_h.astype(dtype)[:, None] / size_w.astype(dtype)[None, :]
 
     def adjoint(self, grad):
-        g = grad.reshape(self.out_shape)
-        return np.matmul(np.matmul(self.a_h.T, g), self.a_w).reshape(self.x_shape)
+        delta = self._divided(grad.reshape(self.out_shape))
+        out = np.zeros(self.x4, delta.dtype)
+        (start_h, size_h), (start_w, size_w) = self.windows_h, self.windows_w
+        for i in range(len(start_h)):
+            for j in range(len(start_w)):
+                window = out[:, :, start_h[i]:start_h[i] + size_h[i], start_w[j]:start_w[j] + size_w[j]]
+                window += delta[:, :, i, j, None, None]
+        return out.reshape(self.x_shape)
 
 
-def _averaging_matrix(size, out, dtype):
-    """``(out, size)``: row i averages the input range [floor(i·size/out), ceil((i+1)·size/out))."""
+def _adaptive_windows(size, out):
+    """``(start, length)`` of each of the ``out`` windows along an axis of ``size``: window i covers
+    [floor(i·size/out), ceil((i+1)·size/out))."""
     i = np.arange(out)
     start = (i * size) // out
     end = -((-(i + 1) * size) // out)
+    return start, end - start
+
+
+def _averaging_matrix(size, out, dtype):
+    """``(out, size)``: row i averages the input range of window i (``_adaptive_windows``); the 3-D pooling's."""
+    start, length = _adaptive_windows(size, out)
     cols = np.arange(size)
-    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
+    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < (start + length)[:, None])
+    return (inside / length[:, None]).astype(dtype)
 
 
 def _adaptive_avg_pool(input, output_size, n_spatial):
@@ -372,10 +419,10 @@ def _adaptive_avg_pool(input, output_size, n_spatial):
         return result.squeeze(-2) if n_spatial == 1 else result
     if dt.kind(xa.dtype) not in "fc":
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for \'{scalar_name(xa.dtype)}\'')
-    a_h = _averaging_matrix(h, out_hw[0], xa.dtype)
-    a_w = _averaging_matrix(w, out_hw[1], xa.dtype)
+    windows_h, windows_w = _adaptive_windows(h, out_hw[0]), _adaptive_windows(w, out_hw[1])
     y_shape = restore(np.empty((n, c) + out_hw, dtype=bool)).shape
-    result = _pooled(AdaptiveAvgPool2DBackward0, _AdaptiveAvgPoolMap(a_h, a_w, input._data.shape, y_shape), input)
+    result = _pooled(AdaptiveAvgPool2DBackward0, _AdaptiveAvgPoolMap(windows_h, windows_w, input._data.shape, y_shape),
+                     input)
     return result.squeeze(-2) if n_spatial == 1 else result
 
 
