@@ -29,7 +29,7 @@ from .grad_layout import is_enforced as grad_layout_enforced
 from .meta import MetaArray
 from .power import power, rounded_power
 from .scatter import add_rows_at
-from .summation import torch_order_sums
+from .summation import mean_as_torch, sum_as_torch, torch_order_sums
 from .vector_exp import sleef_exp
 from .vector_loop import in_row_blocks, in_vector_blocks
 
@@ -317,7 +317,7 @@ class NumpyOps:
     @staticmethod
     @_rounded_once
     def sum(x, dim=None, keepdim=False):
-        return np.asanyarray(x.sum(axis=dim, keepdims=keepdim))
+        return np.asanyarray(sum_as_torch(x, dim, keepdim))
 
     @staticmethod
     def expand(x, shape):
@@ -439,7 +439,7 @@ class NumpyOps:
     @staticmethod
     @_rounded_once
     def mean(x, dim, keepdim=False):
-        return np.asanyarray(x.mean(axis=dim, keepdims=keepdim))
+        return np.asanyarray(mean_as_torch(x, dim, keepdim))
 
     @staticmethod
     def cumsum(x, dim):

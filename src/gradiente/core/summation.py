@@ -52,7 +52,8 @@ import numpy as np
 from .fused import fma
 from .meta import shapes_from
 
-__all__ = ["GRAIN", "torch_order_sums", "torch_order_row_sums", "torch_order_column_sums", "nll_cascade_sum",
+__all__ = ["GRAIN", "torch_order_sums", "sum_as_torch", "mean_as_torch", "torch_order_row_sums",
+           "torch_order_column_sums", "nll_cascade_sum",
            "vector_row_sums", "vector_row_dots", "vector_row_norms"]
 
 #: PyTorch hands a reduction of more elements than this to several threads, and its order then depends on them
@@ -78,6 +79,26 @@ def torch_order_sums(a, axes):
         n = math.prod(a.shape[:len(axes)])
         return torch_order_column_sums(a.reshape(n, -1)) if follows_torch_order(a, n) and a.size else None
     return None
+
+
+def sum_as_torch(a, dim=None, keepdim=False):
+    """``a.sum(axis=dim, keepdims=keepdim)`` (``dim``: None, an int or a tuple, negatives allowed), added in PyTorch's
+    order where ``torch_order_sums`` knows it (a backward rule's ``self.sum(dim)`` is PyTorch's sum too)."""
+    axes = tuple(range(a.ndim)) if dim is None else tuple(sorted({d % a.ndim for d in np.atleast_1d(dim)}))
+    values = torch_order_sums(a, axes) if a.ndim else None
+    if values is None:
+        return np.add.reduce(a, axis=dim if dim is None else axes, keepdims=keepdim)
+    return values.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)) if keepdim else
+                          tuple(n for i, n in enumerate(a.shape) if i not in axes))
+
+
+def mean_as_torch(a, dim=None, keepdim=False):
+    """``a.mean(axis=dim, keepdims=keepdim)``: for float32 and float64, PyTorch's: its sum (``sum_as_torch``) divided
+    by the count in the array's dtype."""
+    if a.dtype not in _LANES or not a.size:
+        return a.mean(axis=dim, keepdims=keepdim)
+    axes = tuple(range(a.ndim)) if dim is None else tuple({d % a.ndim for d in np.atleast_1d(dim)})
+    return sum_as_torch(a, dim, keepdim) / a.dtype.type(math.prod(a.shape[i] for i in axes))
 
 
 def follows_torch_order(a, row_length):

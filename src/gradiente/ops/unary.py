@@ -101,7 +101,8 @@ log1p = TABLE.row("log1p", rounded_math.log1p, "Log1PBackward0", "x", lambda ops
                   "d/dx ln(1 + x) = 1/(1 + x)", holomorphic=True)
 sqrt = TABLE.row("sqrt", vml_sqrt.sqrt, "SqrtBackward0", "out", lambda ops, v, x, out: v / (2 * out),
                  "d/dx √x = 1/(2√x)", holomorphic=True)
-rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out", lambda ops, v, x, out: ops.times_number(v, -0.5) * out ** 3,
+rsqrt = TABLE.row("rsqrt", _rsqrt, "RsqrtBackward0", "out",
+                  lambda ops, v, x, out: ops.times_number(v, -0.5) * ops.pow(out, 3),      # (PyTorch's result.pow(3))
                   "d/dx x^(-1/2) = -1/(2·x^(3/2))", holomorphic=True)
 sin = TABLE.row("sin", rounded_math.sin, "SinBackward0", "x", lambda ops, v, x, out: v * ops.cos(x),
                 "d/dx sin x = cos x", holomorphic=True)
