@@ -1,6 +1,6 @@
 """GELU's tanh approximation (``approximate='tanh'``, GPT-2's) as PyTorch's CPU kernels compute it
 (``core/gelu_tanh_kernel.py``), with Sleef's ``tanhf`` on the vectors (``vector_exp.sleef_tanh``) and the C
-library's on the rest (``core/c_tanhf.py``): each compared with torch 2.13, element by element, forward and
+library's on the rest (``core/c_fdlibm.py``): each compared with torch 2.13, element by element, forward and
 backward, in every layout ATen's loop treats differently, and a GPT-2-style model trained to PyTorch's losses."""
 import ctypes
 import ctypes.util
@@ -11,7 +11,7 @@ import torch
 from harness import random_windows
 
 import gradiente
-from gradiente.core import c_tanhf
+from gradiente.core import c_fdlibm
 
 pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
@@ -34,19 +34,19 @@ def test_c_tanhf_is_the_c_librarys():
                         special]).astype(np.float32)
     libm = _libm()
     theirs = np.array([libm.tanhf(float(v)) for v in x], np.float32)
-    ours = c_tanhf.c_tanhf(x)
+    ours = c_fdlibm.c_tanhf(x)
     numbers = ~np.isnan(theirs)
     assert np.array_equal(ours.view(np.uint32)[numbers], theirs.view(np.uint32)[numbers])
     assert np.isnan(ours[~numbers]).all()
 
 
-@pytest.mark.skipif(not c_tanhf.FDLIBM, reason="the C library's expm1f is not fdlibm's")
+@pytest.mark.skipif(not c_fdlibm.FDLIBM, reason="the C library's expm1f is not fdlibm's")
 def test_c_expm1f_is_the_c_librarys_where_tanh_calls_it():
     rng = np.random.default_rng(1)
     y = np.concatenate([rng.uniform(-2, 0, 20_000), rng.uniform(0, 44, 20_000), [0.3465736, 1.0397208]]).astype(
         np.float32)
     libm = _libm()
-    assert np.array_equal(c_tanhf.c_expm1f(y), np.array([libm.expm1f(float(v)) for v in y], np.float32))
+    assert np.array_equal(c_fdlibm.c_expm1f(y), np.array([libm.expm1f(float(v)) for v in y], np.float32))
 
 
 def _operand(lib, base, layout):

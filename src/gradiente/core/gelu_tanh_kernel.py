@@ -10,14 +10,14 @@ With β = √(2/π) and κ = 0.044715, both rounded to float32::
 
 (GCC contracts the multiply-adds written so; measured against torch 2.13: every element equal.) ATen's loop takes
 its elements two 16-lane vectors at a time, where ``tanh`` is Sleef's (``vector_exp.sleef_tanh``), and the last
-``n mod 32`` on their own, where it is the C library's (``c_tanhf.c_tanhf``); over a dense array in memory order,
+``n mod 32`` on their own, where it is the C library's (``c_fdlibm.c_tanhf``); over a dense array in memory order,
 else row by row (``_runs``).
 """
 import math
 
 import numpy as np
 
-from .c_tanhf import c_tanhf
+from .c_fdlibm import c_tanhf
 from .fused import fma
 from .vector_exp import sleef_tanh
 

@@ -23,7 +23,7 @@ import numpy as np
 from .fused import Fma32, fma, two_sum
 from .meta import shapes_from
 
-__all__ = ["sleef_exp", "sleef_log", "sleef_log1p", "sleef_pow", "exp_u20", "Fma32"]
+__all__ = ["sleef_exp", "sleef_expm1", "sleef_log", "sleef_log1p", "sleef_pow", "sleef_tanh", "exp_u20", "Fma32"]
 
 _F32 = np.float32
 _LOW_29, _HALFWAY = 0x1FFFFFFF, 0x10000000      # the float64 bits below float32's last, and their halfway pattern
@@ -451,5 +451,22 @@ def sleef_tanh(x):
         y = _f32(quotient[0] + quotient[1])
         y[(magnitude > _TANH_IS_ONE) | np.isnan(y)] = 1
         y = np.copysign(y, x)
+        y[np.isnan(x)] = np.nan
+    return y.reshape(shape)
+
+
+@shapes_from(np.expm1)
+def sleef_expm1(x):
+    """e^x − 1 of a float32 array as Sleef's ``expm1f`` (u10) computes it: ``expk2f``'s pair less one, in
+    double-float arithmetic, then rounded; ∞ past 88.72, −1 below −16.64, −0 kept."""
+    shape = np.shape(x)
+    x = np.asanyarray(x, np.float32).reshape(-1)
+    fused = functools.partial(fma, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        hi, lo = _df_add2(_sleef_expk2((x, np.zeros_like(x)), fused), _F32(-1))
+        y = _f32(hi + lo)
+        y[x > _F32(88.72283172607421875)] = np.inf
+        y[x < _F32(-16.635532333438687426013570)] = -1
+        y[(x == 0) & np.signbit(x)] = -0.0
         y[np.isnan(x)] = np.nan
     return y.reshape(shape)

@@ -13,13 +13,14 @@ import numpy as np
 from ...core import dtype as dt
 from ...core import gelu_tanh_kernel, onednn_gelu, rounded_math, tensor
 from ...core.c_expf import c_expf
+from ...core.c_fdlibm import c_expm1f, c_log1pf, c_tanhf
 from ...core.creation import is_dense, keep_layout
 from ...core.erf import erf
 from ...core.fused import fma
 from ...core.node import Node, self_adjoint_jvp
 from ...core.record import record, wants_grad, wrap
 from ...core.rules import in_vector_blocks, one_plus_sleef_exp_of_minus, sigmoid_array, sigmoid_kernel_array
-from ...core.vector_exp import sleef_exp, sleef_log1p
+from ...core.vector_exp import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
 from .. import unary, views
 from ..autocast import autocast_entry
 from ._common import activation, check_floating, inplace, scalar_name
@@ -282,6 +283,8 @@ class EluBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
+        if not ops.recording and x.dtype == np.float32 and grad.dtype == np.float32:
+            return (_elu_backward_as_kernel(grad, x, self.alpha, self.scale, self.input_scale),)
         negative = ops.raw(x) <= 0
         negcoef, poscoef, negiptcoef = self.alpha * self.scale, self.scale, self.input_scale
         # exp only of the non-positive inputs: the other branch would overflow (and poison derivatives).
@@ -298,7 +301,7 @@ class EluBackward1(Node):
 
     def backward(self, ops, grad):
         out = _saved(self, ops)
-        negcoef, poscoef, negiptcoef = self.alpha * self.scale, self.scale, self.input_scale
+        negcoef, poscoef, negiptcoef = _elu_coefficients(out.dtype, self.alpha, self.scale, self.input_scale)
         return (ops.select(ops.raw(out) <= 0, grad * negiptcoef * (out + negcoef), grad * poscoef),)
 
     jvp = self_adjoint_jvp
@@ -312,8 +315,34 @@ class CeluBackward1(EluBackward1):
     """The in-place celu; the same rule as EluBackward1"""
 
 
+def _elu_coefficients(dtype, alpha, scale, input_scale):
+    """``(negcoef, poscoef, negiptcoef)`` as PyTorch's ELU kernels take them: each number in the tensor's dtype,
+    ``negcoef`` their product there (a float32 product for float32, not the double one rounded)."""
+    kind = np.dtype(dtype).type if dt.kind(dtype) == "f" else np.float64
+    return kind(alpha) * kind(scale), kind(scale), kind(input_scale)
+
+
+# ELU's float32 kernels take e^x − 1 (forward) and e^x (backward) from Sleef on the vectors of PyTorch's loop and
+# from the C library on each run's last elements (``in_vector_blocks``); the products are the kernels', in order.
+
+def _elu_as_kernel(a, alpha, scale, input_scale):
+    negcoef, poscoef, negiptcoef = _elu_coefficients(a.dtype, alpha, scale, input_scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expm1 = in_vector_blocks(a * negiptcoef, sleef_expm1, c_expm1f)
+        return np.where(a <= 0, expm1 * negcoef, a * poscoef)
+
+
+def _elu_backward_as_kernel(grad, x, alpha, scale, input_scale):
+    negcoef, poscoef, negiptcoef = _elu_coefficients(x.dtype, alpha, scale, input_scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        exp = in_vector_blocks(x * negiptcoef, sleef_exp, c_expf)
+        return np.where(x <= 0, grad * negiptcoef * negcoef * exp, grad * poscoef)
+
+
 def _elu(input, alpha, scale, input_scale, node_cls, grad_input_scale=None):
     def forward(a):
+        if a.dtype == np.float32:
+            return _elu_as_kernel(a, alpha, scale, input_scale)
         return np.where(a <= 0, np.expm1(np.minimum(a, 0) * input_scale) * (alpha * scale), a * scale)
     return activation(input, forward, node_cls, "elu_cpu", "out" if node_cls in (EluBackward1, CeluBackward1)
                       else "x", alpha=alpha, scale=scale,
@@ -493,6 +522,8 @@ class MishBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
+        if not ops.recording and x.dtype == np.float32 and grad.dtype == np.float32:
+            return (_mish_backward_as_kernel(grad, x),)
         # softplus as PyTorch's kernel and its infinitely_differentiable_mish_backward compute it, log1p(eˣ):
         # it overflows to inf for x > ~89 (float32) or ~710 (float64), where the value is still right (tanh(inf)
         # is 1) but the second derivative, through eˣ, is nan, as PyTorch's (seed 61020)
@@ -506,7 +537,46 @@ def mish(input, inplace=False):
     """x·tanh(softplus(x)) (``MishBackward0``)."""
     if inplace:
         return _inplace_call(input, mish)
-    return activation(input, lambda a: a * np.tanh(np.logaddexp(0, a)), MishBackward0, "mish_cpu")
+    return activation(input, _mish_forward, MishBackward0, "mish_cpu")
+
+
+# Mish's and softplus's float32 kernels: on the vectors of PyTorch's loop Sleef's exp, log1p and tanh, on each run's
+# last elements the C library's (``in_vector_blocks``); the multiply-adds GCC fuses, fused.
+
+def _tanh_softplus(x):
+    """tanh(log1p(eˣ)) as PyTorch's Mish kernels take it."""
+    return in_vector_blocks(x, lambda v: sleef_tanh(sleef_log1p(sleef_exp(v))),
+                            lambda v: c_tanhf(c_log1pf(c_expf(v))))
+
+
+def _mish_forward(a):
+    if a.dtype != np.float32:
+        return a * np.tanh(np.logaddexp(0, a))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a * _tanh_softplus(a)
+
+
+def _mish_backward_as_kernel(grad, x):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sigmoid = np.float32(1) / (np.float32(1) + in_vector_blocks(-x, sleef_exp, c_expf))
+        t = _tanh_softplus(x)
+        return grad * fma(x * sigmoid, fma(-t, t, np.float32(1), np.float32), t, np.float32)
+
+
+def _softplus_as_kernel(a, beta, threshold):
+    beta, threshold = np.float32(beta), np.float32(threshold)
+    scaled = a * beta
+    with np.errstate(over="ignore", invalid="ignore"):
+        soft = in_vector_blocks(scaled, lambda v: sleef_log1p(sleef_exp(v)), lambda v: c_log1pf(c_expf(v))) / beta
+    return np.where(scaled > threshold, a, soft)
+
+
+def _softplus_backward_as_kernel(grad, x, beta, threshold):
+    beta, threshold = np.float32(beta), np.float32(threshold)
+    scaled = x * beta
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = in_vector_blocks(scaled, sleef_exp, c_expf)
+        return np.where(scaled > threshold, grad, grad * z / (z + np.float32(1)))
 
 
 class SoftplusBackward0(Node):
@@ -515,6 +585,8 @@ class SoftplusBackward0(Node):
 
     def backward(self, ops, grad):
         x = _saved(self, ops)
+        if not ops.recording and x.dtype == np.float32 and grad.dtype == np.float32:
+            return (_softplus_backward_as_kernel(grad, x, self.beta, self.threshold),)
         return (ops.select(ops.raw(x) * self.beta > self.threshold, grad, grad * ops.sigmoid(x * self.beta)),)
 
     jvp = self_adjoint_jvp
@@ -523,6 +595,8 @@ class SoftplusBackward0(Node):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + e^(βx))/β, linear (x) where βx > threshold for numerical stability (``SoftplusBackward0``)."""
     def forward(a):
+        if a.dtype == np.float32:
+            return _softplus_as_kernel(a, beta, threshold)
         scaled = a * beta
         return np.where(scaled > threshold, a, np.log1p(np.exp(scaled)) / beta)
     return activation(input, forward, SoftplusBackward0, "softplus_cpu", beta=beta, threshold=threshold)
