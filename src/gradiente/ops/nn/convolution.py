@@ -245,6 +245,41 @@ class _OrderedTransposed(_Transposed):
         return onednn_conv.bias_gradient(grad)
 
 
+class _AsTwoD:
+    """A 1-d convolution (or transposed one) computed as the 2-d one over a height of one, as PyTorch hands it to
+    oneDNN (``view1d_as_2d``): ``kind`` (``_OrderedConvolution`` or ``_OrderedTransposed``) on the arrays given a
+    height axis, the results without it. What the weight's gradient reads stays as ``kind`` keeps it."""
+
+    def __init__(self, kind, x_shape, w_shape, groups, stride, dilation, pads, out_size):
+        self.x_shape, self.w_shape, self.groups, self.out_size = x_shape, w_shape, groups, out_size
+        self.inner = kind(x_shape[:2] + (1,) + x_shape[2:], w_shape[:2] + (1,) + w_shape[2:], groups, (1,) + stride,
+                          (1,) + dilation, ((0, 0),) + tuple(pads), (1,) + tuple(out_size))
+        self.adds_bias = self.inner.adds_bias
+
+    @staticmethod
+    def _tall(a):
+        return None if a is None else a[:, :, None]
+
+    def forward(self, x, w, bias=None):
+        if self.adds_bias:
+            out, kept = self.inner.forward(self._tall(x), self._tall(w), bias)
+        else:
+            out, kept = self.inner.forward(self._tall(x), self._tall(w))
+        return out[:, :, 0], kept
+
+    def weight_operand(self, x):
+        return self.inner.weight_operand(self._tall(x))
+
+    def backward(self, grad, w, kept, need_dx, need_dw):
+        if kept is not None and kept.ndim == 3:     # (the input itself, as a transposed convolution reads it)
+            kept = self._tall(kept)
+        dx, dw = self.inner.backward(self._tall(grad), self._tall(w), kept, need_dx, need_dw)
+        return (None if dx is None else dx[:, :, 0]), (None if dw is None else dw[:, :, 0])
+
+    def bias_gradient(self, grad):
+        return self.inner.bias_gradient(self._tall(grad))
+
+
 class _MetaConvolution:
     """A convolution of meta tensors (``core/meta.py``): the shapes of the result and of every gradient, and no
     arithmetic, so that a 1024×3×65536×65536 input costs what a small one does. ``kind`` is the convolution it
@@ -561,15 +596,21 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
     _check_dtypes(input, weight, bias, groups)
     if transposed:
         out_size = _transposed_size(x_shape[2:], stride, pads, dilation, output_padding, w_shape[2:])
+    # (a 1-d convolution is oneDNN's 2-d one over a height of one: its order, when that one's is known)
+    as_2d = n_spatial == 1 and input._data.ndim == 3 and weight._data.ndim == 3
+    xa, wa = (t._data[:, :, None] if as_2d else t._data for t in (input, weight))
+    dims = 2 if as_2d else n_spatial
     if transposed:
         kind = _OrderedTransposed if onednn_conv.follows_onednn(
-            input._data, weight._data, groups, dilation, n_spatial, False) and not any(output_padding) else _Transposed
-    elif onednn_conv.follows_onednn(input._data, weight._data, groups, dilation, n_spatial, transposed):
+            xa, wa, groups, (1,) * as_2d + tuple(dilation), dims, False) and not any(output_padding) else _Transposed
+    elif onednn_conv.follows_onednn(xa, wa, groups, (1,) * as_2d + tuple(dilation), dims, transposed):
         kind = _OrderedConvolution
     else:
         kind = _Convolution
     if any(is_meta(t._data) for t in (input, weight, bias) if t is not None):
         conv = _MetaConvolution(kind, x_shape, w_shape, groups, stride, dilation, pads, out_size)
+    elif as_2d and kind in (_OrderedConvolution, _OrderedTransposed):
+        conv = _AsTwoD(kind, x_shape, w_shape, groups, stride, dilation, pads, out_size)
     else:
         conv = kind(x_shape, w_shape, groups, stride, dilation, pads, out_size)
     return _convolve(conv, input, weight, bias)
