@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
+from ...core.fused import fma
 from ...core.random_math import _fma
 from ...core.tensor import Tensor
 from .._warnings import warn
@@ -184,9 +185,17 @@ def _gather(x, axis, taps):
         return np.take(x, index[0], axis=axis)
     shape = [1] * x.ndim
     shape[axis] = -1
-    out = np.take(x, index[0], axis=axis) * weights[0].reshape(shape)
-    for t in range(1, len(index)):
-        out += np.take(x, index[t], axis=axis) * weights[t].reshape(shape)
+    taps = [(np.take(x, i, axis=axis), w.reshape(shape)) for i, w in zip(index, weights)]
+    if len(taps) == 1 or x.dtype not in (np.float32, np.float64):
+        out = taps[0][0] * taps[0][1]
+        for tap, w in taps[1:]:
+            out += tap * w
+        return out
+    # PyTorch's loop writes t0·w0 + t1·w1 + ...: GCC fuses the first product into the sum with the (rounded)
+    # second, then each further product into the running sum
+    out = fma(taps[0][0], taps[0][1], taps[1][0] * taps[1][1], x.dtype)
+    for tap, w in taps[2:]:
+        out = fma(tap, w, out, x.dtype)
     return out
 
 
@@ -205,14 +214,18 @@ def _scatter(grad, axis, taps, in_size):
     return np.moveaxis(out, -1, axis)
 
 
-def _separable_map(in_shape, taps_per_axis, compute):
+def _separable_map(in_shape, taps_per_axis, compute, joint=False):
     """The map (gather along each spatial axis, the last first) and its adjoint, on arrays; float16 is
-    computed in float32 and rounded once, as PyTorch does."""
+    computed in float32 and rounded once, as PyTorch does. ``joint``: bi- and trilinear, whose float32 and float64
+    forward PyTorch writes as one sum over every corner (``_joint_gather``)."""
     first = len(in_shape) - len(taps_per_axis)
     axes = list(enumerate(taps_per_axis, start=first))[::-1]
     in_sizes = in_shape[first:]
+    joint = joint and all(weights is not None and len(weights) == 2 for _, weights in taps_per_axis)
 
     def linear(x):
+        if joint and x.dtype in (np.float32, np.float64):
+            return _joint_gather(x, first, taps_per_axis)
         out = x.astype(compute, copy=False) if dt.kind(x.dtype) == "f" else x
         for axis, taps in axes:
             out = _gather(out, axis, taps)
@@ -220,10 +233,56 @@ def _separable_map(in_shape, taps_per_axis, compute):
 
     def adjoint(grad):
         g = grad.astype(compute, copy=False)
+        if all(weights is None for _, weights in taps_per_axis):
+            return _nearest_adjoint(g, first, taps_per_axis, in_sizes).astype(grad.dtype, copy=False)
         for axis, taps in axes[::-1]:
             g = _scatter(g, axis, taps, in_sizes[axis - first])
         return g.astype(grad.dtype, copy=False)
     return linear, adjoint
+
+
+def _joint_gather(x, first, taps_per_axis):
+    """Bi- or trilinear interpolation as PyTorch's kernel writes it: the sum over the 4 (8) corners of the corner's
+    weight (the axes' weights multiplied in order, rounded) times its value, GCC fusing the first product into the
+    sum with the (rounded) second and each further one into the running sum."""
+    terms = []
+    for corner in np.ndindex(*[2] * len(taps_per_axis)):
+        value, weight = x, None
+        for axis, ((index, weights), k) in enumerate(zip(taps_per_axis, corner), start=first):
+            value = np.take(value, index[k], axis=axis)
+            shape = [1] * x.ndim
+            shape[axis] = -1
+            w = weights[k].astype(x.dtype).reshape(shape)
+            weight = w if weight is None else weight * w
+        terms.append((value, weight))
+    out = fma(terms[0][0], terms[0][1], terms[1][0] * terms[1][1], x.dtype)
+    for value, weight in terms[2:]:
+        out = fma(value, weight, out, x.dtype)
+    return out
+
+
+def _nearest_adjoint(grad, first, taps_per_axis, in_sizes):
+    """The nearest modes' adjoint as PyTorch's kernel adds it: each output's gradient into its input, output after
+    output in order, so that an input read by several outputs sums them from zero in the outputs' order. Along each
+    axis the outputs reading one input are a run; the runs' r-th members, over every axis in that order, are added
+    at once (a run shorter than r adds zeros)."""
+    runs = []
+    for (index, _), size in zip(taps_per_axis, in_sizes):
+        index = index[0]
+        length = np.bincount(index, minlength=size)
+        start = np.searchsorted(index, np.arange(size))
+        runs.append((start, length, len(index)))
+    out = np.zeros(grad.shape[:first] + tuple(in_sizes), grad.dtype)
+    for offsets in np.ndindex(*[max(int(length.max()), 1) for _, length, _ in runs]):
+        part, inside = grad, None
+        for axis, ((start, length, count), r) in enumerate(zip(runs, offsets), start=first):
+            part = np.take(part, np.minimum(start + r, count - 1), axis=axis)
+            shape = [1] * grad.ndim
+            shape[axis] = -1
+            valid = (r < length).reshape(shape)
+            inside = valid if inside is None else inside & valid
+        out += np.where(inside, part, grad.dtype.type(0))
+    return out
 
 
 # --- interpolate: arguments ---------------------------------------------------------------------------------
@@ -359,7 +418,7 @@ def _upsample(input, output_size, scales, mode, align_corners, antialias):
     opmath = _opmath(a.dtype)
     taps = [_taps(mode, antialias, n, m, align_corners, s, opmath, dim)
             for n, m, s in zip(input.shape[2:], output_size, scales)]
-    linear, adjoint = _separable_map(a.shape, taps, opmath)
+    linear, adjoint = _separable_map(a.shape, taps, opmath, joint=mode == "bilinear" and not antialias)
     node = _NODES[(mode + ("-aa" if antialias else ""), dim)]
     return linear_op(input, linear, adjoint, node)
 
