@@ -458,3 +458,28 @@ def random_windows(lib, data, length, batch):
     karpathy's ``get_batch`` draws a language model's batch."""
     starts = lib.randint(len(data) - length - 1, (batch,))
     return (lib.stack([data[i:i + length] for i in starts]), lib.stack([data[i + 1:i + length + 1] for i in starts]))
+
+
+def gpt_block_class(lib, layer_norm, mlp_activation):
+    """nanoGPT's transformer block in ``lib``: pre-norm causal flash attention (``c_attn``, ``c_proj``) and an MLP,
+    each added to the residual. ``layer_norm(channels)`` makes its norms, ``mlp_activation()`` the MLP's
+    activation module."""
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self, channels, heads):
+            super().__init__()
+            self.ln_1, self.ln_2 = layer_norm(channels), layer_norm(channels)
+            self.c_attn, self.c_proj = nn.Linear(channels, 3 * channels), nn.Linear(channels, channels)
+            self.c_fc, self.mlp_proj = nn.Linear(channels, 4 * channels), nn.Linear(4 * channels, channels)
+            self.activation = mlp_activation()
+            self.heads = heads
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+            q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+            return x + self.mlp_proj(self.activation(self.c_fc(self.ln_2(x))))
+    return Block

@@ -7,7 +7,7 @@ import ctypes.util
 import numpy as np
 import pytest
 import torch
-from harness import random_windows
+from harness import gpt_block_class, random_windows
 
 import gradiente
 from gradiente.core.c_logf import c_logf
@@ -70,24 +70,7 @@ def test_nanogpts_model_trains_to_pytorchs_losses():
     does: every loss of 8 steps, printed in full, equals PyTorch's."""
     def run(lib):
         nn, F = lib.nn, lib.nn.functional
-
-        class Block(nn.Module):
-            def __init__(self, channels, heads):
-                super().__init__()
-                self.ln_1 = nn.LayerNorm(channels, bias=False)
-                self.c_attn, self.c_proj = nn.Linear(channels, 3 * channels), nn.Linear(channels, channels)
-                self.ln_2 = nn.LayerNorm(channels, bias=False)
-                self.c_fc, self.mlp_proj = nn.Linear(channels, 4 * channels), nn.Linear(4 * channels, channels)
-                self.heads = heads
-
-            def forward(self, x):
-                b, t, c = x.shape
-                q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
-                q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
-                return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
-
+        Block = gpt_block_class(lib, lambda channels: nn.LayerNorm(channels, bias=False), nn.GELU)
         lib.manual_seed(1337)
         wte, wpe = nn.Embedding(65, 128), nn.Embedding(32, 128)
         blocks, ln_f = nn.ModuleList([Block(128, 4), Block(128, 4)]), nn.LayerNorm(128, bias=False)

@@ -8,7 +8,7 @@ import ctypes.util
 import numpy as np
 import pytest
 import torch
-from harness import random_windows
+from harness import gpt_block_class, random_windows
 
 import gradiente
 from gradiente.core import c_fdlibm
@@ -93,24 +93,7 @@ def test_a_gpt2_style_model_trains_to_pytorchs_losses():
     full, equals PyTorch's."""
     def run(lib):
         nn, F = lib.nn, lib.nn.functional
-
-        class Block(nn.Module):
-            def __init__(self, channels, heads):
-                super().__init__()
-                self.ln_1, self.ln_2 = nn.LayerNorm(channels), nn.LayerNorm(channels)
-                self.c_attn, self.c_proj = nn.Linear(channels, 3 * channels), nn.Linear(channels, channels)
-                self.mlp = nn.Sequential(nn.Linear(channels, 4 * channels), nn.GELU(approximate="tanh"),
-                                         nn.Linear(4 * channels, channels))
-                self.heads = heads
-
-            def forward(self, x):
-                b, t, c = x.shape
-                q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
-                q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
-                return x + self.mlp(self.ln_2(x))
-
+        Block = gpt_block_class(lib, nn.LayerNorm, lambda: nn.GELU(approximate="tanh"))
         lib.manual_seed(1337)
         wte, wpe = nn.Embedding(50, 96), nn.Embedding(30, 96)
         blocks, ln_f = nn.ModuleList([Block(96, 4), Block(96, 4)]), nn.LayerNorm(96)
