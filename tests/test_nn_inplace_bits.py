@@ -92,10 +92,11 @@ def _close(actual, expected):
 # bit for bit in test_nn_normalization.py's test_batch_norm_of_a_small_input_gives_torchs_digits)
 @pytest.mark.parametrize("shape", [(8, 6, 5, 300), (10000, 7)])
 def test_batch_norm_training_bits(dtype, shape):
-    kernel = np.dtype(dtype) == np.float32 and len(shape) > 2
+    kernel = np.dtype(dtype) == np.float32
     if kernel:
-        # float32 image batches take PyTorch's kernel's own steps (batch_norm_kernel.py; bit for bit against torch
-        # in test_kernel_order.py): here they agree with the formulas to float32 rounding
+        # float32 batches take PyTorch's kernel's own steps (batch_norm_kernel.py; bit for bit against torch in
+        # test_kernel_order.py for images, test_batch_norm_rows.py for (N, C) rows): here they agree with the
+        # formulas to float32 rounding
         same = _close
     else:
         same = _same_bits

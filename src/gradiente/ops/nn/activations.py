@@ -301,7 +301,8 @@ class EluBackward1(Node):
 
     def backward(self, ops, grad):
         out = _saved(self, ops)
-        negcoef, poscoef, negiptcoef = _elu_coefficients(out.dtype, self.alpha, self.scale, self.input_scale)
+        negcoef, poscoef, negiptcoef = _elu_coefficients(ops.raw(out).dtype, self.alpha, self.scale,
+                                                         self.input_scale)
         return (ops.select(ops.raw(out) <= 0, grad * negiptcoef * (out + negcoef), grad * poscoef),)
 
     jvp = self_adjoint_jvp
