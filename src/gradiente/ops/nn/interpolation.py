@@ -214,14 +214,17 @@ def _scatter(grad, axis, taps, in_size):
     return np.moveaxis(out, -1, axis)
 
 
-def _separable_map(in_shape, taps_per_axis, compute, joint=False):
+def _separable_map(in_shape, taps_per_axis, compute, joint=False, linear_mode=False):
     """The map (gather along each spatial axis, the last first) and its adjoint, on arrays; float16 is
-    computed in float32 and rounded once, as PyTorch does. ``joint``: bi- and trilinear, whose float32 and float64
-    forward PyTorch writes as one sum over every corner (``_joint_gather``)."""
+    computed in float32 and rounded once, as PyTorch does. ``joint``: bilinear, whose float32 and float64 forward
+    PyTorch writes as one sum over every corner (``_joint_gather``); ``linear_mode``: the linear modes, whose
+    gradient it adds corner by corner, output after output (``_ordered_linear_adjoint``)."""
     first = len(in_shape) - len(taps_per_axis)
     axes = list(enumerate(taps_per_axis, start=first))[::-1]
     in_sizes = in_shape[first:]
-    joint = joint and all(weights is not None and len(weights) == 2 for _, weights in taps_per_axis)
+    two_taps = all(weights is not None and len(weights) == 2 for _, weights in taps_per_axis)
+    joint = joint and two_taps
+    linear_mode = linear_mode and two_taps
 
     def linear(x):
         if joint and x.dtype in (np.float32, np.float64):
@@ -235,6 +238,8 @@ def _separable_map(in_shape, taps_per_axis, compute, joint=False):
         g = grad.astype(compute, copy=False)
         if all(weights is None for _, weights in taps_per_axis):
             return _nearest_adjoint(g, first, taps_per_axis, in_sizes).astype(grad.dtype, copy=False)
+        if linear_mode and g.dtype in (np.float32, np.float64):
+            return _ordered_linear_adjoint(g, first, taps_per_axis, in_sizes).astype(grad.dtype, copy=False)
         for axis, taps in axes[::-1]:
             g = _scatter(g, axis, taps, in_sizes[axis - first])
         return g.astype(grad.dtype, copy=False)
@@ -259,6 +264,36 @@ def _joint_gather(x, first, taps_per_axis):
     for value, weight in terms[2:]:
         out = fma(value, weight, out, x.dtype)
     return out
+
+
+def _ordered_linear_adjoint(grad, first, taps_per_axis, in_sizes):
+    """The linear modes' adjoint as PyTorch's kernel adds it: output after output, each one's gradient times each
+    corner's weight (the axes' weights multiplied in order, rounded) fused into the corner's input, corner after
+    corner. An input so receives its terms in a fixed order; the k-th term of every input is added at once (one
+    fused multiply-add over inputs that are all distinct), for k = 0, 1, ... ."""
+    out_shape = grad.shape[first:]
+    outputs = np.stack([axis.ravel() for axis in np.meshgrid(*[np.arange(o) for o in out_shape], indexing="ij")], 1)
+    corners = list(np.ndindex(*[len(index) for index, _ in taps_per_axis]))
+    targets = np.zeros((len(outputs), len(corners)), np.int64)
+    weights = np.ones((len(outputs), len(corners)), grad.dtype)
+    for c, corner in enumerate(corners):
+        for axis, ((index, axis_weights), k, size) in enumerate(zip(taps_per_axis, corner, in_sizes)):
+            targets[:, c] = targets[:, c] * size + index[k][outputs[:, axis]]
+            w = axis_weights[k][outputs[:, axis]].astype(grad.dtype)
+            weights[:, c] = w if axis == 0 else weights[:, c] * w
+    targets, weights = targets.ravel(), weights.ravel()
+    sources = np.repeat(np.arange(len(outputs)), len(corners))
+    order = np.argsort(targets, kind="stable")              # each input's terms, in the kernel's order
+    starts = np.flatnonzero(np.diff(targets[order], prepend=-1))
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
+    lead = grad.shape[:first]
+    g = grad.reshape(-1, len(outputs))
+    out = np.zeros((g.shape[0], math.prod(in_sizes)), grad.dtype)
+    for k in range(int(rank.max()) + 1 if len(rank) else 0):
+        term = order[rank == k]
+        at = targets[term]
+        out[:, at] = fma(weights[term], g[:, sources[term]], out[:, at], grad.dtype)
+    return out.reshape(lead + tuple(in_sizes))
 
 
 def _nearest_adjoint(grad, first, taps_per_axis, in_sizes):
@@ -418,7 +453,8 @@ def _upsample(input, output_size, scales, mode, align_corners, antialias):
     opmath = _opmath(a.dtype)
     taps = [_taps(mode, antialias, n, m, align_corners, s, opmath, dim)
             for n, m, s in zip(input.shape[2:], output_size, scales)]
-    linear, adjoint = _separable_map(a.shape, taps, opmath, joint=mode == "bilinear" and not antialias)
+    linear, adjoint = _separable_map(a.shape, taps, opmath, joint=mode == "bilinear" and not antialias,
+                                     linear_mode=mode in ("linear", "bilinear", "trilinear") and not antialias)
     node = _NODES[(mode + ("-aa" if antialias else ""), dim)]
     return linear_op(input, linear, adjoint, node)
 
