@@ -214,7 +214,7 @@ def _scatter(grad, axis, taps, in_size):
     return np.moveaxis(out, -1, axis)
 
 
-def _separable_map(in_shape, taps_per_axis, compute, joint=False, linear_mode=False):
+def _separable_map(in_shape, taps_per_axis, compute, joint=False, linear_mode=False, cubic=False):
     """The map (gather along each spatial axis, the last first) and its adjoint, on arrays; float16 is
     computed in float32 and rounded once, as PyTorch does. ``joint``: bilinear, whose float32 and float64 forward
     PyTorch writes as one sum over every corner (``_joint_gather``); ``linear_mode``: the linear modes, whose
@@ -225,6 +225,7 @@ def _separable_map(in_shape, taps_per_axis, compute, joint=False, linear_mode=Fa
     two_taps = all(weights is not None and len(weights) == 2 for _, weights in taps_per_axis)
     joint = joint and two_taps
     linear_mode = linear_mode and two_taps
+    cubic = cubic and len(taps_per_axis) == 2 and all(w is not None and len(w) == 4 for _, w in taps_per_axis)
 
     def linear(x):
         if joint and x.dtype in (np.float32, np.float64):
@@ -240,6 +241,8 @@ def _separable_map(in_shape, taps_per_axis, compute, joint=False, linear_mode=Fa
             return _nearest_adjoint(g, first, taps_per_axis, in_sizes).astype(grad.dtype, copy=False)
         if linear_mode and g.dtype in (np.float32, np.float64):
             return _ordered_linear_adjoint(g, first, taps_per_axis, in_sizes).astype(grad.dtype, copy=False)
+        if cubic and g.dtype in (np.float32, np.float64):
+            return _ordered_cubic_adjoint(g, first, taps_per_axis, in_sizes).astype(grad.dtype, copy=False)
         for axis, taps in axes[::-1]:
             g = _scatter(g, axis, taps, in_sizes[axis - first])
         return g.astype(grad.dtype, copy=False)
@@ -269,10 +272,8 @@ def _joint_gather(x, first, taps_per_axis):
 def _ordered_linear_adjoint(grad, first, taps_per_axis, in_sizes):
     """The linear modes' adjoint as PyTorch's kernel adds it: output after output, each one's gradient times each
     corner's weight (the axes' weights multiplied in order, rounded) fused into the corner's input, corner after
-    corner. An input so receives its terms in a fixed order; the k-th term of every input is added at once (one
-    fused multiply-add over inputs that are all distinct), for k = 0, 1, ... ."""
-    out_shape = grad.shape[first:]
-    outputs = np.stack([axis.ravel() for axis in np.meshgrid(*[np.arange(o) for o in out_shape], indexing="ij")], 1)
+    corner."""
+    outputs = _output_positions(grad.shape[first:])
     corners = list(np.ndindex(*[len(index) for index, _ in taps_per_axis]))
     targets = np.zeros((len(outputs), len(corners)), np.int64)
     weights = np.ones((len(outputs), len(corners)), grad.dtype)
@@ -281,19 +282,50 @@ def _ordered_linear_adjoint(grad, first, taps_per_axis, in_sizes):
             targets[:, c] = targets[:, c] * size + index[k][outputs[:, axis]]
             w = axis_weights[k][outputs[:, axis]].astype(grad.dtype)
             weights[:, c] = w if axis == 0 else weights[:, c] * w
-    targets, weights = targets.ravel(), weights.ravel()
-    sources = np.repeat(np.arange(len(outputs)), len(corners))
-    order = np.argsort(targets, kind="stable")              # each input's terms, in the kernel's order
+    weights = weights.ravel()
+    return _added_in_order(grad, first, in_sizes, targets.ravel(), len(corners),
+                           lambda total, g, terms: fma(weights[terms], g, total, grad.dtype))
+
+
+def _ordered_cubic_adjoint(grad, first, taps_per_axis, in_sizes):
+    """Bicubic's adjoint as PyTorch's kernel adds it: output after output, over its 4 columns and within each its
+    4 rows, ``(gradient · row weight) · column weight`` added to the tap's input (rounded step by step)."""
+    outputs = _output_positions(grad.shape[first:])
+    (rows, row_weights), (columns, column_weights) = taps_per_axis
+    width = in_sizes[1]
+    targets, factors = [], []
+    for i in range(len(columns)):
+        for j in range(len(rows)):
+            targets.append(rows[j][outputs[:, 0]] * width + columns[i][outputs[:, 1]])
+            factors.append((row_weights[j][outputs[:, 0]], column_weights[i][outputs[:, 1]]))
+    targets = np.stack(targets, 1).ravel()
+    wy = np.stack([f[0] for f in factors], 1).ravel().astype(grad.dtype)
+    wx = np.stack([f[1] for f in factors], 1).ravel().astype(grad.dtype)
+    return _added_in_order(grad, first, in_sizes, targets, len(factors),
+                           lambda total, g, terms: total + (g * wy[terms]) * wx[terms])
+
+
+def _output_positions(out_shape):
+    """Every output position (row-major order), as a (count, dims) array."""
+    return np.stack([axis.ravel() for axis in np.meshgrid(*[np.arange(o) for o in out_shape], indexing="ij")], 1)
+
+
+def _added_in_order(grad, first, in_sizes, targets, per_output, add):
+    """Terms added into the inputs in the order of ``targets`` (``per_output`` entries for each output, outputs in
+    row-major order): ``add(total, gradient, terms)`` the new totals. An input so receives its terms in the kernel's
+    order; the k-th term of every input is added at once (the inputs of one such step are all distinct)."""
+    count = targets.size // per_output
+    sources = np.repeat(np.arange(count), per_output)
+    order = np.argsort(targets, kind="stable")
     starts = np.flatnonzero(np.diff(targets[order], prepend=-1))
     rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
-    lead = grad.shape[:first]
-    g = grad.reshape(-1, len(outputs))
+    g = grad.reshape(-1, count)
     out = np.zeros((g.shape[0], math.prod(in_sizes)), grad.dtype)
     for k in range(int(rank.max()) + 1 if len(rank) else 0):
-        term = order[rank == k]
-        at = targets[term]
-        out[:, at] = fma(weights[term], g[:, sources[term]], out[:, at], grad.dtype)
-    return out.reshape(lead + tuple(in_sizes))
+        terms = order[rank == k]
+        at = targets[terms]
+        out[:, at] = add(out[:, at], g[:, sources[terms]], terms)
+    return out.reshape(grad.shape[:first] + tuple(in_sizes))
 
 
 def _nearest_adjoint(grad, first, taps_per_axis, in_sizes):
@@ -454,7 +486,8 @@ def _upsample(input, output_size, scales, mode, align_corners, antialias):
     taps = [_taps(mode, antialias, n, m, align_corners, s, opmath, dim)
             for n, m, s in zip(input.shape[2:], output_size, scales)]
     linear, adjoint = _separable_map(a.shape, taps, opmath, joint=mode == "bilinear" and not antialias,
-                                     linear_mode=mode in ("linear", "bilinear", "trilinear") and not antialias)
+                                     linear_mode=mode in ("linear", "bilinear", "trilinear") and not antialias,
+                                     cubic=mode == "bicubic" and not antialias)
     node = _NODES[(mode + ("-aa" if antialias else ""), dim)]
     return linear_op(input, linear, adjoint, node)
 
