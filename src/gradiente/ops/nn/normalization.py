@@ -653,8 +653,8 @@ def _native_batch_norm_as_kernel(input, weight, bias, running_mean, running_var,
 # completely. Such channels, found from the float64 statistics, are computed again in PyTorch's steps and order
 # (NumPy's cumsum adds in sequence; ``_fma`` rounds once). The others keep the fast float64 statistics and
 # (x − mean)·rstd, which differ from PyTorch's by a few units in the last place, unamplified; taking every channel
-# PyTorch's way would make batch norm 4 to 8 times slower. (For an (N, C) input PyTorch sums in per-thread float
-# partial sums once N exceeds its thread count: there the statistics agree within rounding only.)
+# PyTorch's way would make batch norm 4 to 8 times slower. (A contiguous float32 input never comes here: it takes
+# PyTorch's kernels, images and (N, C) rows alike, in ``batch_norm_kernel.py``.)
 
 #: inputs up to this many elements have every channel computed PyTorch's way: their cost is small, and a
 #: program that prints a small normalized tensor, or its mean (the models tutorial), then prints PyTorch's digits
