@@ -188,6 +188,11 @@ def test_non_leaf_grad_is_none_with_warning_unless_retained():
         warnings.simplefilter("always")
         assert h.grad is None
     assert "is not a leaf Tensor is being accessed" in str(caught[0].message)
+    reference = pytest.importorskip("torch")
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        assert (reference.ones(3, requires_grad=True) * 3).grad is None
+    assert str(caught[0].message) == str(theirs[0].message)         # word for word, PyTorch's suffix included
     assert not h.is_leaf and x.is_leaf
     h2 = x * 3
     h2.retain_grad()

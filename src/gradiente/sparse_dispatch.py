@@ -23,11 +23,11 @@ import numpy as np
 from .core.sparse_compressed import LAYOUT_WORDS, SparseCompressedTensor
 from .core.sparse_tensor import SparseCooTensor, SparseLayoutTensor, not_on_sparse
 from .core.tensor import Tensor
+from .core.warnings_at_caller import SKIPPED_CODE
 from .core.wrapping import wraps
 from .numpy_names import op_behind, rename_numpy_names
 from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
-from .ops._warnings import SKIPPED_CODE
 
 __all__ = ["guard", "guard_namespace", "route_to", "sparse_call", "sparse_method", "layout_error", "has_sparse",
            "sparse_dispatch_methods", "SPARSE_CLASSES"]
@@ -453,7 +453,7 @@ def guard(fn, name):
             return fn(*args, **kwargs)
 
     checked.sparse_dispatch_of = fn
-    # an op's warning names its caller's line: this wrapper is a frame it does not count (ops/_warnings.py)
+    # an op's warning names its caller's line: this wrapper is a frame it does not count (core/warnings_at_caller.py)
     SKIPPED_CODE.add(checked.__code__)
     # what vmap's dispatch reads to find the op and its NumPy names (numpy_names.op_behind, with_torch_names)
     checked.numpy_names_of = op_behind(fn)

@@ -9,7 +9,8 @@ from . import dtype as dt
 from .device import COPY, check_device
 from .meta import MetaArray, is_meta, meta_array
 from .size import Size
-from .tensor import Tensor, _size_args
+from .tensor import Tensor, _size_args, warn_once_of_scalar_with_grad
+from .warnings_at_caller import warn_at_caller
 
 __all__ = ["tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "logspace", "zeros_like", "ones_like", "full_like", "empty_like", "scalar_tensor",
@@ -81,9 +82,10 @@ def _infer_array(data, exact=False):
             read_with_grad: list = []
             data = _tensors_as_numbers(data, read_with_grad)
             if read_with_grad:
-                import warnings
-                warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                              "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
+                warn_once_of_scalar_with_grad()
+        if not _warned["arrays in a list"] and _holds_array(data):
+            _warned["arrays in a list"] = True      # (once per process, as PyTorch's TORCH_WARN_ONCE)
+            warn_at_caller(_ARRAYS_IN_A_LIST_WARNING, UserWarning)
         err = _ragged_error(data)
         if err is not None:
             raise err
@@ -109,6 +111,25 @@ def _infer_array(data, exact=False):
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
         return _infer_array(list(data), exact)      # any other sequence (a deque, ...), read as PyTorch reads it
     raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+
+
+_ARRAYS_IN_A_LIST_WARNING = (
+    "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the list to a "
+    "single numpy.ndarray with numpy.array() before converting to a tensor. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:252.)")
+_COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than {}(sourceTensor).")
+_warned = {"arrays in a list": False}
+
+
+def _holds_array(data):
+    """Whether an ndarray of one or more dimensions is among the items of the nested sequence ``data``."""
+    types = set(map(type, data))
+    if any(issubclass(t, np.ndarray) for t in types) and any(
+            isinstance(d, np.ndarray) and d.ndim for d in data):
+        return True
+    return (list in types or tuple in types) and any(_holds_array(d) for d in data if isinstance(d, (list, tuple)))
 
 
 def _holds_tensor(data):
@@ -168,13 +189,14 @@ def _has_numpy_double(data):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data``; dtype inferred as PyTorch does (ints -> int64, floats ->
     the default float dtype, bools -> bool) unless given."""
+    if isinstance(data, Tensor):
+        warn_at_caller(_COPY_CONSTRUCT_WARNING.format("torch.tensor"), UserWarning)
+    return _tensor_of(data, dtype, device, requires_grad)
+
+
+def _tensor_of(data, dtype, device, requires_grad):
     _check_dtype(dtype, "tensor")
     meta = check_device(device, "tensor", COPY)
-    if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
     arr = _infer_array(data, exact=dtype is not None)
     arr = np.array(arr, dtype=dtype._np if dtype is not None else arr.dtype, copy=True)
     return _finish(arr, requires_grad, meta=meta)
@@ -701,7 +723,9 @@ def new(self, *args, **kwargs):
 
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """``x.new_tensor(data)``: a new tensor of ``data``, in x's dtype unless ``dtype`` is given."""
-    return tensor(data, dtype=dtype or self.dtype, device=_own_device(self, device), requires_grad=requires_grad)
+    if isinstance(data, Tensor):
+        warn_at_caller(_COPY_CONSTRUCT_WARNING.format("tensor.new_tensor"), UserWarning)
+    return _tensor_of(data, dtype or self.dtype, _own_device(self, device), requires_grad)
 
 
 def _own_device(self, device):

@@ -10,7 +10,6 @@ inference mode.
 Math methods (``add``, ``exp``, ``sum``, ...) are attached by the op modules in ``gradiente.ops``,
 each next to its derivative rule; this module holds only what every tensor is.
 """
-import warnings
 import weakref
 
 import numpy as np
@@ -26,6 +25,7 @@ from .layouts import is_channels_last, is_in_memory_format, storage_offset, stri
 from .meta import NO_DATA, MetaArray, row_major_strides
 from .node import AccumulateGrad, Node, RemovableHandle, _HookDict
 from .size import Size
+from .warnings_at_caller import warn_at_caller
 
 __all__ = ["Tensor", "device", "is_inference", "is_tensor"]
 
@@ -35,7 +35,8 @@ _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
     "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
     "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
-    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information. "
+    "(Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"  # PyTorch's words
 )
 
 
@@ -89,12 +90,19 @@ _SCALAR_WITH_GRAD = {"warned": False}
 def _warn_once_of_scalar_with_grad(tensor):
     """PyTorch's warning, once per process, when ``float()`` or ``complex()`` (``'%f' % t`` too) reads a tensor that
     requires grad while grad mode is on; ``int()`` and ``item()`` do not warn."""
-    if tensor._requires_grad and _mode.enabled and not _SCALAR_WITH_GRAD["warned"]:
+    if tensor._requires_grad and _mode.enabled:
+        warn_once_of_scalar_with_grad()
+
+
+def warn_once_of_scalar_with_grad():
+    """The warning of a tensor that requires grad read as a number: once per process, whichever way it is read
+    (``float(t)``, ``torch.tensor([t, t])``), as PyTorch's one TORCH_WARN_ONCE."""
+    if not _SCALAR_WITH_GRAD["warned"]:
         _SCALAR_WITH_GRAD["warned"] = True
-        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                      "Consider using tensor.detach() first. (Triggered internally at "
-                      "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
-                      stacklevel=3)
+        warn_at_caller("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                       "Consider using tensor.detach() first. (Triggered internally at "
+                       "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
+                       UserWarning)
 
 class Tensor:
     """An n-dimensional array that records the operations applied to it when it requires grad."""
@@ -453,7 +461,7 @@ class Tensor:
         optimizer's ``zero_grad()``. Reading it on a non-leaf warns, as in PyTorch, unless ``retain_grad()`` was
         called."""
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
-            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            warn_at_caller(_NONLEAF_GRAD_WARNING, UserWarning)
         grad = self._grad
         if grad is not None and self.__dict__.get("_sparse_grad") is not None:
             # a weight looked up by ``embedding(..., sparse=True)``: its gradient reads as sparse COO, as PyTorch's

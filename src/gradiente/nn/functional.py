@@ -24,8 +24,8 @@ composition PyTorch itself records (``l1_loss`` is ``MeanBackward0`` over ``AbsB
   ``ops.nn.embedding`` (embedding)
 """
 from ..core.tensor import Tensor  # noqa: F401 - torch.nn.functional.Tensor is torch.Tensor
+from ..core.warnings_at_caller import warn as _warn
 from ..ops import softmax as _softmax_ops
-from ..ops._warnings import warn as _warn
 from ..ops.nn.activations import (  # noqa: F401
     celu,
     celu_,

@@ -23,7 +23,7 @@ from ..core.node import NOT_DIFFERENTIABLE_FORWARD, Node, tangent_sum
 from ..core.power import power, rounded_power
 from ..core.record import as_result, needs_derivative, promote_operands, record, wants_grad, wrap
 from ..core.tensor import Tensor
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 
 __all__ = ["add", "div", "divide", "float_power", "floor_divide", "fmod", "mul", "multiply", "neg", "negative",
            "positive", "pow", "reciprocal", "remainder", "rsub", "square", "sub", "subtract", "true_divide",

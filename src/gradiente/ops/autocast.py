@@ -22,7 +22,7 @@ from ..core import dtype as dt
 from ..core import threads
 from ..core.device import DEVICE_TYPES
 from ..core.tensor import Tensor
-from ._warnings import SKIPPED_CODE, warn
+from ..core.warnings_at_caller import SKIPPED_CODE, warn
 from .arithmetic import cast
 
 __all__ = ["is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
@@ -184,7 +184,7 @@ def autocast_entry(op):
         if not _state.cpu_on:           # the whole cost of autocast when it is off
             return op(*args, **kwargs)
         return _autocast_call(op, policy, args, kwargs)
-    SKIPPED_CODE.add(entry.__code__)    # the ops' warnings still name their caller's line (``_warnings.warn``)
+    SKIPPED_CODE.add(entry.__code__)    # the ops' warnings still name their caller's line (warnings_at_caller)
     return entry
 
 

@@ -28,7 +28,7 @@ from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 from .views import AliasBackward0, _fmt, _view, expand, infer_size, select, slice_dim, unsqueeze, view
 
 __all__ = ["argwhere", "embed", "gather", "index_select", "masked_fill", "masked_select", "nonzero", "nonzero_static",

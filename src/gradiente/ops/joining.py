@@ -19,7 +19,7 @@ from ..core.errors import broadcast_shape
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 from .autocast import autocast_entry
 from .indexing import masked_select
 from .views import _fmt, _views, expand, flatten, reshape, slice_dim, unsqueeze, view

@@ -17,8 +17,8 @@ from ..core.errors import broadcast_shape
 from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.rules import numpy_ops
+from ..core.warnings_at_caller import warn
 from . import linalg
-from ._warnings import warn
 from .autocast import autocast_entry
 from .linalg import _mT, _triangular, _triangular_grads
 

@@ -8,7 +8,7 @@ from ..core.node import Node
 from ..core.record import record, wants_grad, wrap
 from ..core.sparse_tensor import not_on_sparse
 from ..core.tensor import _wrap_dim
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 from .arithmetic import _without_derivative
 from .linalg import matrix_norm
 from .reductions import unsqueeze_reduced

@@ -17,7 +17,7 @@ from ..core.node import Node
 from ..core.record import as_result, promote_operands, record, wants_grad, wrap
 from ..core.rules import numpy_ops
 from ..core.tensor import Tensor, _wrap_dim
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 from .autocast import autocast_entry
 from .joining import cat
 from .matmul import _scaled_sum, dot, matmul, mm

@@ -21,7 +21,7 @@ from ..core.record import wrap as _wrap
 from ..core.rules import numpy_ops
 from ..core.summation import torch_order_sums, vector_row_norms
 from ..core.tensor import Tensor, _wrap_dim
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 from .autocast import autocast_entry
 from .views import select, slice_dim, view
 

@@ -19,8 +19,8 @@ from ..core.inplace import make_inplace
 from ..core.node import Node, tangent_sum
 from ..core.record import record, wants_grad, wrap
 from ..core.tensor import Tensor, _wrap_dim
+from ..core.warnings_at_caller import warn
 from . import indexing
-from ._warnings import warn
 from .autocast import autocast_entry
 from .indexing import _along, _flat_positions, _index_array, _int_index
 from .views import _fmt, diagonal_index, expanded_shape

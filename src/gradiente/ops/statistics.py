@@ -12,7 +12,7 @@ from ..core.creation import linspace
 from ..core.dtype import cpp_name, scalar_name
 from ..core.record import wrap
 from ..core.tensor import Tensor
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 from .arithmetic import _without_derivative
 from .complex_numbers import complex, conj, imag, real
 from .histogramdd import point_weights

@@ -23,7 +23,7 @@ from ..core.record import record, wants_grad, wrap
 from ..core.size import Size
 from ..core.storage import storage_root
 from ..core.tensor import _is_size, _size_args, _type_name, _wrap_dim
-from ._warnings import warn
+from ..core.warnings_at_caller import warn
 
 __all__ = ["adjoint", "as_strided", "broadcast_to", "clone", "diagonal", "flatten", "moveaxis", "movedim", "narrow",
            "permute", "reshape", "select", "squeeze", "swapaxes", "swapdims", "transpose", "unflatten", "unsqueeze",

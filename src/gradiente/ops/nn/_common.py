@@ -10,7 +10,7 @@ from ...core.inplace import apply_inplace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ...core.summation import torch_order_sums
-from .._warnings import warn
+from ...core.warnings_at_caller import warn
 
 __all__ = [
     "activation",

@@ -18,10 +18,10 @@ from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
 from ...core.summation import vector_row_sums
 from ...core.vector_exp import exp_u20, sleef_exp
+from ...core.warnings_at_caller import warn
 from .. import matmul as matrix_products
 from .. import rearranging
 from .. import softmax as softmax_ops
-from .._warnings import warn
 from ..autocast import autocast_entry
 from ..softmax import SoftmaxBackward0
 from ._array_rules import arrays_only

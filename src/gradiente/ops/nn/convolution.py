@@ -26,11 +26,11 @@ from numpy.lib.stride_tricks import as_strided
 
 from ...core import dtype as dt
 from ...core import onednn_conv
+from ...core import warnings_at_caller as _warnings
 from ...core.dtype import cpp_name, scalar_name
 from ...core.meta import is_meta, meta_array
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
-from .. import _warnings
 from ..autocast import autocast_entry
 from . import padding as _padding
 from ._array_rules import record_gradients

@@ -10,7 +10,7 @@ saturation, then an affine correction).
 import math
 
 from ...core import creation
-from .._warnings import warn
+from ...core.warnings_at_caller import warn
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
 

@@ -5,7 +5,7 @@ import numpy as np
 from ...core import dtype as dt
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
-from .._warnings import warn
+from ...core.warnings_at_caller import warn
 from ._array_rules import arrays_only
 from .embedding import _renorm_rows
 

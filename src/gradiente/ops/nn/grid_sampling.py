@@ -13,7 +13,7 @@ from ...core import dtype as dt
 from ...core.creation import linspace
 from ...core.node import Node
 from ...core.record import record, wants_grad, wrap
-from .._warnings import warn
+from ...core.warnings_at_caller import warn
 from ..autocast import autocast_entry
 from ._array_rules import arrays_only
 from ._common import scalar_name

@@ -14,7 +14,7 @@ from ...core import dtype as dt
 from ...core.fused import fma
 from ...core.random_math import _fma
 from ...core.tensor import Tensor
-from .._warnings import warn
+from ...core.warnings_at_caller import warn
 from ._common import scalar_name
 from .cubic_kernel import _CUBIC_A, _cubic_far, _cubic_near
 from .linear_maps import _node_pair, linear_op

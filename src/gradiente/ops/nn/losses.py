@@ -16,7 +16,7 @@ from ...core.grad_mode import no_grad
 from ...core.node import Node
 from ...core.record import promote_operands, record, wants_grad, wrap
 from ...core.rules import sigmoid_kernel_array
-from .._warnings import warn
+from ...core.warnings_at_caller import warn
 from ..autocast import autocast_entry
 from ..binary_math import xlogy
 from ._common import add_scalar, mul_scalar, reduce_array, reduce_tensor, reduction_arg, scalar_name, softplus_stable
