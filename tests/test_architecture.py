@@ -229,8 +229,8 @@ def test_import_leaves_the_rarely_used_modules_unloaded():
 def test_a_method_loaded_on_first_use_is_bound_as_the_table_binds_the_others():
     """``Tensor.histc`` (``on_first_use`` in the table) is a stand-in until the first lookup, then the method itself,
     with the sparse check the other methods have; its results are PyTorch's."""
-    code = ("import sys, gradiente; from gradiente.tensor_methods import _MethodOnFirstUse; "
-            "print(isinstance(vars(gradiente.Tensor)['histc'], _MethodOnFirstUse), "
+    code = ("import sys, gradiente; from gradiente.tensor_methods import _BoundOnFirstUse; "
+            "print(isinstance(vars(gradiente.Tensor)['histc'], _BoundOnFirstUse), "
             "'gradiente.ops.statistics' in sys.modules)")
     assert subprocess_output(code) == "True False"
     x = np.random.RandomState(0).randn(3, 5)
@@ -243,6 +243,29 @@ def test_a_method_loaded_on_first_use_is_bound_as_the_table_binds_the_others():
             lib.tensor(x).to_sparse().histc(4)
         errors.append((type(caught.value), str(caught.value).split(" This could")[0]))      # (torch goes on)
     assert errors[0] == errors[1]
+
+
+def test_methods_and_functions_are_made_on_first_lookup_as_they_were_made_at_import():
+    """A fresh ``import gradiente`` holds stand-ins for the table's methods and the torch-level functions (issue 14:
+    making their wrappers was an eighth of the import each); the first lookup makes the very method or function the
+    table would have bound: NumPy's names, the sparse check, one in-place function for a row's names, the
+    torch-level function and the method being distinct wrappers of one op."""
+    code = ("import gradiente, inspect; T = vars(gradiente.Tensor); "
+            "print(type(T['sum']).__name__, 'sum' in vars(gradiente), 'sum' in dir(gradiente), "
+            "'sum' in gradiente.__all__); "
+            "s = gradiente.Tensor.sum; print(inspect.isfunction(T['sum']), T['sum'] is s, 'sum' in vars(gradiente)); "
+            "print(gradiente.ones(2).divide_(2.0).tolist(), type(T['divide_']).__name__, "
+            "T['divide_'].sparse_dispatch_of is T['true_divide_'].sparse_dispatch_of)")
+    assert subprocess_output(code).splitlines() == [
+        "_BoundOnFirstUse False True True", "True True False", "[0.5, 0.5] function True"]
+    x = gradiente.tensor([[1., 2.], [3., 4.]])
+    assert x.sum(axis=0, keepdims=True).tolist() == [[4., 6.]]              # NumPy's names, on the method
+    assert gradiente.sum(x, axis=1).tolist() == [3., 7.]                    # and on the function
+    assert vars(Tensor)["sum"].sparse_dispatch_of is not None and gradiente.sum.sparse_dispatch_of is not None
+    assert gradiente.sum is not vars(Tensor)["sum"]
+    namespace = {}
+    exec("from gradiente import *", namespace)
+    assert namespace["sum"] is gradiente.sum and namespace["tensor"] is gradiente.tensor
 
 
 def subprocess_output(code):

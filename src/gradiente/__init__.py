@@ -11,6 +11,7 @@ Heavier parts (``nn``, ``optim``, ``utils``, ``viz``, ``autograd.functional``) l
 import importlib as _importlib
 import warnings as _warnings
 from math import e, inf, nan, pi
+from sys import modules as _sys_modules
 
 from . import autograd
 from . import ops as _ops
@@ -88,18 +89,15 @@ from .ops.complex_numbers import *
 from .ops.conversions import as_tensor, asarray
 from .ops.einsum import einsum
 from .ops.fill import *
-from .ops.hashing import hash_tensor
 from .ops.indexing import *
 from .ops.joining import *
 from .ops.linalg_householder import geqrf, orgqr, ormqr  # issue 16 (Tensor.geqrf... load the module anyway)
 from .ops.matmul import *
-from .ops.nn.weight_norm import _weight_norm, norm_except_dim
 from .ops.products import *
 from .ops.rearranging import *
 from .ops.reductions import *
 from .ops.scattering import *
 from .ops.selection import *
-from .ops.slice_inverse import slice_inverse
 from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
 from .ops.sorting import aten_unique as _unique
@@ -107,7 +105,6 @@ from .ops.sorting import aten_unique2 as _unique2
 from .ops.sparse_compressed import *  # compressed sparse tensors (issue 16)
 from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
 from .ops.sparse_coo import sparse_dense_mm as spmm
-from .ops.sparse_products import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # issue 16
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.unary import *
 from .ops.view_copies import *
@@ -176,6 +173,10 @@ _LOADED_ON_FIRST_USE = {
     "ops.numerical_gradient": ("gradient",),
     "device_module": ("get_device_module",),
     "random": ("thread_safe_generator",),
+    "ops.hashing": ("hash_tensor",),
+    "ops.slice_inverse": ("slice_inverse",),
+    "ops.sparse_products": ("dsmm", "smm", "hsmm", "hspmm", "saddmm", "sspaddmm"),
+    "ops.nn.weight_norm": ("_weight_norm", "norm_except_dim"),
 }
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
@@ -186,29 +187,49 @@ _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shu
                     **{name: module for module, names in _LOADED_ON_FIRST_USE.items() for name in names}}
 
 
-def _give_numpy_names():
-    """The torch-level functions take ``axis``/``keepdims`` where PyTorch's do (``numpy_names.py``)."""
-    from .numpy_names import accept_numpy_names
-    for name, value in list(globals().items()):
-        if not name.startswith("_") and callable(value) and not isinstance(value, type) and \
-                getattr(value, "__module__", "").startswith("gradiente.ops"):
-            globals()[name] = accept_numpy_names(value, name)
+def _as_torch_level(name, value):
+    """A function as ``torch.<name>`` gives it: taking ``axis``/``keepdims`` where PyTorch's does
+    (``numpy_names.py``), and behind the sparse check, so that a sparse argument never reaches a dense function
+    (issue 13, ``sparse_dispatch.py``: PyTorch's sparse result or its error)."""
+    if value.__module__.startswith("gradiente.ops"):
+        from .numpy_names import accept_numpy_names
+        value = accept_numpy_names(value, name)
+    loaded = {name: value}
+    _sparse_dispatch.guard_namespace(loaded)
+    return loaded[name]
 
 
-_give_numpy_names()
-# issue 13: a sparse argument never reaches a dense function (sparse_dispatch.py: PyTorch's sparse result or error)
-_sparse_dispatch.guard_namespace(globals())
+def _is_wrapped_function(name, value):
+    return not name.startswith("_") and callable(value) and not isinstance(value, type) and \
+        (getattr(value, "__module__", None) or "").startswith("gradiente")
+
+
+#: the torch-level functions, by name, until a program first looks each up: ``__getattr__`` then gives it as
+#: ``_as_torch_level`` makes it and keeps it in the namespace. Making all of them at import cost an eighth of
+#: ``import gradiente`` (issue 14); a program looks up a few dozen.
+_MADE_ON_FIRST_USE = {name: value for name, value in globals().items() if _is_wrapped_function(name, value)}
+for _name in _MADE_ON_FIRST_USE:
+    del globals()[_name]
+del _name
+#: what ``from gradiente import *`` takes: the public names, those made on first use included
+__all__ = [name for name in sorted({*globals(), *_MADE_ON_FIRST_USE}) if not name.startswith("_")]
+
+
+def _make_every_function():
+    """Make every torch-level function now (the profiler and vmap swap what the namespace holds)."""
+    for name in _MADE_ON_FIRST_USE:
+        getattr(_sys_modules[__name__], name)
 
 
 def __getattr__(name):
+    if name in _MADE_ON_FIRST_USE:
+        value = globals()[name] = _as_torch_level(name, _MADE_ON_FIRST_USE[name])
+        return value
     if name in _LAZY_ATTRIBUTES:
         value = getattr(_importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)
-        if callable(value) and not isinstance(value, type) and value.__module__.startswith("gradiente.ops"):
-            from .numpy_names import accept_numpy_names
-            value = accept_numpy_names(value, name)     # as _give_numpy_names does for the others
-            loaded = {name: value}
-            _sparse_dispatch.guard_namespace(loaded)    # and behind the sparse check, as the others are
-            value = loaded[name]
+        if not name.startswith("_") and callable(value) and not isinstance(value, type) and \
+                value.__module__.startswith("gradiente.ops"):
+            value = _as_torch_level(name, value)
         globals()[name] = value
         return value
     if name in _LAZY_SUBMODULES:
@@ -216,3 +237,7 @@ def __getattr__(name):
         globals()[name] = module
         return module
     raise AttributeError(f"module 'gradiente' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MADE_ON_FIRST_USE))

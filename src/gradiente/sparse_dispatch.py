@@ -176,7 +176,7 @@ def _own_sparse_method(t, name):
             return None
         if name in cls.__dict__:
             method = cls.__dict__[name]
-            if not callable(method) or getattr(method, "sparse_dispatch_of", None) is not None:
+            if not callable(method) or _bound_for_sparse_check(method):
                 return None
             return method
     return None
@@ -185,9 +185,9 @@ def _own_sparse_method(t, name):
 def _generic_method(t, name):
     """The dense class's method ``name`` when ``t``'s sparse class lets it through as meaningful for any layout
     (``numel``, ``is_complex``, ``requires_grad_`` ...), else None."""
-    method = Tensor.__dict__.get(name)
+    method = dense_class_method(name)
     if name not in type(t)._sparse_allowed or not callable(method) or \
-            getattr(getattr(type(t), name, None), "sparse_dispatch_of", None) is not None:
+            _bound_for_sparse_check(getattr(type(t), name, None)):
         return None         # (a name bound for the sparse check has no kernel for these arguments: an error)
     return getattr(method, "sparse_dispatch_of", method)
 
@@ -466,15 +466,30 @@ def guard(fn, name):
 _GUARDS: dict = {}
 
 
-def sparse_method(dense_method, name):
-    """The method ``name`` of a sparse class: ``sparse_call`` with the dense method, as ``torch.name`` does."""
+def sparse_method(name):
+    """The method ``name`` of a sparse class: ``sparse_call`` with the dense class's method, as ``torch.name`` does.
+    (That method is looked up when called: the table makes most of Tensor's methods on their first lookup.)"""
     def method(self, *args, **kwargs):
-        return sparse_call(dense_method, name, (self,) + args, kwargs)
+        return sparse_call(dense_class_method(name), name, (self,) + args, kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``Tensor.{name}`` on a sparse tensor: PyTorch's sparse result or its error."
-    method.sparse_dispatch_of = dense_method
+    method.sparse_method_for = name
     return method
+
+
+def dense_class_method(name):
+    """``Tensor``'s own attribute ``name`` (not a sparse class's), as looking it up on the class gives it: a
+    stand-in of the table makes the method then (``tensor_methods._BoundOnFirstUse``)."""
+    value = Tensor.__dict__.get(name)
+    get = getattr(type(value), "__get__", None)
+    return value if get is None else get(value, None, Tensor)
+
+
+def _bound_for_sparse_check(method):
+    """Whether a class attribute is a method bound for the sparse check: a dense one behind ``guard``, or a sparse
+    class's ``sparse_method``."""
+    return getattr(method, "sparse_dispatch_of", None) is not None or hasattr(method, "sparse_method_for")
 
 
 #: functions that take sparse tensors themselves (products with a sparse operand, constructors, norms), beside those
@@ -536,7 +551,7 @@ def sparse_dispatch_methods(tensor_cls, names, sparse_classes):
                      and not _takes_sparse_itself(name, tensor_cls.__dict__.get(name))
                      and not any(name in c.__dict__ for c in below_tensor)}
         wanted = elementwise.VALUEWISE[key] | elementwise.WITH_A_NUMBER[key] | _ADD | _SUB | _MUL | operators
-        bound[cls] = {name: sparse_method(dense.get(name, tensor_cls.__dict__[name]), name)
+        bound[cls] = {name: sparse_method(name)
                       for name in sorted(wanted) if name in tensor_cls.__dict__}
     return bound
 

@@ -8,8 +8,9 @@ in-place form is the op run through the one in-place mechanism (``ops/inplace.py
 (``arithmetic.add_``). Private names (``views._T``, ``arithmetic._rtruediv``) are forms that exist only as
 methods: properties and Python's reflected operators.
 
-Binding happens once, when ``import gradiente`` imports this module; nothing else in the package sets a
-Tensor attribute (``tests/test_architecture.py`` checks it).
+Binding happens when ``import gradiente`` imports this module: each row's names get a stand-in that makes the
+row's methods on their first lookup (``_BoundOnFirstUse``); nothing else in the package sets a Tensor attribute
+(``tests/test_architecture.py`` checks it).
 """
 import importlib
 
@@ -29,9 +30,7 @@ from .ops import (
     comparison,
     complex_numbers,
     conversions,
-    diagonal_fill,  # issue 16's small names: diagonal_fill, hashing, slice_inverse, sparse_products
     fill,
-    hashing,
     indexing,
     joining,
     linalg_householder,  # geqrf, orgqr, ormqr (issue 16, the missing linear algebra)
@@ -41,12 +40,10 @@ from .ops import (
     reductions,
     scattering,
     selection,
-    slice_inverse,
     softmax,
     sorting,
     sparse_compressed,  # compressed sparse tensors (issue 16)
     sparse_coo,  # sparse COO tensors (issue 16)
-    sparse_products,
     special,
     unary,
     view_copies,
@@ -617,11 +614,11 @@ METHODS = (
     (storage.storage_type, "storage_type"),
     (tensor_extras.resize, "resize"),
     (tensor_extras.resize_as, "resize_as"),
-    (diagonal_fill.fill_diagonal_, "fill_diagonal_"),
-    (slice_inverse.slice_inverse, "slice_inverse"),
-    (hashing.hash_tensor, "hash_tensor"),
-    (sparse_products.smm, "smm"),
-    (sparse_products.sspaddmm, "sspaddmm"),
+    (on_first_use("diagonal_fill", "fill_diagonal_"), "fill_diagonal_"),
+    (on_first_use("slice_inverse", "slice_inverse"), "slice_inverse"),
+    (on_first_use("hashing", "hash_tensor"), "hash_tensor"),
+    (on_first_use("sparse_products", "smm"), "smm"),
+    (on_first_use("sparse_products", "sspaddmm"), "sspaddmm"),
     # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
     (sparse_coo.to_dense, "to_dense"),
     (sparse_compressed.to_sparse, "to_sparse"),       # COO, or layout=... (ops/sparse_compressed.py)
@@ -708,10 +705,6 @@ def _loaded(what):
     return what
 
 
-def _loads_on_first_use(what):
-    return isinstance(what, _OnFirstUse) or (isinstance(what, _InPlace) and isinstance(what.op, _OnFirstUse))
-
-
 def resolved_methods():
     """``METHODS`` with every op loaded (for the transforms and the profiler, which read the whole table)."""
     return tuple((_loaded(what), *names) for what, *names in METHODS)
@@ -724,28 +717,54 @@ def _method(what, names):
     return {name: accept_numpy_names(what, name) if callable(what) else what for name in names}
 
 
-class _MethodOnFirstUse:
-    """Stands in the class for a method whose op loads on first use: the first lookup loads it, binds the method
-    as ``_bind`` would have (the sparse check included), and steps aside."""
+class _BoundOnFirstUse:
+    """Stands in the class for the methods of a table row until a program first looks one of them up: the lookup
+    makes the row's methods as ``_method`` and the sparse check make them (loading the op's module first if it
+    loads on first use), binds each in place of its stand-in, and goes on as if they had been there all along.
 
-    def __init__(self, what, names, name):
-        self.what, self.names, self.name = what, names, name
+    Why: making the wrappers of the whole table at import (NumPy's argument names, the sparse check) cost an eighth
+    of ``import gradiente``, measured (issue 14), and a program looks up a few dozen of its five hundred rows. After
+    the first lookup a method is an ordinary function of the class: calls pay nothing for this."""
+
+    __slots__ = ("row", "name")
+
+    def __init__(self, row, name):
+        self.row, self.name = row, name
 
     def __get__(self, instance, owner=None):
-        method = _method(_loaded(self.what), self.names)[self.name]
-        method = dense_method(Tensor, self.name, method)
-        setattr(Tensor, self.name, method)
-        return method if instance is None else method.__get__(instance, owner)
+        what, names = self.row
+        made = _method(_loaded(what), names)
+        methods = {name: dense_method(Tensor, name, method) for name, method in made.items()}
+        for name, method in methods.items():
+            standing = Tensor.__dict__.get(name)
+            # (a name rebound meanwhile, by vmap or the profiler, keeps what it was rebound to)
+            if standing.__class__ is _BoundOnFirstUse and standing.row is self.row:
+                setattr(Tensor, name, method)
+        return _bound(methods[self.name], instance, owner)
+
+
+def _bound(value, instance, owner):
+    """``value`` looked up through ``instance`` as a class attribute is (a function becomes a bound method)."""
+    get = getattr(type(value), "__get__", None)
+    return value if get is None else get(value, instance, owner)
+
+
+def _binds_on_first_use(what):
+    """Whether a row's methods can wait for their first lookup: functions and in-place forms can; a property or a
+    static ``__new__`` is bound as it stands (nothing is made for it, and a stand-in would not be a data descriptor)."""
+    return not isinstance(what, (property, staticmethod))
 
 
 def _bind():
-    for what, *names in METHODS:
-        if _loads_on_first_use(what):
+    for row in METHODS:
+        what, *names = row
+        if _binds_on_first_use(what):
+            row = (what, names)
             for name in names:
-                setattr(Tensor, name, _MethodOnFirstUse(what, names, name))
-            continue
-        for name, method in _method(what, names).items():
-            setattr(Tensor, name, method)
+                setattr(Tensor, name, _BoundOnFirstUse(row, name))
+        else:
+            for name in names:
+                setattr(Tensor, name, what)
     for what, *names in SPARSE_METHODS:
         for name in names:
             setattr(SparseCooTensor, name, what)

@@ -160,6 +160,7 @@ def _op_function_names():
     from ..nn import functional
     from ..tensor_methods import resolved_methods
     gradiente = sys.modules[package_name]
+    gradiente._make_every_function()        # (the namespace makes its functions on first use)
     found: dict = {}
     for name, value in vars(gradiente).items():
         if _is_op_function(name, value):

@@ -289,7 +289,8 @@ def _build_tables():
     import importlib
 
     import gradiente
-    # the functions torch.* loads on first use join the namespace now, so that vmap swaps them too
+    # the functions torch.* makes or loads on first use join the namespace now, so that vmap swaps them too
+    gradiente._make_every_function()
     for names in gradiente._LOADED_ON_FIRST_USE.values():
         for name in names:
             getattr(gradiente, name)
@@ -331,8 +332,10 @@ def install():
         if not _tables:
             _build_tables()
         if not _method_tables:
-            dispatching = {name: _plain_self_method(name, vars(Tensor)[name]) for name in PLAIN_SELF_METHODS}
-            _method_tables[:] = [dispatching, {name: vars(Tensor)[name] for name in PLAIN_SELF_METHODS}]
+            # (looked up through the class: the table makes a method on its first lookup, tensor_methods.py)
+            plain = {name: getattr(Tensor, name) for name in PLAIN_SELF_METHODS}
+            dispatching = {name: _plain_self_method(name, method) for name, method in plain.items()}
+            _method_tables[:] = [dispatching, plain]
         _installed[0] += 1
         if _installed[0] == 1:
             for namespace, dispatching, _ in _tables:

@@ -84,7 +84,9 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _without_derivative("sspaddmm", (input, mat1, mat2), out)
 
 
-saddmm = sspaddmm
+def saddmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``sspaddmm(input, mat1, mat2)`` under its TH-era name."""
+    return sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
 def smm(input, mat):
@@ -115,4 +117,6 @@ def hspmm(mat1, mat2):
     return _without_derivative("hspmm", (mat1, mat2), out)
 
 
-hsmm = hspmm
+def hsmm(mat1, mat2):
+    """``hspmm(mat1, mat2)`` under its TH-era name."""
+    return hspmm(mat1, mat2)
