@@ -678,3 +678,34 @@ def test_batch_norm_trains_and_evaluates_as_pytorchs_kernel(shape):
         results.append(row)
     for theirs, ours in zip(*results):
         np.testing.assert_array_equal(theirs, ours)
+
+
+@blocks_of_384
+@pytest.mark.parametrize("shape", [(4, 3000, 2), (7, 2000, 5), (3, 800, 40), (12, 100, 12), (1, 900, 8)])
+def test_stacks_of_narrow_products_are_added_as_pytorchs_bmm_adds_them(shape):
+    """PyTorch's ``bmm`` adds each pair of matrices as ``mm`` adds it; the kernels of narrow and short products (a
+    few rows, a transposed right operand) are measured pair by pair, so a stack of up to 64 takes them pair by pair:
+    ``einsum``'s contractions (a neural tangent kernel's ``Naf,Maf->NM``) are then PyTorch's to the last bit."""
+    rows, k, columns = shape
+    rng = np.random.default_rng(rows * k)
+    for count in (1, 2, 9):
+        a = rng.standard_normal((count, rows, k)).astype(np.float32)
+        b = rng.standard_normal((count, columns, k)).astype(np.float32)
+        ours = gradiente.bmm(gradiente.from_numpy(a), gradiente.from_numpy(b).transpose(1, 2)).numpy()
+        theirs = torch.bmm(torch.from_numpy(a), torch.from_numpy(b).transpose(1, 2)).numpy()
+        np.testing.assert_array_equal(ours, theirs, err_msg=str((count, shape)))
+    x, y = (rng.standard_normal((n, 10, k // 10)).astype(np.float32) for n in (rows, columns))
+    np.testing.assert_array_equal(gradiente.einsum("Naf,Maf->NM", *map(gradiente.from_numpy, (x, y))).numpy(),
+                                  torch.einsum("Naf,Maf->NM", *map(torch.from_numpy, (x, y))).numpy())
+
+
+@blocks_of_384
+@pytest.mark.parametrize("shape", [(16, 8, 5, 64), (4, 8, 10, 32), (2, 3, 12, 200)])
+def test_attention_scores_of_short_sequences_are_pytorchs(shape):
+    """``q @ k.transpose(-1, -2)`` for sequences shorter than 16 (a small Transformer's attention scores): many
+    pairs of a few rows times a transposed matrix, each added as ``mm`` adds one pair, stacked or not."""
+    rng = np.random.default_rng(shape[2])
+    q, k = (rng.standard_normal(shape).astype(np.float32) for _ in "qk")
+    ours = (gradiente.from_numpy(q) @ gradiente.from_numpy(k).transpose(-1, -2)).numpy()
+    theirs = (torch.from_numpy(q) @ torch.from_numpy(k).transpose(-1, -2)).numpy()
+    np.testing.assert_array_equal(ours, theirs)

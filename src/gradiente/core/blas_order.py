@@ -135,8 +135,8 @@ def _large_l2_known(a, b, b_transposed=None):
     if rows < 2 or columns < 2 or k == 0:
         return False
     if b_transposed and rows <= _DOT_KERNEL_ROWS:
-        # (measured with the rows of ``a`` contiguous along k, one pair of matrices)
-        return a.ndim == b.ndim == 2 and a.strides[1] == a.itemsize and (
+        # (measured with the rows of ``a`` contiguous along k; a stack adds each pair the same way, as ``bmm`` does)
+        return a.ndim == b.ndim and a.strides[-1] == a.itemsize and (
             _takes_dot_kernel(rows, k) or (k >= 16 and columns >= 4))
     return True
 
@@ -206,8 +206,9 @@ def _fused_lanes(matrix, vector, lane_zero, start, stop, lanes, start_from=None,
 def _dot_kernel(a, b):
     """``a @ b`` as the dot-product kernel above adds it: each lane an in-order chain (``chained`` over every 16th
     product), the lanes added as a tree."""
-    rows, k, columns = a.shape[0], a.shape[1], b.shape[1]
-    lanes = [chained(a[:, lane::_DOT_LANES], b[lane::_DOT_LANES]) if lane < k else np.zeros((rows, columns), a.dtype)
+    k = a.shape[-1]
+    shape = a.shape[:-1] + b.shape[-1:]
+    lanes = [chained(a[..., lane::_DOT_LANES], b[..., lane::_DOT_LANES, :]) if lane < k else np.zeros(shape, a.dtype)
              for lane in range(_DOT_LANES)]
     quarters = [((lanes[q] + lanes[q + 4]) + lanes[q + 8]) + lanes[q + 12] for q in range(4)]
     return np.ascontiguousarray((quarters[0] + quarters[1]) + (quarters[2] + quarters[3]))
@@ -251,10 +252,7 @@ def _chained_stack(a, b):
         return np.ascontiguousarray(chained(a, b))
     stack = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a, b = np.broadcast_to(a, stack + a.shape[-2:]), np.broadcast_to(b, stack + b.shape[-2:])
-    out = np.empty(stack + a.shape[-2:-1] + b.shape[-1:], np.float32)
-    for index in np.ndindex(*stack):
-        out[index] = chained(a[index], b[index])
-    return out
+    return np.ascontiguousarray(chained(a, b))
 
 
 # --- MKL's kernel for at most 11 columns, ``x @ W.T`` (every classifier's last Linear) ----------------------------
@@ -582,14 +580,22 @@ def matmul(a, b, initial=None):
 # LinearAlgebra.cpp, compiled without fused multiply-adds): each output's products rounded and added in order of k.
 # On any CPU: the loop is PyTorch's, not MKL's.
 _SMALL_BMM = 400
+# Larger ones go to MKL's gemm matrix by matrix, which adds each pair as ``mm`` adds it (measured: equal bit for bit
+# for 2-200 matrices of many shapes), except a single column, which ``mm`` hands to gemv and ``bmm`` to gemm. The
+# kernels measured here for narrow or short products (a few rows, a transposed ``b``: ``einsum``'s contractions)
+# are written for one pair of matrices, so a stack of them is taken pair by pair, up to a count where the loop
+# would cost more than the product (beyond it, a stack is one product: exact where the general order applies).
+_PAIR_BY_PAIR = 64
 
 
 @shapes_from(np.matmul)
 def bmm(a, b):
     """``torch.bmm``'s product of two stacks of matrices: ``matmul``, or PyTorch's loop for small float32 ones."""
-    if (a.dtype == np.float32 and b.dtype == np.float32
-            and a.shape[-2] * a.shape[-1] * b.shape[-1] < _SMALL_BMM and a.shape[-1]):
-        return _unfused_in_order(a, b, None)
+    if a.dtype == np.float32 and b.dtype == np.float32:
+        if a.shape[-2] * a.shape[-1] * b.shape[-1] < _SMALL_BMM and a.shape[-1]:
+            return _unfused_in_order(a, b, None)
+        if a.ndim == b.ndim == 3 and b.shape[-1] > 1 and 0 < len(a) <= _PAIR_BY_PAIR:
+            return np.stack([matmul(x, y) for x, y in zip(a, b)])
     return matmul(a, b)
 
 
