@@ -244,6 +244,36 @@ def test_register_hooks_on_one_saved_value(make):
     assert h1 and h2
 
 
+@pytest.mark.parametrize("saved", ["leaf", "non-leaf", "output"])
+def test_register_hooks_hand_the_hooks_the_value_without_its_history(saved):
+    """The hooks of ``_raw_saved_*.register_hooks`` see the saved value as PyTorch hands it: a tensor that neither
+    requires grad nor has a grad_fn (the saved-tensors-hooks context hands the tensor itself); backward still
+    reaches the inputs through the history the node kept."""
+    def run(lib):
+        seen = []
+
+        def look(t):
+            seen.append((t.requires_grad, t.grad_fn is None, t.is_leaf))
+            return t
+        a = leaf(lib)
+        x = a if saved == "leaf" else a * 3
+        y = x.exp() if saved == "output" else x.sin()
+        raw = y.grad_fn._raw_saved_result if saved == "output" else y.grad_fn._raw_saved_self
+        raw.register_hooks(look, look)
+        y.sum().backward()
+        return seen, a.grad.numpy()
+    (seen1, g1), (seen2, g2) = both(run)
+    assert seen1 == seen2 == [(False, True, True)] * 2
+    np.testing.assert_allclose(g1, g2)
+
+
+def test_saved_tensor_repr_names_pytorchs_module():
+    def run(lib):
+        return repr(leaf(lib).sin().grad_fn._raw_saved_self).split(" object at ")[0]
+    ours, theirs = both(run)
+    assert ours.replace("gradiente.", "torch.") == theirs == "<torch._C._autograd.SavedTensor"
+
+
 def test_register_hooks_errors_match_pytorch():
     def twice(lib):
         y = leaf(lib).sin()

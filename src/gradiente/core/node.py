@@ -106,7 +106,7 @@ class _Packed:
 
     __slots__ = ("packed", "unpack", "history", "output_nr", "accumulator", "requires_grad", "is_output")
 
-    def __init__(self, tensor, node, pack, unpack):
+    def __init__(self, tensor, node, pack, unpack, grad_free=False):
         self.is_output = tensor.grad_fn is node and node is not None
         self.history = None if self.is_output else tensor.grad_fn
         self.output_nr = tensor._output_nr
@@ -115,6 +115,13 @@ class _Packed:
         if self.history is None and not self.is_output and self.requires_grad:
             self.accumulator = tensor._grad_edge()[0]
         self.unpack = unpack
+        if grad_free:
+            # hooks registered on a node's saved value after the fact get, as in PyTorch, the value without its
+            # history (its memory and version counter): the history stays here, for the unpacked tensor
+            from .tensor import Tensor
+            alias = Tensor._make(tensor._data, False)
+            alias._version_box = tensor._version_box
+            tensor = alias
         version = tensor._version_box[0]
         from .grad_mode import state
         recording, state.enabled = state.enabled, False    # a pack hook records nothing, as in PyTorch
@@ -151,9 +158,10 @@ class _Packed:
 _PACKED_FIRST = frozenset({"other", "exponent", "mat2"})
 
 
-def _pack_all(node, values, checks, pack, unpack):
-    """``values`` with each tensor among them (``checks``' positions) replaced by its ``_Packed`` form.
-    Python numbers and None are not packed (PyTorch skips its wrapped numbers too)."""
+def _pack_all(node, values, checks, pack, unpack, grad_free=False):
+    """``values`` with each tensor among them (``checks``' positions) replaced by its ``_Packed`` form
+    (``grad_free``: ``pack`` sees each without its history). Python numbers and None are not packed (PyTorch skips
+    its wrapped numbers too)."""
     items = list(values)
     packed = []
     for i, _ in checks:
@@ -162,7 +170,7 @@ def _pack_all(node, values, checks, pack, unpack):
             continue
         if item.__class__ is _SavedOutput:
             item = _output_tensor(item, node)
-        items[i] = _Packed(item, node, pack, unpack)
+        items[i] = _Packed(item, node, pack, unpack, grad_free)
         packed.append(i)
     return tuple(items), packed
 
@@ -184,6 +192,7 @@ class SavedTensor:
     __slots__ = ("_node", "_index")
     _node: "Node"
     _index: int
+    __module__ = "gradiente._C._autograd"      # where PyTorch's repr says it lives (``_C/_autograd.py`` has it)
 
     def __new__(cls, *args, **kwargs):
         raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
@@ -214,7 +223,7 @@ class SavedTensor:
         if item.__class__ is _Packed:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
                                "Hint: only one pair of hooks is allowed at a time.")
-        node._pack_positions(((self._index, None),), pack_hook, unpack_hook)
+        node._pack_positions(((self._index, None),), pack_hook, unpack_hook, grad_free=True)
 
 
 class Node:
@@ -331,11 +340,12 @@ class Node:
             pack, unpack = saved_hooks.stack[-1]
             self._pack_positions(checks, pack, unpack)
 
-    def _pack_positions(self, checks, pack, unpack):
+    def _pack_positions(self, checks, pack, unpack, grad_free=False):
         """Replace the saved tensors at ``checks``' positions by what ``pack`` makes of them, in the order
         PyTorch packs them (and later unpacks them: ``_packed`` keeps that order)."""
         order = self._pack_order
-        saved, packed = _pack_all(self, self._saved, sorted(checks, key=lambda c: order(c[0])), pack, unpack)
+        saved, packed = _pack_all(self, self._saved, sorted(checks, key=lambda c: order(c[0])), pack, unpack,
+                                  grad_free)
         self._saved = saved
         self._versions_saved = tuple(c for c in self._versions_saved if c[0] not in packed)
         self._packed = tuple(sorted(set(self._packed or ()) | set(packed), key=order))
