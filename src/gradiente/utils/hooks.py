@@ -1,9 +1,15 @@
-"""``RemovableHandle``, as ``torch.utils.hooks``: the handle ``register_*_hook`` returns."""
+"""``torch.utils.hooks``: ``RemovableHandle``, the handle ``register_*_hook`` returns, and the marks that tell
+serialization which tensor hooks are not expected to be saved.
+
+(PyTorch also exports ``BackwardHook`` here, the machinery of module backward hooks; gradiente keeps it beside
+``nn.Module``, in ``nn/modules/_backward_hooks.py``, since it is built on ``autograd.Function``.)
+"""
+import warnings
 import weakref
 
 from ..core.node import RemovableHandle as _GraphHandle
 
-__all__ = ["RemovableHandle"]
+__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
 
 
 class RemovableHandle(_GraphHandle):
@@ -25,3 +31,22 @@ class RemovableHandle(_GraphHandle):
             if d is not None:
                 d.pop(self.id, None)
 
+
+
+def unserializable_hook(f):
+    """Mark ``f`` (a decorator) as a hook that is not meant to be serialized: ``warn_if_has_hooks`` stays quiet
+    about it. Returns ``f``."""
+    f.__torch_unserializable__ = True
+    return f
+
+
+def warn_if_has_hooks(tensor):
+    """Warn, for each backward hook of ``tensor`` not marked ``unserializable_hook``, that saving the tensor
+    will not save it."""
+    hooks = tensor._backward_hooks
+    if hooks:
+        for hook in hooks.values():
+            if not hasattr(hook, "__torch_unserializable__"):
+                warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, you "
+                              "can decorate the function with @torch.utils.hooks.unserializable_hook to suppress "
+                              "this warning", stacklevel=2)

@@ -4,9 +4,27 @@ The module's tensor inputs and outputs each pass through one identity Function. 
 outputs' identity node is the module's ``grad_output`` (pre-hooks run there); the gradient leaving the
 inputs' identity node is its ``grad_input`` (hooks run there, and may replace it).
 """
+import os
+import sys
+import warnings
+
 from ...autograd.function import Function
 from ...core import grad_mode
 from ...core.tensor import Tensor
+
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_HOOKS_ON_OUTPUTS = ("Full backward hook is firing when gradients are computed with respect to module outputs since no "
+                     "inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                     "#torch.nn.Module.register_full_backward_hook for more details.")
+
+
+def _warn_at_caller(message):
+    """Warn at the line outside gradiente that started this backward pass (PyTorch's warning, raised from
+    inside its engine, names the ``backward()`` call)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, stacklevel=level)
 
 
 class BackwardHookFunction(Function):
@@ -94,6 +112,7 @@ class BackwardHook:
                     self.grad_outputs = tuple(replaced)
                 local_grad_outputs = self.grad_outputs
                 if self.input_tensors_index is None:    # no input requires grad: the hooks run here
+                    _warn_at_caller(_HOOKS_ON_OUTPUTS)
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)

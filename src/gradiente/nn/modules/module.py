@@ -6,41 +6,155 @@ and the rest walk that registry. ``repr`` is PyTorch's: the class name, ``extra_
 indented, so a printed model reads the same in both libraries.
 """
 import functools
+import inspect
 import itertools
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ...core import dtype as dt
 from ...core import grad_mode
-from ...core.device import COPY, as_device, check_device
+from ...core.device import COPY, as_device, check_device, unavailable
 from ...core.meta import NO_DATA, is_meta
 from ...core.shared_memory import share_storages
 from ...core.tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, _reset_grads
+from ._backward_hooks import BackwardHook
 
-__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
+__all__ = ["register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_backward_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "Module"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+# Hooks common to every module, as PyTorch keeps them (module-level dicts that libraries read and clear). The
+# registration hooks run as a buffer, a parameter or a child module is registered; the others around each call.
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+#: whether the global backward hooks are full ones (None until the first is registered)
+_global_is_full_backward_hook = None
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+
+_MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a single Module. Please "
+                         "use only one of them.")
+_MIXED_GLOBAL_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks as a global Module "
+                                "hook. Please use only one of them.")
+
+
+class _WrappedHook:
+    """A hook stored by a module, called with the module first when ``module`` is given (held weakly, so the
+    hook keeps no module alive), with the hook's name and docstring (``functools.update_wrapper``)."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if self.with_module:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self):
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state):
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
+
+
+def _has_any_global_hook():
+    return (_global_backward_pre_hooks or _global_backward_hooks or _global_forward_pre_hooks
+            or _global_forward_hooks or _global_forward_hooks_always_called or _global_forward_hooks_with_kwargs)
+
+
+def _add_hook(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook):
+    """``hook(module, name, buffer)`` each time any module registers a buffer; a return value replaces it."""
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """``hook(module, name, submodule)`` each time any module registers a child; a return value replaces it."""
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """``hook(module, name, param)`` each time any module registers a parameter; a return value replaces it."""
+    return _add_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook):
-    """``hook(module, args)`` before the forward of every module (returns a handle)."""
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    """``hook(module, args)`` before the forward of every module, before the module's own pre-hooks."""
+    return _add_hook(_global_forward_pre_hooks, hook)
 
 
-def register_module_forward_hook(hook):
-    """``hook(module, args, output)`` after the forward of every module (returns a handle)."""
-    handle = RemovableHandle(_global_forward_hooks)
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) after the
+    forward of every module, before the module's own hooks; ``always_call``: also when the forward raised."""
+    # (as in PyTorch, removing the hook leaves its id in ``_global_forward_hooks_with_kwargs``, where it is inert)
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=_global_forward_hooks_always_called)
     _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
     return handle
+
+
+def _set_global_backward_kind(full):
+    # a module attribute under PyTorch's name, which code that inspects the global hooks reads
+    global _global_is_full_backward_hook  # noqa: PLW0603
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError(_MIXED_GLOBAL_BACKWARD_HOOKS)
+    _global_is_full_backward_hook = full
+
+
+def register_module_backward_hook(hook):
+    """The deprecated, non-full ``register_backward_hook`` for every module (see ``Module.register_backward_hook``).
+    Cannot be mixed with ``register_module_full_backward_hook``."""
+    _set_global_backward_kind(False)
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """``register_full_backward_pre_hook`` for every module; runs before the module's own pre-hooks."""
+    return _add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """``register_full_backward_hook`` for every module; runs before the module's own hooks."""
+    _set_global_backward_kind(True)
+    return _add_hook(_global_backward_hooks, hook)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -72,6 +186,24 @@ def _typename(obj):
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
+def _to_missing_accelerator(kind, device):
+    """What ``Tensor.ipu(device)`` and ``Tensor.mtia(device)`` raise in a CPU-only PyTorch: a device of another
+    kind is refused, one of that kind cannot be reached."""
+    place = as_device(kind if device is None else device, kind)
+    if place.type != kind:
+        raise RuntimeError(f"Invalid device, must be {'MTIA' if kind == 'mtia' else kind} device")
+    raise unavailable(place, COPY)
+
+
+def _registered_module(parent, name, module):
+    """``module`` as the global module registration hooks leave it, about to become ``parent.<name>``."""
+    for hook in _global_module_registration_hooks.values():
+        output = hook(parent, name, module)
+        if output is not None:
+            module = output
+    return module
+
+
 def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
@@ -84,6 +216,9 @@ class Module:
     _version = 1
     training: bool
     call_super_init = False
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
+    #: what ``compile()`` made of ``_call_impl`` (gradiente runs the module as written: see ``compile``)
+    _compiled_call_impl = None
 
     def __init__(self, *args, **kwargs):
         if self.call_super_init is False and kwargs:
@@ -99,6 +234,7 @@ class Module:
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_backward_pre_hooks", OrderedDict())
         setattr_("_backward_hooks", OrderedDict())
+        setattr_("_is_full_backward_hook", None)
         setattr_("_forward_hooks", OrderedDict())
         setattr_("_forward_hooks_with_kwargs", OrderedDict())
         setattr_("_forward_hooks_always_called", OrderedDict())
@@ -135,6 +271,10 @@ class Module:
             plain = Tensor._make(tensor._data, tensor._requires_grad)
             plain._version_box = tensor._version_box
             tensor = plain
+        for hook in _global_buffer_registration_hooks.values():
+            output = hook(self, name, tensor)
+            if output is not None:
+                tensor = output
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -163,6 +303,10 @@ class Module:
                              f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                              "the value in the forward() method.")
         else:
+            for hook in _global_parameter_registration_hooks.values():
+                output = hook(self, name, param)
+                if output is not None:
+                    param = output
             self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -177,9 +321,23 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _registered_module(self, name, module)
 
-    register_module = add_module
+    def register_module(self, name, module):
+        """Alias for ``add_module``."""
+        self.add_module(name, module)
+
+    def _register_assigned_buffer(self, name, value, persistent):
+        """``self.name = buffer``: ``register_buffer``, also where a subclass overrides it without the
+        ``persistent`` argument (as PyTorch allows, for such modules written before the argument existed)."""
+        if (getattr(self.register_buffer, "__func__", None) is Module.register_buffer
+                or "persistent" in inspect.signature(self.register_buffer).parameters):
+            self.register_buffer(name, value, persistent)
+        elif not persistent:
+            raise RuntimeError("Registering a non-persistent buffer on a Module subclass that implements "
+                               "register_buffer() without the persistent argument is not allowed.")
+        else:
+            self.register_buffer(name, value)
 
     def get_submodule(self, target):
         """The submodule at the dotted path ``target`` (``"net.0"``); ``""`` is the module itself."""
@@ -193,6 +351,22 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at the dotted path ``target``: replaces the submodule there, or adds it to an existing
+        parent (with ``strict``, only replaces)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        name = atoms[-1]
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target):
         module_path, _, param_name = target.rpartition(".")
@@ -262,12 +436,12 @@ class Module:
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
-                modules[name] = value
+                modules[name] = _registered_module(self, name, value)
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(torch.nn.Module or None expected)")
-                modules[name] = value
+                modules[name] = _registered_module(self, name, value)
             else:
                 buffers = d.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -276,7 +450,7 @@ class Module:
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
                     persistent = (value.persistent if isinstance(value, Buffer)
                                   else name not in self._non_persistent_buffers_set)
-                    self.register_buffer(name, value, persistent)
+                    self._register_assigned_buffer(name, value, persistent)
                 else:
                     object.__setattr__(self, name, value)
 
@@ -297,63 +471,136 @@ class Module:
         return sorted(key for key in keys if not key[0].isdigit())
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # modules pickled before these attributes existed
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks", "_backward_pre_hooks"):
+            if name not in self.__dict__:
+                object.__setattr__(self, name, OrderedDict())
+        if "_non_persistent_buffers_set" not in self.__dict__:
+            object.__setattr__(self, "_non_persistent_buffers_set", set())
+        if "_is_full_backward_hook" not in self.__dict__:
+            object.__setattr__(self, "_is_full_backward_hook", None)
 
     # --- calling ---------------------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _global_forward_hooks or _global_forward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                           f"but got {result}.")
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        bw_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            from ._backward_hooks import BackwardHook
-            bw_hook = BackwardHook(self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values()))
-            args = bw_hook.setup_input_hook(args)
-        called = set()
-        output = None
+        # The fast path: a module with no hook of its own, and no global hook, only runs its forward. Its hook
+        # dicts are read from __dict__ directly: attribute access costs more, on a class with a __getattr__.
         try:
+            d = self.__dict__
+            hooked = (d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"]
+                      or d["_backward_pre_hooks"])
+        except KeyError:    # Module.__init__ did not run: the attribute error PyTorch raises
+            hooked = (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                      or self._forward_pre_hooks)
+        if not (hooked or _global_forward_hooks or _global_forward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        output = None
+        called = set()
+        try:
+            full_backward_hooks, non_full_backward_hooks, backward_pre_hooks = (), (), ()
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if isinstance(result, tuple) and len(result) == 2:
+                            args, kwargs = result
+                        else:
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {result}.")
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
             output = self.forward(*args, **kwargs)
-            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
-                called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                    called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                     result = hook(self, args, kwargs, output)
                 else:
                     result = hook(self, args, output)
                 if result is not None:
                     output = result
+            if bw_hook is not None:
+                if not isinstance(output, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                                  f"Tensors but received {type(output)}", stacklevel=1)
+                output = bw_hook.setup_output_hook(output)
+            if non_full_backward_hooks:
+                # PyTorch's legacy hooks: on the node of the output's first tensor, whatever the forward did
+                first = output
+                while not isinstance(first, Tensor):
+                    if isinstance(first, dict):
+                        first = next(v for v in first.values() if isinstance(v, Tensor))
+                    else:
+                        first = first[0]
+                grad_fn = first.grad_fn
+                if grad_fn is not None:
+                    for hook in non_full_backward_hooks:
+                        grad_fn.register_hook(_WrappedHook(hook, self))
+                    self._maybe_warn_non_full_backward_hook(args, output, grad_fn)
+            return output
         except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, output)
-                        else:
-                            hook(self, args, output)
-                    except Exception as e:
-                        warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
-                                      f"silenced as another error was raised in forward: {e!s}", stacklevel=2)
+            self._call_always_called_hooks(called, args, kwargs, output)
             raise
-        if bw_hook is not None:
-            output = bw_hook.setup_output_hook(output)
-        return output
 
     __call__ = _call_impl
+
+    def _call_always_called_hooks(self, called, args, kwargs, output):
+        """After an exception in the call, the forward hooks marked ``always_call`` that have not run, globals
+        first; what they raise is a warning, and the exception goes on."""
+        for hook_id, hook in _global_forward_hooks.items():
+            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
+                try:
+                    result = hook(self, args, output)
+                    if result is not None:
+                        output = result
+                except Exception as e:
+                    warnings.warn("global module forward hook with ``always_call=True`` raised an exception that "
+                                  f"was silenced as another error was raised in forward: {e!s}", stacklevel=3)
+        for hook_id, hook in self._forward_hooks.items():
+            if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        result = hook(self, args, kwargs, output)
+                    else:
+                        result = hook(self, args, output)
+                    if result is not None:
+                        output = result
+                except Exception as e:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {e!s}", stacklevel=3)
+
+    def _wrapped_call_impl(self, *args, **kwargs):
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _slow_forward(self, *input, **kwargs):
+        """``forward``, as PyTorch calls it while tracing (gradiente's tracers need no scopes)."""
+        return self.forward(*input, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """``torch.compile`` applied to this module's call, with PyTorch's checks of its arguments. gradiente
+        runs the module's Python as written (see ``gradiente.compiler``), so the module computes as before."""
+        from ...compiler import compile as compile_
+        self._compiled_call_impl = compile_(self._call_impl, *args, **kwargs)
 
     # --- hooks -----------------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
@@ -388,31 +635,113 @@ class Module:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_backward_hook(self, hook):
+        """The deprecated, non-full backward hook: ``hook(module, grad_input, grad_output)`` runs as a hook of the
+        autograd node that made the output's first tensor, so ``grad_input`` is that node's gradients (the
+        input, weight and bias of a convolution; addmm's bias, input and weight of a Linear) rather than the
+        module's inputs'. Each call warns (FutureWarning) where that differs from the module's. Cannot be mixed
+        with ``register_full_backward_hook`` on one module."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def register_full_backward_hook(self, hook, prepend=False):
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are known; may
         return replacement ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def _get_backward_hooks(self):
+        """``(full, non_full)``: the global and then this module's backward hooks, split by kind."""
+        full, non_full = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        elif _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        elif self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
+        """PyTorch's FutureWarnings where a non-full hook's ``grad_input`` or ``grad_output`` (those of
+        ``grad_fn``, the node of the output's first tensor) miss some of the module's gradients."""
+        if isinstance(result, Tensor):
+            result = (result,)
+        elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+            warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple "
+                          "of Tensors is deprecated and will be removed in future versions. This hook will be "
+                          "missing some of the grad_output. Please use register_full_backward_hook to get the "
+                          "documented behavior.", FutureWarning, stacklevel=2)
+            return
+        if isinstance(inputs, Tensor):
+            inputs = (inputs,)
+        elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+            warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
+                          "a tuple of Tensors is deprecated and will be removed in future versions. This hook will "
+                          "be missing some of the grad_input. Please use register_full_backward_hook to get the "
+                          "documented behavior.", FutureWarning, stacklevel=2)
+            return
+        out_grad_fns = {r.grad_fn for r in result if r.grad_fn is not None}
+        if not out_grad_fns or (len(out_grad_fns) == 1 and grad_fn not in out_grad_fns):
+            warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is "
+                          "deprecated and will be removed in future versions. This hook will be missing some "
+                          "grad_output.", FutureWarning, stacklevel=2)
+        elif len(out_grad_fns) > 1:
+            warnings.warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                          "deprecated and will be removed in future versions. This hook will be missing some "
+                          "grad_output. Please use register_full_backward_hook to get the documented behavior.",
+                          FutureWarning, stacklevel=2)
+        elif {i.grad_fn for i in inputs if i.grad_fn is not None} != {fn for fn, _ in grad_fn.next_functions}:
+            # the output's node is not the only node between the inputs and the output
+            warnings.warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                          "deprecated and will be removed in future versions. This hook will be missing some "
+                          "grad_input. Please use register_full_backward_hook to get the documented behavior.",
+                          FutureWarning, stacklevel=2)
+
     def register_state_dict_pre_hook(self, hook):
         handle = RemovableHandle(self._state_dict_pre_hooks)
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
 
+    def _register_state_dict_hook(self, hook):
+        """The older form of ``register_state_dict_post_hook``: ``hook(module, state_dict, prefix, local_metadata)``
+        may also return a new state_dict, which is used when this module is the one ``state_dict()`` was
+        called on."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was previously "
+                               "registered via register_state_dict_post_hook")
+        return _add_hook(self._state_dict_hooks, hook)
+
     def register_state_dict_post_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        """``hook(module, state_dict, prefix, local_metadata)`` after this module's entries are written; it may
+        change the state_dict in place and must return None."""
+        # marks the hook as registered here, so that ``state_dict`` refuses a return value from it (as PyTorch
+        # tells the two kinds apart in the one dict)
+        hook._from_public_api = True
+        return _add_hook(self._state_dict_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """``register_load_state_dict_pre_hook``, where the hook is given the module first only ``with_module``."""
+        return _add_hook(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_pre_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
         error_msgs)`` before this module's entries are loaded."""
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
-        return handle
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def register_load_state_dict_post_hook(self, hook):
         handle = RemovableHandle(self._load_state_dict_post_hooks)
@@ -598,8 +927,29 @@ class Module:
         """Every parameter and buffer to a CUDA device: PyTorch's error at the first one (none: nothing to do)."""
         return self._apply(lambda t: t.cuda(device))
 
+    def ipu(self, device=None):
+        """Every parameter and buffer to an IPU, which a CPU-only build cannot reach: PyTorch's error at the first
+        one (a module without any moves anywhere)."""
+        return self._apply(lambda t: _to_missing_accelerator("ipu", device))
+
     def xpu(self, device=None):
         return self._apply(lambda t: t.xpu(device))
+
+    def mtia(self, device=None):
+        """Every parameter and buffer to an MTIA device, which a CPU-only build lacks: PyTorch's error at the first
+        one (a module without any moves anywhere)."""
+        return self._apply(lambda t: _to_missing_accelerator("mtia", device))
+
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for one device of ``DataParallel``: the module's own dicts, without parameters (a
+        replica reads the original's)."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     def share_memory(self):
         """Moves every parameter, gradient and buffer into shared memory (``Tensor.share_memory_``), in one pass,
@@ -625,6 +975,9 @@ class Module:
         """An OrderedDict of every parameter and persistent buffer by dotted name (``"0.weight"``), detached
         but sharing memory with the module."""
         if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for "
+                          "details.", FutureWarning, stacklevel=2)
             destination = args[0] if destination is None else destination
             prefix = args[1] if len(args) > 1 and prefix == "" else prefix
             keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
@@ -642,7 +995,10 @@ class Module:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
-            if result is not None:
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
                 destination = result
         return destination
 
