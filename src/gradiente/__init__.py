@@ -136,6 +136,7 @@ _LAZY_SUBMODULES = ("_C", "_VF", "nn", "optim", "utils", "viz", "explain", "lina
 _LAZY_SUBMODULES += ("functional",)     # torch.functional, the module of einsum, split, norm ... (issue 16)
 _LAZY_SUBMODULES += ("_dynamo",)       # the compiler front end scripts configure around torch.compile
 _LAZY_SUBMODULES += ("xpu",)           # Intel GPUs: a program asks whether there is one
+_LAZY_SUBMODULES += ("__future__",)    # the module-conversion switches (recipes/swap_tensors)
 
 
 def result_type(tensor1, tensor2):

@@ -831,28 +831,60 @@ class Module:
     def _apply(self, fn, recurse=True):
         """Replace the values of every parameter, gradient and buffer by ``fn(tensor)``; parameters stay the
         same objects (PyTorch's ``param.data = fn(param)``), except across the CPU and the meta device, where
-        PyTorch cannot change a tensor's device in place and makes a new Parameter."""
+        PyTorch cannot change a tensor's device in place and makes a new Parameter. ``torch.__future__``'s switches
+        choose otherwise: *swap* keeps each Parameter object and swaps its whole contents with the converted one
+        (``utils.swap_tensors``), *overwrite* makes new Parameters."""
+        from ... import __future__ as future
         if recurse:
             for module in self.children():
                 module._apply(fn)
+        swap = future.get_swap_module_params_on_conversion()
+        overwrite = future.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
             if param is None:
                 continue
             with grad_mode.no_grad():
                 applied = fn(param)
-            if is_meta(applied._data) != is_meta(param._data):
-                grad = param._grad
+            grad = param._grad
+            if swap:
+                self._swap_in(key, param, applied, grad, fn)
+                continue
+            if overwrite or is_meta(applied._data) != is_meta(param._data):
                 param = self._parameters[key] = Parameter(applied, param.requires_grad)
-                param._grad = grad
-            else:
-                param._data = applied._data
-            if param._grad is not None:
+                if grad is not None:
+                    with grad_mode.no_grad():
+                        param._grad = fn(grad) if overwrite else grad
+                continue
+            param._data = applied._data
+            if grad is not None:
                 with grad_mode.no_grad():
-                    param._grad._data = fn(param._grad)._data
+                    grad._data = fn(grad)._data
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
+
+    def _swap_in(self, key, param, applied, grad, fn):
+        """``_apply`` under ``torch.__future__``'s swap: the Parameter object stays, its contents become ``applied``'s
+        (and its gradient's, ``fn`` of it), so an optimizer holding it sees the converted tensor."""
+        from ...utils.swap import swap_tensors
+        try:
+            if grad is not None:
+                param.grad = None
+            swap_tensors(param, Parameter(applied, requires_grad=param.requires_grad))
+        except Exception as e:
+            if grad is not None:
+                param.grad = grad
+            raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+        if grad is not None:
+            with grad_mode.no_grad():
+                grad_applied = fn(grad)
+            grad_applied.requires_grad_(grad.requires_grad)
+            try:
+                swap_tensors(grad, grad_applied)
+            except Exception as e:
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") from e
+            param.grad = grad
 
     def apply(self, fn):
         """Call ``fn(module)`` on every descendant (children first) and on this module; for initialization."""
@@ -1010,6 +1042,8 @@ class Module:
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
                        if v is not None}
         assign = local_metadata.get("assign_to_params_buffers", False)
+        from ... import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -1033,7 +1067,9 @@ class Module:
                               "items in the state dictionary to their corresponding key in the module instead of "
                               "copying them in place?)", stacklevel=2)
             try:
-                if assign:
+                if swap:
+                    self._swap_loaded(param, input_param, assign)
+                elif assign:
                     if isinstance(param, Parameter):
                         input_param = (input_param.requires_grad_(param.requires_grad)
                                        if isinstance(input_param, Parameter)
@@ -1045,9 +1081,9 @@ class Module:
                     np.copyto(param._data, input_param._data, casting="unsafe")
                     param._bump_version()
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{param.size()} and whose dimensions in the checkpoint are "
-                                  f"{input_param.size()}, an exception occurred : {ex.args}.")
+                error_msgs.append(f'While {"swapping" if swap else "copying"} the parameter named "{key}", whose '
+                                  f"dimensions in the model are {param.size()} and whose dimensions in the "
+                                  f"checkpoint are {input_param.size()}, an exception occurred : {ex.args}.")
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:
             if extra_state_key in state_dict:
@@ -1065,6 +1101,23 @@ class Module:
                             unexpected_keys.append(key)
                     elif input_name[0] not in local_state:
                         unexpected_keys.append(key)
+
+    @staticmethod
+    def _swap_loaded(param, input_param, assign):
+        """``load_state_dict`` under ``torch.__future__``'s swap: ``param.module_load(input_param)`` swapped into
+        ``param`` (``utils.swap_tensors``), a Parameter kept a Parameter."""
+        from ...utils.swap import swap_tensors
+        with grad_mode.no_grad():
+            loaded = param.module_load(input_param, assign=assign)
+            if loaded is input_param or loaded is param:
+                raise RuntimeError("module_load returned one of self or other, please .detach() the result if "
+                                   "returning one of the inputs in module_load")
+            if isinstance(param, Parameter):
+                if isinstance(loaded, Parameter):
+                    loaded.requires_grad_(param.requires_grad)
+                else:
+                    loaded = Parameter(loaded, requires_grad=param.requires_grad)
+            swap_tensors(param, loaded)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy parameters and buffers from ``state_dict`` into this module (values are copied, the module's
