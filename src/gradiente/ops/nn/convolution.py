@@ -393,7 +393,8 @@ def _convolve(conv, input, weight, bias):
     else:
         result[...] = out
     result = wrap(result.astype(input._data.dtype, copy=False))
-    inputs = (input, weight) if bias is None else (input, weight, bias)
+    # (a missing bias is an input too, without an edge: PyTorch's node has three, ``(None, 0)`` for it)
+    inputs = (input, weight, bias)
     if wants_grad(*inputs):
         # the weight's gradient reads the columns (kept only if it is needed; a transposed convolution reads the
         # input itself); saved values, so the engine frees them after backward like any other. Both operands

@@ -23,10 +23,10 @@ class EmbeddingBackward0(Node):
         if ops.recording:
             (dweight,) = record_gradients(EmbeddingDenseBackwardBackward0, (grad,), (self.dense_grad(ops.raw(grad)),),
                                           first=self)
-            return (None, dweight)
-        return (None, self.dense_grad(grad))
+            return (dweight,)
+        return (self.dense_grad(grad),)
 
-    def jvp(self, ops, indices_t, weight_t):
+    def jvp(self, ops, weight_t):
         # The looked-up rows of the weight's tangent: the true derivative (the rule above leaves out the padding
         # row and scales by frequency on purpose, as PyTorch's does, so it is not this map's transpose)
         return None if weight_t is None else ops.getitem(weight_t, self.indices)
@@ -48,7 +48,7 @@ class EmbeddingBackward0(Node):
         """``sparse=True``: tell the weight (a leaf) which rows this backward pass gives a gradient, so that its
         ``.grad`` reads as a sparse COO tensor of those rows (``core/sparse_tensor.sparse_rows_view``); a pass into
         an empty gradient starts the rows afresh."""
-        receiver = self.next_functions[1][0]
+        receiver = self.next_functions[0][0]
         if not isinstance(receiver, AccumulateGrad):
             return
         weight = receiver.variable
@@ -121,6 +121,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         _renorm_rows(weight, idx, max_norm, norm_type)
     result = Tensor._make(weight._data[idx])
     if wants_grad(weight):
-        record(EmbeddingBackward0, (input, weight), result, indices=idx.copy(), num_weights=num,
+        # (the weight alone: the indices are no differentiable input, and PyTorch's node has no edge for them)
+        record(EmbeddingBackward0, (weight,), result, indices=idx.copy(), num_weights=num,
                padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq, sparse=bool(sparse))
     return result
