@@ -34,8 +34,9 @@ class Type(Function):
 
     @staticmethod
     def forward(ctx, i, dest_type):
+        # PyTorch's ``@deprecated`` on ``forward`` names its caller, ``Function.apply``
         warnings.warn("`torch.autograd._functions.Type` is deprecated as of PyTorch 2.1, please use "
-                      "`torch.tensor.to(dtype=dtype)` instead.", FutureWarning, stacklevel=3)
+                      "`torch.tensor.to(dtype=dtype)` instead.", FutureWarning, stacklevel=2)
         ctx.input_type = i.dtype
         return i.type(dest_type)
 

@@ -74,7 +74,7 @@ def _checked_inputs(inputs):
         if x._data.dtype not in (np.float64, np.complex128):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
-                          "point or complex. ", stacklevel=3)
+                          "point or complex. ", stacklevel=2)
         if x._data.size and any(stride == 0 and size > 1 for stride, size in zip(x._data.strides, x._data.shape)):
             raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
                                "are non-overlapping to be able to compute the numerical gradients correctly. You "
@@ -254,10 +254,11 @@ def _check_undefined_grad(func, inputs):
             try:
                 hook(None)
             except RuntimeError as error:
+                # on gradcheck's own line, as PyTorch's (``stacklevel=2`` from its helper ``warn_bc_breaking``)
                 warnings.warn('Backwards compatibility: New undefined gradient support checking feature is enabled by '
                               'default, but it may break existing callers of this function. If this is true for you, '
                               'you can call this function with "check_undefined_grad=False" to disable the feature',
-                              stacklevel=4)
+                              stacklevel=1)
                 raise GradcheckError("Expected backward function to handle undefined output grads. "
                                      + _UNDEFINED_NOTE) from error
     return True

@@ -63,8 +63,9 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     if mean < a - 2 * std or mean > b + 2 * std:
+        # here, as PyTorch's ``stacklevel=2`` from its helper ``_no_grad_trunc_normal_`` names ``trunc_normal_``
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
-                      "be incorrect.", stacklevel=2)
+                      "be incorrect.", stacklevel=1)
     f = tensor._data.dtype.type
     with grad_mode.no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)

@@ -83,9 +83,10 @@ class LRScheduler:
         raise NotImplementedError
 
     def _warn_get_lr(self):
+        # named at the scheduler's get_lr, as by PyTorch's helper ``_warn_get_lr_called_within_step``
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=2)
 
     def step(self, epoch=None):
         """Advance the schedule one step (call it after ``optimizer.step()``)."""

@@ -211,9 +211,11 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(tensors) != len(set(tensors)):
+            # PyTorch's ``stacklevel=3`` lands in the ``torch._disable_dynamo`` wrapper around add_param_group,
+            # one line of its own whoever calls: here, this line, printed once per process as there
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+                          stacklevel=1)
         param_set = set()
         for group in self.param_groups:
             param_set.update(group["params"])

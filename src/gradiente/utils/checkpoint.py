@@ -335,12 +335,14 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     and ``early_stop``). ``debug=True`` adds an explanation to the error but no operator logs (gradiente has
     no dispatcher to log them)."""
     if use_reentrant is None:
+        # PyTorch's ``stacklevel=2`` lands in the frame of the ``torch._disable_dynamo`` wrapper around its
+        # checkpoint, one line of its own whoever calls: here, this line, printed once per process as there
         warnings.warn(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch "
             "2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is "
             "recommended, but if you need to preserve the current default behavior, you can pass "
             "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
-            stacklevel=2)
+            stacklevel=1)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:

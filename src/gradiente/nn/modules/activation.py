@@ -318,25 +318,31 @@ class GLU(_DimActivation):
         return F.glu(input, self.dim)
 
 
+# The implicit-dim warning of a softmax module names a line of module.py, once per process: PyTorch's
+# ``_stacklevel=5`` climbs through forward, ``_call_impl`` and ``_wrapped_call_impl``; gradiente's
+# ``Module.__call__`` is ``_call_impl`` itself, one frame fewer.
+_SOFTMAX_STACKLEVEL = 4
+
+
 class Softmax(_DimActivation):
     """``exp(x) / sum(exp(x))`` along ``dim``"""
 
     def forward(self, input):
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return F.softmax(input, self.dim, _stacklevel=_SOFTMAX_STACKLEVEL)
 
 
 class Softmin(_DimActivation):
     """``softmax(-x)`` along ``dim``"""
 
     def forward(self, input):
-        return F.softmin(input, self.dim, _stacklevel=5)
+        return F.softmin(input, self.dim, _stacklevel=_SOFTMAX_STACKLEVEL)
 
 
 class LogSoftmax(_DimActivation):
     """``log(softmax(x))`` along ``dim``, computed stably"""
 
     def forward(self, input):
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+        return F.log_softmax(input, self.dim, _stacklevel=_SOFTMAX_STACKLEVEL)
 
 
 class Softmax2d(Module):
@@ -345,4 +351,4 @@ class Softmax2d(Module):
     def forward(self, input):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
-        return F.softmax(input, -3, _stacklevel=5)
+        return F.softmax(input, -3, _stacklevel=_SOFTMAX_STACKLEVEL)

@@ -16,8 +16,9 @@ def _legacy_reduction(size_average, reduce):
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else "sum" if reduce else "none"
+    # named at ``_Loss.__init__``, the caller, as by PyTorch's ``_Reduction.legacy_get_string``
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  stacklevel=3)
+                  stacklevel=2)
     return ret
 
 

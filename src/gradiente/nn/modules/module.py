@@ -573,7 +573,7 @@ class Module:
                         output = result
                 except Exception as e:
                     warnings.warn("global module forward hook with ``always_call=True`` raised an exception that "
-                                  f"was silenced as another error was raised in forward: {e!s}", stacklevel=3)
+                                  f"was silenced as another error was raised in forward: {e!s}", stacklevel=2)
         for hook_id, hook in self._forward_hooks.items():
             if hook_id in self._forward_hooks_always_called and hook_id not in called:
                 try:
@@ -585,7 +585,7 @@ class Module:
                         output = result
                 except Exception as e:
                     warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
-                                  f"silenced as another error was raised in forward: {e!s}", stacklevel=3)
+                                  f"silenced as another error was raised in forward: {e!s}", stacklevel=2)
 
     def _wrapped_call_impl(self, *args, **kwargs):
         if self._compiled_call_impl is not None:

@@ -253,9 +253,10 @@ def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first,
         raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                          "being zeroed")
     if dropout > 0 and num_layers == 1:
+        # at the caller of ``RNNBase.__init__`` (``RNN.__init__``, ``LSTM.__init__``...), as PyTorch's ``stacklevel=2``
         warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
                       f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
-                      stacklevel=4)
+                      stacklevel=3)
     for name, value in (("bias", bias), ("batch_first", batch_first)):
         if not isinstance(value, bool):
             raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")

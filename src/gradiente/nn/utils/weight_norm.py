@@ -28,8 +28,9 @@ class WeightNorm:
     @staticmethod
     def apply(module, name, dim):
         """Replace ``module.<name>`` by ``<name>_g`` and ``<name>_v`` and register the hook; returns it."""
+        # PyTorch's ``@deprecated`` is on ``WeightNorm.apply``: the warning names its caller, ``weight_norm``
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")

@@ -36,11 +36,11 @@ def reduction_arg(reduction, size_average=None, reduce=None):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-        warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
-                      "instead.", stacklevel=3)
+        # (stacklevel 2: the loss function that called this, as PyTorch's names its functional.py)
+        warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+             stacklevel=2)
     if reduction == "elementwise_mean":
-        warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
-                      stacklevel=3)
+        warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.", stacklevel=2)
         return "mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -1,9 +1,9 @@
 """``gumbel_softmax``: a differentiable sample from a categorical distribution (the Gumbel-softmax trick),
 composed as PyTorch composes it, with the same random draws (``exponential_`` on PyTorch's generator), so it
 records PyTorch's nodes and needs no rule of its own."""
-import warnings
 
 from ...core.creation import empty_like, zeros_like
+from ...core.warnings_at_caller import warn
 
 __all__ = ["gumbel_softmax"]
 
@@ -13,7 +13,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     of each maximum in the forward pass and the soft sample's gradient in the backward pass (straight-through).
     Same shape as ``logits``."""
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     gumbels = -empty_like(logits).exponential_().log()        # Gumbel(0, 1)
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:

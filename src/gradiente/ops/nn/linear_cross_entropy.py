@@ -7,11 +7,11 @@ call takes the reference path, so with ``options`` the values are PyTorch's (up 
 ``linear``'s and ``cross_entropy``'s nodes; the warning for calls the chunked path cannot serve is PyTorch's.
 """
 import math
-import warnings
 
 import numpy as np
 
 from ...core import dtype as dt
+from ...core.warnings_at_caller import warn
 from .classification import cross_entropy
 from .linear import linear
 
@@ -66,7 +66,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     chunkable = (reduction in {"mean", "sum", "none"} and label_smoothing == 0.0
                  and target._data.dtype == np.int64 and not out_features)
     if options is not None and not chunkable:
-        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+        warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
                       "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
                       f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
                       f"out_features={out_features}, tracing=False, linear_bias.shape="
