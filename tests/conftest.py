@@ -16,6 +16,17 @@ def _gradientes_warning_filter():
     gradiente._silence_numpy_float_warnings()
 
 
+@pytest.fixture(autouse=True)
+def _distribution_checks_restored():
+    """``torch.compile`` turns the distributions' argument checks off for the whole process (PyTorch's dynamo does,
+    and gradiente's compile with it): each test starts with them as a fresh process has them."""
+    yield
+    for name in ("gradiente.distributions", "torch.distributions"):
+        distributions = sys.modules.get(name)
+        if distributions is not None:
+            distributions.Distribution.set_default_validate_args(__debug__)
+
+
 @pytest.fixture
 def torch_on_one_thread():
     """PyTorch on one thread for the test: with more, its kernels split rows and products among threads and add

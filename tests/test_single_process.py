@@ -138,6 +138,20 @@ def test_a_compiled_module_is_an_optimized_module_as_in_pytorch():
     on_both(scenario)
 
 
+@pytest.mark.parametrize("disable", [False, True])
+def test_compiling_turns_the_distributions_checks_off_for_the_process_as_in_pytorch(disable):
+    """PyTorch's compiler switches the distributions' argument checks off when it wraps a model (an invalid scale
+    then raises nothing); ``disable=True`` wraps nothing. (conftest.py turns them back on after the test.)"""
+    def scenario(lib):
+        lib.compile(lib.nn.Linear(2, 1), disable=disable)
+        try:
+            lib.distributions.Normal(lib.tensor([0.0]), lib.tensor([-1.0]))
+        except ValueError:
+            return "checked"
+        return "not checked"
+    on_both(scenario)
+
+
 def test_dynamo_config_keeps_the_switches_scripts_set_and_refuses_unknown_ones():
     def scenario(lib):
         import importlib

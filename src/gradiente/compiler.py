@@ -30,6 +30,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
+    _as_dynamo_leaves_the_process()
     if isinstance(model, Module):
         return OptimizedModule(model)
 
@@ -37,6 +38,20 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     def compiled(*args, **kwargs):
         return model(*args, **kwargs)
     return compiled
+
+
+def _as_dynamo_leaves_the_process():
+    """What PyTorch's compiler changes for the whole process the first time it wraps a model (its patches run once):
+    the distributions no longer check their arguments (``Distribution.set_default_validate_args(False)``), so a
+    program that compiles sees the same errors, and the same absence of them, as under PyTorch."""
+    if _patched:
+        return
+    _patched.append(True)
+    from .distributions import Distribution
+    Distribution.set_default_validate_args(False)
+
+
+_patched: list = []
 
 
 class OptimizedModule(Module):

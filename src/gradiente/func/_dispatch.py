@@ -410,5 +410,6 @@ def ops_without_rules():
              and not (namespace is vars(gradiente) and name in lazy)}
     # the ops torch.* itself loads on first use (gradiente._LOADED_ON_FIRST_USE), loaded here to be listed
     names |= {name for listed in gradiente._LOADED_ON_FIRST_USE.values() for name in listed
-              if op_behind(getattr(gradiente, name)) not in RULES and name not in _NOTHING_TO_BATCH}
+              if op_behind(getattr(gradiente, name)) not in RULES and name not in _NOTHING_TO_BATCH
+              and not name.startswith("_")}
     return sorted(names)
