@@ -19,8 +19,6 @@ from . import matmul as matrix_products
 from .indexing import embed as _embed
 from .nn._common import div_scalar as _div_scalar
 from .nn._common import mul_scalar as _mul_scalar
-from .nn.activations import threshold_backward as _threshold_backward
-from .nn.padding import pad as _pad
 
 __all__ = ["TensorOps"]
 
@@ -122,7 +120,12 @@ class TensorOps:
     def mask(condition, x):
         return selection.where(_condition(condition), x, zeros((), dtype=x.dtype))
 
-    threshold_backward = staticmethod(_threshold_backward)
+    @staticmethod
+    def threshold_backward(grad, x, threshold):
+        # (imported here: nn's activation kernels load with the first activation, not with ``import gradiente``)
+        from .nn.activations import threshold_backward
+        return threshold_backward(grad, x, threshold)
+
     tanh_backward = staticmethod(unary.tanh_backward)
     sigmoid_backward = staticmethod(unary.sigmoid_backward)
 
@@ -159,7 +162,8 @@ class TensorOps:
 
     @staticmethod
     def constant_pad(x, pad):
-        return _pad(x, pad)
+        from .nn.padding import pad as constant_pad  # (loaded on first use, as threshold_backward)
+        return constant_pad(x, pad)
 
     # --- indexing ---------------------------------------------------------------------------------------
     @staticmethod
