@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from . import dtype as dt
+from . import layouts
 from .device import COPY, check_device
 from .meta import MetaArray, is_meta, meta_array
 from .size import Size
@@ -275,8 +276,14 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kwargs):
-    """Uninitialized in PyTorch; zeros here (deterministic, and as fast with NumPy)."""
-    return _filled(_size_and(size, kwargs, "empty"), 0, dtype, requires_grad, "empty", device)
+    """Uninitialized in PyTorch; zeros here (deterministic, and as fast with NumPy). ``memory_format``: the layout
+    of the new memory (``channels_last``: the channel dim fastest)."""
+    if layouts.name_of(memory_format) == "preserve_format":
+        raise RuntimeError("unsupported memory format Preserve")
+    result = _filled(_size_and(size, kwargs, "empty"), 0, dtype, requires_grad, "empty", device)
+    if layouts.is_channels_last(memory_format) and not is_meta(result._data):
+        result._data = layouts.in_memory_format(result._data, memory_format)
+    return result
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

@@ -84,6 +84,44 @@ def in_memory_format(array, format):
     return copy.transpose(np.argsort(order))
 
 
+def suggested_format(*arrays):
+    """PyTorch's ``suggest_memory_format`` for the ops whose result follows their inputs' layout (convolution,
+    pooling, interpolation, cat): ``channels_last`` (``channels_last_3d`` for 5 dims) when an input is laid out so
+    and not also row-major (a dim of size 1 can make both true), else None: row-major."""
+    for a in arrays:
+        if a is None or a.ndim not in (4, 5) or a.flags.c_contiguous:
+            continue
+        format = channels_last if a.ndim == 4 else channels_last_3d
+        if is_in_memory_format(a, format):
+            return format
+    return None
+
+
+def changes_layout(array, format):
+    """Whether laying ``array`` out in ``format`` (``to(memory_format=...)``) takes a copy: not for None or
+    ``preserve_format``, nor for an array already in it. A channels-last format on the wrong rank raises PyTorch's
+    error."""
+    name = name_of(format)
+    if name in (None, "preserve_format"):
+        return False
+    if name in ("contiguous_format", "legacy_contiguous_format"):
+        return not array.flags.c_contiguous
+    if dims_in_memory_order(format, array.ndim) is None:
+        in_memory_format(array, format)     # (raises the rank error)
+    return not is_in_memory_format(array, format)
+
+
+def laid_out(array, format):
+    """``array`` in ``format``: itself for None or ``preserve_format``, else a copy laid out so (row-major for
+    ``contiguous_format``)."""
+    name = name_of(format)
+    if name in (None, "preserve_format"):
+        return array
+    if name in ("contiguous_format", "legacy_contiguous_format"):
+        return np.ascontiguousarray(array)
+    return in_memory_format(array, format)
+
+
 def is_in_memory_format(array, format):
     """Whether ``array``'s strides are those of ``format`` (sizes of 1 ignored, as PyTorch's check does)."""
     order = dims_in_memory_order(format, array.ndim)

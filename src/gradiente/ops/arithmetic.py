@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import layouts
 from ..core.creation import empty_in_layout_of, in_iteration_layout, is_dense
 from ..core.diagnostics import state as _diagnostics
 from ..core.dtype import scalar_name
@@ -757,12 +758,15 @@ class ToCopyBackward0(Node):
         return x_t          # the engine converts it to the output's dtype
 
 
-def cast(input, dtype):
-    """The tensor converted to ``dtype`` (a copy; recorded when both are floating)."""
+def cast(input, dtype, memory_format=None):
+    """The tensor converted to ``dtype`` (a copy; recorded when both are floating), laid out in ``memory_format``
+    if one is given (``x.to(memory_format=torch.channels_last)``)."""
     data = input._data
     to_real = data.dtype.kind == "c" and not dtype.is_complex
     source = data.real if to_real else data
-    if source.ndim < 2 or is_dense(source):
+    if layouts.name_of(memory_format) not in (None, "preserve_format"):
+        out = wrap(layouts.laid_out(source, memory_format).astype(dtype._np, order="K"))
+    elif source.ndim < 2 or is_dense(source):
         out = wrap(source.astype(dtype._np))
     else:       # PyTorch's layout for memory that is not dense (infer_dense_strides); NumPy's order "K" differs
         values = empty_in_layout_of(source, dtype._np)

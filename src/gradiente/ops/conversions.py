@@ -5,6 +5,7 @@
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import layouts
 from ..core.creation import _check_dtype, _finish, _infer_array
 from ..core.device import COPY, as_device, check_device
 from ..core.meta import NO_DATA, is_meta, meta_array
@@ -20,7 +21,7 @@ def to(self, *args, **kwargs):
     target = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     dev = kwargs.pop("device", None)
     for a in args:
         if isinstance(a, dt.dtype):
@@ -43,9 +44,11 @@ def to(self, *args, **kwargs):
             return moved
         # PyTorch's tensors live on device('cpu'), whose index is None: asked for 'cpu:0', it copies
         copy = copy or dev.index is not None
+    relaid = layouts.changes_layout(self._data, memory_format)
     if target is None or target is self.dtype:
-        return cast(self, self.dtype) if copy else self      # a copy is still aten::_to_copy
-    return cast(self, target)
+        # (a copy, or a new layout, is still aten::_to_copy)
+        return cast(self, self.dtype, memory_format) if copy or relaid else self
+    return cast(self, target, memory_format)
 
 
 def tensor_type(self, dtype=None, non_blocking=False, **kwargs):

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from ..core import dtype as dt
+from ..core import layouts
 from ..core.dtype import scalar_name
 from ..core.errors import broadcast_shape
 from ..core.node import Node
@@ -321,7 +322,11 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
     arrays = [t._data if t._data.dtype == target else t._data.astype(target) for t in kept]
-    result = wrap(np.asanyarray(np.concatenate(arrays, axis=d), order="C"))    # C order, as PyTorch's
+    joined = np.asanyarray(np.concatenate(arrays, axis=d), order="C")      # C order, as PyTorch's,
+    formats = {layouts.suggested_format(a) for a in arrays}
+    if len(formats) == 1:           # unless every input is channels-last: then so is the result
+        joined = layouts.laid_out(joined, formats.pop())
+    result = wrap(joined)
     if wants_grad(*tensors):
         sizes = [None if skip else t._data.shape[d] for t, skip in zip(tensors, skipped)]
         record(CatBackward0, tensors, result, dim=d, sizes=sizes)

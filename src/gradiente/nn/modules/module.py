@@ -898,6 +898,7 @@ class Module:
         A device other than the CPU raises at the first tensor moved, as in a CPU-only PyTorch (so a module
         without parameters or buffers moves anywhere)."""
         dtype, place = kwargs.pop("dtype", None), None
+        memory_format = kwargs.pop("memory_format", None)     # (for the 4- and 5-dim ones: conv weights)
         for a in itertools.chain(args, [kwargs.pop("device", None), kwargs.pop("tensor", None)]):
             if isinstance(a, dt.dtype):
                 dtype = a
@@ -917,8 +918,11 @@ class Module:
                                               "device.")
                 if check_device(place, "to", COPY):
                     t = t.to("meta")
+            if memory_format is not None and t.dim() in (4, 5):
+                t = t.to(memory_format=memory_format)
             return t.to(dtype) if dtype is not None and (t.is_floating_point() or t.is_complex()) else t
-        if dtype is None and (place is None or place.type == "cpu") and not self._holds_meta():
+        if dtype is None and memory_format is None and (place is None or place.type == "cpu") and \
+                not self._holds_meta():
             return self
         return self._apply(convert)
 

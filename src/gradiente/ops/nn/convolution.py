@@ -25,7 +25,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ...core import dtype as dt
-from ...core import onednn_conv
+from ...core import layouts, onednn_conv
 from ...core import warnings_at_caller as _warnings
 from ...core.dtype import cpp_name, scalar_name
 from ...core.meta import is_meta, meta_array
@@ -392,7 +392,10 @@ def _convolve(conv, input, weight, bias):
         np.add(out, dt.widened(bias._data).reshape((-1,) + (1,) * (out.ndim - 2)), out=result)
     else:
         result[...] = out
-    result = wrap(result.astype(input._data.dtype, copy=False))
+    # a channels-last input or weight gives a channels-last result, as PyTorch's oneDNN convolution does
+    result = layouts.laid_out(result.astype(input._data.dtype, copy=False),
+                              layouts.suggested_format(input._data, weight._data))
+    result = wrap(result)
     # (a missing bias is an input too, without an edge: PyTorch's node has three, ``(None, 0)`` for it)
     inputs = (input, weight, bias)
     if wants_grad(*inputs):

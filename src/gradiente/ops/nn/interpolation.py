@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
+from ...core import layouts
 from ...core.fused import fma
 from ...core.random_math import _fma
 from ...core.tensor import Tensor
@@ -489,6 +490,12 @@ def _upsample(input, output_size, scales, mode, align_corners, antialias):
                                      linear_mode=mode in ("linear", "bilinear", "trilinear") and not antialias,
                                      cubic=mode == "bicubic" and not antialias)
     node = _NODES[(mode + ("-aa" if antialias else ""), dim)]
+    follows = layouts.suggested_format(a)
+    if follows is not None:         # a channels-last input: so is the result, as PyTorch's kernels lay it out
+        resample = linear
+
+        def linear(x):
+            return layouts.laid_out(resample(x), follows)
     return linear_op(input, linear, adjoint, node)
 
 

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
+from ...core import layouts
 from ...core.creation import c_order
 from ...core.dtype import scalar_name
 from ...core.meta import is_meta, meta_array
@@ -124,7 +125,8 @@ def _pooled(node_cls, pool, input, contiguous=False):
     if is_meta(input._data):
         pool = _MetaPoolMap(input._data.shape, pool.y_shape)
     values = pool.forward(input._data)
-    result = wrap(c_order(values) if contiguous else values)
+    # (the result follows a channels-last input's layout, as PyTorch's pooling kernels do; avg_pool1d's never)
+    result = wrap(c_order(values) if contiguous else layouts.laid_out(values, layouts.suggested_format(input._data)))
     if wants_grad(input):
         record(node_cls, (input,), result, saved=(input,), pool=pool)
     return result
@@ -239,13 +241,14 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     window_start = ((np.arange(ho) * stride[0] - pad[0])[:, None] * w + (np.arange(wo) * stride[1] - pad[1])[None, :])
     offsets = ((np.arange(kh) * dil[0])[:, None] * w + (np.arange(kw) * dil[1])[None, :]).ravel()
     indices = offsets[arg] + window_start
-    result = Tensor._make(restore(out))
+    follows = layouts.suggested_format(input._data)          # (a channels-last input: results laid out so)
+    result = Tensor._make(layouts.laid_out(restore(out), follows))
     if wants_grad(input):
         base = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
         overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dil, kernel))
         pool = _MaxPoolMap(base + indices, input._data.shape, result._data.shape, overlapping)
         record(MaxPool2DWithIndicesBackward0, (input,), result, saved=(input,), pool=pool)
-    indices = Tensor._make(restore(indices.astype(np.int64)))
+    indices = Tensor._make(layouts.laid_out(restore(indices.astype(np.int64)), follows))
     if n_spatial == 1:
         result, indices = result.squeeze(-2), indices.squeeze(-2)
     return (result, indices) if return_indices else result
