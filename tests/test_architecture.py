@@ -268,6 +268,23 @@ def test_methods_and_functions_are_made_on_first_lookup_as_they_were_made_at_imp
     assert namespace["sum"] is gradiente.sum and namespace["tensor"] is gradiente.tensor
 
 
+def test_a_swap_of_the_ops_leaves_the_methods_made_during_it_as_the_table_makes_them():
+    """The profiler and selective checkpointing swap wrappers into the ops' module globals; a method whose op loads
+    on first use must still be made from the op itself, not from a wrapper that outlives the swap."""
+    code = ("import gradiente, functools\n"
+            "from gradiente.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts as contexts\n"
+            "from gradiente.utils.checkpoint import CheckpointPolicy\n"
+            "x = gradiente.randn(3, requires_grad=True)\n"
+            "policy = lambda ctx, op, *a, **k: CheckpointPolicy.PREFER_RECOMPUTE\n"
+            "checkpoint(lambda t: t.sin().sum(), x, use_reentrant=False,\n"
+            "           context_fn=functools.partial(contexts, policy)).backward()\n"
+            "with gradiente.profiler.profile():\n"
+            "    x.detach().histc(4)\n"
+            "T = vars(gradiente.Tensor)\n"
+            "print(T['smm'].__module__, T['histc'].__module__)")
+    assert subprocess_output(code) == "gradiente.ops.sparse_products gradiente.ops.statistics"
+
+
 def subprocess_output(code):
     import subprocess
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -93,14 +93,17 @@ def swap_ops(wrap_function, wrap_method):
     Tensor; returns ``(restore_methods, replaced)``, what ``put_back`` needs. The profiler times ops this way,
     and selective checkpointing (``utils/checkpoint_selective.py``) reaches each op call before it runs."""
     replaced = []
+    # The methods first: binding them makes the table's methods not made yet, and a method whose op loads on first
+    # use reads it from its module's globals, which must not hold a wrapper of the swap's yet.
+    restore_methods = _bind_methods(wrap_method)
     try:
         for namespace, global_name, value, name in _targets():
             namespace[global_name] = wrap_function(value, name)
             replaced.append((namespace, global_name, value))
-        restore_methods = _bind_methods(wrap_method)
     except BaseException:
         for namespace, name, original in replaced:
             namespace[name] = original
+        restore_methods()
         raise
     return restore_methods, replaced
 
