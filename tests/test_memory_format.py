@@ -13,6 +13,12 @@ def _channels_last(lib):
     return lib.randn(2, 3, 4, 4).contiguous(memory_format=lib.channels_last)
 
 
+def _input_gradient(lib):
+    x = _channels_last(lib).requires_grad_()
+    lib.nn.Conv2d(3, 8, 3)(x).sum().backward()
+    return x.grad
+
+
 CASES = {
     "to": lambda lib: lib.randn(2, 3, 4, 4).to(memory_format=lib.channels_last),
     "to a dtype too": lambda lib: lib.randn(2, 3, 4, 4).to(lib.float64, memory_format=lib.channels_last),
@@ -36,14 +42,8 @@ CASES = {
     "module weight": lambda lib: lib.nn.Conv2d(3, 8, 3).to(memory_format=lib.channels_last).weight,
     "module bias": lambda lib: lib.nn.Conv2d(3, 8, 3).to(memory_format=lib.channels_last).bias,
     "batch_norm": lambda lib: lib.nn.BatchNorm2d(3)(_channels_last(lib)),
-    "input gradient": lambda lib: _input_gradient(lib),
+    "input gradient": _input_gradient,
 }
-
-
-def _input_gradient(lib):
-    x = _channels_last(lib).requires_grad_()
-    lib.nn.Conv2d(3, 8, 3)(x).sum().backward()
-    return x.grad
 
 
 def layout(lib, make):
