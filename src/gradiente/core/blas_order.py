@@ -581,11 +581,17 @@ def matmul(a, b, initial=None):
 # On any CPU: the loop is PyTorch's, not MKL's.
 _SMALL_BMM = 400
 # Larger ones go to MKL's gemm matrix by matrix, which adds each pair as ``mm`` adds it (measured: equal bit for bit
-# for 2-200 matrices of many shapes), except a single column, which ``mm`` hands to gemv and ``bmm`` to gemm. The
-# kernels measured here for narrow or short products (a few rows, a transposed ``b``: ``einsum``'s contractions)
-# are written for one pair of matrices, so a stack of them is taken pair by pair, up to a count where the loop
-# would cost more than the product (beyond it, a stack is one product: exact where the general order applies).
+# for 2-200 matrices of many shapes), except a single column, which ``mm`` hands to gemv and ``bmm`` to gemm. Most
+# of ``matmul``'s kernels take stacks; those written for one pair of matrices (a single row; on cores with a small L2
+# cache, a narrow product) take a stack pair by pair, up to a count where the loop would cost more than the product
+# (beyond it, a stack is one product: exact where the general order applies).
 _PAIR_BY_PAIR = 64
+
+
+def _takes_pair_kernels(a, b):
+    """Whether a pair of matrices of these shapes takes one of ``matmul``'s kernels for a single pair."""
+    rows, columns = a.shape[-2], b.shape[-1]
+    return rows == 1 or columns == 1 or (BLOCK != _LARGE_BLOCK and (2 <= columns < _NARROW or 2 <= rows <= 3))
 
 
 @shapes_from(np.matmul)
@@ -594,7 +600,7 @@ def bmm(a, b):
     if a.dtype == np.float32 and b.dtype == np.float32:
         if a.shape[-2] * a.shape[-1] * b.shape[-1] < _SMALL_BMM and a.shape[-1]:
             return _unfused_in_order(a, b, None)
-        if a.ndim == b.ndim == 3 and b.shape[-1] > 1 and 0 < len(a) <= _PAIR_BY_PAIR:
+        if a.ndim == b.ndim == 3 and b.shape[-1] > 1 and 0 < len(a) <= _PAIR_BY_PAIR and _takes_pair_kernels(a, b):
             return np.stack([matmul(x, y) for x, y in zip(a, b)])
     return matmul(a, b)
 

@@ -764,7 +764,7 @@ def cast(input, dtype, memory_format=None):
     data = input._data
     to_real = data.dtype.kind == "c" and not dtype.is_complex
     source = data.real if to_real else data
-    if layouts.name_of(memory_format) not in (None, "preserve_format"):
+    if memory_format is not None and layouts.name_of(memory_format) != "preserve_format":
         out = wrap(layouts.laid_out(source, memory_format).astype(dtype._np, order="K"))
     elif source.ndim < 2 or is_dense(source):
         out = wrap(source.astype(dtype._np))

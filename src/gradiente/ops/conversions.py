@@ -44,7 +44,7 @@ def to(self, *args, **kwargs):
             return moved
         # PyTorch's tensors live on device('cpu'), whose index is None: asked for 'cpu:0', it copies
         copy = copy or dev.index is not None
-    relaid = layouts.changes_layout(self._data, memory_format)
+    relaid = memory_format is not None and layouts.changes_layout(self._data, memory_format)
     if target is None or target is self.dtype:
         # (a copy, or a new layout, is still aten::_to_copy)
         return cast(self, self.dtype, memory_format) if copy or relaid else self
