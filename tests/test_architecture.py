@@ -223,6 +223,8 @@ def test_import_leaves_the_rarely_used_modules_unloaded():
         assert f"gradiente.{module}" not in loaded, module
     # what the functions and methods loaded on first use stand on (torch.linalg's ops, the FFTs)
     assert "gradiente.ops.linalg" not in loaded and "gradiente.ops.fft" not in loaded
+    # the sparse kernels, and nn's activations (which the create-graph rules import when first asked)
+    assert "gradiente.ops.sparse_coo" not in loaded and "gradiente.ops.nn.activations" not in loaded
     assert not [m for m in loaded if m.startswith(("gradiente.nn.", "gradiente.optim", "gradiente.ops.nn.conv"))]
 
 

@@ -102,9 +102,6 @@ from .ops.softmax import log_softmax, softmax
 from .ops.sorting import *
 from .ops.sorting import aten_unique as _unique
 from .ops.sorting import aten_unique2 as _unique2
-from .ops.sparse_compressed import *  # compressed sparse tensors (issue 16)
-from .ops.sparse_coo import resize_as_sparse_, sparse_coo_tensor
-from .ops.sparse_coo import sparse_dense_mm as spmm
 from .ops.special import igamma, igammac, mvlgamma
 from .ops.unary import *
 from .ops.view_copies import *
@@ -178,6 +175,9 @@ _LOADED_ON_FIRST_USE = {
     "ops.slice_inverse": ("slice_inverse",),
     "ops.sparse_products": ("dsmm", "smm", "hsmm", "hspmm", "saddmm", "sspaddmm"),
     "ops.nn.weight_norm": ("_weight_norm", "norm_except_dim"),
+    "ops.sparse_compressed": ("sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
+                              "sparse_bsc_tensor", "crow_indices_copy", "col_indices_copy", "ccol_indices_copy",
+                              "row_indices_copy"),
 }
 
 _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shuffle": "nn.functional",
@@ -185,6 +185,9 @@ _LAZY_ATTRIBUTES = {"save": "serialization", "load": "serialization", "pixel_shu
                     "OutOfMemoryError": "cuda", "compile": "compiler",
                     "vmap": "func", "autocast": "amp", "GradScaler": "amp", "range": "legacy",
                     "set_default_tensor_type": "legacy",
+                    # the sparse COO constructors and product (the module's __all__ is empty: gradiente.sparse's)
+                    "sparse_coo_tensor": "ops.sparse_coo", "resize_as_sparse_": "ops.sparse_coo",
+                    "spmm": "ops.sparse_coo",
                     **{name: module for module, names in _LOADED_ON_FIRST_USE.items() for name in names}}
 
 

@@ -26,7 +26,6 @@ from .core.tensor import Tensor
 from .core.warnings_at_caller import SKIPPED_CODE
 from .core.wrapping import wraps
 from .numpy_names import op_behind, rename_numpy_names
-from .ops import sparse_coo
 from .ops import sparse_elementwise as elementwise
 
 __all__ = ["guard", "guard_namespace", "route_to", "sparse_call", "sparse_method", "layout_error", "has_sparse",
@@ -39,7 +38,8 @@ _SUB = frozenset({"sub", "subtract", "sub_", "subtract_", "__sub__", "__isub__",
 _REFLECTED = frozenset({"__radd__", "__rmul__", "__rsub__"})
 _MUL = frozenset({"mul", "multiply", "mul_", "multiply_", "__mul__", "__rmul__", "__imul__"})
 #: joining COO tensors (torch.cat and its aliases, torch.stack)
-_JOINS = {"cat": sparse_coo.cat, "concat": sparse_coo.cat, "concatenate": sparse_coo.cat, "stack": sparse_coo.stack}
+#: the joins of a list that holds a sparse tensor: ``ops/sparse_coo.py``'s function of that name
+_JOINS = {"cat": "cat", "concat": "cat", "concatenate": "cat", "stack": "stack"}
 _IN_PLACE_OPERATORS = frozenset({"__iadd__", "__isub__", "__imul__", "__itruediv__"})
 
 
@@ -175,7 +175,7 @@ def _own_sparse_method(t, name):
         if cls is Tensor:
             return None
         if name in cls.__dict__:
-            method = cls.__dict__[name]
+            method = _class_attribute(cls, name)
             if not callable(method) or _bound_for_sparse_check(method):
                 return None
             return method
@@ -246,7 +246,8 @@ def sparse_call(fn, name, args, kwargs):
     first = args[0] if args else None
     if name in _JOINS and isinstance(first, (list, tuple)) and first and any(
             elementwise.is_sparse_tensor(t) and t.is_sparse for t in first):
-        return _JOINS[name](list(first), *args[1:], **kwargs)
+        from .ops import sparse_coo  # (the sparse ops load with the first sparse tensor)
+        return getattr(sparse_coo, _JOINS[name])(list(first), *args[1:], **kwargs)
     if elementwise.is_sparse_tensor(first):
         own = _own_sparse_method(first, name)
         if own is not None:
@@ -481,9 +482,14 @@ def sparse_method(name):
 def dense_class_method(name):
     """``Tensor``'s own attribute ``name`` (not a sparse class's), as looking it up on the class gives it: a
     stand-in of the table makes the method then (``tensor_methods._BoundOnFirstUse``)."""
-    value = Tensor.__dict__.get(name)
+    return _class_attribute(Tensor, name)
+
+
+def _class_attribute(cls, name):
+    """``cls``'s own attribute ``name`` (None if it has none), through its descriptor as a lookup on the class."""
+    value = cls.__dict__.get(name)
     get = getattr(type(value), "__get__", None)
-    return value if get is None else get(value, None, Tensor)
+    return value if get is None else get(value, None, cls)
 
 
 def _bound_for_sparse_check(method):

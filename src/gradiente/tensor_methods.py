@@ -42,8 +42,6 @@ from .ops import (
     selection,
     softmax,
     sorting,
-    sparse_compressed,  # compressed sparse tensors (issue 16)
-    sparse_coo,  # sparse COO tensors (issue 16)
     special,
     unary,
     view_copies,
@@ -78,6 +76,15 @@ def on_first_use(module, name):
     first looks the method up, so that ``import gradiente`` does not load its module (issue 14). ``in_place`` takes
     it as it takes an op."""
     return _OnFirstUse(module, name)
+
+
+def _property_on_first_use(module, name):
+    """A table entry: a property whose getter is ``gradiente.ops.<module>.<name>``, imported at its first read."""
+    getter = on_first_use(module, name)
+
+    def get(self):
+        return getter.load()(self)
+    return property(get, doc=f"``{name}`` (``ops/{module}.py``)")
 
 
 def in_place(op, check_arguments=None):
@@ -620,33 +627,33 @@ METHODS = (
     (on_first_use("sparse_products", "smm"), "smm"),
     (on_first_use("sparse_products", "sspaddmm"), "sspaddmm"),
     # --- sparse COO tensors (issue 16, ops/sparse_coo.py): on every tensor, refusing or passing a dense one
-    (sparse_coo.to_dense, "to_dense"),
-    (sparse_compressed.to_sparse, "to_sparse"),       # COO, or layout=... (ops/sparse_compressed.py)
-    (sparse_coo.coalesce, "coalesce"),
-    (sparse_coo.is_coalesced, "is_coalesced"),
-    (sparse_coo.indices, "indices"),
-    (sparse_coo.values, "values"),
-    (sparse_coo._indices, "_indices"),
-    (sparse_coo._values, "_values"),
-    (sparse_coo._nnz, "_nnz"),
-    (sparse_coo.sparse_dim, "sparse_dim"),
-    (sparse_coo.dense_dim, "dense_dim"),
-    (sparse_coo.sparse_mask, "sparse_mask"),
-    (sparse_coo.sparse_resize_, "sparse_resize_"),
-    (sparse_coo.sparse_resize_and_clear_, "sparse_resize_and_clear_"),
-    (sparse_coo.resize_as_sparse_, "resize_as_sparse_"),
+    (on_first_use("sparse_coo", "to_dense"), "to_dense"),
+    (on_first_use("sparse_compressed", "to_sparse"), "to_sparse"),       # COO, or layout=... (ops/sparse_compressed.py)
+    (on_first_use("sparse_coo", "coalesce"), "coalesce"),
+    (on_first_use("sparse_coo", "is_coalesced"), "is_coalesced"),
+    (on_first_use("sparse_coo", "indices"), "indices"),
+    (on_first_use("sparse_coo", "values"), "values"),
+    (on_first_use("sparse_coo", "_indices"), "_indices"),
+    (on_first_use("sparse_coo", "_values"), "_values"),
+    (on_first_use("sparse_coo", "_nnz"), "_nnz"),
+    (on_first_use("sparse_coo", "sparse_dim"), "sparse_dim"),
+    (on_first_use("sparse_coo", "dense_dim"), "dense_dim"),
+    (on_first_use("sparse_coo", "sparse_mask"), "sparse_mask"),
+    (on_first_use("sparse_coo", "sparse_resize_"), "sparse_resize_"),
+    (on_first_use("sparse_coo", "sparse_resize_and_clear_"), "sparse_resize_and_clear_"),
+    (on_first_use("sparse_coo", "resize_as_sparse_"), "resize_as_sparse_"),
     # --- end of sparse COO rows
     # --- compressed sparse tensors (issue 16, ops/sparse_compressed.py): on every tensor, refusing a dense one
-    (sparse_compressed.to_sparse_coo, "to_sparse_coo"),
-    (sparse_compressed.to_sparse_csr, "to_sparse_csr"),
-    (sparse_compressed.to_sparse_csc, "to_sparse_csc"),
-    (sparse_compressed.to_sparse_bsr, "to_sparse_bsr"),
-    (sparse_compressed.to_sparse_bsc, "to_sparse_bsc"),
-    (sparse_compressed.crow_indices, "crow_indices"),
-    (sparse_compressed.col_indices, "col_indices"),
-    (sparse_compressed.ccol_indices, "ccol_indices"),
-    (sparse_compressed.row_indices, "row_indices"),
-    (property(sparse_compressed.is_sparse_csr), "is_sparse_csr"),
+    (on_first_use("sparse_compressed", "to_sparse_coo"), "to_sparse_coo"),
+    (on_first_use("sparse_compressed", "to_sparse_csr"), "to_sparse_csr"),
+    (on_first_use("sparse_compressed", "to_sparse_csc"), "to_sparse_csc"),
+    (on_first_use("sparse_compressed", "to_sparse_bsr"), "to_sparse_bsr"),
+    (on_first_use("sparse_compressed", "to_sparse_bsc"), "to_sparse_bsc"),
+    (on_first_use("sparse_compressed", "crow_indices"), "crow_indices"),
+    (on_first_use("sparse_compressed", "col_indices"), "col_indices"),
+    (on_first_use("sparse_compressed", "ccol_indices"), "ccol_indices"),
+    (on_first_use("sparse_compressed", "row_indices"), "row_indices"),
+    (_property_on_first_use("sparse_compressed", "is_sparse_csr"), "is_sparse_csr"),
     # --- end of compressed sparse rows
     # --- the short-time Fourier transform (issue 16, signal; ops/spectral.py)
     (on_first_use("spectral", "stft"), "stft"),
@@ -661,38 +668,38 @@ METHODS = (
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a
 #: sparse tensor has (issue 16; every other public method refuses it, core/sparse_tensor.py)
 SPARSE_METHODS = (
-    (sparse_coo.sparse_dense_mm, "mm", "matmul", "__matmul__"),
-    (sparse_coo.sum_of_sparse, "sum"),
-    (sparse_coo.t, "t"),
-    (sparse_coo.transpose, "transpose"),
-    (sparse_coo.to, "to"),
-    (sparse_coo.double, "double"),
-    (sparse_coo.float_, "float"),
-    (sparse_coo.permute, "permute"),                    # the shape ops PyTorch has for COO (s5-sparseops)
-    (sparse_coo.movedim, "movedim", "moveaxis"),
-    (sparse_coo.transpose, "swapaxes", "swapdims"),
-    (sparse_coo.unsqueeze, "unsqueeze"),
-    (sparse_coo.index_select, "index_select"),
-    (sparse_coo.select, "select"),
-    (sparse_coo.unbind, "unbind"),
-    (sparse_coo.getitem, "__getitem__"),
+    (on_first_use("sparse_coo", "sparse_dense_mm"), "mm", "matmul", "__matmul__"),
+    (on_first_use("sparse_coo", "sum_of_sparse"), "sum"),
+    (on_first_use("sparse_coo", "t"), "t"),
+    (on_first_use("sparse_coo", "transpose"), "transpose"),
+    (on_first_use("sparse_coo", "to"), "to"),
+    (on_first_use("sparse_coo", "double"), "double"),
+    (on_first_use("sparse_coo", "float_"), "float"),
+    (on_first_use("sparse_coo", "permute"), "permute"),     # the shape ops PyTorch has for COO (s5-sparseops)
+    (on_first_use("sparse_coo", "movedim"), "movedim", "moveaxis"),
+    (on_first_use("sparse_coo", "transpose"), "swapaxes", "swapdims"),
+    (on_first_use("sparse_coo", "unsqueeze"), "unsqueeze"),
+    (on_first_use("sparse_coo", "index_select"), "index_select"),
+    (on_first_use("sparse_coo", "select"), "select"),
+    (on_first_use("sparse_coo", "unbind"), "unbind"),
+    (on_first_use("sparse_coo", "getitem"), "__getitem__"),
 )
 
 #: (compressed op, method names) bound on SparseCompressedTensor only, over the dense and COO forms (issue 16; every
 #: other public method refuses a compressed tensor, core/sparse_compressed.py)
 COMPRESSED_METHODS = (
-    (sparse_compressed.to_dense, "to_dense"),
-    (sparse_compressed.values, "values"),
-    (sparse_compressed._nnz, "_nnz"),
-    (sparse_compressed.sparse_dim, "sparse_dim"),
-    (sparse_compressed.dense_dim, "dense_dim"),
-    (sparse_compressed.mm, "mm", "matmul", "__matmul__"),
-    (sparse_compressed.sum, "sum"),
-    (sparse_compressed.t, "t"),
-    (sparse_compressed.transpose, "transpose"),
-    (sparse_coo.to, "to"),
-    (sparse_coo.double, "double"),
-    (sparse_coo.float_, "float"),
+    (on_first_use("sparse_compressed", "to_dense"), "to_dense"),
+    (on_first_use("sparse_compressed", "values"), "values"),
+    (on_first_use("sparse_compressed", "_nnz"), "_nnz"),
+    (on_first_use("sparse_compressed", "sparse_dim"), "sparse_dim"),
+    (on_first_use("sparse_compressed", "dense_dim"), "dense_dim"),
+    (on_first_use("sparse_compressed", "mm"), "mm", "matmul", "__matmul__"),
+    (on_first_use("sparse_compressed", "sum"), "sum"),
+    (on_first_use("sparse_compressed", "t"), "t"),
+    (on_first_use("sparse_compressed", "transpose"), "transpose"),
+    (on_first_use("sparse_coo", "to"), "to"),
+    (on_first_use("sparse_coo", "double"), "double"),
+    (on_first_use("sparse_coo", "float_"), "float"),
 )
 
 
@@ -726,20 +733,24 @@ class _BoundOnFirstUse:
     of ``import gradiente``, measured (issue 14), and a program looks up a few dozen of its five hundred rows. After
     the first lookup a method is an ordinary function of the class: calls pay nothing for this."""
 
-    __slots__ = ("row", "name")
+    __slots__ = ("row", "name", "cls")
 
-    def __init__(self, row, name):
-        self.row, self.name = row, name
+    def __init__(self, row, name, cls=Tensor):
+        self.row, self.name, self.cls = row, name, cls
 
     def __get__(self, instance, owner=None):
         what, names = self.row
-        made = _method(_loaded(what), names)
-        methods = {name: dense_method(Tensor, name, method) for name, method in made.items()}
+        cls = self.cls
+        if cls is Tensor:
+            made = _method(_loaded(what), names)
+            methods = {name: dense_method(Tensor, name, method) for name, method in made.items()}
+        else:                   # a sparse class's own op, bound as it is
+            methods = dict.fromkeys(names, _loaded(what))
         for name, method in methods.items():
-            standing = Tensor.__dict__.get(name)
+            standing = cls.__dict__.get(name)
             # (a name rebound meanwhile, by vmap or the profiler, keeps what it was rebound to)
             if standing.__class__ is _BoundOnFirstUse and standing.row is self.row:
-                setattr(Tensor, name, method)
+                setattr(cls, name, method)
         return _bound(methods[self.name], instance, owner)
 
 
@@ -765,12 +776,11 @@ def _bind():
         else:
             for name in names:
                 setattr(Tensor, name, what)
-    for what, *names in SPARSE_METHODS:
-        for name in names:
-            setattr(SparseCooTensor, name, what)
-    for what, *names in COMPRESSED_METHODS:
-        for name in names:
-            setattr(SparseCompressedTensor, name, what)
+    for cls, table in ((SparseCooTensor, SPARSE_METHODS), (SparseCompressedTensor, COMPRESSED_METHODS)):
+        for what, *names in table:
+            row = (what, names)
+            for name in names:
+                setattr(cls, name, _BoundOnFirstUse(row, name, cls))
     # issue 13: dense methods check their other arguments for a sparse tensor; the sparse classes get PyTorch's
     # sparse methods (gradiente/sparse_dispatch.py)
     table_names = [name for _, *names in METHODS for name in names]

@@ -408,8 +408,9 @@ def ops_without_rules():
     names = {name for namespace, _, plain in _tables for name, fn in plain.items()
              if op_behind(fn) not in RULES and not name.startswith("_") and name not in _NOTHING_TO_BATCH
              and not (namespace is vars(gradiente) and name in lazy)}
-    # the ops torch.* itself loads on first use (gradiente._LOADED_ON_FIRST_USE), loaded here to be listed
-    names |= {name for listed in gradiente._LOADED_ON_FIRST_USE.values() for name in listed
-              if op_behind(getattr(gradiente, name)) not in RULES and name not in _NOTHING_TO_BATCH
-              and not name.startswith("_")}
+    # the ops torch.* itself loads on first use (gradiente._LAZY_ATTRIBUTES), loaded here to be listed
+    loaded_later = {name for listed in gradiente._LOADED_ON_FIRST_USE.values() for name in listed}
+    loaded_later |= {name for name, module in gradiente._LAZY_ATTRIBUTES.items() if module.startswith("ops.")}
+    names |= {name for name in loaded_later if op_behind(getattr(gradiente, name)) not in RULES
+              and name not in _NOTHING_TO_BATCH and not name.startswith("_")}
     return sorted(names)

@@ -17,7 +17,6 @@ from ..core.node import Node, tangent_sum
 from ..core.record import as_result, record, wants_grad, wrap
 from ..core.sparse_compressed import is_compressed
 from ..core.tensor import Tensor, _wrap_dim
-from . import sparse_compressed, sparse_coo
 from .arithmetic import _write_out
 from .autocast import autocast_entry
 from .views import (
@@ -159,8 +158,10 @@ def mm(input, mat2, *, out=None):
     if out is not None:
         return _into_out(mm(input, mat2), out, "mm")
     if input.is_sparse:
-        return sparse_coo.sparse_dense_mm(input, mat2)
+        from .sparse_coo import sparse_dense_mm  # (the sparse ops load with the first sparse operand)
+        return sparse_dense_mm(input, mat2)
     if is_compressed(input) or is_compressed(mat2):
+        from . import sparse_compressed
         return sparse_compressed.mm(input, mat2)
     xa, ya = input._data, mat2._data
     if xa.ndim != 2:
@@ -277,6 +278,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (``nn.Linear``
     uses it: ``linear(x, W, b) = addmm(b, x, W.t())``). A compressed sparse ``mat1``: ``ops/sparse_compressed.py``."""
     if is_compressed(mat1):
+        from . import sparse_compressed  # (the sparse ops load with the first sparse operand)
         return sparse_compressed.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     xa, ya = mat1._data, mat2._data
     if xa.ndim != 2:
@@ -333,15 +335,18 @@ def matmul(input, other, *, out=None):
         bad = other if isinstance(input, Tensor) else input
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(bad).__name__}")
     if input.is_sparse:
-        return sparse_coo.sparse_dense_mm(input, other)
+        from .sparse_coo import sparse_dense_mm  # (the sparse ops load with the first sparse operand)
+        return sparse_dense_mm(input, other)
     if is_compressed(input) or is_compressed(other):
+        from . import sparse_compressed
         return sparse_compressed.mm(input, other)
     if other.is_sparse:
+        from .sparse_coo import sparse_dense_mm
         # dense @ COO: PyTorch's kernel is the transposed addmm, whose checks it reports (issue 13)
         if input.dim() != 2 or other.dim() != 2 or input.shape[1] != other.shape[0]:
             raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {other.shape[0]}, got "
                                f"{input.shape[1] if input.dim() == 2 else input.shape[0]}")
-        return sparse_coo.sparse_dense_mm(other.t(), input.t()).t()
+        return sparse_dense_mm(other.t(), input.t()).t()
     d1, d2 = input._data.ndim, other._data.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

@@ -1022,3 +1022,5 @@ def sparse_mask(input, mask):
 
 
 __all__ = []        # public through gradiente.sparse, gradiente/__init__.py and the methods table
+
+spmm = sparse_dense_mm      # ``torch.spmm``

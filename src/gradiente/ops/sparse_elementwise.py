@@ -22,11 +22,9 @@ from ..core.layouts import sparse_coo as coo_layout
 from ..core.sparse_compressed import ROW_LAYOUTS, element_positions, is_compressed, make_compressed
 from ..core.sparse_tensor import SparseLayoutTensor, make_sparse
 from ..core.tensor import Tensor
-from . import sparse_coo
 from .arithmetic import add as dense_add
 from .arithmetic import mul as dense_mul
 from .arithmetic import sub as dense_sub
-from .sparse_coo import _entry_values, adopt_node
 
 __all__ = []        # reached through the API floor's dispatch (sparse_dispatch.py), never by name
 
@@ -62,6 +60,13 @@ WITH_A_NUMBER = {
 }
 
 
+def _coo():
+    """``ops/sparse_coo.py``, imported when a sparse tensor first reaches this module: ``import gradiente`` loads the
+    tables below (``sparse_dispatch.py`` binds the sparse classes' methods from them), not the sparse kernels."""
+    from . import sparse_coo
+    return sparse_coo
+
+
 def layout_key(t):
     """The tables' key for ``t``'s layout: 'coo', or 'compressed' for CSR, CSC, BSR and BSC (whose values PyTorch
     maps alike)."""
@@ -84,7 +89,7 @@ def is_number(value):
 
 def rewrap(pattern, out):
     """``out``, a dense tensor of values with a node of its own, as a sparse tensor with ``pattern``'s indices."""
-    return adopt_node(pattern._with_values(out._data), out)
+    return _coo().adopt_node(pattern._with_values(out._data), out)
 
 
 def on_values(fn, name, input, args, kwargs):
@@ -92,7 +97,7 @@ def on_values(fn, name, input, args, kwargs):
     ``input`` and returned in its pattern (coalesced first when ``fn`` is not linear and ``input`` is COO)."""
     source = input
     if input.layout is coo_layout and not input._coalesced and name not in LINEAR:
-        source = sparse_coo.coalesce(input)
+        source = _coo().coalesce(input)
     return rewrap(source, fn(source, *args, **kwargs))
 
 
@@ -116,12 +121,12 @@ def _entries(t):
         rows, cols = element_positions(t)
         positions = rows * t._sparse_size[1] + cols
         order = np.argsort(positions, kind="stable")
-        values = _entry_values(t)
+        values = _coo()._entry_values(t)
         return positions[order], values[Tensor._make(order)]
-    t = sparse_coo.coalesce(t)
+    t = _coo().coalesce(t)
     k = t._sparse_indices.shape[0]
-    positions = sparse_coo._linear_index(t._sparse_indices, t._sparse_size[:k])
-    return positions, _entry_values(t)
+    positions = _coo()._linear_index(t._sparse_indices, t._sparse_size[:k])
+    return positions, _coo()._entry_values(t)
 
 
 def _scatter(values, at, count):
@@ -137,7 +142,7 @@ def _from_entries(like, positions, values):
     if like.layout is coo_layout:
         k = like._sparse_indices.shape[0]
         indices = np.stack(np.unravel_index(positions, size[:k])).astype(np.int64).reshape(k, -1)
-        return adopt_node(make_sparse(indices, values._data, size, coalesced=True), values)
+        return _coo().adopt_node(make_sparse(indices, values._data, size, coalesced=True), values)
     rows, cols = np.divmod(positions, size[1])
     compressed_rows = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=size[0])))).astype(
         like._compressed_indices.dtype)

@@ -13,7 +13,7 @@ from ..core.forward_grad import set_tangent
 from ..core.record import wrap
 from ..core.sparse_tensor import not_on_sparse
 from ..core.tensor import Tensor
-from . import complex_numbers, joining, matmul, sparse_coo, views
+from . import complex_numbers, joining, matmul, views
 from .arithmetic import _without_derivative
 
 __all__ = ["view_copy", "expand_copy", "permute_copy", "select_copy", "slice_copy", "squeeze_copy",
@@ -112,7 +112,8 @@ def _sparse_part_copy(name, layout_words):
     """``indices_copy`` and ``values_copy``: PyTorch 2.13's CPU build refuses a strided tensor (it has no sparse
     parts) and has no sparse kernel for these copies either, so both raise its error."""
     def part_copy(input):
-        sparse_coo._need_sparse(input, name.removesuffix("_copy"), layout_words)
+        from .sparse_coo import _need_sparse  # (the sparse ops load with the first sparse tensor)
+        _need_sparse(input, name.removesuffix("_copy"), layout_words)
         raise not_on_sparse(name)
     part_copy.__name__ = part_copy.__qualname__ = name
     part = name.removesuffix("_copy")
