@@ -63,6 +63,10 @@ def public_api():
     if str(ROOT / "src") not in sys.path:
         sys.path.insert(0, str(ROOT / "src"))
     gradiente = importlib.import_module("gradiente")
+    # methods and functions are made on their first lookup (tensor_methods.py, gradiente.__getattr__): all of them now
+    for name in dir(gradiente.Tensor):
+        getattr(gradiente.Tensor, name, None)
+    gradiente._make_every_function()
     tensor = [(f"Tensor.{name}", inspect.getattr_static(gradiente.Tensor, name))
               for name in sorted(dir(gradiente.Tensor)) if not name.startswith("_")]
     functions = [(f"gradiente.{name}", value) for name, value in sorted(vars(gradiente).items())

@@ -78,13 +78,15 @@ def on_first_use(module, name):
     return _OnFirstUse(module, name)
 
 
-def _property_on_first_use(module, name):
-    """A table entry: a property whose getter is ``gradiente.ops.<module>.<name>``, imported at its first read."""
+def _property_on_first_use(module, name, doc):
+    """A table entry: a property whose getter is ``gradiente.ops.<module>.<name>``, imported at its first read,
+    documented by ``doc``."""
     getter = on_first_use(module, name)
 
     def get(self):
         return getter.load()(self)
-    return property(get, doc=f"``{name}`` (``ops/{module}.py``)")
+    get.__doc__ = doc
+    return property(get)
 
 
 def in_place(op, check_arguments=None):
@@ -653,7 +655,8 @@ METHODS = (
     (on_first_use("sparse_compressed", "col_indices"), "col_indices"),
     (on_first_use("sparse_compressed", "ccol_indices"), "ccol_indices"),
     (on_first_use("sparse_compressed", "row_indices"), "row_indices"),
-    (_property_on_first_use("sparse_compressed", "is_sparse_csr"), "is_sparse_csr"),
+    (_property_on_first_use("sparse_compressed", "is_sparse_csr", "Whether the tensor is a sparse CSR tensor "
+                            "(``layout == torch.sparse_csr``)."), "is_sparse_csr"),
     # --- end of compressed sparse rows
     # --- the short-time Fourier transform (issue 16, signal; ops/spectral.py)
     (on_first_use("spectral", "stft"), "stft"),
