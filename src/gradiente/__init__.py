@@ -231,8 +231,7 @@ def __getattr__(name):
         return value
     if name in _LAZY_ATTRIBUTES:
         value = getattr(_importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)
-        if not name.startswith("_") and callable(value) and not isinstance(value, type) and \
-                value.__module__.startswith("gradiente.ops"):
+        if _is_wrapped_function(name, value) and value.__module__.startswith("gradiente.ops"):
             value = _as_torch_level(name, value)
         globals()[name] = value
         return value
