@@ -1,15 +1,25 @@
-"""Sums added in PyTorch's order (core/summation.py): bit for bit the numbers torch 2.13 prints, for every length,
-in float32 and float64. (Sums of more than 32,768 numbers, and over other dims than the last, are NumPy's: PyTorch's
-order there depends on its thread count or is another kernel's.)"""
+"""Sums added in PyTorch's order (core/summation.py): bit for bit the numbers torch 2.13 prints on one thread, for
+every length up to ``LONGEST``, over any dims of a contiguous tensor, in float32 and float64. (Longer sums are
+NumPy's, and agree within rounding.)"""
+import itertools
+
 import numpy as np
 import pytest
 import torch
 
 import gradiente
-from gradiente.core.summation import GRAIN, nll_cascade_sum, torch_order_column_sums, torch_order_row_sums
+from gradiente.core.summation import (
+    LONGEST,
+    nll_cascade_sum,
+    torch_order_column_sums,
+    torch_order_row_sums,
+    torch_order_sums,
+)
+
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 LENGTHS = list(range(1, 70)) + [127, 128, 129, 255, 256, 257, 511, 512, 513, 1000, 2047, 4096, 4097, 8191, 8192,
-                                8193, 10000, GRAIN]
+                                8193, 10000, 32768, 32769, 50176, 100003]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -108,8 +118,50 @@ def test_the_cascade_with_ignored_targets_is_the_loop_itself():
 
 
 def test_longer_sums_keep_numpys_order_and_still_agree_within_rounding():
-    x = np.random.default_rng(6).standard_normal(GRAIN + 1).astype(np.float32)
+    x = np.random.default_rng(6).standard_normal(LONGEST + 1).astype(np.float32)
     np.testing.assert_allclose(gradiente.tensor(x).sum().item(), torch.tensor(x).sum().item(), rtol=1e-5)
+
+
+def test_a_long_loss_is_pytorchs_on_one_thread():
+    """mse_loss over a batch of 64 flattened 28x28 images: 50,176 numbers, more than PyTorch's grain for threads."""
+    rng = np.random.default_rng(12)
+    a, b = (rng.random((64, 784)).astype(np.float32) for _ in range(2))
+    ours = gradiente.nn.functional.mse_loss(gradiente.tensor(a), gradiente.tensor(b)).item()
+    assert ours == torch.nn.functional.mse_loss(torch.tensor(a), torch.tensor(b)).item()
+
+
+SHAPES = [(4, 32, 8, 8), (1, 32, 8, 8), (16, 32, 8, 8), (4, 16, 3, 3), (2, 8, 5, 7), (3, 5, 7), (4, 40, 6),
+          (4, 40, 33), (2, 30, 4, 16), (3, 17, 2), (2, 9, 33), (7, 3, 3, 10), (2, 2, 2, 2, 2), (2, 5, 1, 7, 1, 8),
+          (64, 3, 32, 32)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_sums_over_any_dims_are_pytorchs(shape, dtype):
+    """Every set of dims of a contiguous tensor (a channel's sum over (0, 2, 3), the middle dim of (B, T, C), ...):
+    the reduction iterator's order, bit for bit."""
+    a = (np.random.default_rng(13).standard_normal(shape) * 10).astype(dtype)
+    for count in range(1, len(shape)):
+        for axes in itertools.combinations(range(len(shape)), count):
+            want = torch.tensor(a).sum(axes).numpy()
+            np.testing.assert_array_equal(torch_order_sums(a, axes).reshape(want.shape), want, err_msg=str(axes))
+
+
+def test_channel_statistics_print_what_pytorch_prints():
+    """A dataset's per-channel mean and a hand-written batch norm's gradients, as a course computes them."""
+    rng = np.random.default_rng(14)
+    x = rng.random((16, 3, 12, 12)).astype(np.float32)
+    printed = []
+    for lib in (gradiente, torch):
+        images = lib.tensor(x)
+        gamma = lib.ones(1, 3, 1, 1, requires_grad=True)
+        beta = lib.zeros(1, 3, 1, 1, requires_grad=True)
+        mean = images.mean(dim=(0, 2, 3), keepdim=True)
+        var = images.var(dim=(0, 2, 3), keepdim=True, unbiased=False)
+        out = gamma * (images - mean) / (var + 1e-5).sqrt() + beta
+        (out * lib.tensor(x[::-1].copy())).sum().backward()
+        printed.append(f"{images.mean(dim=(0, 2, 3))} {images.std(dim=(0, 2, 3))} {gamma.grad} {beta.grad}")
+    assert printed[0] == printed[1]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

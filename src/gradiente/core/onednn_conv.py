@@ -16,13 +16,17 @@ strides (``tests/test_kernel_order.py``), oneDNN adds:
 * **bias gradient**: the same chain of additions.
 
 Every chain is a product whose outputs add their terms in order of k (``blas_order.chained``). 1x1 kernels take
-other oneDNN kernels, in an order not known here; they keep the plain products.
+other kernels, described with ``pointwise_kernel`` below.
 """
 import numpy as np
 
+from . import blas_order
 from .blas_order import chained
+from .summation import sum_as_torch
 
-__all__ = ["follows_onednn", "forward", "input_gradient", "weight_gradient", "bias_gradient"]
+__all__ = ["follows_onednn", "forward", "input_gradient", "weight_gradient", "bias_gradient", "pointwise_kernel",
+           "OWN", "POINTWISE", "pointwise_forward", "pointwise_input_gradient", "pointwise_weight_gradient",
+           "pointwise_bias_gradient"]
 
 _CHANNEL_BLOCK = 16
 
@@ -40,6 +44,91 @@ def follows_onednn(x, w, groups, dilation, n_spatial, transposed):
     return (n_spatial == 2 and x.size > 0 and w.size > 0 and not transposed and groups == 1
             and x.dtype == np.float32 and w.dtype == np.float32 and all(d == 1 for d in dilation)
             and w.shape[2] * w.shape[3] > 1)
+
+
+# --- 1x1 kernels ------------------------------------------------------------------------------------------------
+# A 1x1 convolution is a matrix product per image, and PyTorch (one thread) runs it one of three ways, probed as
+# above (FPRev's method) and measured against torch 2.13:
+#
+# * its own kernel (``slow_conv2d``) when the convolution has stride 1 and fewer than 16 images, or is one small
+#   image (PyTorch's rule for 1x1 filters: its own kernel is the faster on one thread). Per image, MKL's products:
+#   ``W @ X_i`` added to the bias (an ``addmm``), ``Wᵀ @ G_i`` for the input's gradient, and the weight's gradient
+#   ``G_i @ X_iᵀ`` added to the sum of the images before (a product with beta = 1: MKL's blocks of the image's
+#   positions, ``blas_order.matmul``); the bias's gradient is ``grad.sum((0, 2, 3))``;
+# * oneDNN's 1x1 kernel, for the others whose stride divides the input's height and width: each output one chain
+#   from the bias over the input channels in order; each input gradient one chain over the output channels; the
+#   weight's gradient image by image, each image one chain over its positions (up to 1225 of them), added to the
+#   sum of those before; the bias's gradient one chain over every image and position (``bias_gradient``);
+# * oneDNN's general kernel (the functions above) where the stride does not divide the input's size.
+#
+# Measured for 4 or more input channels without padding (own kernel: with padding too); fewer input channels, and
+# padding given to oneDNN, take other steps, not known here: those keep the plain products.
+OWN, POINTWISE = "own", "pointwise"
+
+
+def pointwise_kernel(x, w, groups, dilation, stride, pads):
+    """How PyTorch runs this 2-d convolution if it is a 1x1 one whose order is known here: ``OWN``, ``POINTWISE``, or
+    ``"general"`` (oneDNN's general kernel: ``forward`` and the others above); None otherwise."""
+    if not (x.ndim == 4 and w.ndim == 4 and w.shape[2:] == (1, 1) and groups == 1 and x.size and w.size
+            and x.dtype == np.float32 and w.dtype == np.float32 and all(d == 1 for d in dilation)
+            and x.shape[1] >= 4):
+        return None
+    strided = any(s != 1 for s in stride)
+    if not ((strided or x.shape[0] >= 16) and (x.shape[0] > 1 or x.size > 20480)):
+        return OWN
+    if any(p != (0, 0) for p in pads):
+        return None
+    fits = all(size % s == 0 for size, s in zip(x.shape[2:], stride))
+    return POINTWISE if fits else "general"
+
+
+def pointwise_forward(columns, w, bias, kernel):
+    """The output ``(N, O, P)`` of the input's columns ``(N, C, P)`` (the positions the kernel reads) and the weight
+    ``(O, C)``, plus ``bias`` (or None), by ``kernel`` (``OWN`` or ``POINTWISE``)."""
+    n, _, p = columns.shape
+    if kernel == OWN:
+        initial = None if bias is None else np.broadcast_to(bias[:, None], (w.shape[0], p))
+        return np.stack([blas_order.matmul(w, image, initial) for image in columns])
+    # one chain per output: the bias (times 1) first, then the channels in order, all images at once
+    if bias is not None:
+        w = np.concatenate([bias[:, None], w], axis=1)
+        columns = np.concatenate([np.ones((n, 1, p), columns.dtype), columns], axis=1)
+    out = chained(w, columns.transpose(1, 0, 2).reshape(-1, n * p))
+    return out.reshape(-1, n, p).transpose(1, 0, 2)
+
+
+def pointwise_input_gradient(grad, w, kernel):
+    """The gradient ``(N, C, P)`` of the columns, from the output's ``(N, O, P)`` and the weight ``(O, C)``."""
+    if kernel == OWN:
+        return np.stack([blas_order.matmul(w.T, image) for image in grad])
+    n, o, p = grad.shape
+    return chained(w.T, grad.transpose(1, 0, 2).reshape(o, -1)).reshape(-1, n, p).transpose(1, 0, 2)
+
+
+def pointwise_weight_gradient(grad, columns, kernel):
+    """The weight's gradient ``(O, C)`` from the output's ``(N, O, P)`` and the columns ``(N, C, P)``: image by
+    image, each image's product added to the sum of those before."""
+    positions = grad.shape[2]
+    if kernel == POINTWISE and positions > _ONE_CHAIN_MOST:
+        return np.einsum("nop,ncp->oc", grad, columns)      # (blocks not known here: NumPy's product)
+    total = None
+    for g, x in zip(grad, columns):
+        if kernel == OWN:           # (a product with beta = 1: each of MKL's blocks added to the sum so far)
+            total = blas_order.matmul(g, x.T, total)
+        else:
+            product = chained(g, x.T)
+            total = product if total is None else total + product
+    return total
+
+
+# oneDNN's 1x1 kernel adds an image's positions in one chain up to this many (measured: 16 to 1225); beyond, it
+# splits them into blocks whose sizes were not found to follow a rule (1369 positions take blocks of 37, 1521 one)
+_ONE_CHAIN_MOST = 1225
+
+
+def pointwise_bias_gradient(grad, kernel):
+    """The bias's gradient from the output's ``(N, O, H, W)``."""
+    return sum_as_torch(grad, (0, 2, 3)) if kernel == OWN else bias_gradient(grad)
 
 
 def _tap_windows(xp, kernel, stride, out_size):

@@ -22,8 +22,10 @@ float64) lanes and a scalar tail:
   it one after another.
 
 A row shorter than one vector is four interleaved scalar streams instead: ``((x0 + x4 + x5 + ...) + x1) + x2) + x3``.
-A mean is that sum divided by the count. Above 32,768 numbers in a row PyTorch splits the work among its threads,
-so the order depends on how many it has: there gradiente keeps NumPy's sum.
+A mean is that sum divided by the count. With more than one thread PyTorch splits a sum of more than 32,768 numbers
+among its threads, so that its order depends on how many it has; gradiente adds as PyTorch does on one thread (the
+order of every comparison with PyTorch here), up to ``LONGEST`` numbers in a row, beyond which PyTorch's cascade
+takes longer steps than the 16 below.
 
 **Sums down the columns** (``torch_order_column_sums``: over the leading dims, as a bias's gradient is summed over
 the batch). The first columns, in groups of four vectors (32 float32), each add their rows as the cascade above;
@@ -52,12 +54,13 @@ import numpy as np
 from .fused import fma
 from .meta import shapes_from
 
-__all__ = ["GRAIN", "torch_order_sums", "sum_as_torch", "mean_as_torch", "torch_order_row_sums",
+__all__ = ["LONGEST", "torch_order_sums", "sum_as_torch", "mean_as_torch", "torch_order_row_sums",
            "torch_order_column_sums", "nll_cascade_sum",
            "vector_row_sums", "vector_row_dots", "vector_row_norms"]
 
-#: PyTorch hands a reduction of more elements than this to several threads, and its order then depends on them
-GRAIN = 32768
+#: the longest row (or column) added here: up to this many numbers PyTorch's cascade takes steps of 16 (beyond, its
+#: step grows with the logarithm of the length: ``multi_row_sum``'s ``level_power``)
+LONGEST = 1 << 19
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
 _add_reduce, _add_accumulate = np.add.reduce, np.add.accumulate
@@ -78,7 +81,73 @@ def torch_order_sums(a, axes):
     if axes == tuple(range(len(axes))):
         n = math.prod(a.shape[:len(axes)])
         return torch_order_column_sums(a.reshape(n, -1)) if follows_torch_order(a, n) and a.size else None
-    return None
+    return _iterated_sums(a, axes)
+
+
+# --- any other set of dims: the order of PyTorch's reduction iterator ------------------------------------------
+# A sum over dims that are neither all, the last nor the leading ones (a channel's sum over (0, 2, 3), the middle
+# dim of (B, T, C)) is added as ``TensorIterator`` walks it: the reduced dims first, innermost in memory first,
+# then the kept ones; dims next to each other in memory and both reduced (or both kept) joined into one. The first
+# two dims are the kernel's loop (``cascade_sum``): the first, reduced, is summed as a row (or, where the second is
+# kept and contiguous, as columns), the result added to the output, which starts from zero; every further
+# position of the other dims adds one more such sum, in the iterator's order (the second dim fastest).
+
+def _iterated_sums(a, axes):
+    """``a`` (C-contiguous float32/float64) summed over ``axes`` in the reduction iterator's order (above),
+    flattened; None where this module does not know PyTorch's order."""
+    if not a.size or a.dtype not in _LANES or not a.flags.c_contiguous:
+        return None
+    # dims of size 1 change no order (the iterator drops them)
+    dims = [d for d in range(a.ndim) if a.shape[d] != 1]
+    a = a.reshape([a.shape[d] for d in dims])
+    axes = {dims.index(d) for d in axes if d in dims}
+    shape = a.shape
+    reduced = [d for d in reversed(range(a.ndim)) if d in axes]
+    kept = [d for d in reversed(range(a.ndim)) if d not in axes]
+    if not reduced:             # (only dims of size 1: each sum is one number, added to the output's zero)
+        return a.reshape(-1) + a.dtype.type(0)
+    if not kept:
+        return torch_order_row_sums(a.reshape(1, -1)) if a.size <= LONGEST else None
+    groups = []                                 # (dims, reduced?) in the iterator's order, innermost first
+    for d in reduced + kept:
+        if groups and groups[-1][1] == (d in axes) and groups[-1][0][-1] == d + 1:
+            groups[-1][0].append(d)
+        else:
+            groups.append(([d], d in axes))
+    sizes = [math.prod(shape[d] for d in g) for g, _ in groups]
+    if sizes[0] > LONGEST:
+        return None
+    strides = [math.prod(shape[g[0] + 1:]) for g, _ in groups]    # each group's step, in elements
+    # outermost group first, each group's dims in memory order: the iterator's walk as a C-ordered array
+    walk = a.transpose([d for g, _ in reversed(groups) for d in reversed(g)]).reshape(sizes[::-1])
+    if strides[0] < strides[1]:
+        # each row of the first group on its own (a vector loop where it is contiguous, else four scalar streams)
+        rows = walk.reshape(-1, sizes[0])
+        loop = torch_order_row_sums(np.ascontiguousarray(rows)) if strides[0] == 1 and sizes[0] >= _LANES[a.dtype] \
+            else _scalar_row_sums(rows)
+        loop = loop.reshape(sizes[:0:-1])
+    else:
+        # the second group kept and innermost, the first reduced above it: down the columns, per position of the
+        # others (reduced dims come first, so only the innermost kept dim can have a smaller step than the first)
+        matrices = np.ascontiguousarray(walk.reshape(-1, sizes[1], sizes[0]).transpose(0, 2, 1))
+        loop = np.stack([torch_order_column_sums(m) for m in matrices]).reshape(sizes[:0:-1])
+    # the further positions of reduced dims add their loop sums in the iterator's order, the second group fastest
+    later = groups[1:][::-1]                    # loop's axes, outermost first
+    reduced_axes = [i for i, (_, is_reduced) in enumerate(later) if is_reduced]
+    kept_axes = [i for i, (_, is_reduced) in enumerate(later) if not is_reduced]
+    count = math.prod(loop.shape[i] for i in reduced_axes)
+    contributions = np.ascontiguousarray(loop.transpose(reduced_axes + kept_axes).reshape(count, -1))
+    if contributions.shape[1] == 1:     # (one output: NumPy would add a lone column pairwise)
+        return _in_order(contributions.T)
+    # NumPy adds along the leading axis of a C-ordered array in order; + 0 as the output's starting zero gives a
+    # sum of -0s +0
+    return _add_reduce(contributions, axis=0) + a.dtype.type(0)
+
+
+def _scalar_row_sums(rows):
+    """PyTorch's scalar ``row_sum`` of each row of ``rows`` (r, n): four interleaved streams, or for fewer than four
+    numbers one after another."""
+    return _in_order(rows) if rows.shape[1] < 4 else _four_streams(rows) + rows.dtype.type(0)
 
 
 def sum_as_torch(a, dim=None, keepdim=False):
@@ -103,8 +172,8 @@ def mean_as_torch(a, dim=None, keepdim=False):
 
 def follows_torch_order(a, row_length):
     """Whether sums of rows of ``row_length`` numbers of the array ``a`` are added here in PyTorch's order: a
-    C-contiguous float32 or float64 array, with rows no longer than ``GRAIN``."""
-    return a.dtype in _LANES and 0 < row_length <= GRAIN and a.flags.c_contiguous
+    C-contiguous float32 or float64 array, with rows no longer than ``LONGEST``."""
+    return a.dtype in _LANES and 0 < row_length <= LONGEST and a.flags.c_contiguous
 
 
 @shapes_from(lambda a: a.sum(axis=1))

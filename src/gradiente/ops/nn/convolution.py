@@ -191,6 +191,51 @@ class _OrderedConvolution(_Convolution):
         return onednn_conv.bias_gradient(grad)
 
 
+class _PointwiseConvolution(_Convolution):
+    """A float32 1x1 convolution as a matrix product per image, in the order of the kernel PyTorch runs it with
+    (``onednn_conv.pointwise_kernel``: its own or oneDNN's 1x1 kernel); the bias is added inside that order."""
+
+    adds_bias = True
+    kernel = onednn_conv.OWN        # (a subclass per kernel: the class says how it runs)
+
+    def weight_operand(self, x):
+        """The input's columns ``(N, C, P)``: the values at the positions the 1x1 kernel reads."""
+        xp = _pad(x, self.pads)
+        (sh, sw), (oh, ow) = self.stride, self.out_size
+        return np.ascontiguousarray(xp[:, :, :oh * sh:sh, :ow * sw:sw]).reshape(x.shape[0], x.shape[1], oh * ow)
+
+    def forward(self, x, w, bias=None):
+        columns = self.weight_operand(x)
+        out = onednn_conv.pointwise_forward(columns, w.reshape(w.shape[:2]), bias, self.kernel)
+        return out.reshape((x.shape[0], w.shape[0]) + tuple(self.out_size)), columns
+
+    def backward(self, grad, w, columns, need_dx, need_dw):
+        n, o = grad.shape[:2]
+        g = np.ascontiguousarray(grad).reshape(n, o, -1)
+        dx = dw = None
+        if need_dx:
+            spread = np.zeros(self.padded_shape, grad.dtype)
+            (sh, sw), (oh, ow) = self.stride, self.out_size
+            spread[:, :, :oh * sh:sh, :ow * sw:sw] = onednn_conv.pointwise_input_gradient(
+                g, w.reshape(w.shape[:2]), self.kernel).reshape(n, -1, oh, ow)
+            dx = _crop(spread, self.pads, self.x_shape[2:])
+        if need_dw:
+            dw = onednn_conv.pointwise_weight_gradient(g, columns, self.kernel).reshape(self.w_shape)
+        return dx, dw
+
+    def bias_gradient(self, grad):
+        return onednn_conv.pointwise_bias_gradient(grad, self.kernel)
+
+
+class _OneDnnPointwiseConvolution(_PointwiseConvolution):
+    kernel = onednn_conv.POINTWISE
+
+
+#: the convolution class for each answer of ``onednn_conv.pointwise_kernel``
+_POINTWISE_KINDS = {onednn_conv.OWN: _PointwiseConvolution, onednn_conv.POINTWISE: _OneDnnPointwiseConvolution,
+                    "general": _OrderedConvolution}
+
+
 class _Transposed:
     """y = convᵀ(x), the input adjoint of the convolution ``y -> x`` with the same weight: ``x (N, Ci, *S) ->
     y (N, Co, *T)``, weight ``(Ci, Co/G, *K)``."""
@@ -610,7 +655,9 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, groups, n_spa
     elif onednn_conv.follows_onednn(xa, wa, groups, (1,) * as_2d + tuple(dilation), dims, transposed):
         kind = _OrderedConvolution
     else:
-        kind = _Convolution
+        pointwise = None if as_2d or n_spatial != 2 else onednn_conv.pointwise_kernel(xa, wa, groups, dilation, stride,
+                                                                                       pads)
+        kind = _POINTWISE_KINDS.get(pointwise, _Convolution)
     if any(is_meta(t._data) for t in (input, weight, bias) if t is not None):
         conv = _MetaConvolution(kind, x_shape, w_shape, groups, stride, dilation, pads, out_size)
     elif as_2d and kind in (_OrderedConvolution, _OrderedTransposed):
