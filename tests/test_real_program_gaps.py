@@ -222,3 +222,70 @@ def test_backends_cpu_capability_and_mkldnn_flags():
     assert mkldnn.enabled is True
     assert mkldnn.set_flags(_deterministic=True) == (True, False, None) and mkldnn.deterministic is True
     mkldnn.set_flags(_deterministic=False)
+
+
+def _printed(program):
+    """What ``program(lib)`` returns for each library, with gradiente's name read as torch's."""
+    return [str(program(lib)).replace("gradiente", "torch") for lib in (gradiente, torch)]
+
+
+def test_legacy_tensor_types_convert_and_match():
+    # MorvanZhou's tutorials: x.type(torch.FloatTensor), and isinstance checks against the legacy types
+    def program(lib):
+        a = lib.ones(2, 2)
+        return [a.type(lib.FloatTensor).dtype, a.type(lib.LongTensor).dtype, a.type(lib.DoubleTensor),
+                type(lib.FloatTensor), lib.FloatTensor, lib.LongTensor.dtype, lib.FloatTensor.layout,
+                lib.FloatTensor.is_sparse, isinstance(a, lib.FloatTensor), isinstance(a, lib.LongTensor),
+                isinstance(a.long(), lib.LongTensor), lib.FloatTensor([1, 2]), lib.LongTensor(2, 3).shape]
+    ours, theirs = _printed(program)
+    assert ours == theirs
+
+
+def test_a_change_through_data_is_hidden_from_the_inplace_check():
+    # .data has a version counter of its own in PyTorch: an update through it is no in-place error in backward
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = lib.tanh(x)
+        y.data.copy_(lib.zeros(3))
+        versions = [y._version, y.data._version]
+        y.sum().backward()
+        w = lib.ones(2, requires_grad=True)
+        z = (w * w).sum()
+        w.data.mul_(3)
+        z.backward()
+        detached = lib.tanh(x)
+        detached.detach().zero_()
+        return versions, x.grad, w.grad, w._version, detached._version
+    ours, theirs = _printed(program)
+    assert ours == theirs
+
+
+def test_a_matrix_times_a_vector_is_the_one_column_product():
+    # torch.mv (W @ v) rounds as the one-column mm does
+    rng = np.random.default_rng(3)
+    for rows, k in ((48, 64), (64, 200), (8, 1000)):
+        w, v = rng.standard_normal((rows, k)).astype(np.float32), rng.standard_normal(k).astype(np.float32)
+        np.testing.assert_array_equal((gradiente.tensor(w) @ gradiente.tensor(v)).numpy(),
+                                      (torch.tensor(w) @ torch.tensor(v)).numpy())
+
+
+@pytest.mark.usefixtures("torch_on_one_thread")
+def test_single_channel_normalizations_and_convolutions_sum_in_order():
+    # a lone column is added in order, as PyTorch's kernels add it (NumPy would add it pairwise): BatchNorm1d(1) on
+    # a batch of 64 (MorvanZhou's batch-normalization tutorial), one-channel convolutions' biases, GroupNorm(1, 1)
+    def program(lib):
+        lib.manual_seed(0)
+        bn = lib.nn.BatchNorm1d(1)
+        y = bn(lib.randn(64, 1) * 5 + 3)
+        printed = [f"{y.sum().item():.9g} {bn.running_mean.item():.9g} {bn.running_var.item():.9g}"]
+        for channels, kernel in ((8, 3), (3, 3)):
+            conv = lib.nn.Conv2d(channels, 1, kernel, padding=1)
+            out = conv(lib.randn(20, channels, 12, 12))
+            (out * lib.randn_like(out)).sum().backward()
+            printed.append(f"{conv.bias.grad.item():.9g}")
+        gn = lib.nn.GroupNorm(1, 1)
+        q = gn(lib.randn(40, 1, 3))
+        (q * lib.randn_like(q)).sum().backward()
+        return printed + [f"{gn.bias.grad.item():.9g}"]
+    ours, theirs = _printed(program)
+    assert ours == theirs

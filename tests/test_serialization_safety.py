@@ -182,7 +182,7 @@ def test_crafted_numpy_pickles_are_refused(tmp_path, case):
         torch.load(path)
     before, numpy_before = _process_state(), _numpy_process_state()
     with pytest.raises(pickle.UnpicklingError,
-                       match=r"^Weights only load failed\. .*(refused|Unsupported global|Can only)"):
+                       match=r"(?s)^Weights only load failed\. .*(refused|Unsupported global|Can only)"):
         gradiente.load(path)
     assert _process_state() == before and _numpy_process_state() == numpy_before
     _assert_process_intact(tmp_path)

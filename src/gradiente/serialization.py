@@ -419,18 +419,27 @@ _SAFE_GLOBALS = {("collections", "OrderedDict"): OrderedDict,
                  **NUMPY_GLOBALS}
 
 
+#: PyTorch's words for a name the file may not use (``torch.load``'s ``_get_wo_message``). They hold here as they
+#: stand: ``weights_only=False`` loads a whole pickled model too (rebuilt from its data, no code run).
+_UNSAFE_GLOBAL_OPTIONS = (
+    "This file can still be loaded, to do so you have two options, \033[1mdo those steps only if you trust the source "
+    "of the checkpoint\033[0m. \n\t(1) In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+    "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely "
+    "succeed, but it can result in arbitrary code execution. Do it only if you got the file from a trusted source.\n\t"
+    "(2) Alternatively, to load with `weights_only=True` please check the recommended steps in the following error "
+    "message.\n\t")
+_LOAD_DOCS = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+              "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
 def _refused_global(module, name):
-    """PyTorch's words for a name the file may not use, and what to do about a whole pickled model."""
+    """PyTorch's error for a name the file may not use (a whole pickled model's class, for one)."""
     full = name if module == "builtins" else f"{module}.{name}"
-    hint = ""
-    if module.startswith("torch.nn") or module == "__main__" or ("." in module and module.split(".")[0] != "torch"):
-        hint = (" The file seems to hold a whole pickled object (for example a model saved with "
-                "torch.save(model, ...)): allowlist its classes as above if you trust them, or save "
-                "model.state_dict() instead and load it with model.load_state_dict(...).")
-    return refused(f"WeightsUnpickler error: Unsupported global: GLOBAL {full} was not an allowed global by default. "
-                   f"Please use `torch.serialization.add_safe_globals([{full}])` or the "
-                   f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this global if you "
-                   f"trust this class/function.{hint}")
+    return pickle.UnpicklingError(
+        f"Weights only load failed. {_UNSAFE_GLOBAL_OPTIONS}WeightsUnpickler error: Unsupported global: GLOBAL {full} "
+        f"was not an allowed global by default. Please use `torch.serialization.add_safe_globals([{full}])` or the "
+        f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this global if you trust this "
+        f"class/function.{_LOAD_DOCS}")
 
 
 class _Storages:

@@ -693,20 +693,29 @@ def legacy_new(cls, dtype, args, kwargs):
     return cls._make(arr)
 
 
+class tensortype(type):
+    """The class of the legacy tensor types (``torch.FloatTensor``, ...): each is a dtype's constructor, the answer
+    of ``isinstance`` for tensors of that dtype, and an argument ``x.type(torch.LongTensor)`` takes."""
+
+    dtype = None
+    is_cuda = is_sparse = is_sparse_csr = is_xpu = False
+
+    layout = layouts.strided
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+
+tensortype.__module__ = "gradiente"
+
+
 def _legacy_type(dtype):
-    class LegacyTensor:
-        """Legacy constructor: ``{0}(data)`` or ``{0}(*size)``."""
+    def construct(cls, *args, **kwargs):
+        return legacy_new(Tensor, dtype, args, kwargs)
 
-        def __new__(cls, *args, **kwargs):
-            return legacy_new(Tensor, dtype, args, kwargs)
-
-        @classmethod
-        def __instancecheck__(cls, obj):
-            return isinstance(obj, Tensor) and obj.dtype is dtype
-
-    LegacyTensor.__name__ = LegacyTensor.__qualname__ = dtype._legacy
-    LegacyTensor.__doc__ = (LegacyTensor.__doc__ or "").format(dtype._legacy)
-    return LegacyTensor
+    return tensortype(dtype._legacy, (), {
+        "__new__": construct, "__module__": "gradiente", "dtype": dtype,
+        "__doc__": f"Legacy constructor: ``{dtype._legacy}(data)`` or ``{dtype._legacy}(*size)``."})
 
 
 FloatTensor = _legacy_type(dt.float32)

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import blas_order
 from .blas_order import chained
-from .summation import sum_as_torch
+from .summation import down_in_order, sum_as_torch
 
 __all__ = ["follows_onednn", "forward", "input_gradient", "weight_gradient", "bias_gradient", "pointwise_kernel",
            "OWN", "POINTWISE", "pointwise_forward", "pointwise_input_gradient", "pointwise_weight_gradient",
@@ -205,4 +205,4 @@ def bias_gradient(grad):
     """The bias's gradient: each output channel's values added in order, image by image, row by row. (NumPy adds
     the rows of an array in order when it reduces along its first axis.)"""
     o = grad.shape[1]
-    return np.add.reduce(grad.transpose(0, 2, 3, 1).reshape(-1, o), axis=0)
+    return down_in_order(grad.transpose(0, 2, 3, 1).reshape(-1, o))

@@ -54,7 +54,7 @@ import numpy as np
 from .fused import fma
 from .meta import shapes_from
 
-__all__ = ["LONGEST", "torch_order_sums", "sum_as_torch", "mean_as_torch", "torch_order_row_sums",
+__all__ = ["LONGEST", "down_in_order", "torch_order_sums", "sum_as_torch", "mean_as_torch", "torch_order_row_sums",
            "torch_order_column_sums", "nll_cascade_sum",
            "vector_row_sums", "vector_row_dots", "vector_row_norms"]
 
@@ -64,6 +64,15 @@ LONGEST = 1 << 19
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
 _add_reduce, _add_accumulate = np.add.reduce, np.add.accumulate
+
+
+def down_in_order(a):
+    """``a`` summed over its first axis, one entry after another from the first. NumPy's ``add.reduce`` adds along
+    a leading axis in order when another axis is left for its inner loop, but a lone column (every other dim of
+    size 1) becomes its inner loop and is added pairwise: that one is added here as a running sum instead."""
+    if a.shape[0] and a[0].size == 1:
+        return _add_accumulate(a.reshape(a.shape[0]), axis=0)[-1].reshape(a.shape[1:])
+    return _add_reduce(a, axis=0)
 
 
 @shapes_from(lambda a, axes: None)        # (a meta array: NumPy's sum answers, with shapes)
@@ -137,11 +146,7 @@ def _iterated_sums(a, axes):
     kept_axes = [i for i, (_, is_reduced) in enumerate(later) if not is_reduced]
     count = math.prod(loop.shape[i] for i in reduced_axes)
     contributions = np.ascontiguousarray(loop.transpose(reduced_axes + kept_axes).reshape(count, -1))
-    if contributions.shape[1] == 1:     # (one output: NumPy would add a lone column pairwise)
-        return _in_order(contributions.T)
-    # NumPy adds along the leading axis of a C-ordered array in order; + 0 as the output's starting zero gives a
-    # sum of -0s +0
-    return _add_reduce(contributions, axis=0) + a.dtype.type(0)
+    return down_in_order(contributions) + a.dtype.type(0)     # (+ 0: the output's starting zero makes -0s +0)
 
 
 def _scalar_row_sums(rows):

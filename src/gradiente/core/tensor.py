@@ -515,9 +515,10 @@ class Tensor:
 
     @property
     def data(self):
-        """The same values, detached from the graph (sharing memory). Assigning replaces the values."""
+        """The same values, detached from the graph (sharing memory), with a version counter of its own: a change
+        made through ``.data`` is hidden from autograd's in-place check (as in PyTorch; ``detach()`` shares the
+        counter and is caught). Assigning replaces the values."""
         t = Tensor._make(self._data)
-        t._version_box = self._version_box
         if self._requires_grad and _diagnostics.sites:
             diagnostics.note_cut("data", self, t)
         return t

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core import dtype as dt
 from ..core import layouts
-from ..core.creation import _check_dtype, _finish, _infer_array
+from ..core.creation import _check_dtype, _finish, _infer_array, tensortype
 from ..core.device import COPY, as_device, check_device
 from ..core.meta import NO_DATA, is_meta, meta_array
 from ..core.tensor import Tensor, device
@@ -61,6 +61,8 @@ def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
         if not matches:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = matches[0]
+    elif isinstance(dtype, tensortype):         # x.type(torch.FloatTensor)
+        dtype = dtype.dtype
     return to(self, dtype)
 
 

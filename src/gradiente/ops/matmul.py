@@ -185,7 +185,13 @@ def mv(input, vec, *, out=None):
     if xa.dtype != va.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {dt.scalar_name(va.dtype)}, "
                            f"{dt.scalar_name(xa.dtype)}, and {dt.scalar_name(va.dtype)}")
-    return _product(np.matmul, MvBackward0, input, vec)
+    return _product(_matrix_times_vector, MvBackward0, input, vec)
+
+
+def _matrix_times_vector(matrix, vector):
+    """``matrix @ vector`` as PyTorch's ``mv`` computes it: BLAS's product with the vector as a one-column matrix
+    (MKL's order where ``blas_order`` knows it), so that ``W @ v`` equals ``(W @ v[:, None])[:, 0]``, as in PyTorch."""
+    return blas_order.matmul(matrix, vector[:, None])[:, 0]
 
 
 def dot(input, other, *, out=None):

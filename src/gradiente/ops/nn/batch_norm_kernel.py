@@ -29,6 +29,7 @@ import numpy as np
 
 from ...core.blas_order import column_dots_in_order
 from ...core.fused import fma
+from ...core.summation import down_in_order
 
 __all__ = ["follows_kernel", "statistics", "forward", "update_running", "backward", "plane_sums"]
 
@@ -73,7 +74,7 @@ def _rows_statistics(rows, eps):
     added in order in float32, the mean that sum over N in float64; the squares of (x − mean) fused into their sum,
     in order."""
     n = rows.shape[0]
-    mean = (np.add.reduce(rows, axis=0).astype(np.float64) / n).astype(np.float32)   # (in order along axis 0)
+    mean = (down_in_order(rows).astype(np.float64) / n).astype(np.float32)
     centered = rows - mean
     var_sum = column_dots_in_order(centered, centered)
     invstd = (1 / np.sqrt((var_sum / np.float32(n)).astype(np.float64) + eps)).astype(np.float32)
@@ -159,8 +160,8 @@ def backward(grad, xa, mean, invstd, weight, training, needs):
     count = planes.shape[0] * planes.shape[2]
     centered = planes - mean[:, None]
     products = centered * dy
-    dy_sums = np.add.reduce(plane_sums(dy).astype(np.float64), axis=0)              # images added in order
-    dot = np.add.reduce(plane_sums(products, fused_tail=(centered, dy)).astype(np.float64), axis=0)
+    dy_sums = down_in_order(plane_sums(dy).astype(np.float64))              # images added in order
+    dot = down_in_order(plane_sums(products, fused_tail=(centered, dy)).astype(np.float64))
     w = np.ones_like(invstd) if weight is None else weight
     dx = dw = db = None
     if needs[0]:
@@ -183,7 +184,7 @@ def _rows_backward(dy, rows, mean, invstd, weight, training, needs, shape):
     order, each product fused; dx = fma(−(x − mean), k, dy − Σdy/N)·invstd·w on whole vectors of 8 channels, and
     rounded step by step, ``(dy − Σdy/N − (x − mean)·k)·invstd·w``, on the last C mod 8 (its scalar code)."""
     n, channels = rows.shape
-    dy_sums = np.add.reduce(dy, axis=0)                 # (in order along axis 0)
+    dy_sums = down_in_order(dy)
     centered = rows - mean
     dot = column_dots_in_order(centered, dy)
     w = np.ones_like(invstd) if weight is None else weight

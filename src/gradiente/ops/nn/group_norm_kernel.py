@@ -18,6 +18,7 @@ products into fused multiply-adds where written so. Measured equal to torch 2.13
 import numpy as np
 
 from ...core.fused import fma
+from ...core.summation import down_in_order
 from .batch_norm_kernel import plane_sums
 
 __all__ = ["follows_kernel", "backward"]
@@ -83,5 +84,5 @@ def backward(grad, x, mean, rstd, weight, groups, needs):
         for sample in range(n):
             dw = fma(fma(-db[sample], mean_c[sample], ds[sample], _F32), rstd_c[sample], dw, _F32)
     if needs[2]:
-        dbias = np.add.reduce(db, axis=0)               # (NumPy adds along a leading axis in order)
+        dbias = down_in_order(db)
     return dx, dw, dbias

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...core.blas_order import column_dots_in_order
 from ...core.fused import fma
+from ...core.summation import down_in_order
 from .batch_norm_kernel import plane_sums
 
 __all__ = ["follows_kernel", "backward"]
@@ -52,5 +53,5 @@ def backward(grad, x, mean, rstd, weight, needs):
         shifted = fma(np.broadcast_to(a, x.shape), x, np.broadcast_to((-rstd * mean)[:, None], x.shape), f32)
         dw = column_dots_in_order(grad, shifted)
     if needs[2]:
-        db = np.add.reduce(grad, axis=0)        # (NumPy adds along a leading axis in order)
+        db = down_in_order(grad)
     return dx, dw, db
