@@ -398,6 +398,19 @@ def test_matrix_vector_products_are_pytorchs_on_blocks_of_384(k):
         np.testing.assert_array_equal(ours[:, :grouped], theirs[:, :grouped], err_msg=str(rows))
 
 
+
+@blocks_of_384
+@pytest.mark.parametrize("samples", [7, 64, 100, 1000, 5000])
+def test_a_single_input_and_output_linear_layer_learns_as_pytorchs(samples):
+    """Linear(1, 1), the first regression of every course: its weight's gradient is one output, aᵀ @ g, whose
+    products MKL adds in order, fused."""
+    rng = np.random.default_rng(samples)
+    a, g = rng.standard_normal((samples, 1)).astype(np.float32), rng.standard_normal((samples, 1)).astype(np.float32)
+    theirs = (torch.from_numpy(a).T @ torch.from_numpy(g)).numpy()
+    np.testing.assert_array_equal(blas_order.matmul(a.T, g), theirs)
+    np.testing.assert_array_equal(blas_order.matmul(np.ascontiguousarray(a.T), g), theirs)
+
+
 def test_an_mlp_trains_to_pytorchs_losses():
     """784-256-256-10 with SGD: every step's loss equals PyTorch's (before, the first differed in its 7th digit)."""
     rng = np.random.default_rng(0)

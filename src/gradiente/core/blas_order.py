@@ -92,7 +92,8 @@ def k_blocks(k, rows=0, columns=0, b_transposed=False):
 # element by element over a grid of shapes and layouts (``tests/test_kernel_order.py``).
 #
 # One row times a row-major ``b`` of 2-15 columns adds its products in order, fused, over the whole of k; so does
-# its transpose, ``Xᵀ @ g`` for a single column ``g`` (the weight's gradient of ``Linear(n, 1)``).
+# its transpose, ``Xᵀ @ g`` for a single column ``g`` (the weight's gradient of ``Linear(n, 1)``), and a product
+# of a single output, ``aᵀ @ g`` (the weight's gradient of ``Linear(1, 1)``), measured for k from 7 to 5000.
 #
 # A single column (``Linear(k, 1)``) or a single row times a transposed ``b`` (one sample through ``Linear``) is a
 # matrix-vector product: each dot product (of the matrix's rows in whole groups of four; the 1-3 rows after them
@@ -534,6 +535,8 @@ def matmul(a, b, initial=None):
                 return _large_l2_matmul(a, b, initial)
             if _large_l2_single_row(a, b) and initial is None:
                 return np.ascontiguousarray(chained(a, b))
+            if a.ndim == b.ndim == 2 and a.shape[0] == b.shape[1] == 1 and initial is None:
+                return chained(a, b)        # (one output: its products in order, fused; Linear(1, 1)'s weight)
             if _large_l2_single_row(b.T, a.T) and initial is None:
                 return np.ascontiguousarray(chained(b.T, a.T).T)    # (Xᵀ @ g: the same kernel, seen transposed)
         product = np.matmul(a, b)
