@@ -87,8 +87,29 @@ def _product(product, node_cls, x, y):
         saved = (x if wants_grad(y) else None, y if wants_grad(x) else None)
         # the strides of an operand not saved, which PyTorch keeps all the same (grad_fn._saved_self_sym_strides)
         strides = tuple(t.stride() if s is None else None for s, t in zip(saved, (x, y)))
-        record(node_cls, (x, y), out, saved, unsaved_strides=strides)
+        record(node_cls, (x, y), out, saved, unsaved_strides=strides,
+               column_major=(_column_major(x._data), _column_major(y._data)))
     return out
+
+
+def _column_major(a):
+    """Whether the matrix ``a`` is laid out by columns, as a transposed weight (``W.t()``) is. PyTorch's ``mm`` and
+    ``addmm`` backward then compute that operand's gradient transposed (``mm_mat1_backward``, ``mm_mat2_backward``),
+    so that it comes out in the same layout, through another of BLAS's kernels (and so another rounding)."""
+    return a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
+
+
+def _matrix_product_gradients(ops, grad, x, y, column_major, needs):
+    """``(grad @ yᵀ, xᵀ @ grad)`` where ``needs`` asks, each computed transposed when its operand is laid out by
+    columns (``_column_major``), as PyTorch's ``mm`` backward computes them."""
+    def t(m):
+        return ops.transpose(m, -1, -2)
+    dx = dy = None
+    if needs[0]:
+        dx = t(ops.matmul(y, t(grad))) if column_major[0] else ops.matmul(grad, t(y))
+    if needs[1]:
+        dy = t(ops.matmul(t(grad), x)) if column_major[1] else ops.matmul(t(x), grad)
+    return dx, dy
 
 
 # --- the products --------------------------------------------------------------------------------------
@@ -96,15 +117,15 @@ def _product(product, node_cls, x, y):
 class MmBackward0(Node):
     """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad;  out' = x' @ y + x @ y'"""
     unsaved_strides: tuple     # (see _product) the strides of an operand that was not saved
+    column_major: tuple        # (see _column_major) whether each operand was laid out by columns
     holomorphic = True
     __slots__ = ()
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G"
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
-        edges = self.next_functions
-        return (ops.matmul(grad, ops.transpose(y, -1, -2)) if edges[0][0] is not None else None,
-                ops.matmul(ops.transpose(x, -1, -2), grad) if edges[1][0] is not None else None)
+        needs = tuple(node is not None for node, _ in self.next_functions)
+        return _matrix_product_gradients(ops, grad, x, y, self.column_major, needs)
 
     def jvp(self, ops, x_t, y_t):
         x, y = self.saved(ops)
@@ -237,23 +258,14 @@ class AddmmBackward0(Node):
     formula = "∂/∂b = β,  ∂/∂X = α·G·Yᵀ,  ∂/∂Y = α·Xᵀ·G"
     alpha: float
     beta: float
-    transposed_y: bool      # addmm's: y is a transposed weight (nn.Linear's W.t()), which may not be saved
+    column_major = (False, False)   # addmm's (see _column_major): nn.Linear's W.t() is laid out by columns
 
     def backward(self, ops, grad):
         x, y = self.saved(ops)
         (b_node, _), (x_node, _), (y_node, _) = self.next_functions
         g = grad if self.alpha == 1 else grad * self.alpha
-        dy = None
-        if y_node is not None:
-            if not ops.recording and self.__dict__.get("transposed_y"):
-                # y is a transposed weight (nn.Linear passes W.t()): compute dy already transposed, so that
-                # after TBackward0 the weight's gradient is contiguous, as PyTorch arranges it.
-                dy = ops.matmul(ops.transpose(g, -1, -2), x).T
-            else:
-                dy = ops.matmul(ops.transpose(x, -1, -2), g)
-        return ((grad if self.beta == 1 else grad * self.beta) if b_node is not None else None,
-                ops.matmul(g, ops.transpose(y, -1, -2)) if x_node is not None else None,
-                dy)
+        dx, dy = _matrix_product_gradients(ops, g, x, y, self.column_major, (x_node is not None, y_node is not None))
+        return (grad if self.beta == 1 else grad * self.beta) if b_node is not None else None, dx, dy
 
     def jvp(self, ops, b_t, x_t, y_t):
         x, y = self.saved(ops)
@@ -309,7 +321,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         # later, with a weight that needs no gradient, stays differentiable: seed 81696)
         record(AddmmBackward0, (input, mat1, mat2), out,
                (mat1 if wants_grad(mat2) else None, mat2 if wants_grad(mat1) else None), alpha=alpha, beta=beta,
-               transposed_y=ya.flags.f_contiguous and not ya.flags.c_contiguous)
+               column_major=(_column_major(xa), _column_major(ya)))
     return out
 
 
