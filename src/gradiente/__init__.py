@@ -134,6 +134,7 @@ _LAZY_SUBMODULES += ("functional",)     # torch.functional, the module of einsum
 _LAZY_SUBMODULES += ("_dynamo",)       # the compiler front end scripts configure around torch.compile
 _LAZY_SUBMODULES += ("xpu",)           # Intel GPUs: a program asks whether there is one
 _LAZY_SUBMODULES += ("__future__",)    # the module-conversion switches (recipes/swap_tensors)
+_LAZY_SUBMODULES += ("hub",)           # the weights' cache and download, and the progress bar scripts import
 
 
 def result_type(tensor1, tensor2):
