@@ -639,3 +639,25 @@ def test_layers_compute_as_pytorchs(expression, shape):
     assert g_name == t_name
     np.testing.assert_allclose(g_out, t_out, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(g_grad, t_grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.usefixtures("torch_on_one_thread")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_bilinear_grid_sample_rounds_as_pytorchs_vector_kernel(align_corners, padding_mode, dtype):
+    """A spatial transformer's sampling: the output and both gradients bit for bit (GridSamplerKernel.cpp's order,
+    grid_sampling.py's docstring), on grids that reach past the input's edges."""
+    rng = np.random.default_rng(21)
+    for n, c, h, w, out_h, out_w in [(2, 3, 7, 9, 5, 6), (1, 2, 16, 16, 13, 11), (3, 4, 5, 5, 8, 8)]:
+        x = rng.standard_normal((n, c, h, w)).astype(dtype)
+        grid = (rng.random((n, out_h, out_w, 2)) * 2.4 - 1.2).astype(dtype)
+        upstream = rng.standard_normal((n, c, out_h, out_w)).astype(dtype)
+        results = []
+        for lib in (gradiente, torch):
+            xt, gt = lib.tensor(x, requires_grad=True), lib.tensor(grid, requires_grad=True)
+            out = lib.nn.functional.grid_sample(xt, gt, padding_mode=padding_mode, align_corners=align_corners)
+            out.backward(lib.tensor(upstream))
+            results.append([out.detach().numpy(), xt.grad.numpy(), gt.grad.numpy()])
+        for name, ours, theirs in zip(("output", "input's gradient", "grid's gradient"), *results):
+            np.testing.assert_array_equal(ours, theirs, err_msg=name)

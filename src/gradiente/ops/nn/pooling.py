@@ -146,7 +146,10 @@ class _MaxPoolMap:
     def adjoint(self, grad):
         g = grad.reshape(self.flat_index.shape)
         if self.overlapping:
-            dx = np.bincount(self.flat_index.ravel(), weights=g.ravel(), minlength=self.size).astype(g.dtype)
+            # each input's gradients added one after another in the outputs' order, in the gradient's dtype, as
+            # PyTorch's loop adds them (np.add.at is unbuffered and in order; bincount would add in float64)
+            dx = np.zeros(self.size, dtype=g.dtype)
+            np.add.at(dx, self.flat_index.ravel(), g.ravel())
         else:                       # every input element lies in at most one window: plain scatter
             dx = np.zeros(self.size, dtype=g.dtype)
             dx[self.flat_index.ravel()] = g.ravel()
