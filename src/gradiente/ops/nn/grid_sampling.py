@@ -311,7 +311,9 @@ def _bilinear_2d_gradients(x, g, taps, axis_weights, slopes, grid_shape, needs):
     n, c = x.shape[:2]
     positions = g.shape[2]
     dx = dgrid = None
-    if needs[0]:
+    if needs[0] and not g.size:
+        dx = np.zeros_like(x)
+    elif needs[0]:
         lanes = 32 // x.itemsize                      # (a 256-bit vector's positions)
         planes = (np.arange(n * c) * int(np.prod(x.shape[2:]))).reshape(n, c, 1, 1)
         index = planes + np.stack([corner for corner, _, _, _ in taps], axis=1)[:, None]      # (N, C, 4, P)
@@ -319,7 +321,7 @@ def _bilinear_2d_gradients(x, g, taps, axis_weights, slopes, grid_shape, needs):
         inside = np.broadcast_to(np.stack([ok for _, _, _, ok in taps], axis=1)[:, None], index.shape)
         whole = positions - positions % lanes
         # each block of positions corner by corner, then the positions left over, as the kernel scatters them
-        arranged = [np.concatenate([a[..., :whole].reshape(n, c, 4, -1, lanes).transpose(0, 1, 3, 2, 4)
+        arranged = [np.concatenate([a[..., :whole].reshape(n, c, 4, whole // lanes, lanes).transpose(0, 1, 3, 2, 4)
                                     .reshape(n, c, -1), a[..., whole:].reshape(n, c, -1)], axis=2)
                     for a in (index, value, inside)]
         index, value, inside = arranged
