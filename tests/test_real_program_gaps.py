@@ -1,5 +1,6 @@
 """What real programs written for PyTorch (nanoGPT, makemore, minGPT, pytorch/examples, the tutorials) met that our
 own programs did not, each checked against PyTorch on the same call (issue 16)."""
+import importlib
 import subprocess
 import sys
 import warnings
@@ -289,3 +290,23 @@ def test_single_channel_normalizations_and_convolutions_sum_in_order():
         return printed + [f"{gn.bias.grad.item():.9g}"]
     ours, theirs = _printed(program)
     assert ours == theirs
+
+
+def test_hub_caches_and_loads_weights_as_data(tmp_path, monkeypatch):
+    # pytorch/examples' vision_transformer imports torch.hub's tqdm; model zoos load weights through the cache
+    from torch.hub import tqdm as their_tqdm
+
+    from gradiente.hub import tqdm as our_tqdm
+    assert our_tqdm is their_tqdm or callable(our_tqdm)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    assert gradiente.hub.get_dir() == torch.hub.get_dir() == str(tmp_path / "home" / "hub")
+    checkpoints = tmp_path / "home" / "hub" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    torch.save({"weight": torch.arange(3.0)}, checkpoints / "tiny-0123abcd.pth")
+    url = "https://example.invalid/models/tiny-0123abcd.pth"        # cached: nothing is downloaded
+    ours, theirs = gradiente.hub.load_state_dict_from_url(url), torch.hub.load_state_dict_from_url(url)
+    assert str(ours).replace("gradiente", "torch") == str(theirs)
+    model_zoo = importlib.import_module("gradiente.utils.model_zoo")
+    assert model_zoo.load_url is gradiente.hub.load_state_dict_from_url
+    with pytest.raises(RuntimeError, match="never runs code it fetched"):
+        gradiente.hub.load("pytorch/vision", "resnet18")
