@@ -123,7 +123,7 @@ def no_graph():
 # cause found with learner mode off, cause with it on, and a fragment of each language's message
 CASES = {
     detach: ("detach", "detach", "cut by .detach()", "se cortó con .detach()"),
-    data: ("detach", "data", "", ""),       # off: .data shares x's version counter, as detach() does
+    data: ("data", "data", "", ""),         # off: read from the counter .data's remembers
     no_grad: ("never_used", "no_grad", "", "dentro de torch.no_grad()"),
     inference_mode: ("never_used", "inference_mode", "", "torch.inference_mode()"),
     numpy_round_trip: ("numpy", "numpy", "through NumPy or plain Python", "pasó por NumPy o por Python"),
@@ -169,7 +169,7 @@ def test_each_cause_with_learner_mode_off_is_read_from_the_graph(case, lang):
     assert found.cause == cause
     assert found.where is None
     hint = {"en": "turn on learner mode", "es": "activa el modo aprendiz"}[lang]
-    knowable = cause in ("detach", "numpy", "not_leaf", "replaced", "modified_in_place", "graph_freed")
+    knowable = cause in ("detach", "data", "numpy", "not_leaf", "replaced", "modified_in_place", "graph_freed")
     assert (hint in found.message) == knowable
 
 

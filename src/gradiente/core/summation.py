@@ -117,7 +117,7 @@ def _iterated_sums(a, axes):
         return a.reshape(-1) + a.dtype.type(0)
     if not kept:
         return torch_order_row_sums(a.reshape(1, -1)) if a.size <= LONGEST else None
-    groups = []                                 # (dims, reduced?) in the iterator's order, innermost first
+    groups: list = []                           # (dims, reduced?) in the iterator's order, innermost first
     for d in reduced + kept:
         if groups and groups[-1][1] == (d in axes) and groups[-1][0][-1] == d + 1:
             groups[-1][0].append(d)

@@ -50,6 +50,17 @@ _INFERENCE_INPLACE_ERROR = (
     "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+class DataVersion(list):
+    """The version counter of a tensor made by ``.data``: its own (a change through it is hidden from autograd's
+    in-place check, as in PyTorch), remembering the counter of the tensor it was taken from, so that
+    ``explain.why_no_grad`` can still name ``.data`` as the cut."""
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        super().__init__((0,))
+        self.source = source
+
+
 class InferenceVersion(list):
     """The version counter of an inference tensor and its views, which is none: it reads 0, an in-place change
     inside inference mode leaves it so, and one outside raises PyTorch's error (after the write, as in PyTorch)."""
@@ -519,6 +530,8 @@ class Tensor:
         made through ``.data`` is hidden from autograd's in-place check (as in PyTorch; ``detach()`` shares the
         counter and is caught). Assigning replaces the values."""
         t = Tensor._make(self._data)
+        box = self._version_box
+        t._version_box = InferenceVersion() if box.__class__ is InferenceVersion else DataVersion(box)
         if self._requires_grad and _diagnostics.sites:
             diagnostics.note_cut("data", self, t)
         return t

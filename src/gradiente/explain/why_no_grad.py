@@ -152,11 +152,14 @@ def _where_cut(x, loss, graph):
         if cut.cause in ("item", "tolist", "numpy"):
             return "numpy", "numpy", cut.site, {"how": cut.cause}
         return cut.cause, cut.cause, cut.site, {}
-    # the traces, surest first: x's own version counter (detach() and .data share it), x's memory under another
-    # counter (torch.from_numpy of x's array), x's values in other memory (torch.tensor(x.tolist()) and the like)
+    # the traces, surest first: x's own version counter (detach() shares it; .data's remembers it), x's memory
+    # under another counter (torch.from_numpy of x's array), x's values in other memory (torch.tensor(x.tolist()) and
+    # the like)
     others = [t for t in held.values() if t is not x and t._data.size]
     if any(t._version_box is x._version_box for t in others):
         return "detach", "detach", None, {}
+    if any(getattr(t._version_box, "source", None) is x._version_box for t in others):
+        return "data", "data", None, {}
     if any(np.shares_memory(t._data, x._data) for t in others):
         return "numpy", "numpy", None, {"how": "shared"}
     if any(t._data.shape == x._data.shape and np.array_equal(t._data, x._data) for t in others):

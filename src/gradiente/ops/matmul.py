@@ -78,7 +78,7 @@ def _matmul_kernel(d1, d2):
     return "dot" if d1 == d2 == 1 else "mv" if (d1, d2) == (2, 1) else "mm"
 
 
-def _product(product, node_cls, x, y):
+def _product(product, node_cls, x, y, **fields):
     """``product(x, y)`` on the arrays as a tensor, recorded with ``node_cls``. Each operand is saved only where
     the other one's gradient (or tangent) needs it, as PyTorch saves them: an operand changed in place later is
     then no error when only the other is constant (seed 1387)."""
@@ -87,8 +87,7 @@ def _product(product, node_cls, x, y):
         saved = (x if wants_grad(y) else None, y if wants_grad(x) else None)
         # the strides of an operand not saved, which PyTorch keeps all the same (grad_fn._saved_self_sym_strides)
         strides = tuple(t.stride() if s is None else None for s, t in zip(saved, (x, y)))
-        record(node_cls, (x, y), out, saved, unsaved_strides=strides,
-               column_major=(_column_major(x._data), _column_major(y._data)))
+        record(node_cls, (x, y), out, saved, unsaved_strides=strides, **fields)
     return out
 
 
@@ -190,7 +189,8 @@ def mm(input, mat2, *, out=None):
     if ya.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _check_multipliable(xa, ya)
-    return _product(blas_order.matmul, MmBackward0, input, mat2)
+    return _product(blas_order.matmul, MmBackward0, input, mat2,
+                    column_major=(_column_major(input._data), _column_major(mat2._data)))
 
 
 def mv(input, vec, *, out=None):
