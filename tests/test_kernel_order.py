@@ -722,3 +722,24 @@ def test_attention_scores_of_short_sequences_are_pytorchs(shape):
     ours = (gradiente.from_numpy(q) @ gradiente.from_numpy(k).transpose(-1, -2)).numpy()
     theirs = (torch.from_numpy(q) @ torch.from_numpy(k).transpose(-1, -2)).numpy()
     np.testing.assert_array_equal(ours, theirs)
+
+
+@blocks_of_384
+@pytest.mark.parametrize("columns", [2, 3, 4, 6, 10, 11])
+def test_a_small_linear_on_a_small_batch_is_pytorchs(columns):
+    """``Linear(k, n)`` with n of 2 to 11 on a batch of fewer rows (an XOR net, a tutorial's toy classifier): MKL's
+    lane kernel (4, 8 or 16 lanes of at most two products each), over its whole region and just past its edges."""
+    rng = np.random.default_rng(columns)
+    for k in range(1, 33):
+        for rows in range(2, 17):
+            x = (rng.standard_normal((rows, k)) * 3).astype(np.float32)
+            weight = (rng.standard_normal((columns, k)) * 3).astype(np.float32)
+            bias = rng.standard_normal(columns).astype(np.float32)
+            inside = blas_order._takes_lane_dots(x, weight.T)
+            theirs = torch.nn.functional.linear(*map(torch.from_numpy, (x, weight, bias))).numpy()
+            ours = gradiente.nn.functional.linear(*map(gradiente.from_numpy, (x, weight, bias))).numpy()
+            if inside:
+                np.testing.assert_array_equal(ours, theirs, err_msg=str((rows, k)))
+            theirs = (torch.from_numpy(x) @ torch.from_numpy(weight).t()).numpy()
+            if inside:
+                np.testing.assert_array_equal(blas_order.matmul(x, weight.T), theirs, err_msg=str((rows, k)))
