@@ -743,3 +743,18 @@ def test_a_small_linear_on_a_small_batch_is_pytorchs(columns):
             theirs = (torch.from_numpy(x) @ torch.from_numpy(weight).t()).numpy()
             if inside:
                 np.testing.assert_array_equal(blas_order.matmul(x, weight.T), theirs, err_msg=str((rows, k)))
+
+
+@blocks_of_384
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 9, 12, 16, 17, 18, 24, 31, 32])
+def test_the_rows_after_a_matrix_vector_products_groups_of_four_are_pytorchs(k):
+    """``Linear(k, 1)`` on a batch of 1-3 more than a multiple of four (or of 2-3), and one sample through
+    ``Linear(k, n)`` for n not a multiple of four (10 classes): the leftover rows' lanes, product 0 added last."""
+    rng = np.random.default_rng(k)
+    for rows in (1, 2, 3, 5, 6, 7, 10, 11):
+        x, w = rng.standard_normal((rows, k)).astype(np.float32), rng.standard_normal((1, k)).astype(np.float32)
+        theirs = (torch.from_numpy(x) @ torch.from_numpy(w).t()).numpy()
+        np.testing.assert_array_equal(blas_order.matmul(x, w.T), theirs, err_msg=str(rows))
+        weights, sample = rng.standard_normal((rows, k)).astype(np.float32), x[:1]
+        theirs = (torch.from_numpy(sample) @ torch.from_numpy(weights).t()).numpy()
+        np.testing.assert_array_equal(blas_order.matmul(sample, weights.T), theirs, err_msg=str(rows))
