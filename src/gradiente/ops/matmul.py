@@ -116,7 +116,7 @@ def _matrix_product_gradients(ops, grad, x, y, column_major, needs):
 class MmBackward0(Node):
     """out = x @ y (2-D);  dx = grad @ yᵀ;  dy = xᵀ @ grad;  out' = x' @ y + x @ y'"""
     unsaved_strides: tuple     # (see _product) the strides of an operand that was not saved
-    column_major: tuple        # (see _column_major) whether each operand was laid out by columns
+    column_major = (False, False)   # (see _column_major) whether each operand was laid out by columns (mm's)
     holomorphic = True
     __slots__ = ()
     formula = "∂(XY)/∂X = G·Yᵀ,  ∂(XY)/∂Y = Xᵀ·G"
