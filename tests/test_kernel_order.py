@@ -758,3 +758,14 @@ def test_the_rows_after_a_matrix_vector_products_groups_of_four_are_pytorchs(k):
         weights, sample = rng.standard_normal((rows, k)).astype(np.float32), x[:1]
         theirs = (torch.from_numpy(sample) @ torch.from_numpy(weights).t()).numpy()
         np.testing.assert_array_equal(blas_order.matmul(sample, weights.T), theirs, err_msg=str(rows))
+
+
+@pytest.mark.skipif(not blas_order._SIXTEEN_LANES, reason="MKL's 16-lane sdot (an AVX-512 CPU)")
+def test_dot_products_are_pytorchs_for_every_length():
+    """``torch.dot`` and ``@`` of two vectors: MKL's sdot, four 16-lane accumulators, the tail fused into the first."""
+    rng = np.random.default_rng(17)
+    for k in list(range(1, 200)) + [256, 300, 512, 1000, 1024, 4096, 5000]:
+        a, b = rng.standard_normal(k).astype(np.float32), rng.standard_normal(k).astype(np.float32)
+        theirs = torch.dot(torch.from_numpy(a), torch.from_numpy(b)).item()
+        assert gradiente.dot(gradiente.from_numpy(a), gradiente.from_numpy(b)).item() == theirs, k
+        assert (gradiente.from_numpy(a) @ gradiente.from_numpy(b)).item() == theirs, k

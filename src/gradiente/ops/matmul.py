@@ -229,7 +229,7 @@ def dot(input, other, *, out=None):
     if xa.dtype != ya.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {dt.scalar_name(xa.dtype)} and "
                            f"{dt.scalar_name(ya.dtype)}")
-    return _product(np.dot, DotBackward0, input, other)
+    return _product(blas_order.dot, DotBackward0, input, other)
 
 
 @autocast_entry
