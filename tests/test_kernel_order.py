@@ -769,3 +769,25 @@ def test_dot_products_are_pytorchs_for_every_length():
         theirs = torch.dot(torch.from_numpy(a), torch.from_numpy(b)).item()
         assert gradiente.dot(gradiente.from_numpy(a), gradiente.from_numpy(b)).item() == theirs, k
         assert (gradiente.from_numpy(a) @ gradiente.from_numpy(b)).item() == theirs, k
+
+
+@blocks_of_384
+@pytest.mark.parametrize("features", [16, 20, 33, 64, 100, 300])
+def test_a_single_output_layers_weight_gradient_is_pytorchs(features):
+    """``Linear(k, 1)``'s weight gradient (``gᵀ @ x``, and ``xᵀ @ g``) for k of 16 or more: the 16-wide vectors of
+    columns take the rows in blocks of 8 (``_row_times_rows``), the columns after them one chain each."""
+    rng = np.random.default_rng(features)
+    for batch in (2, 7, 8, 9, 16, 31, 64, 100, 200):
+        x = rng.standard_normal((batch, features)).astype(np.float32)
+        g = rng.standard_normal((batch, 1)).astype(np.float32)
+        theirs = (torch.from_numpy(g).t() @ torch.from_numpy(x)).numpy()
+        np.testing.assert_array_equal(blas_order.matmul(g.T, x), theirs, err_msg=str(batch))
+        theirs = (torch.from_numpy(x).t() @ torch.from_numpy(g)).numpy()
+        np.testing.assert_array_equal(blas_order.matmul(x.T, g), theirs, err_msg=str(batch))
+    results = []
+    for lib in (gradiente, torch):
+        lib.manual_seed(0)
+        head = lib.nn.Linear(features, 1)
+        lib.nn.functional.mse_loss(head(lib.from_numpy(x)), lib.from_numpy(g)).backward()
+        results.append(head.weight.grad.numpy())
+    np.testing.assert_array_equal(*results)
