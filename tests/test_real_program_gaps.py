@@ -310,3 +310,27 @@ def test_hub_caches_and_loads_weights_as_data(tmp_path, monkeypatch):
     assert model_zoo.load_url is gradiente.hub.load_state_dict_from_url
     with pytest.raises(RuntimeError, match="never runs code it fetched"):
         gradiente.hub.load("pytorch/vision", "resnet18")
+
+
+def test_collated_batches_are_torch_stacks():
+    # introyt1: a dataset of permuted images batched by the DataLoader, then .view(): the batch is contiguous
+    def program(lib):
+        samples = [lib.arange(12.0).view(2, 2, 3).permute(2, 0, 1) for _ in range(2)]
+        batch = next(iter(lib.utils.data.DataLoader(samples, batch_size=2)))
+        mixed = lib.utils.data.default_collate([lib.ones(2, dtype=lib.int32), lib.ones(2)])
+        arrays = lib.utils.data.default_collate([np.ones((2, 3), np.float32).T for _ in range(3)])
+        try:
+            lib.utils.data.default_collate([lib.ones(2), lib.ones(3)])
+        except RuntimeError as error:
+            ragged = str(error)
+        return batch.stride(), batch.is_contiguous(), mixed.dtype, arrays.stride(), ragged
+    ours, theirs = _printed(program)
+    assert ours == theirs
+
+
+def test_long_float64_linspace_is_pytorchs():
+    # each value one exact fused multiply-add, as PyTorch's kernel computes it, for any number of steps
+    for dtype in ("float64", "float32"):
+        for steps in (7, 32768, 40000, 100001):
+            ours = gradiente.linspace(-6, 6, steps, dtype=getattr(gradiente, dtype)).numpy()
+            np.testing.assert_array_equal(ours, torch.linspace(-6, 6, steps, dtype=getattr(torch, dtype)).numpy())

@@ -8,6 +8,7 @@ import numpy as np
 from . import dtype as dt
 from . import layouts
 from .device import COPY, check_device
+from .fused import fma
 from .meta import MetaArray, is_meta, meta_array
 from .size import Size
 from .tensor import Tensor, _size_args, warn_once_of_scalar_with_grad
@@ -645,12 +646,12 @@ def _linspace_values(start, end, steps, np_dtype):
     compute = np.dtype(np_dtype) if floating else np.dtype(np.float64)
     start_c, end_c = compute.type(start), compute.type(end)
     step = (end_c - start_c) / compute.type(steps - 1)
-    wide: type = np.longdouble if compute == np.float64 else np.float64
     idx = np.arange(steps)
     half = steps // 2
-    first = wide(start_c) + wide(step) * idx.astype(wide)
-    second = wide(end_c) - wide(step) * (steps - idx - 1).astype(wide)
-    values = np.where(idx < half, first, second).astype(compute)
+    # (the index converted to the result's precision first, as the kernel converts it; each multiply-add exact)
+    first = fma(step, idx[:half].astype(compute), start_c, compute)
+    second = fma(-step, (steps - 1 - idx[half:]).astype(compute), end_c, compute)
+    values = np.concatenate([first, second])
     return values.astype(np_dtype) if floating else np.trunc(values).astype(np_dtype)
 
 

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ...core.tensor import Tensor
+from ...ops.joining import stack
 from .dataset import IterableDataset, _tensor_rows
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _draw_seed
 
@@ -25,21 +26,19 @@ def get_worker_info():
     """None: data is always loaded in the main process."""
 
 
-def _stack(arrays):
-    return Tensor._make(np.stack(arrays))
-
-
 def default_collate(batch):
     """Merge a list of samples into a batch: tensors and arrays are stacked along a new first dim, Python
     floats become a float64 tensor, ints an int64 tensor; dicts, tuples and lists are collated field by field
     (tuples give lists, as in PyTorch); strings stay a list."""
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return _stack([t._data for t in batch])
+        # torch.stack, as PyTorch's collate calls it: a contiguous batch whatever the samples' layout, their dtypes
+        # promoted, and its error for samples of different sizes
+        return stack(batch)
     if isinstance(elem, np.ndarray) or (isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_))):
         if _NUMPY_STR.search(np.asarray(elem).dtype.str) is not None:
             raise TypeError(_COLLATE_ERROR.format(np.asarray(elem).dtype))
-        return _stack([np.asarray(b) for b in batch])
+        return stack([Tensor._make(np.asarray(b)) for b in batch])
     if isinstance(elem, bool):
         return Tensor._make(np.array(batch, dtype=np.bool_))
     if isinstance(elem, float):
