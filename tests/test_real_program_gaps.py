@@ -334,3 +334,37 @@ def test_long_float64_linspace_is_pytorchs():
         for steps in (7, 32768, 40000, 100001):
             ours = gradiente.linspace(-6, 6, steps, dtype=getattr(gradiente, dtype)).numpy()
             np.testing.assert_array_equal(ours, torch.linspace(-6, 6, steps, dtype=getattr(torch, dtype)).numpy())
+
+
+def test_workers_load_as_pytorchs_worker_processes_would():
+    # num_workers > 0: each worker's own random states (a noisy dataset draws a worker's numbers, the program's own
+    # stay PyTorch's), worker_init_fn and get_worker_info, and an iterable dataset sharded and interleaved per worker
+    import random
+
+    def program(lib):
+        lib.manual_seed(0)
+        random.seed(0)
+        np.random.seed(0)
+        data = lib.utils.data
+
+        class Noisy(data.Dataset):
+            def __len__(self):
+                return 6
+
+            def __getitem__(self, i):
+                info = data.get_worker_info()
+                return lib.rand(2) + i, random.random(), float(np.random.rand()), info.id, info.seed
+
+        def reseed(worker):         # the classic per-worker NumPy seeding, run inside each worker
+            np.random.seed(np.random.get_state()[1][0] + worker)
+        loader = data.DataLoader(Noisy(), batch_size=2, num_workers=2, shuffle=True, worker_init_fn=reseed)
+        batches = [[f.tolist() for f in batch] for epoch in range(2) for batch in loader]
+
+        class Shard(data.IterableDataset):
+            def __iter__(self):
+                info = data.get_worker_info()
+                return iter(range(info.id, 7, info.num_workers))
+        shards = [b.tolist() for b in data.DataLoader(Shard(), batch_size=2, num_workers=2)]
+        return batches, lib.rand(2).tolist(), random.random(), np.random.rand(), shards, data.get_worker_info()
+    ours, theirs = _printed(program)
+    assert ours == theirs

@@ -1,16 +1,24 @@
 """``DataLoader``: batches of samples from a dataset, in order or shuffled, collated into tensors.
 
-Data loading runs in this process (``num_workers`` is accepted and ignored). Creating an iterator draws
-one 64-bit "base seed" from the generator, as PyTorch's does, so that the random numbers drawn after a
-loop over a DataLoader are PyTorch's too.
+Creating an iterator draws one 64-bit "base seed" from the generator, as PyTorch's does, so that the random numbers
+drawn after a loop over a DataLoader are PyTorch's too. Data loading runs in this process; with ``num_workers > 0``
+it runs as PyTorch's worker processes would (``_Worker``): each worker has its own random states, seeded from the
+base seed as PyTorch seeds a worker, its ``worker_init_fn`` call and ``get_worker_info()``, its own copy of an
+iterable dataset, and the batches come from the workers in turn. A dataset that draws random numbers while loading
+then draws a worker's, and the program's own random numbers stay PyTorch's. What a worker's code changes in the
+program's own objects (a list ``worker_init_fn`` appends to) is seen here, where a worker process would change only
+its copy.
 """
 import collections.abc
+import copy
 import os
+import random
 import re
 import warnings
 
 import numpy as np
 
+from ...core import random as _torch_random
 from ...core.tensor import Tensor
 from ...ops.joining import stack
 from .dataset import IterableDataset, _tensor_rows
@@ -22,8 +30,26 @@ _NUMPY_STR = re.compile(r"[SaUO]")
 _COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 
 
+class WorkerInfo:
+    """What ``get_worker_info()`` gives a dataset inside a worker: its ``id``, ``num_workers``, its ``seed`` and its
+    ``dataset`` (a worker's own copy of an iterable dataset)."""
+    __slots__ = ("id", "num_workers", "seed", "dataset", "rng", "worker_method")
+
+    def __init__(self, id, num_workers, seed, dataset):      # (PyTorch's field names)
+        self.id, self.num_workers, self.seed, self.dataset = id, num_workers, seed, dataset
+        self.rng, self.worker_method = None, "multiprocessing"
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"WorkerInfo({fields})"
+
+
+_current_worker: list = [None]
+
+
 def get_worker_info():
-    """None: data is always loaded in the main process."""
+    """The current worker's ``WorkerInfo`` while a worker loads data (``num_workers > 0``), else None."""
+    return _current_worker[0]
 
 
 def default_collate(batch):
@@ -143,10 +169,10 @@ class DataLoader:
         _warn_about_workers(self)
 
     def __iter__(self):
-        _draw_seed(self.generator)                  # PyTorch's per-iterator base seed
+        base_seed = _draw_seed(self.generator)      # PyTorch's per-iterator base seed
         if self.num_workers > 0:
             _warn_about_workers(self)
-            return _MultiProcessingDataLoaderIter(self)
+            return _MultiProcessingDataLoaderIter(self, base_seed)
         return _SingleProcessDataLoaderIter(self)
 
     def __len__(self):
@@ -200,7 +226,7 @@ class _SingleProcessDataLoaderIter:
         self._loader = loader
         _warn_about_pinning(loader)
         if loader._iterable:
-            self._stream = iter(loader.dataset)
+            self._stream = self._open_stream()
             self._ended = False
         else:
             self._indices = iter(loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
@@ -208,6 +234,9 @@ class _SingleProcessDataLoaderIter:
             self._batched = loader.batch_sampler is not None
             self._rows = _tensor_rows(dataset) if self._batched and collate is default_collate else None
             self._getitems = getattr(dataset, "__getitems__", None)
+
+    def _open_stream(self):
+        return iter(self._loader.dataset)
 
     def __iter__(self):
         return self
@@ -219,7 +248,11 @@ class _SingleProcessDataLoaderIter:
         loader = self._loader
         if loader._iterable:
             return self._next_from_stream()
-        index = next(self._indices)
+        return self._fetch(next(self._indices))
+
+    def _fetch(self, index):
+        """The batch (or sample) of ``index``, as the sampler gave it."""
+        loader = self._loader
         dataset, collate = loader.dataset, loader.collate_fn
         if self._rows is not None:  # the batch stacking the samples would give, by one fancy index per tensor
             tensors, mapping = self._rows
@@ -248,8 +281,80 @@ class _SingleProcessDataLoaderIter:
         return loader.collate_fn(batch)
 
 
-class _MultiProcessingDataLoaderIter(_SingleProcessDataLoaderIter):
-    """The iterator of a loader with ``num_workers > 0``, under PyTorch's name (its errors and reprs name it). The
-    batches are still made in this process, one after another: the same batches in the same order, but a dataset
-    that draws random numbers while loading draws them from this process's generator, not from a worker's."""
+class _Worker:
+    """One of PyTorch's worker processes, emulated in this one: its random states (torch's default generator,
+    Python's ``random``, NumPy's global generator), seeded as PyTorch's ``_worker_loop`` seeds them (``base_seed +
+    id``; NumPy's from a SeedSequence of the id and the base seed's halves), swapped in while it loads and out after,
+    so that loading never moves the program's own random numbers; and, for an iterable dataset, its own copy and
+    stream."""
 
+    def __init__(self, loader, worker_id, base_seed):
+        self.seed = base_seed + worker_id
+        dataset = copy.copy(loader.dataset) if loader._iterable else loader.dataset
+        self.info = WorkerInfo(worker_id, loader.num_workers, self.seed, dataset)
+        self.states = None
+        entropy = [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32, 0]
+
+        def seeded():
+            random.seed(self.seed)
+            _torch_random.manual_seed(self.seed)
+            np.random.seed(np.random.SeedSequence(entropy).generate_state(4))
+        self.run(seeded)
+        if loader.worker_init_fn is not None:
+            self.run(lambda: loader.worker_init_fn(worker_id))
+        self.stream = self.run(lambda: iter(dataset)) if loader._iterable else None
+        self.ended = False
+
+    def run(self, work):
+        """``work()`` as this worker: its random states and ``get_worker_info()`` in place while it runs."""
+        program = (_torch_random.get_rng_state(), random.getstate(), np.random.get_state())
+        if self.states is not None:
+            torch_state, python_state, numpy_state = self.states
+            _torch_random.set_rng_state(torch_state)
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)
+        _current_worker[0] = self.info
+        try:
+            return work()
+        finally:
+            self.states = (_torch_random.get_rng_state(), random.getstate(), np.random.get_state())
+            _current_worker[0] = None
+            _torch_random.set_rng_state(program[0])
+            random.setstate(program[1])
+            np.random.set_state(program[2])
+
+
+class _MultiProcessingDataLoaderIter(_SingleProcessDataLoaderIter):
+    """The iterator of a loader with ``num_workers > 0``, under PyTorch's name (its errors and reprs name it): the
+    workers (``_Worker``) take the batches in turn, the i-th to worker i mod ``num_workers``, and hand them back in
+    order; for an iterable dataset each worker batches its own copy's stream, and a worker whose stream ends drops
+    out of the turn, as PyTorch's do."""
+
+    def __init__(self, loader, base_seed):
+        super().__init__(loader)        # (an iterable dataset's streams are the workers' own: _open_stream)
+        self._workers = [_Worker(loader, worker_id, base_seed) for worker_id in range(loader.num_workers)]
+        self._turn = 0
+
+    def _open_stream(self):
+        return None
+
+    def __next__(self):
+        loader = self._loader
+        if not loader._iterable:
+            index = next(self._indices)
+            worker = self._workers[self._turn % len(self._workers)]
+            self._turn += 1
+            return worker.run(lambda: self._fetch(index))
+        while any(not worker.ended for worker in self._workers):
+            worker = self._workers[self._turn % len(self._workers)]
+            self._turn += 1
+            if worker.ended:
+                continue
+            self._stream, self._ended = worker.stream, False
+            try:
+                return worker.run(self._next_from_stream)
+            except StopIteration:
+                worker.ended = True
+            finally:
+                worker.ended = worker.ended or self._ended
+        raise StopIteration
