@@ -114,8 +114,8 @@ class DataLoader:
     """Iterate over ``dataset`` in batches of ``batch_size`` (``shuffle`` for a new random order each epoch,
     ``drop_last`` to skip a final short batch); each batch is ``collate_fn(list_of_samples)``.
 
-    Differences from PyTorch: no worker processes (``num_workers``, ``pin_memory``, ``timeout``,
-    ``prefetch_factor`` are accepted and have no effect)."""
+    ``num_workers > 0`` loads as PyTorch's worker processes would, in this process (see the module's docstring);
+    ``pin_memory``, ``timeout`` and ``prefetch_factor`` are accepted and have no effect."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
