@@ -368,3 +368,16 @@ def test_workers_load_as_pytorchs_worker_processes_would():
         return batches, lib.rand(2).tolist(), random.random(), np.random.rand(), shards, data.get_worker_info()
     ours, theirs = _printed(program)
     assert ours == theirs
+
+
+def test_p_norms_add_in_order_and_dir_lists_what_loads_later():
+    # NYU's regularization notebook: 0.001 * torch.norm(params, 1) in the loss; 06-convnet's dir() of torch
+    def program(lib):
+        lib.manual_seed(0)
+        x, m = lib.randn(5000) * 0.01, lib.randn(7, 300, 5)
+        listed = dir(lib)
+        return [lib.norm(x, 1).item(), lib.linalg.vector_norm(x, 1).item(), x.norm(p=1).item(),
+                lib.norm(m, 1, dim=1)[0, :3].tolist(), lib.linalg.vector_norm(m, 1, dim=(0, 2))[:3].tolist(),
+                lib.norm(m.double(), 1).item(), "nn" in listed, "cov" in listed, "load" in listed]
+    ours, theirs = _printed(program)
+    assert ours == theirs

@@ -244,4 +244,5 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_MADE_ON_FIRST_USE))
+    # (what loads on first use is listed too, as PyTorch lists its submodules and functions)
+    return sorted(set(globals()) | set(_MADE_ON_FIRST_USE) | set(_LAZY_SUBMODULES) | set(_LAZY_ATTRIBUTES))

@@ -257,6 +257,7 @@ def _leftover_row_dots(rows, vector):
 # the last four as (l0 + l1) + (l2 + l3). Measured equal to torch 2.13 for every length from 1 to 200 and longer
 # ones (``tests/test_kernel_order.py``). Taken on CPUs with AVX-512 (MKL's 16-lane kernel); elsewhere NumPy's.
 
+@shapes_from(np.dot)
 def dot(a, b):
     """``a · b`` of two float32 vectors in the order above (other dtypes, or a CPU without AVX-512: NumPy's)."""
     if not (a.dtype == b.dtype == np.float32 and a.ndim == b.ndim == 1 and _SIXTEEN_LANES):
@@ -264,7 +265,7 @@ def dot(a, b):
     k = a.shape[0]
     whole = k // 16
     vectors_a, vectors_b = a[:whole * 16].reshape(whole, 16), b[:whole * 16].reshape(whole, 16)
-    sums = [None] * 4
+    sums: list = [None] * 4
 
     def take(slot, x, y):
         sums[slot] = x * y if sums[slot] is None else fma(x, y, sums[slot], np.float32)

@@ -718,7 +718,7 @@ def norm_array(a, p, axes, keepdim=False):
     if p == 0:
         return (a != 0).sum(axis=axes, keepdims=keepdim)
     if p == 1:
-        return absolute.sum(axis=axes, keepdims=keepdim)
+        return _added_in_order(absolute, axes, keepdim)
     if p == 2:
         kept = a.ndim - len(axes)
         if (a.dtype in (np.float32, np.float64) and axes and axes == tuple(range(kept, a.ndim)) and a.size
@@ -727,7 +727,21 @@ def norm_array(a, p, axes, keepdim=False):
             norms = vector_row_norms(a.reshape(math.prod(a.shape[:kept]), -1))
             return norms.reshape(a.shape[:kept] + (1,) * len(axes) * keepdim)
         return np.sqrt((absolute * absolute).sum(axis=axes, keepdims=keepdim))
-    return (absolute ** p).sum(axis=axes, keepdims=keepdim) ** (1 / p)
+    return _added_in_order(absolute ** absolute.dtype.type(p), axes, keepdim) ** (1 / p)
+
+
+def _added_in_order(values, axes, keepdim):
+    """``values`` summed over ``axes``, one element after another in memory order, in their own dtype: PyTorch's norm
+    kernel for p other than 2, 0 and ±inf, on one thread (NumPy's pairwise sum differs in the last bits)."""
+    if values.dtype not in (np.float32, np.float64) or not values.size or not axes:
+        return values.sum(axis=axes, keepdims=keepdim)
+    kept = [d for d in range(values.ndim) if d not in axes]
+    rows = np.ascontiguousarray(values.transpose(kept + list(axes))).reshape(math.prod(values.shape[d] for d in kept),
+                                                                            -1)
+    total = np.add.accumulate(rows, axis=1)[:, -1] + values.dtype.type(0)
+    shape = tuple(1 if d in axes else n for d, n in enumerate(values.shape)) if keepdim else \
+        tuple(values.shape[d] for d in kept)
+    return total.reshape(shape)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
