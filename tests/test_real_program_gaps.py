@@ -381,3 +381,14 @@ def test_p_norms_add_in_order_and_dir_lists_what_loads_later():
                 lib.norm(m.double(), 1).item(), "nn" in listed, "cov" in listed, "load" in listed]
     ours, theirs = _printed(program)
     assert ours == theirs
+
+
+def test_a_models_dir_is_pytorchs():
+    # NYU's 06-convnet prints dir(model); Sequential's *= repeats its modules in place
+    def program(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.ReLU())
+        repeated = lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh())
+        repeated *= 3
+        return sorted(dir(model)), sorted(dir(lib.nn.Linear(2, 3))), [type(m).__name__ for m in repeated]
+    ours, theirs = _printed(program)
+    assert ours == theirs

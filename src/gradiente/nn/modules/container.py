@@ -87,6 +87,25 @@ class Sequential(Module):
 
     __rmul__ = __mul__
 
+    def __imul__(self, other):
+        """``seq *= n``: this container's modules repeated n times, in place."""
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        originals = list(self)
+        for offset, module in enumerate(originals * (other - 1), start=len(originals)):
+            self.add_module(str(offset), module)
+        return self
+
+    def _get_item_by_idx(self, iterator, idx):
+        """The idx-th item of ``iterator`` (negative from the end), PyTorch's helper for indexing a container."""
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        return next(islice(iterator, idx % size, None))
+
     def pop(self, key):
         v = self[key]
         del self[key]

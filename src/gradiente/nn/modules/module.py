@@ -208,6 +208,12 @@ def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+
+#: this module's own helper methods, which PyTorch's Module does not have: left out of ``dir(model)``, so that it
+#: prints what PyTorch's prints
+_OWN_HELPERS = frozenset({"_call_always_called_hooks", "_cast_floating", "_holds_meta", "_register_assigned_buffer",
+                          "_swap_in", "_swap_loaded"})
+
 class Module:
     """Base class for all neural network modules: subclass it, create layers in ``__init__`` (after
     ``super().__init__()``), and compute in ``forward``. Call the module, not ``forward``, so hooks run."""
@@ -468,7 +474,7 @@ class Module:
     def __dir__(self):
         keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters) + list(self._modules)
                 + list(self._buffers))
-        return sorted(key for key in keys if not key[0].isdigit())
+        return sorted(key for key in keys if not key[0].isdigit() and key not in _OWN_HELPERS)
 
     def __getstate__(self):
         state = self.__dict__.copy()
