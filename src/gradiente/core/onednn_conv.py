@@ -25,7 +25,7 @@ from .blas_order import chained
 from .summation import down_in_order, sum_as_torch
 
 __all__ = ["follows_onednn", "forward", "input_gradient", "weight_gradient", "bias_gradient", "pointwise_kernel",
-           "OWN", "POINTWISE", "pointwise_forward", "pointwise_input_gradient", "pointwise_weight_gradient",
+           "OWN", "POINTWISE", "GENERAL", "pointwise_forward", "pointwise_input_gradient", "pointwise_weight_gradient",
            "pointwise_bias_gradient"]
 
 _CHANNEL_BLOCK = 16
@@ -63,12 +63,12 @@ def follows_onednn(x, w, groups, dilation, n_spatial, transposed):
 #
 # Measured for 4 or more input channels without padding (own kernel: with padding too); fewer input channels, and
 # padding given to oneDNN, take other steps, not known here: those keep the plain products.
-OWN, POINTWISE = "own", "pointwise"
+OWN, POINTWISE, GENERAL = "own", "pointwise", "general"
 
 
 def pointwise_kernel(x, w, groups, dilation, stride, pads):
     """How PyTorch runs this 2-d convolution if it is a 1x1 one whose order is known here: ``OWN``, ``POINTWISE``, or
-    ``"general"`` (oneDNN's general kernel: ``forward`` and the others above); None otherwise."""
+    ``GENERAL`` (oneDNN's general kernel: ``forward`` and the others above); None otherwise."""
     if not (x.ndim == 4 and w.ndim == 4 and w.shape[2:] == (1, 1) and groups == 1 and x.size and w.size
             and x.dtype == np.float32 and w.dtype == np.float32 and all(d == 1 for d in dilation)
             and x.shape[1] >= 4):
@@ -79,7 +79,7 @@ def pointwise_kernel(x, w, groups, dilation, stride, pads):
     if any(p != (0, 0) for p in pads):
         return None
     fits = all(size % s == 0 for size, s in zip(x.shape[2:], stride))
-    return POINTWISE if fits else "general"
+    return POINTWISE if fits else GENERAL
 
 
 def pointwise_forward(columns, w, bias, kernel):
@@ -202,7 +202,6 @@ def weight_gradient(grad, xp, kernel, stride):
 
 
 def bias_gradient(grad):
-    """The bias's gradient: each output channel's values added in order, image by image, row by row. (NumPy adds
-    the rows of an array in order when it reduces along its first axis.)"""
+    """The bias's gradient: each output channel's values added in order, image by image, row by row."""
     o = grad.shape[1]
     return down_in_order(grad.transpose(0, 2, 3, 1).reshape(-1, o))

@@ -233,7 +233,7 @@ class _OneDnnPointwiseConvolution(_PointwiseConvolution):
 
 #: the convolution class for each answer of ``onednn_conv.pointwise_kernel``
 _POINTWISE_KINDS = {onednn_conv.OWN: _PointwiseConvolution, onednn_conv.POINTWISE: _OneDnnPointwiseConvolution,
-                    "general": _OrderedConvolution}
+                    onednn_conv.GENERAL: _OrderedConvolution}
 
 
 class _Transposed:
