@@ -668,6 +668,13 @@ METHODS = (
     (linalg_householder.ormqr, "ormqr"),
 )
 
+#: the conversions both sparse classes take from COO's module (dtype and device changes keep the layout)
+_SPARSE_CONVERSIONS = (
+    (on_first_use("sparse_coo", "to"), "to"),
+    (on_first_use("sparse_coo", "double"), "double"),
+    (on_first_use("sparse_coo", "float_"), "float"),
+)
+
 #: (sparse op, method names) bound on SparseCooTensor only, over the dense forms: the few arithmetic methods a
 #: sparse tensor has (issue 16; every other public method refuses it, core/sparse_tensor.py)
 SPARSE_METHODS = (
@@ -675,9 +682,7 @@ SPARSE_METHODS = (
     (on_first_use("sparse_coo", "sum_of_sparse"), "sum"),
     (on_first_use("sparse_coo", "t"), "t"),
     (on_first_use("sparse_coo", "transpose"), "transpose"),
-    (on_first_use("sparse_coo", "to"), "to"),
-    (on_first_use("sparse_coo", "double"), "double"),
-    (on_first_use("sparse_coo", "float_"), "float"),
+    *_SPARSE_CONVERSIONS,
     (on_first_use("sparse_coo", "permute"), "permute"),     # the shape ops PyTorch has for COO (s5-sparseops)
     (on_first_use("sparse_coo", "movedim"), "movedim", "moveaxis"),
     (on_first_use("sparse_coo", "transpose"), "swapaxes", "swapdims"),
@@ -700,9 +705,7 @@ COMPRESSED_METHODS = (
     (on_first_use("sparse_compressed", "sum"), "sum"),
     (on_first_use("sparse_compressed", "t"), "t"),
     (on_first_use("sparse_compressed", "transpose"), "transpose"),
-    (on_first_use("sparse_coo", "to"), "to"),
-    (on_first_use("sparse_coo", "double"), "double"),
-    (on_first_use("sparse_coo", "float_"), "float"),
+    *_SPARSE_CONVERSIONS,
 )
 
 

@@ -226,8 +226,7 @@ class _SingleProcessDataLoaderIter:
         self._loader = loader
         _warn_about_pinning(loader)
         if loader._iterable:
-            self._stream = self._open_stream()
-            self._ended = False
+            self._batches = self._open_stream()
         else:
             self._indices = iter(loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
             dataset, collate = loader.dataset, loader.collate_fn
@@ -236,7 +235,7 @@ class _SingleProcessDataLoaderIter:
             self._getitems = getattr(dataset, "__getitems__", None)
 
     def _open_stream(self):
-        return iter(self._loader.dataset)
+        return _Batches(self._loader, iter(self._loader.dataset))
 
     def __iter__(self):
         return self
@@ -247,7 +246,7 @@ class _SingleProcessDataLoaderIter:
     def __next__(self):
         loader = self._loader
         if loader._iterable:
-            return self._next_from_stream()
+            return self._batches.next()
         return self._fetch(next(self._indices))
 
     def _fetch(self, index):
@@ -263,19 +262,32 @@ class _SingleProcessDataLoaderIter:
             return collate(dataset[index])
         return collate(self._getitems(index) if self._getitems else [dataset[i] for i in index])
 
-    def _next_from_stream(self):
-        loader = self._loader
-        if self._ended:
+
+
+class _Batches:
+    """An iterable dataset's stream cut into the loader's batches (``next()``, StopIteration at the end): the one
+    stream of a loader without workers, or one worker's."""
+
+    def __init__(self, loader, stream):
+        self.loader, self.stream, self.ended = loader, stream, False
+
+    def next(self):
+        loader = self.loader
+        if self.ended:
             raise StopIteration
         if loader.batch_size is None:
-            return loader.collate_fn(next(self._stream))
+            try:
+                return loader.collate_fn(next(self.stream))
+            except StopIteration:
+                self.ended = True
+                raise
         batch = []
-        for item in self._stream:
+        for item in self.stream:
             batch.append(item)
             if len(batch) == loader.batch_size:
                 break
         if len(batch) < loader.batch_size:
-            self._ended = True          # the stream ran out: this batch (if kept) is the last
+            self.ended = True           # the stream ran out: this batch (if kept) is the last
         if not batch or (loader.drop_last and len(batch) < loader.batch_size):
             raise StopIteration
         return loader.collate_fn(batch)
@@ -302,8 +314,7 @@ class _Worker:
         self.run(seeded)
         if loader.worker_init_fn is not None:
             self.run(lambda: loader.worker_init_fn(worker_id))
-        self.stream = self.run(lambda: iter(dataset)) if loader._iterable else None
-        self.ended = False
+        self.batches = _Batches(loader, self.run(lambda: iter(dataset))) if loader._iterable else None
 
     def run(self, work):
         """``work()`` as this worker: its random states and ``get_worker_info()`` in place while it runs."""
@@ -345,16 +356,13 @@ class _MultiProcessingDataLoaderIter(_SingleProcessDataLoaderIter):
             worker = self._workers[self._turn % len(self._workers)]
             self._turn += 1
             return worker.run(lambda: self._fetch(index))
-        while any(not worker.ended for worker in self._workers):
+        while any(not worker.batches.ended for worker in self._workers):
             worker = self._workers[self._turn % len(self._workers)]
             self._turn += 1
-            if worker.ended:
+            if worker.batches.ended:
                 continue
-            self._stream, self._ended = worker.stream, False
             try:
-                return worker.run(self._next_from_stream)
+                return worker.run(worker.batches.next)
             except StopIteration:
-                worker.ended = True
-            finally:
-                worker.ended = worker.ended or self._ended
+                worker.batches.ended = True
         raise StopIteration
