@@ -661,3 +661,22 @@ def test_bilinear_grid_sample_rounds_as_pytorchs_vector_kernel(align_corners, pa
             results.append([out.detach().numpy(), xt.grad.numpy(), gt.grad.numpy()])
         for name, ours, theirs in zip(("output", "input's gradient", "grid's gradient"), *results):
             np.testing.assert_array_equal(ours, theirs, err_msg=name)
+
+
+@pytest.mark.usefixtures("torch_on_one_thread")
+@pytest.mark.parametrize("mode, shape, grid_shape", [("nearest", (2, 3, 7, 9), (2, 5, 6, 2)),
+                                                      ("nearest", (1, 2, 16, 16), (1, 13, 11, 2)),
+                                                      ("bilinear", (2, 3, 5, 6, 7), (2, 4, 5, 3, 3))])
+def test_nearest_and_volume_input_gradients_add_in_pytorchs_order(mode, shape, grid_shape):
+    """The input's gradient of nearest sampling and of a volume's trilinear sampling: each output position's taps in
+    turn, added in float32, as PyTorch's kernels scatter them (where windows share input pixels)."""
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal(shape).astype("float32")
+    grid = (rng.random(grid_shape) * 2.4 - 1.2).astype("float32")
+    results = []
+    for lib in (gradiente, torch):
+        xt, gt = lib.tensor(x, requires_grad=True), lib.tensor(grid)
+        out = lib.nn.functional.grid_sample(xt, gt, mode=mode, align_corners=False)
+        out.backward(lib.tensor(np.linspace(-2, 2, out.numel(), dtype="float32").reshape(tuple(out.shape))))
+        results.append(xt.grad.numpy())
+    np.testing.assert_array_equal(*results)

@@ -176,8 +176,9 @@ def _axis_taps(coord, size, mode, padding_mode, align_corners, vectorized=False)
 
 def _sampling_taps(coords, spatial, mode, padding_mode, align_corners):
     """Every tap of the sampling, over all axes at once: its flat index into the input's plane (or volume),
-    its weight (0 where it falls outside the input) and d weight / d coordinate for each coordinate; with
-    each coordinate's slope. ``coords[..., k]`` runs along the k-th axis from the last."""
+    its weight (0 where it falls outside the input), d weight / d coordinate for each coordinate and whether it
+    falls inside; with each coordinate's slope, and each axis's weights. ``coords[..., k]`` runs along the k-th axis
+    from the last."""
     per_axis, slopes = [], []
     for k, size in enumerate(reversed(spatial)):
         taps, slope = _axis_taps(coords[..., k], size, mode, padding_mode, align_corners, len(spatial) == 2)
@@ -218,10 +219,13 @@ class GridSampler2DBackward0(Node):
             return _bilinear_2d_gradients(x, g, self.taps, self.axis_weights, self.slopes, self.grid_shape,
                                           tuple(edge is not None for edge, _ in self.next_functions))
         if self.next_functions[0][0] is not None:
+            # each output position's taps in turn, added in the gradient's dtype, as PyTorch's loops scatter them
             planes = (np.arange(n * c) * volume).reshape(n, c, 1)
-            flat = np.concatenate([(planes + index[:, None, :]).ravel() for index, _, _, _ in self.taps])
-            weighted = np.concatenate([(g * weight[:, None, :]).ravel() for _, weight, _, _ in self.taps])
-            dx = np.bincount(flat, weights=weighted, minlength=n * c * volume).astype(x.dtype).reshape(x.shape)
+            flat = np.stack([planes + index[:, None, :] for index, _, _, _ in self.taps], axis=-1).ravel()
+            weighted = np.stack([g * weight[:, None, :] for _, weight, _, _ in self.taps], axis=-1).ravel()
+            dx = np.zeros(n * c * volume, x.dtype)
+            np.add.at(dx, flat, weighted)
+            dx = dx.reshape(x.shape)
         if self.next_functions[1][0] is not None:
             values = x.reshape(n, c, volume)
             dcoords = [np.zeros((n, g.shape[2]), x.dtype) for _ in self.slopes]
