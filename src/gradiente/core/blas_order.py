@@ -234,19 +234,32 @@ _LEFTOVER_MOST = 32
 
 
 def _leftover_row_dots(rows, vector):
-    k = rows.shape[1]
-    lanes = 4 if k - 1 <= 8 else 8 if k - 1 <= 16 else 16
-    products = rows * vector                                       # (each rounded)
-    sums = np.zeros((lanes, rows.shape[0]), np.float32)
-    for position in range(1, k):
+    return _in_lanes(rows, vector[:, None], first=1)[:, 0] + rows[:, 0] * vector[0]
+
+
+def _in_lanes(a, b, first=0):
+    """``a[:, first:] @ b[first:]`` (a (m, k), b (k, n)) in 4, 8 or 16 lanes, as the number of products asks (up to
+    8, 16, 32): product t in lane t mod lanes, at most two to a lane, the second added rounded (fused for 16 lanes),
+    then the lanes' halves added pairwise (the lane kernel above, and the matrix-vector rows after the groups)."""
+    k = a.shape[1]
+    count = k - first
+    lanes = 4 if count <= 8 else 8 if count <= 16 else 16
+    products = a[:, None, :] * b.T[None, :, :]                    # (m, n, k), each rounded
+    sums = np.zeros((lanes,) + products.shape[:2], np.float32)
+    seconds = []
+    for position in range(first, k):
         lane = position % lanes
-        if position < lanes or (lane == 0 and position == lanes):  # (the lane's first product)
-            sums[lane] = products[:, position]
-        elif lanes == 16:
-            sums[lane] = fma(rows[:, position], vector[position], sums[lane], np.float32)
+        if position - lanes < first:                              # (the lane's first product)
+            sums[lane] = products[..., position]
         else:
-            sums[lane] += products[:, position]
-    return _halves_added(sums) + products[:, 0]
+            seconds.append(position)
+    for position in seconds:
+        lane = position % lanes
+        if lanes == 16:
+            sums[lane] = fma(a[:, None, position], b.T[None, :, position], sums[lane], np.float32)
+        else:
+            sums[lane] += products[..., position]
+    return _halves_added(sums)
 
 
 # --- MKL's sdot (``torch.dot``, and ``@`` of two vectors) --------------------------------------------------------
@@ -314,23 +327,6 @@ def _takes_lane_dots(a, b):
         return False
     return (columns == 2 and rows <= 15) or (columns == 3 and rows <= 10) or \
         (4 <= columns <= 11 and rows < columns and k <= columns)
-
-
-def _lane_dots(a, b):
-    """``a @ b`` in the lanes above."""
-    k = a.shape[1]
-    lanes = 4 if k <= 8 else 8 if k <= 16 else 16
-    products = a[:, None, :] * b.T[None, :, :]                    # (rows, columns, k), each rounded
-    sums = np.zeros((lanes,) + products.shape[:2], np.float32)
-    sums[:min(k, lanes)] = products[..., :lanes].transpose(2, 0, 1)
-    second = k - lanes                                             # (the lanes that take a second product)
-    if second > 0:
-        if lanes == 16:
-            sums[:second] = fma(a[:, None, lanes:].transpose(2, 0, 1), b.T[None, :, lanes:].transpose(2, 0, 1),
-                                sums[:second], np.float32)
-        else:
-            sums[:second] += products[..., lanes:].transpose(2, 0, 1)
-    return _halves_added(sums)
 
 
 def _fused_lanes(matrix, vector, lane_zero, start, stop, lanes, start_from=None, rounded=()):
@@ -677,7 +673,7 @@ def matmul(a, b, initial=None):
     if BLOCK == _LARGE_BLOCK:
         if a.dtype == np.float32 and b.dtype == np.float32 and a.ndim >= 2 and b.ndim >= 2:
             if _takes_lane_dots(a, b):
-                product = _lane_dots(a, b)
+                product = _in_lanes(a, b)
                 return product if initial is None else product + initial
             vector_product = _large_l2_vector_product(a, b)
             if vector_product is not None:
